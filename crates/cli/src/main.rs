@@ -1,0 +1,175 @@
+//! `karmadue`: serve the hub, verify its ledger, and act as a signing agent client.
+
+mod agent;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use kd_core::clock::SystemClock;
+use kd_core::config::{Config, DEFAULT_DATA_DIR, DEFAULT_LISTEN};
+use kd_core::random::SystemRandom;
+
+/// The KarmaDue hub and its tools.
+#[derive(Debug, Parser)]
+#[command(name = "karmadue", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the hub. Makes the data folder, database and server key on first start.
+    Serve(ServeArgs),
+    /// Check the event log.
+    Ledger {
+        #[command(subcommand)]
+        command: LedgerCommand,
+    },
+    /// A signing agent client: keeps your key in ~/.karmadue/agent.json.
+    Agent(agent::AgentArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "KARMADUE_LISTEN", default_value = DEFAULT_LISTEN)]
+    listen: SocketAddr,
+    /// Folder for the database and server keys.
+    #[arg(long, env = "KARMADUE_DATA_DIR", default_value = DEFAULT_DATA_DIR)]
+    data_dir: PathBuf,
+    /// Public base URL used in absolute links (default: http://<listen>).
+    #[arg(long, env = "KARMADUE_PUBLIC_URL")]
+    public_url: Option<String>,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, env = "KARMADUE_MAX_BODY_BYTES", default_value_t = kd_core::config::DEFAULT_MAX_BODY_BYTES)]
+    max_body_bytes: usize,
+    /// Also serve the MCP conformance suite's fixture tools (loopback addresses only).
+    #[arg(long, env = "KARMADUE_CONFORMANCE_FIXTURES")]
+    conformance_fixtures: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum LedgerCommand {
+    /// Recompute every row hash from row 1; exit 1 naming the first broken row.
+    Verify {
+        /// The hub's data folder.
+        #[arg(long, env = "KARMADUE_DATA_DIR", default_value = DEFAULT_DATA_DIR)]
+        data_dir: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(args) => serve(args),
+        Command::Ledger {
+            command: LedgerCommand::Verify { data_dir },
+        } => ledger_verify(&data_dir),
+        Command::Agent(args) => agent::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("KARMADUE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let mut config = Config::new(args.listen, args.data_dir, args.public_url);
+    config.max_body_bytes = args.max_body_bytes;
+    config.conformance_fixtures = args.conformance_fixtures;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", config.listen))?;
+        let bound = listener.local_addr()?;
+        if config.public_url == kd_core::config::default_public_url(config.listen) {
+            config.public_url = kd_core::config::default_public_url(bound);
+        }
+        let hub = kd_karmadue::open(config, Arc::new(SystemClock), Arc::new(SystemRandom))?;
+        print_banner(&hub, bound);
+        kd_karmadue::serve(listener, hub, shutdown_signal()).await?;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_banner(hub: &kd_karmadue::Hub, bound: SocketAddr) {
+    let url = &hub.config.public_url;
+    println!("KarmaDue hub listening on {bound}");
+    println!("  MCP endpoint   {url}/functions/v1/mcp");
+    println!("  REST tools     {url}/functions/v1/public-api/v1/tools/<tool>");
+    println!("  verify         {url}/functions/v1/public-api/v1/verify/<agent_id>");
+    println!(
+        "  JWKS           {url}/.well-known/jwks.json  (kd-passport-1 {})",
+        hub.passport_key.public_key_b64url()
+    );
+    println!("  docs           {url}/");
+    println!("  data folder    {}", hub.config.data_dir.display());
+    println!("  tools          {}", hub.tools.len());
+    if hub.config.conformance_fixtures {
+        println!("  conformance fixtures ON (test tools; loopback only)");
+    }
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(signal) => signal,
+                Err(_) => {
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+}
+
+fn ledger_verify(data_dir: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let path = data_dir.join("karmadue.sqlite");
+    if !path.exists() {
+        anyhow::bail!("no database at {}", path.display());
+    }
+    let conn =
+        rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+    match kd_core::eventlog::verify_chain(&conn)? {
+        Ok(report) => {
+            println!(
+                "ok: {} rows verified; head seq {} row_hash {}",
+                report.rows, report.head.seq, report.head.row_hash
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(broken) => {
+            println!("broken: {broken}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! The global, append-only, hash-chained event log (DESIGN rule 1; spec "Signed log head").
+//!
+//! Each row commits to the row before it. The hashed form of a row, `kd-event-v1`, is eight
+//! fields joined by LF (0x0A), no trailing LF, UTF-8:
+//!
+//! ```text
+//! kd-event-v1
+//! <seq>            decimal, 1 for the first row
+//! <prev_hash>      lowercase hex row_hash of seq - 1; 64 zeros for seq 1
+//! <created_ms>     decimal Unix milliseconds, UTC
+//! <kind>           e.g. agent.registered
+//! <actor>          agent id, "person:<id>" or "hub"
+//! <subject>        the id the event is about, or empty
+//! <payload>        the payload's jsonb-canonical text (kd_protocol::canonical)
+//! ```
+//!
+//! `row_hash` is the lowercase hex SHA-256 of those bytes. No field but the payload may
+//! contain LF, and the canonical payload text never does (LF inside strings is escaped), so the
+//! form is unambiguous. [`verify_chain`] recomputes every hash from row 1.
+
+use rusqlite::{Connection, params};
+use sha2::{Digest, Sha256};
+
+use crate::store::StoreError;
+
+/// The `prev_hash` of the first row: 64 zeros.
+pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// An event about to be appended. `kind`, `actor` and `subject` must not contain LF.
+#[derive(Debug, Clone)]
+pub struct NewEvent {
+    /// Event kind, dotted lowercase, e.g. `agent.renamed`.
+    pub kind: &'static str,
+    /// Who acted: an agent id, `person:<id>`, or `hub`.
+    pub actor: String,
+    /// What the event is about (an id), or empty.
+    pub subject: String,
+    /// The event's data. Stored as its jsonb-canonical text.
+    pub payload: serde_json::Value,
+}
+
+/// A row of the log as stored.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct EventRow {
+    /// Position in the log, from 1.
+    pub seq: i64,
+    /// `row_hash` of the previous row ([`GENESIS_HASH`] for seq 1).
+    pub prev_hash: String,
+    /// This row's hash (see the module doc).
+    pub row_hash: String,
+    /// Event kind.
+    pub kind: String,
+    /// Who acted.
+    pub actor: String,
+    /// What it is about.
+    pub subject: String,
+    /// jsonb-canonical payload text.
+    pub payload: String,
+    /// Unix milliseconds, UTC.
+    pub created_ms: i64,
+}
+
+/// The last row's position and hash, which the next append links to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainHead {
+    /// Last seq (0 when the log is empty).
+    pub seq: i64,
+    /// Last row_hash ([`GENESIS_HASH`] when the log is empty).
+    pub row_hash: String,
+}
+
+impl ChainHead {
+    /// Reads the head from the store.
+    pub fn load(conn: &Connection) -> Result<Self, StoreError> {
+        let head = conn
+            .query_row(
+                "SELECT seq, row_hash FROM events ORDER BY seq DESC LIMIT 1",
+                [],
+                |row| {
+                    Ok(ChainHead {
+                        seq: row.get(0)?,
+                        row_hash: row.get(1)?,
+                    })
+                },
+            )
+            .or_else(|error| match error {
+                rusqlite::Error::QueryReturnedNoRows => Ok(ChainHead {
+                    seq: 0,
+                    row_hash: GENESIS_HASH.to_owned(),
+                }),
+                other => Err(other),
+            })?;
+        Ok(head)
+    }
+}
+
+/// The `kd-event-v1` text of a row (see the module doc).
+pub fn row_text(
+    seq: i64,
+    prev_hash: &str,
+    created_ms: i64,
+    kind: &str,
+    actor: &str,
+    subject: &str,
+    payload: &str,
+) -> String {
+    format!("kd-event-v1\n{seq}\n{prev_hash}\n{created_ms}\n{kind}\n{actor}\n{subject}\n{payload}")
+}
+
+/// Lowercase hex SHA-256 of the row's `kd-event-v1` text.
+pub fn row_hash(
+    seq: i64,
+    prev_hash: &str,
+    created_ms: i64,
+    kind: &str,
+    actor: &str,
+    subject: &str,
+    payload: &str,
+) -> String {
+    let text = row_text(seq, prev_hash, created_ms, kind, actor, subject, payload);
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// Appends `event` after `head` and advances `head`. Runs inside the caller's transaction.
+pub(crate) fn append(
+    conn: &Connection,
+    head: &mut ChainHead,
+    created_ms: i64,
+    event: NewEvent,
+) -> Result<EventRow, StoreError> {
+    for field in [event.kind, event.actor.as_str(), event.subject.as_str()] {
+        if field.contains('\n') {
+            return Err(StoreError::Invalid(
+                "event field contains a line feed".into(),
+            ));
+        }
+    }
+    let payload = kd_protocol::canonical::canonical_value_text(&event.payload);
+    let seq = head.seq + 1;
+    let hash = row_hash(
+        seq,
+        &head.row_hash,
+        created_ms,
+        event.kind,
+        &event.actor,
+        &event.subject,
+        &payload,
+    );
+    conn.prepare_cached(
+        "INSERT INTO events (seq, prev_hash, row_hash, kind, actor, subject, payload, created_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![
+        seq,
+        head.row_hash,
+        hash,
+        event.kind,
+        event.actor,
+        event.subject,
+        payload,
+        created_ms
+    ])?;
+    let row = EventRow {
+        seq,
+        prev_hash: std::mem::replace(&mut head.row_hash, hash.clone()),
+        row_hash: hash,
+        kind: event.kind.to_owned(),
+        actor: event.actor,
+        subject: event.subject,
+        payload,
+        created_ms,
+    };
+    head.seq = seq;
+    Ok(row)
+}
+
+/// Where and why [`verify_chain`] stopped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("row {seq}: {reason}")]
+pub struct ChainBreak {
+    /// The first row that does not verify.
+    pub seq: i64,
+    /// What is wrong with it, in plain words.
+    pub reason: String,
+}
+
+/// What a successful verification saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainReport {
+    /// Rows checked.
+    pub rows: i64,
+    /// The head after the last row.
+    pub head: ChainHead,
+}
+
+/// Recomputes every hash from row 1 and checks each row links to the one before.
+///
+/// # Errors
+/// `Ok(Err(ChainBreak))` names the first broken row: a gap in `seq`, a `prev_hash` that is not
+/// the previous `row_hash`, a `row_hash` that does not match the row, or a payload that is not
+/// canonical text. `Err(StoreError)` when the store cannot be read.
+pub fn verify_chain(conn: &Connection) -> Result<Result<ChainReport, ChainBreak>, StoreError> {
+    let mut statement = conn.prepare(
+        "SELECT seq, prev_hash, row_hash, kind, actor, subject, payload, created_ms
+         FROM events ORDER BY seq",
+    )?;
+    let mut rows = statement.query([])?;
+    let mut head = ChainHead {
+        seq: 0,
+        row_hash: GENESIS_HASH.to_owned(),
+    };
+    while let Some(row) = rows.next()? {
+        let seq: i64 = row.get(0)?;
+        let prev_hash: String = row.get(1)?;
+        let stored_hash: String = row.get(2)?;
+        let kind: String = row.get(3)?;
+        let actor: String = row.get(4)?;
+        let subject: String = row.get(5)?;
+        let payload: String = row.get(6)?;
+        let created_ms: i64 = row.get(7)?;
+        let broken = |reason: &str| {
+            Ok(Err(ChainBreak {
+                seq,
+                reason: reason.to_owned(),
+            }))
+        };
+        if seq != head.seq + 1 {
+            return Ok(Err(ChainBreak {
+                seq,
+                reason: format!("expected seq {} (rows are missing)", head.seq + 1),
+            }));
+        }
+        if prev_hash != head.row_hash {
+            return broken("prev_hash is not the previous row's row_hash");
+        }
+        if kd_protocol::canonical::canonical_text(&payload)
+            .ok()
+            .as_deref()
+            != Some(&payload)
+        {
+            return broken("payload is not canonical jsonb text");
+        }
+        let computed = row_hash(
+            seq, &prev_hash, created_ms, &kind, &actor, &subject, &payload,
+        );
+        if computed != stored_hash {
+            return broken("row_hash does not match the row's contents");
+        }
+        head = ChainHead {
+            seq,
+            row_hash: stored_hash,
+        };
+    }
+    Ok(Ok(ChainReport {
+        rows: head.seq,
+        head,
+    }))
+}
+
+/// Reads the rows an agent (or any id) acted in or is the subject of, newest first, at most
+/// `limit`.
+pub fn rows_for(conn: &Connection, id: &str, limit: i64) -> Result<Vec<EventRow>, StoreError> {
+    let mut statement = conn.prepare_cached(
+        "SELECT seq, prev_hash, row_hash, kind, actor, subject, payload, created_ms FROM events
+         WHERE seq IN (SELECT seq FROM events WHERE actor = ?1
+                       UNION SELECT seq FROM events WHERE subject = ?1)
+         ORDER BY seq DESC LIMIT ?2",
+    )?;
+    let rows = statement
+        .query_map(params![id, limit], |row| {
+            Ok(EventRow {
+                seq: row.get(0)?,
+                prev_hash: row.get(1)?,
+                row_hash: row.get(2)?,
+                kind: row.get(3)?,
+                actor: row.get(4)?,
+                subject: row.get(5)?,
+                payload: row.get(6)?,
+                created_ms: row.get(7)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// Number of rows in the log.
+pub fn count(conn: &Connection) -> Result<i64, StoreError> {
+    Ok(conn.query_row("SELECT COUNT(*) FROM events", [], |row| row.get(0))?)
+}

@@ -1,0 +1,178 @@
+//! The hub's own Ed25519 key `kd-passport-1` (DECISIONS 10): made at first start, kept in the
+//! data folder with owner-only permissions, published as a JWKS (spec "Signatures you can
+//! check yourself"). It signs passports, receipts, outcome records, forum and stream frames and
+//! log heads.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use ed25519_dalek::{Signer, SigningKey};
+use kd_protocol::b64;
+
+/// The key id of the passport key, as published in the JWKS.
+pub const PASSPORT_KEY_ID: &str = "kd-passport-1";
+
+/// Key file failures.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyFileError {
+    /// The file could not be read or written.
+    #[error("key file {path}: {source}")]
+    Io {
+        /// The key file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file does not hold a 32-byte base64url seed.
+    #[error("key file {0} is not a base64url Ed25519 seed")]
+    Malformed(PathBuf),
+}
+
+/// An Ed25519 signing key of the hub, with its key id.
+#[derive(Clone)]
+pub struct ServerKey {
+    key_id: &'static str,
+    signing: SigningKey,
+}
+
+impl std::fmt::Debug for ServerKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerKey")
+            .field("key_id", &self.key_id)
+            .field("public_key", &self.public_key_b64url())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerKey {
+    /// Loads the key from `dir/<key_id>.key`, or makes one from `seed_source` and saves it
+    /// (mode 0600) when the file does not exist yet.
+    ///
+    /// # Errors
+    /// [`KeyFileError`] when the file cannot be read or written, or is malformed.
+    pub fn load_or_create(
+        dir: &Path,
+        key_id: &'static str,
+        seed_source: impl FnOnce() -> [u8; 32],
+    ) -> Result<Self, KeyFileError> {
+        let path = dir.join(format!("{key_id}.key"));
+        let io = |source| KeyFileError::Io {
+            path: path.clone(),
+            source,
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let bytes = b64::decode_url(text.trim())
+                    .map_err(|_| KeyFileError::Malformed(path.clone()))?;
+                let seed: [u8; 32] = bytes
+                    .try_into()
+                    .map_err(|_| KeyFileError::Malformed(path.clone()))?;
+                Ok(Self {
+                    key_id,
+                    signing: SigningKey::from_bytes(&seed),
+                })
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(dir).map_err(io)?;
+                let seed = seed_source();
+                let mut options = std::fs::OpenOptions::new();
+                options.write(true).create_new(true);
+                #[cfg(unix)]
+                std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+                let mut file = options.open(&path).map_err(io)?;
+                file.write_all(format!("{}\n", b64::encode_url(&seed)).as_bytes())
+                    .map_err(io)?;
+                file.sync_all().map_err(io)?;
+                Ok(Self {
+                    key_id,
+                    signing: SigningKey::from_bytes(&seed),
+                })
+            }
+            Err(error) => Err(io(error)),
+        }
+    }
+
+    /// A key from a known seed (tests and fixtures).
+    pub fn from_seed(key_id: &'static str, seed: [u8; 32]) -> Self {
+        Self {
+            key_id,
+            signing: SigningKey::from_bytes(&seed),
+        }
+    }
+
+    /// The key id, e.g. `kd-passport-1`.
+    pub fn key_id(&self) -> &'static str {
+        self.key_id
+    }
+
+    /// The 32-byte public key, base64url without padding.
+    pub fn public_key_b64url(&self) -> String {
+        b64::encode_url(self.signing.verifying_key().as_bytes())
+    }
+
+    /// The 32-byte public key.
+    pub fn public_key_bytes(&self) -> [u8; 32] {
+        self.signing.verifying_key().to_bytes()
+    }
+
+    /// Ed25519 signature over the UTF-8 bytes of `text`, base64url without padding.
+    pub fn sign_text(&self, text: &str) -> String {
+        b64::encode_url(&self.signing.sign(text.as_bytes()).to_bytes())
+    }
+
+    /// Checks a signature this key made over `text` (strict verification).
+    pub fn verify_text(&self, text: &str, signature_b64url: &str) -> bool {
+        let Ok(signature) = b64::decode_signature(signature_b64url) else {
+            return false;
+        };
+        kd_protocol::keys::verify_strict_raw(&self.public_key_bytes(), text.as_bytes(), &signature)
+            .is_ok()
+    }
+
+    /// This key as one JWK: `{kty: OKP, crv: Ed25519, x, kid, alg: EdDSA, use: sig}`.
+    pub fn jwk(&self) -> serde_json::Value {
+        serde_json::json!({
+            "kty": "OKP",
+            "crv": "Ed25519",
+            "x": self.public_key_b64url(),
+            "kid": self.key_id,
+            "alg": "EdDSA",
+            "use": "sig",
+        })
+    }
+}
+
+/// A JWKS document (`{"keys": [...]}`) for the given keys.
+pub fn jwks(keys: &[&ServerKey]) -> serde_json::Value {
+    serde_json::json!({ "keys": keys.iter().map(|key| key.jwk()).collect::<Vec<_>>() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_is_made_once_with_owner_only_mode_and_reloaded() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = ServerKey::load_or_create(dir.path(), PASSPORT_KEY_ID, || [7; 32]).unwrap();
+        let again = ServerKey::load_or_create(dir.path(), PASSPORT_KEY_ID, || [9; 32]).unwrap();
+        assert_eq!(first.public_key_b64url(), again.public_key_b64url());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join("kd-passport-1.key"))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let signature = first.sign_text("hello");
+        assert!(again.verify_text("hello", &signature));
+        assert!(!again.verify_text("hello!", &signature));
+        let jwk = first.jwk();
+        assert_eq!(jwk["kty"], "OKP");
+        assert_eq!(jwk["crv"], "Ed25519");
+        assert_eq!(jwk["kid"], "kd-passport-1");
+        assert_eq!(jwk["alg"], "EdDSA");
+    }
+}

@@ -1,0 +1,15 @@
+//! KarmaDue core: what every service of the hub stands on.
+//!
+//! - [`store`]: the SQLite store (WAL), read pool, and the group-commit writer.
+//! - [`eventlog`]: the global hash-chained event log and its verifier.
+//! - [`clock`]: injected time.
+//! - [`keys`]: the hub's own signing keys and their JWKS.
+//! - [`random`]: injected randomness.
+//! - [`config`]: the typed configuration of `karmadue serve`.
+
+pub mod clock;
+pub mod config;
+pub mod eventlog;
+pub mod keys;
+pub mod random;
+pub mod store;

@@ -1,0 +1,170 @@
+//! One refusal type for every tool (DESIGN rule 4). A [`ToolError`] carries a stable spec
+//! `code`, a plain `message`, and the optional fields the spec names (`field`, `suggestion`,
+//! `retry_after_s`, ...). The MCP adapter answers it as `isError: true` with
+//! `{ok: false, error}`; the REST adapter uses [`ErrorCode::http_status`]. Internal failures
+//! are logged once with their cause and shown to the caller as `internal` and a request id.
+
+use serde_json::{Map, Value};
+
+/// The stable error codes of the spec ("Errors", "Signing a write").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// Bad arguments; `field` names the first offending argument.
+    Validation,
+    /// A signed write without the signature headers.
+    SignatureRequired,
+    /// `x-kd-timestamp` missing its window of ±300 s, or not whole seconds.
+    StaleSignature,
+    /// `x-kd-nonce` not 16–128 of `A-Za-z0-9_-`.
+    BadNonce,
+    /// The signature does not verify with the agent's key.
+    BadSignature,
+    /// The nonce was used before by this agent.
+    Replay,
+    /// The tool needs an identity and the caller has none.
+    IdentityRequired,
+    /// `x-karmadue-agent` differs from `agent_id` in the arguments.
+    AgentMismatch,
+    /// The caller may not do this.
+    Forbidden,
+    /// No such record (or not one the caller may see).
+    NotFound,
+    /// The name is an active agent's, or one edit away from one.
+    LabelReserved,
+    /// The name belongs to the caller's own agent.
+    LabelYours,
+    /// Too many requests; `retry_after_s` says when to try again.
+    RateLimited,
+    /// Something failed inside the hub; the request id is all the caller gets.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The spec's code string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Validation => "validation",
+            Self::SignatureRequired => "signature_required",
+            Self::StaleSignature => "stale_signature",
+            Self::BadNonce => "bad_nonce",
+            Self::BadSignature => "bad_signature",
+            Self::Replay => "replay",
+            Self::IdentityRequired => "identity_required",
+            Self::AgentMismatch => "agent_mismatch",
+            Self::Forbidden => "forbidden",
+            Self::NotFound => "not_found",
+            Self::LabelReserved => "label_reserved",
+            Self::LabelYours => "label_yours",
+            Self::RateLimited => "rate_limited",
+            Self::Internal => "internal",
+        }
+    }
+
+    /// The REST status (spec "Errors": 400 validation and other refusals; 401 the signature
+    /// refusals and identity_required; 403 forbidden and agent_mismatch; 404 not_found; 409
+    /// label_reserved; 429 rate_limited; 500 internal).
+    pub fn http_status(self) -> u16 {
+        match self {
+            Self::Validation | Self::LabelYours => 400,
+            Self::SignatureRequired
+            | Self::StaleSignature
+            | Self::BadNonce
+            | Self::BadSignature
+            | Self::Replay
+            | Self::IdentityRequired => 401,
+            Self::Forbidden | Self::AgentMismatch => 403,
+            Self::NotFound => 404,
+            Self::LabelReserved => 409,
+            Self::RateLimited => 429,
+            Self::Internal => 500,
+        }
+    }
+}
+
+/// A refusal or failure of a tool call.
+#[derive(Debug, Clone)]
+pub struct ToolError {
+    /// The stable code.
+    pub code: ErrorCode,
+    /// A plain sentence for the caller.
+    pub message: String,
+    /// The argument at fault, when there is one.
+    pub field: Option<String>,
+    /// Further spec fields (`suggestion`, `agent_id`, `retry_after_s`, ...).
+    pub extra: Map<String, Value>,
+    /// The cause of an internal failure, for the log only (never shown).
+    pub cause: Option<String>,
+}
+
+impl ToolError {
+    /// A refusal with a code and a message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            field: None,
+            extra: Map::new(),
+            cause: None,
+        }
+    }
+
+    /// A `validation` refusal naming `field`.
+    pub fn validation(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Validation, message).with_field(field)
+    }
+
+    /// A `not_found` refusal naming `field`.
+    pub fn not_found(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::NotFound, message).with_field(field)
+    }
+
+    /// An internal failure; `cause` is logged, never shown.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        let mut error = Self::new(
+            ErrorCode::Internal,
+            "Something went wrong on our side. Quote the request id if you report it.",
+        );
+        error.cause = Some(cause.to_string());
+        error
+    }
+
+    /// Names the argument at fault.
+    #[must_use]
+    pub fn with_field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+
+    /// Adds a spec field to the error object.
+    #[must_use]
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.extra.insert(key.to_owned(), value.into());
+        self
+    }
+
+    /// The `error` object: `{code, message, field?, ...extra}`.
+    pub fn to_json(&self) -> Value {
+        let mut object = Map::new();
+        object.insert("code".into(), self.code.as_str().into());
+        object.insert("message".into(), self.message.clone().into());
+        if let Some(field) = &self.field {
+            object.insert("field".into(), field.clone().into());
+        }
+        for (key, value) in &self.extra {
+            object.insert(key.clone(), value.clone());
+        }
+        Value::Object(object)
+    }
+}
+
+impl From<kd_core::store::StoreError> for ToolError {
+    fn from(error: kd_core::store::StoreError) -> Self {
+        Self::internal(error)
+    }
+}
+
+impl From<rusqlite::Error> for ToolError {
+    fn from(error: rusqlite::Error) -> Self {
+        Self::internal(error)
+    }
+}

@@ -1,0 +1,82 @@
+//! HTTP adapters (DESIGN "http adapters"): each turns requests into calls of
+//! [`crate::hub::Hub::call`] and presents the result for its surface. No rules live here.
+//!
+//! - [`mcp`]: `POST /functions/v1/mcp`, Streamable HTTP with JSON responses, both MCP eras.
+//! - [`rest`]: `/functions/v1/public-api/...`, the same tools over plain REST.
+//! - [`pages`]: `/`, the docs pages, and the JWKS documents.
+
+pub mod mcp;
+pub mod pages;
+pub mod rest;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::routing::{get, post};
+
+use crate::hub::{Hub, RequestAuth};
+
+/// The whole router of a hub process.
+pub fn router(hub: Arc<Hub>) -> Router {
+    let limit = hub.config.max_body_bytes;
+    Router::new()
+        .route(
+            mcp::PATH,
+            post(mcp::post_endpoint)
+                .get(mcp::method_not_allowed)
+                .delete(mcp::method_not_allowed),
+        )
+        .route(
+            "/functions/v1/public-api/v1/tools/{name}",
+            post(rest::call_tool),
+        )
+        .route(
+            "/functions/v1/public-api/v1/verify/{agent_id}",
+            get(rest::verify),
+        )
+        .route("/.well-known/jwks.json", get(pages::jwks))
+        .route(
+            "/functions/v1/public-api/.well-known/jwks.json",
+            get(pages::jwks),
+        )
+        .route("/functions/v1/docs/docs/{page}", get(pages::doc_page))
+        .route("/", get(pages::index))
+        .fallback(pages::not_found)
+        .layer(DefaultBodyLimit::max(limit))
+        .with_state(hub)
+}
+
+/// Reads the signature headers and the peer address into a [`RequestAuth`].
+pub fn request_auth(headers: &HeaderMap, peer: Option<SocketAddr>) -> RequestAuth {
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned)
+    };
+    RequestAuth {
+        signature: text("x-kd-signature"),
+        timestamp: text("x-kd-timestamp"),
+        nonce: text("x-kd-nonce"),
+        agent_header: text("x-karmadue-agent"),
+        ip: peer.map(|addr| addr.ip()),
+    }
+}
+
+/// Adds `x-request-id` to a header map.
+pub fn set_request_id(headers: &mut HeaderMap, request_id: &str) {
+    if let Ok(value) = HeaderValue::from_str(request_id) {
+        headers.insert("x-request-id", value);
+    }
+}
+
+/// `Content-Type: application/json`.
+pub fn json_content_type(headers: &mut HeaderMap) {
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+}

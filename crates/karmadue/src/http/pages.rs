@@ -1,0 +1,75 @@
+//! Static pages (no JavaScript): `/` (the docs rendered to HTML, with the generated tool
+//! reference), the Markdown docs, and the JWKS documents.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+
+use crate::docs;
+use crate::hub::Hub;
+
+const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}\
+code,pre{font:14px ui-monospace,monospace;background:#f4f4f2}pre{padding:.75rem;overflow-x:auto}\
+code{padding:0 .2rem;overflow-wrap:anywhere}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem}\
+h2{margin-top:2.2rem;border-top:1px solid #ddd;padding-top:1rem}nav a{margin-right:1rem}";
+
+/// `GET /`: what the hub is, its endpoints, how to register and sign, and the tool reference.
+pub async fn index(State(hub): State<Arc<Hub>>) -> Html<String> {
+    let mut markdown = docs::page(&hub, "index").unwrap_or_default();
+    for name in ["signing", "tools"] {
+        markdown.push_str("\n\n");
+        markdown.push_str(&docs::page(&hub, name).unwrap_or_default());
+    }
+    let nav: String = docs::PAGES
+        .iter()
+        .map(|name| format!("<a href=\"/functions/v1/docs/docs/{name}.md\">{name}.md</a>"))
+        .collect();
+    Html(format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>KarmaDue</title><style>{STYLE}</style></head>\
+         <body><nav>{nav}</nav><main>{}</main></body></html>\n",
+        docs::to_html(&markdown)
+    ))
+}
+
+/// `GET /functions/v1/docs/docs/<page>.md`.
+pub async fn doc_page(State(hub): State<Arc<Hub>>, Path(file): Path<String>) -> Response {
+    let page = file
+        .strip_suffix(".md")
+        .and_then(|name| docs::page(&hub, name));
+    match page {
+        Some(markdown) => {
+            let mut response = markdown.into_response();
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/markdown; charset=utf-8"),
+            );
+            response
+        }
+        None => not_found().await,
+    }
+}
+
+/// `GET /.well-known/jwks.json` (and the public-api copy): the `kd-passport-1` key.
+pub async fn jwks(State(hub): State<Arc<Hub>>) -> Response {
+    let body = kd_core::keys::jwks(&[&hub.passport_key]).to_string();
+    let mut response = body.into_response();
+    super::json_content_type(response.headers_mut());
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=300"),
+    );
+    response
+}
+
+/// Anything else: 404.
+pub async fn not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        "Not found. See / for what this hub serves.\n",
+    )
+        .into_response()
+}

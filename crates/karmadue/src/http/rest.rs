@@ -1,0 +1,93 @@
+//! The public REST API (`/functions/v1/public-api/v1/...`): every tool at
+//! `POST /tools/{name}` (body = the arguments, the same signature headers as MCP), plus the
+//! named routes of the spec. Same JSON body as MCP's `structuredContent`, with the spec's
+//! status table (see [`crate::error::ErrorCode::http_status`]).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use crate::error::{ErrorCode, ToolError};
+use crate::hub::Hub;
+
+/// `POST /functions/v1/public-api/v1/tools/{name}`.
+pub async fn call_tool(
+    State(hub): State<Arc<Hub>>,
+    Path(name): Path<String>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let request_id = hub.request_id();
+    let Some(tool) = hub.tool(&name) else {
+        let error = ToolError::not_found("name", format!("Unknown tool: {name}"));
+        return present(Err(error), &request_id, &name);
+    };
+    let text = match std::str::from_utf8(&body) {
+        Ok(text) if text.trim().is_empty() => "{}",
+        Ok(text) => text,
+        Err(_) => {
+            let error = ToolError::validation("arguments", "The body is not UTF-8.");
+            return present(Err(error), &request_id, tool.name);
+        }
+    };
+    let auth = super::request_auth(&headers, Some(peer));
+    let outcome = hub.call(tool, Some(text), auth, request_id.clone()).await;
+    present(outcome, &request_id, tool.name)
+}
+
+/// `GET /functions/v1/public-api/v1/verify/{agent_id}`: `verify_agent` for an id or handle.
+pub async fn verify(
+    State(hub): State<Arc<Hub>>,
+    Path(agent_id): Path<String>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Response {
+    let request_id = hub.request_id();
+    let tool = &crate::identity::VERIFY_AGENT;
+    let arguments = json!({ "agent_id": agent_id }).to_string();
+    let auth = super::request_auth(&headers, Some(peer));
+    let outcome = hub
+        .call(tool, Some(&arguments), auth, request_id.clone())
+        .await;
+    present(outcome, &request_id, tool.name)
+}
+
+/// The REST presentation of an outcome: `{ok, data | error, request_id}` with the spec
+/// status; 429 answers carry `Retry-After`.
+pub fn present(outcome: Result<Value, ToolError>, request_id: &str, tool: &str) -> Response {
+    let (status, body, retry_after) = match outcome {
+        Ok(data) => (
+            StatusCode::OK,
+            json!({ "ok": true, "data": data, "request_id": request_id }),
+            None,
+        ),
+        Err(error) => {
+            super::mcp::log_refusal(&error, request_id, tool);
+            let status = StatusCode::from_u16(error.code.http_status())
+                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let retry_after = (error.code == ErrorCode::RateLimited)
+                .then(|| error.extra.get("retry_after_s").and_then(Value::as_u64))
+                .flatten();
+            (
+                status,
+                json!({ "ok": false, "error": error.to_json(), "request_id": request_id }),
+                retry_after,
+            )
+        }
+    };
+    let mut response = (status, body.to_string()).into_response();
+    super::json_content_type(response.headers_mut());
+    super::set_request_id(response.headers_mut(), request_id);
+    if let Some(seconds) = retry_after {
+        if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+            response.headers_mut().insert("retry-after", value);
+        }
+    }
+    response
+}

@@ -1,0 +1,382 @@
+//! The hub's shared state and the one call pipeline every adapter uses:
+//! raw arguments → canonical text → validated [`Args`] → resolved [`Caller`] → handler.
+//!
+//! Who is calling is decided here, once, before a handler runs (DESIGN rule 3); handlers never
+//! see HTTP. Every refusal on the way happens before anything is written.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use kd_core::clock::Clock;
+use kd_core::config::Config;
+use kd_core::keys::ServerKey;
+use kd_core::random::Random;
+use kd_core::store::{Store, WriteTxn};
+use kd_protocol::ids::AgentId;
+use kd_protocol::keys::AgentPublicKey;
+use kd_protocol::signing::{self, Nonce};
+use rusqlite::OptionalExtension;
+use serde_json::Value;
+
+use crate::error::{ErrorCode, ToolError};
+use crate::registry::{Access, Args, Tool};
+use crate::tools;
+
+/// Everything a hub process shares between requests.
+#[derive(Debug)]
+pub struct Hub {
+    /// The configuration it was started with.
+    pub config: Config,
+    /// The store and its writer.
+    pub store: Store,
+    /// `kd-passport-1`.
+    pub passport_key: ServerKey,
+    /// Injected time.
+    pub clock: Arc<dyn Clock>,
+    /// Injected randomness.
+    pub random: Arc<dyn Random>,
+    /// The tools this process serves (the registry, plus fixtures in conformance mode).
+    pub tools: Vec<&'static Tool>,
+}
+
+impl Hub {
+    /// Looks up a served tool by name.
+    pub fn tool(&self, name: &str) -> Option<&'static Tool> {
+        self.tools.iter().copied().find(|tool| tool.name == name)
+    }
+
+    /// A fresh request id, `req_` and 16 hex characters.
+    pub fn request_id(&self) -> String {
+        kd_core::random::random_id::<8>(self.random.as_ref(), "req_")
+    }
+
+    /// Runs one tool call: canonicalises and validates the raw arguments, resolves the
+    /// caller from the signature headers, and calls the handler.
+    ///
+    /// `raw_arguments` is the exact JSON text the client sent (None: no arguments, `{}`).
+    ///
+    /// # Errors
+    /// A [`ToolError`] refusal; nothing has been written when one is returned before the
+    /// handler, and handlers refuse before they write.
+    pub async fn call(
+        self: &Arc<Self>,
+        tool: &'static Tool,
+        raw_arguments: Option<&str>,
+        auth: RequestAuth,
+        request_id: String,
+    ) -> Result<Value, ToolError> {
+        let canonical = kd_protocol::canonical::canonical_text(raw_arguments.unwrap_or("{}"))
+            .map_err(|error| {
+                let field = error.field().unwrap_or("arguments").to_owned();
+                ToolError::validation(field, format!("arguments: {error}"))
+            })?;
+        // The handler acts on exactly the document that was printed (and signed).
+        let document: Value = serde_json::from_str(&canonical).map_err(ToolError::internal)?;
+        let args = tool.validate(document)?;
+        let caller = self.resolve_caller(tool, &args, &canonical, auth).await?;
+        let ctx = Ctx {
+            hub: Arc::clone(self),
+            caller,
+            request_id,
+            tool,
+        };
+        (tool.handler)(ctx, args).await
+    }
+
+    async fn resolve_caller(
+        &self,
+        tool: &Tool,
+        args: &Args,
+        canonical: &str,
+        auth: RequestAuth,
+    ) -> Result<Caller, ToolError> {
+        match tool.access {
+            Access::Read | Access::Open => Ok(Caller::Anonymous { ip: auth.ip }),
+            Access::Signed => {
+                let signed = self.check_signature(tool, args, canonical, auth).await?;
+                Ok(Caller::Agent(signed))
+            }
+        }
+    }
+
+    /// The kd-mcp-v1 checks, in the spec's order: signature_required, stale_signature,
+    /// bad_nonce, agent_mismatch, bad_signature. `replay` is decided in the write transaction
+    /// ([`Ctx::signed_write`]) so that it holds exactly under concurrency.
+    async fn check_signature(
+        &self,
+        tool: &Tool,
+        args: &Args,
+        canonical: &str,
+        auth: RequestAuth,
+    ) -> Result<SignedRequest, ToolError> {
+        let (Some(signature), Some(timestamp), Some(nonce)) = (
+            auth.signature.as_deref(),
+            auth.timestamp.as_deref(),
+            auth.nonce.as_deref(),
+        ) else {
+            return Err(ToolError::new(
+                ErrorCode::SignatureRequired,
+                format!(
+                    "{} is a signed write: send x-kd-signature, x-kd-timestamp and x-kd-nonce (recipe kd-mcp-v1; get_signing_payload shows the text to sign)",
+                    tool.name
+                ),
+            ));
+        };
+        let timestamp = signing::parse_timestamp_header(timestamp)
+            .filter(|timestamp| signing::timestamp_fresh(*timestamp, self.clock.now_unix()))
+            .ok_or_else(|| {
+                ToolError::new(
+                    ErrorCode::StaleSignature,
+                    "x-kd-timestamp must be Unix time in whole seconds within 300 seconds of the server clock",
+                )
+                .with("server_time", self.clock.now_unix())
+            })?;
+        let nonce = Nonce::parse(nonce).map_err(|_| {
+            ToolError::new(
+                ErrorCode::BadNonce,
+                "x-kd-nonce must be 16 to 128 characters from A-Z a-z 0-9 _ -",
+            )
+        })?;
+        let agent_text = args.str(&["agent_id"]).ok_or_else(|| {
+            ToolError::validation(
+                "agent_id",
+                "agent_id is required in the arguments of a signed write",
+            )
+        })?;
+        if let Some(header) = auth.agent_header.as_deref() {
+            if header != agent_text {
+                return Err(ToolError::new(
+                    ErrorCode::AgentMismatch,
+                    "x-karmadue-agent must equal agent_id in the arguments",
+                ));
+            }
+        }
+        let agent_id: AgentId = agent_text.parse().map_err(|_| {
+            ToolError::validation("agent_id", "agent_id must be a lowercase uuid with dashes")
+        })?;
+        let signature_bytes = kd_protocol::b64::decode_signature(signature).map_err(|_| {
+            ToolError::new(
+                ErrorCode::BadSignature,
+                "x-kd-signature is not base64url (or base64) of 64 bytes",
+            )
+        })?;
+        let id_text = agent_id.to_string();
+        let stored: Option<(String, String)> = self
+            .store
+            .read(move |conn| {
+                conn.query_row(
+                    "SELECT public_key, status FROM agents WHERE agent_id = ?1",
+                    [&id_text],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
+                .optional()
+                .map_err(ToolError::from)
+            })
+            .await?;
+        let Some((public_key_text, status)) = stored else {
+            return Err(ToolError::not_found(
+                "agent_id",
+                "No agent has this agent_id.",
+            ));
+        };
+        if status != "active" {
+            return Err(ToolError::new(
+                ErrorCode::Forbidden,
+                "This agent is revoked; it can no longer write.",
+            ));
+        }
+        let public_key =
+            AgentPublicKey::parse_b64url(&public_key_text).map_err(ToolError::internal)?;
+        let text = signing::text_to_sign(
+            tool.name,
+            agent_text,
+            timestamp,
+            nonce.as_str(),
+            &kd_protocol::canonical::arguments_hash(canonical),
+        );
+        public_key.verify_strict(text.as_bytes(), &signature_bytes).map_err(|_| {
+            ToolError::new(
+                ErrorCode::BadSignature,
+                "The signature does not verify with this agent's key over the kd-mcp-v1 text (get_signing_payload shows the exact text).",
+            )
+        })?;
+        Ok(SignedRequest {
+            agent_id,
+            public_key: public_key_text,
+            nonce: nonce.as_str().to_owned(),
+            ip: auth.ip,
+        })
+    }
+}
+
+/// What an adapter read off the request for authentication. Nothing else of HTTP goes below
+/// the adapters.
+#[derive(Debug, Clone, Default)]
+pub struct RequestAuth {
+    /// `x-kd-signature`.
+    pub signature: Option<String>,
+    /// `x-kd-timestamp`.
+    pub timestamp: Option<String>,
+    /// `x-kd-nonce`.
+    pub nonce: Option<String>,
+    /// `x-karmadue-agent`.
+    pub agent_header: Option<String>,
+    /// The client's address.
+    pub ip: Option<IpAddr>,
+}
+
+/// Who is calling, decided before the handler runs.
+#[derive(Debug, Clone)]
+pub enum Caller {
+    /// No proven identity.
+    Anonymous {
+        /// The client's address.
+        ip: Option<IpAddr>,
+    },
+    /// A self-keyed agent whose kd-mcp-v1 signature verified.
+    Agent(SignedRequest),
+}
+
+/// A request whose signature verified (the nonce is not spent yet).
+#[derive(Debug, Clone)]
+pub struct SignedRequest {
+    /// The signing agent.
+    pub agent_id: AgentId,
+    /// The key that verified, base64url.
+    pub public_key: String,
+    /// The request nonce, spent by [`Ctx::signed_write`].
+    pub nonce: String,
+    /// The client's address.
+    pub ip: Option<IpAddr>,
+}
+
+/// What a handler gets besides its arguments.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    /// The hub.
+    pub hub: Arc<Hub>,
+    /// Who is calling.
+    pub caller: Caller,
+    /// This request's id.
+    pub request_id: String,
+    /// The tool being called.
+    pub tool: &'static Tool,
+}
+
+impl Ctx {
+    /// Runs a signed agent's write: in ONE transaction, spends the nonce (`replay` if it was
+    /// spent before), re-checks that the signing key is still the agent's current key and the
+    /// agent is active, then runs `write`. A refusal from `write` rolls back everything,
+    /// including the nonce.
+    ///
+    /// # Errors
+    /// `replay`, `bad_signature` (the key changed meanwhile), `forbidden` (revoked meanwhile),
+    /// whatever `write` refuses with, or `internal`.
+    pub async fn signed_write<T, F>(&self, write: F) -> Result<T, ToolError>
+    where
+        F: FnOnce(&mut WriteTxn<'_>, &SignedRequest) -> Result<T, ToolError> + Send + 'static,
+        T: Send + 'static,
+    {
+        let Caller::Agent(signed) = self.caller.clone() else {
+            return Err(ToolError::internal(
+                "signed_write called without a signed caller",
+            ));
+        };
+        let spent = signed.clone();
+        let result = self
+            .hub
+            .store
+            .write(move |txn| {
+                spend_nonce(txn, &signed)?;
+                write(txn, &signed)
+            })
+            .await?;
+        if let Err(refusal) = &result {
+            // A verified request's nonce is spent even when the call is refused, so the same
+            // signed request can never be replayed later when it might succeed. The nonce
+            // table is working state, not the event log: the log does not grow.
+            if !matches!(refusal.code, ErrorCode::Replay | ErrorCode::Internal) {
+                self.hub
+                    .store
+                    .write(move |txn| -> Result<(), ToolError> {
+                        txn.conn()
+                            .prepare_cached("INSERT OR IGNORE INTO nonces (agent_id, nonce, seen_ms) VALUES (?1, ?2, ?3)")?
+                            .execute(rusqlite::params![spent.agent_id.to_string(), spent.nonce, txn.now_ms()])?;
+                        Ok(())
+                    })
+                    .await??;
+            }
+        }
+        result
+    }
+
+    /// Runs an unsigned write in one transaction.
+    ///
+    /// # Errors
+    /// Whatever `write` refuses with, or `internal`.
+    pub async fn write<T, F>(&self, write: F) -> Result<T, ToolError>
+    where
+        F: FnOnce(&mut WriteTxn<'_>) -> Result<T, ToolError> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.hub.store.write(write).await?
+    }
+
+    /// Runs a read on a pooled connection.
+    ///
+    /// # Errors
+    /// Whatever `read` refuses with, or `internal`.
+    pub async fn read<T, F>(&self, read: F) -> Result<T, ToolError>
+    where
+        F: FnOnce(&rusqlite::Connection) -> Result<T, ToolError> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.hub.store.read(read).await
+    }
+}
+
+fn spend_nonce(txn: &mut WriteTxn<'_>, signed: &SignedRequest) -> Result<(), ToolError> {
+    let agent_id = signed.agent_id.to_string();
+    let current: Option<(String, String)> = txn
+        .conn()
+        .prepare_cached("SELECT public_key, status FROM agents WHERE agent_id = ?1")?
+        .query_row([&agent_id], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    match current {
+        Some((key, status)) if key == signed.public_key && status == "active" => {}
+        Some((_, status)) if status != "active" => {
+            return Err(ToolError::new(
+                ErrorCode::Forbidden,
+                "This agent is revoked; it can no longer write.",
+            ));
+        }
+        _ => {
+            return Err(ToolError::new(
+                ErrorCode::BadSignature,
+                "The agent's key changed while this request was in flight; sign again with the current key.",
+            ));
+        }
+    }
+    let inserted = txn
+        .conn()
+        .prepare_cached(
+            "INSERT OR IGNORE INTO nonces (agent_id, nonce, seen_ms) VALUES (?1, ?2, ?3)",
+        )?
+        .execute(rusqlite::params![agent_id, signed.nonce, txn.now_ms()])?;
+    if inserted == 0 {
+        return Err(ToolError::new(
+            ErrorCode::Replay,
+            "This nonce was already used by this agent. Use a fresh x-kd-nonce for every request.",
+        ));
+    }
+    Ok(())
+}
+
+/// The tools a hub serves: the registry, plus the conformance fixtures when asked.
+pub fn served_tools(conformance_fixtures: bool) -> Vec<&'static Tool> {
+    let mut served: Vec<&'static Tool> = tools::ALL.to_vec();
+    if conformance_fixtures {
+        served.extend(crate::fixtures::TOOLS.iter());
+    }
+    served
+}

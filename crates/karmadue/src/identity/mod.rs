@@ -1,0 +1,1087 @@
+//! Identity: agents bring their own Ed25519 key, register it against a one-time challenge,
+//! and from then on sign their writes (spec "register_agent" … "get_receipt", "Names",
+//! "Live permissions"). The server never mints an agent key.
+//!
+//! Events: `agent.registered`, `agent.renamed`, `agent.key_rotated`, `agent.revoked`,
+//! `agent.released`, each with the agent as actor and subject.
+
+pub mod names;
+pub mod passport;
+
+use kd_core::clock::rfc3339_ms;
+use kd_core::eventlog::{self, NewEvent};
+use kd_core::random::{random_bytes, random_id};
+use kd_core::store::WriteTxn;
+use kd_protocol::ids::{AgentId, Handle};
+use kd_protocol::keys::AgentPublicKey;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Value, json};
+
+use crate::error::{ErrorCode, ToolError};
+use crate::hub::Ctx;
+use crate::registry::{Access, Args, HandlerFuture, Hints, Param, ParamType, Tool};
+
+/// How long a registration challenge can be used, in seconds.
+pub const CHALLENGE_TTL_SECS: i64 = 600;
+/// The challenge recipe: the payload an agent signs to prove it holds a key.
+pub const CHALLENGE_RECIPE: &str = "kd-register-v1";
+/// Scopes of a newly registered, unclaimed agent (read-only).
+pub const READ_ONLY_SCOPES: [&str; 2] = ["kd.discovery.read", "kd.evidence.read"];
+
+const AGENT_ID_PARAM: Param = Param::new(
+    "agent_id",
+    ParamType::String,
+    "Agent id. Identity comes from the signature or the owner session. The x-karmadue-agent header is optional.",
+);
+
+/// `register_challenge`.
+pub static REGISTER_CHALLENGE: Tool = Tool {
+    name: "register_challenge",
+    title: "Get a registration challenge",
+    description: "Get a one-time registration challenge. Sign the payload with your Ed25519 private key and pass the signature to register_agent or rotate_agent_key. No arguments.",
+    params: &[],
+    required: &[],
+    access: Access::Read,
+    hints: Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: false,
+        open_world: false,
+    },
+    handler: register_challenge,
+};
+
+/// `register_agent`.
+pub static REGISTER_AGENT: Tool = Tool {
+    name: "register_agent",
+    title: "Register this agent",
+    description: "Register this agent. Bring your own Ed25519 public key. Call register_challenge, sign the payload, and pass public_key, challenge_id, and signature. Omitting public_key is refused. The server never mints a key. A Listed passport and read-only scopes come back. Every active label is reserved, including unclaimed agents and one-edit confusables. Identity is the handle and passport id.",
+    params: &[
+        Param::new(
+            "name",
+            ParamType::String,
+            "Display name, 2 to 40 characters. label is an alias.",
+        ),
+        Param::new("label", ParamType::String, "Alias for name."),
+        Param::new(
+            "platform",
+            ParamType::String,
+            "Client or runtime name. client_name is an alias.",
+        ),
+        Param::new("client_name", ParamType::String, "Alias for platform."),
+        Param::new(
+            "referral",
+            ParamType::String,
+            "Invite code from invite_agent.",
+        ),
+        Param::new("invite", ParamType::String, "Alias for referral."),
+        Param::new("code", ParamType::String, "Alias for referral."),
+        Param::new(
+            "public_key",
+            ParamType::String,
+            "Base64url Ed25519 public key.",
+        ),
+        Param::new(
+            "challenge_id",
+            ParamType::String,
+            "Id from register_challenge.",
+        ),
+        Param::new(
+            "signature",
+            ParamType::String,
+            "Base64url signature of the challenge payload.",
+        ),
+    ],
+    required: &[
+        &["name", "label"],
+        &["platform", "client_name"],
+        &["public_key"],
+        &["challenge_id"],
+        &["signature"],
+    ],
+    access: Access::Open,
+    hints: Hints::WRITE,
+    handler: register_agent,
+};
+
+/// `get_signing_payload`.
+pub static GET_SIGNING_PAYLOAD: Tool = Tool {
+    name: "get_signing_payload",
+    title: "Show the text to sign",
+    description: "Return the exact UTF-8 text an unclaimed agent signs for a write. Pass tool, agent_id, arguments, timestamp, and nonce. It is a public read and does not use up the nonce.",
+    params: &[
+        Param::new(
+            "tool",
+            ParamType::String,
+            "Tool name you are about to call.",
+        ),
+        Param::new("agent_id", ParamType::String, "Agent id."),
+        Param::new(
+            "arguments",
+            ParamType::Object,
+            "The arguments object you will send, without _kd_auth.",
+        ),
+        Param::new(
+            "timestamp",
+            ParamType::Integer,
+            "Unix timestamp in seconds.",
+        ),
+        Param::new(
+            "nonce",
+            ParamType::String,
+            "16 to 128 URL-safe characters. Single use.",
+        ),
+    ],
+    required: &[&["tool"], &["agent_id"], &["timestamp"], &["nonce"]],
+    access: Access::Read,
+    hints: Hints::READ,
+    handler: get_signing_payload,
+};
+
+/// `verify_agent`.
+pub static VERIFY_AGENT: Tool = Tool {
+    name: "verify_agent",
+    title: "Verify an agent",
+    description: "Check another agent's signature, passport, owner link, and Standing tier. Accepts an agent id or its kd_ handle. signature_valid is about a message signature you send (null when you send none); passport_signature_valid is KarmaDue's signature on the passport. current is live: scopes, limits, capabilities and key.",
+    params: &[
+        Param::new("agent_id", ParamType::String, "Agent id to verify."),
+        Param::new(
+            "credential_id",
+            ParamType::String,
+            "Passport id, when you have that instead of an agent id.",
+        ),
+        Param::new(
+            "signature",
+            ParamType::Object,
+            "Optional signature object with key_id, message, and signature_b64.",
+        ),
+    ],
+    required: &[],
+    access: Access::Read,
+    hints: Hints::READ,
+    handler: verify_agent,
+};
+
+/// `rename_agent`.
+pub static RENAME_AGENT: Tool = Tool {
+    name: "rename_agent",
+    title: "Rename this agent",
+    description: "Change this agent's display label. The call is signed. The new name follows the reservation rules: every active label, including unclaimed agents, is reserved case-insensitively, including one-edit confusables.",
+    params: &[
+        AGENT_ID_PARAM,
+        Param::new(
+            "name",
+            ParamType::String,
+            "New display label. label is an alias.",
+        ),
+        Param::new("label", ParamType::String, "Alias for name."),
+    ],
+    required: &[&["agent_id"], &["name", "label"]],
+    access: Access::Signed,
+    hints: Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    },
+    handler: rename_agent,
+};
+
+/// `rotate_agent_key`.
+pub static ROTATE_AGENT_KEY: Tool = Tool {
+    name: "rotate_agent_key",
+    title: "Rotate this agent's key",
+    description: "Replace this agent's public key with one you hold. Sign the MCP request with the current key, and sign a fresh register_challenge with the new key. The server deletes any stored private key.",
+    params: &[
+        AGENT_ID_PARAM,
+        Param::new(
+            "public_key",
+            ParamType::String,
+            "New base64url Ed25519 public key.",
+        ),
+        Param::new(
+            "challenge_id",
+            ParamType::String,
+            "Id from register_challenge, signed by the new key.",
+        ),
+        Param::new(
+            "signature",
+            ParamType::String,
+            "Base64url signature of that challenge payload by the new key.",
+        ),
+    ],
+    required: &[
+        &["agent_id"],
+        &["public_key"],
+        &["challenge_id"],
+        &["signature"],
+    ],
+    access: Access::Signed,
+    hints: Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: false,
+    },
+    handler: rotate_agent_key,
+};
+
+/// `revoke_agent`.
+pub static REVOKE_AGENT: Tool = Tool {
+    name: "revoke_agent",
+    title: "Revoke this agent",
+    description: "The agent revokes itself. The call is signed. Status becomes revoked, active credentials are revoked, and an agent.revoked event is appended. Nothing is deleted.",
+    params: &[AGENT_ID_PARAM],
+    required: &[&["agent_id"]],
+    access: Access::Signed,
+    hints: Hints::DESTRUCTIVE,
+    handler: revoke_agent,
+};
+
+/// `release_agent`.
+pub static RELEASE_AGENT: Tool = Tool {
+    name: "release_agent",
+    title: "Release this agent",
+    description: "Release an agent. The agent can sign the release itself, including when it is claimed. It becomes independent and keeps its history and rating.",
+    params: &[AGENT_ID_PARAM],
+    required: &[&["agent_id"]],
+    access: Access::Signed,
+    hints: Hints::DESTRUCTIVE,
+    handler: release_agent,
+};
+
+/// `get_history`.
+pub static GET_HISTORY: Tool = Tool {
+    name: "get_history",
+    title: "Read your own history",
+    description: "Read this agent's own hash-chained events. Sign the request. No linked human is required. The x-karmadue-agent header is optional when agent_id is in the arguments.",
+    params: &[
+        AGENT_ID_PARAM,
+        Param::new(
+            "limit",
+            ParamType::Integer,
+            "How many events to return, from 1 to 200. Default 50.",
+        ),
+    ],
+    required: &[&["agent_id"]],
+    access: Access::Signed,
+    hints: Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    },
+    handler: get_history,
+};
+
+/// `read_scores`.
+pub static READ_SCORES: Tool = Tool {
+    name: "read_scores",
+    title: "Read an agent's scores",
+    description: "Read an agent's Technical score and Trust score, both 0-100.",
+    params: &[
+        Param::new("agent_id", ParamType::String, "Agent id."),
+        Param::new("subject_id", ParamType::String, "Alias for agent_id."),
+    ],
+    required: &[&["agent_id", "subject_id"]],
+    access: Access::Read,
+    hints: Hints::READ,
+    handler: read_scores,
+};
+
+/// `get_rating_card`.
+pub static GET_RATING_CARD: Tool = Tool {
+    name: "get_rating_card",
+    title: "Read an agent's rating card",
+    description: "Read an agent's overall rating, handle, passport id, and per-skill vector. The handle and passport id are the identity, not the display label.",
+    params: &[
+        Param::new("agent_id", ParamType::String, "Agent id."),
+        Param::new("subject_id", ParamType::String, "Alias for agent_id."),
+    ],
+    required: &[&["agent_id", "subject_id"]],
+    access: Access::Read,
+    hints: Hints::READ,
+    handler: get_rating_card,
+};
+
+/// `get_receipt`.
+pub static GET_RECEIPT: Tool = Tool {
+    name: "get_receipt",
+    title: "Read a passport or receipt",
+    description: "Read a passport or receipt by id. The label comes from the credential state, so a Listed passport is never called Verified.",
+    params: &[
+        Param::new("receipt_id", ParamType::String, "Passport or receipt id."),
+        Param::new("credential_id", ParamType::String, "Alias for receipt_id."),
+    ],
+    required: &[&["receipt_id", "credential_id"]],
+    access: Access::Read,
+    hints: Hints::READ,
+    handler: get_receipt,
+};
+
+/// An agent as the projection holds it.
+#[derive(Debug, Clone)]
+pub struct AgentRow {
+    /// Agent id.
+    pub agent_id: String,
+    /// `kd_` handle.
+    pub handle: String,
+    /// Display label.
+    pub name: String,
+    /// Client or runtime.
+    pub platform: String,
+    /// base64url Ed25519 key.
+    pub public_key: String,
+    /// active | revoked.
+    pub status: String,
+    /// The owning person, when claimed.
+    pub owner_id: Option<String>,
+    /// Current passport id.
+    pub credential_id: String,
+    /// agent | server.
+    pub key_source: String,
+    /// Unix milliseconds.
+    pub created_ms: i64,
+}
+
+const AGENT_COLUMNS: &str = "agent_id, handle, name, platform, public_key, status, owner_id, credential_id, key_source, created_ms";
+
+fn agent_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<AgentRow> {
+    Ok(AgentRow {
+        agent_id: row.get(0)?,
+        handle: row.get(1)?,
+        name: row.get(2)?,
+        platform: row.get(3)?,
+        public_key: row.get(4)?,
+        status: row.get(5)?,
+        owner_id: row.get(6)?,
+        credential_id: row.get(7)?,
+        key_source: row.get(8)?,
+        created_ms: row.get(9)?,
+    })
+}
+
+/// Finds an agent by id or `kd_` handle.
+///
+/// # Errors
+/// `validation` naming `field` when the text is neither an agent id nor a handle; `internal`
+/// when the store fails.
+pub fn find_agent(
+    conn: &Connection,
+    reference: &str,
+    field: &str,
+) -> Result<Option<AgentRow>, ToolError> {
+    let reference = reference.trim();
+    let column = if reference.parse::<AgentId>().is_ok() {
+        "agent_id"
+    } else if reference.parse::<Handle>().is_ok() {
+        "handle"
+    } else {
+        return Err(ToolError::validation(
+            field,
+            format!("{field} must be an agent id (lowercase uuid) or a kd_ handle"),
+        ));
+    };
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {AGENT_COLUMNS} FROM agents WHERE {column} = ?1"
+        ))?
+        .query_row([reference], agent_from_row)
+        .optional()?)
+}
+
+/// Like [`find_agent`], refusing with `not_found` naming `field` when there is no such agent.
+///
+/// # Errors
+/// `validation` or `not_found` naming `field`; `internal`.
+pub fn require_agent(
+    conn: &Connection,
+    reference: &str,
+    field: &str,
+) -> Result<AgentRow, ToolError> {
+    find_agent(conn, reference, field)?
+        .ok_or_else(|| ToolError::not_found(field, format!("No agent has this {field}.")))
+}
+
+fn register_challenge(ctx: Ctx, _args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let challenge_id = random_id::<12>(ctx.hub.random.as_ref(), "kdc_");
+        let issued_ms = ctx.hub.clock.now_ms();
+        let expires_ms = issued_ms + CHALLENGE_TTL_SECS * 1000;
+        let payload = format!(
+            "{CHALLENGE_RECIPE}\n{challenge_id}\n{}",
+            expires_ms.div_euclid(1000)
+        );
+        let (id, text) = (challenge_id.clone(), payload.clone());
+        // Challenges are working state, not facts: stored outside the event log.
+        ctx.write(move |txn| {
+            txn.conn()
+                .prepare_cached("INSERT INTO challenges (challenge_id, payload, issued_ms, expires_ms) VALUES (?1, ?2, ?3, ?4)")?
+                .execute(params![id, text, issued_ms, expires_ms])?;
+            Ok(())
+        })
+        .await?;
+        Ok(json!({
+            "challenge_id": challenge_id,
+            "payload": payload,
+            "recipe": CHALLENGE_RECIPE,
+            "expires_at": rfc3339_ms(expires_ms),
+            "how_to_sign": "Sign the UTF-8 bytes of payload with your Ed25519 private key; pass public_key, challenge_id and the base64url signature to register_agent (or rotate_agent_key). The challenge works once.",
+        }))
+    })
+}
+
+/// Checks a challenge signature by `public_key` and uses the challenge up. Runs in a write
+/// transaction; the caller rolls back on refusal.
+fn take_challenge(
+    txn: &mut WriteTxn<'_>,
+    challenge_id: &str,
+    public_key: &AgentPublicKey,
+    signature: &[u8],
+) -> Result<(), ToolError> {
+    let row: Option<(String, i64, Option<i64>)> = txn
+        .conn()
+        .prepare_cached(
+            "SELECT payload, expires_ms, used_ms FROM challenges WHERE challenge_id = ?1",
+        )?
+        .query_row([challenge_id], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        })
+        .optional()?;
+    let Some((payload, expires_ms, used_ms)) = row else {
+        return Err(ToolError::validation(
+            "challenge_id",
+            "Unknown challenge_id. Call register_challenge for a fresh one.",
+        ));
+    };
+    if used_ms.is_some() {
+        return Err(ToolError::validation(
+            "challenge_id",
+            "This challenge was already used. Call register_challenge for a fresh one.",
+        ));
+    }
+    if txn.now_ms() > expires_ms {
+        return Err(ToolError::validation(
+            "challenge_id",
+            "This challenge expired. Call register_challenge for a fresh one.",
+        ));
+    }
+    public_key
+        .verify_strict(payload.as_bytes(), signature)
+        .map_err(|_| {
+            ToolError::new(
+                ErrorCode::BadSignature,
+                "signature does not verify over the challenge payload with public_key",
+            )
+            .with_field("signature")
+        })?;
+    burn_challenge(txn.conn(), challenge_id, txn.now_ms())
+}
+
+fn burn_challenge(conn: &Connection, challenge_id: &str, now_ms: i64) -> Result<(), ToolError> {
+    conn.prepare_cached(
+        "UPDATE challenges SET used_ms = ?2 WHERE challenge_id = ?1 AND used_ms IS NULL",
+    )?
+    .execute(params![challenge_id, now_ms])?;
+    Ok(())
+}
+
+fn parse_new_key(args: &Args) -> Result<(AgentPublicKey, Vec<u8>, String), ToolError> {
+    let key_text = args.required_text(&["public_key"])?;
+    let public_key = AgentPublicKey::parse_b64url(key_text)
+        .map_err(|error| ToolError::validation("public_key", format!("public_key: {error}")))?;
+    let signature = kd_protocol::b64::decode_signature(args.required_text(&["signature"])?)
+        .map_err(|_| {
+            ToolError::validation("signature", "signature must be base64url of 64 bytes")
+        })?;
+    let challenge_id = args.required_text(&["challenge_id"])?.to_owned();
+    Ok((public_key, signature, challenge_id))
+}
+
+/// Refuses a name that clashes with another active agent's. `own` is the agent that may keep
+/// its own name (rename), `key` the registering key (register: the same key's agent is "yours").
+fn check_free(
+    conn: &Connection,
+    name: &str,
+    platform: &str,
+    own_agent: Option<&str>,
+    own_key: &str,
+) -> Result<(), ToolError> {
+    let mut clashes = names::clashes(conn, name)?;
+    if let Some(own) = own_agent {
+        // Renaming to a lookalike of your own name is fine; to the same name is a no-op.
+        let current: Option<String> = conn
+            .prepare_cached("SELECT name_key FROM agents WHERE agent_id = ?1")?
+            .query_row([own], |row| row.get(0))
+            .optional()?;
+        if current.as_deref() != Some(names::fold(name).as_str()) {
+            clashes.retain(|(agent_id, _)| agent_id != own);
+        }
+    }
+    if let Some((agent_id, _)) = clashes
+        .iter()
+        .find(|(agent_id, key)| Some(agent_id.as_str()) == own_agent || key == own_key)
+    {
+        return Err(ToolError::new(
+            ErrorCode::LabelYours,
+            "You already have an agent with this name.",
+        )
+        .with_field("name")
+        .with("agent_id", agent_id.clone()));
+    }
+    if !clashes.is_empty() {
+        let mut error = ToolError::new(
+            ErrorCode::LabelReserved,
+            "label taken: exact or lookalike of an existing agent name",
+        )
+        .with_field("name")
+        .with("how_to_fix", "Pick another name (error.suggestion is free) and call register_challenge again before retrying.");
+        if let Some(suggestion) = names::suggestion(conn, name, platform)? {
+            error = error.with("suggestion", suggestion);
+        }
+        return Err(error);
+    }
+    Ok(())
+}
+
+fn register_agent(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let name = names::check_name(args.required_text(&["name", "label"])?, "name")?;
+        let platform = args.required_text(&["platform", "client_name"])?.to_owned();
+        if platform.chars().count() > 60 || platform.chars().any(char::is_control) {
+            return Err(ToolError::validation(
+                "platform",
+                "platform must be at most 60 characters, no control characters",
+            ));
+        }
+        let referral = args
+            .text(&["referral", "invite", "code"])
+            .map(str::to_owned);
+        let (public_key, signature, challenge_id) = parse_new_key(&args)?;
+        let hub = ctx.hub.clone();
+        let agent_id = AgentId::from_random_bytes(random_bytes::<16>(hub.random.as_ref()));
+        let credential_id = random_id::<12>(hub.random.as_ref(), "kdp_");
+        let burn_id = challenge_id.clone();
+        let result = ctx
+            .write(move |txn| {
+                take_challenge(txn, &challenge_id, &public_key, &signature)?;
+                let key_text = public_key.to_b64url();
+                check_free(txn.conn(), &name, &platform, None, &key_text)?;
+                let existing: Option<String> = txn
+                    .conn()
+                    .prepare_cached("SELECT agent_id FROM agents WHERE public_key = ?1 AND status = 'active'")?
+                    .query_row([&key_text], |row| row.get(0))
+                    .optional()?;
+                if let Some(existing) = existing {
+                    return Err(ToolError::validation(
+                        "public_key",
+                        "This key already belongs to one of your agents; use rename_agent to change its name.",
+                    )
+                    .with("agent_id", existing));
+                }
+                let id = agent_id.to_string();
+                let handle = agent_id.handle().to_string();
+                let now = txn.now_ms();
+                txn.conn()
+                    .prepare_cached(
+                        "INSERT INTO agents (agent_id, handle, name, name_key, platform, public_key, status,
+                           referral, credential_id, key_source, created_ms, updated_ms)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'active', ?7, ?8, 'agent', ?9, ?9)",
+                    )?
+                    .execute(params![id, handle, name, names::fold(&name), platform, key_text, referral, credential_id, now])?;
+                names::reserve(txn.conn(), &id, &name)?;
+                let passport =
+                    passport::issue(txn.conn(), &hub.passport_key, &credential_id, &id, &handle, &key_text, now)?;
+                txn.append(NewEvent {
+                    kind: "agent.registered",
+                    actor: id.clone(),
+                    subject: id.clone(),
+                    payload: json!({
+                        "agent_id": id, "handle": handle, "name": name, "platform": platform,
+                        "public_key": key_text, "credential_id": credential_id, "referral": referral,
+                    }),
+                })?;
+                Ok(json!({
+                    "agent_id": id,
+                    "handle": handle,
+                    "name": name,
+                    "platform": platform,
+                    "status": "active",
+                    "passport": passport.to_json(&hub.passport_key),
+                    "scopes": READ_ONLY_SCOPES,
+                    "key_rotation_required": false,
+                    "next": "Sign every write with this key (kd-mcp-v1; get_signing_payload shows the text). Ask your person for a connect code to link an owner.",
+                }))
+            })
+            .await;
+        if let Err(error) = &result {
+            if matches!(error.code, ErrorCode::LabelReserved | ErrorCode::LabelYours) {
+                // After a label refusal the challenge is spent: a new one is needed.
+                let now = ctx.hub.clock.now_ms();
+                ctx.write(move |txn| burn_challenge(txn.conn(), &burn_id, now))
+                    .await?;
+            }
+        }
+        result
+    })
+}
+
+fn get_signing_payload(_ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let tool = args.required_text(&["tool"])?;
+        let agent_id = args.required_text(&["agent_id"])?;
+        agent_id.parse::<AgentId>().map_err(|_| {
+            ToolError::validation("agent_id", "agent_id must be a lowercase uuid with dashes")
+        })?;
+        let timestamp = args
+            .i64("timestamp")
+            .ok_or_else(|| ToolError::validation("timestamp", "timestamp must be an integer"))?;
+        let nonce =
+            kd_protocol::signing::Nonce::parse(args.required_text(&["nonce"])?).map_err(|_| {
+                ToolError::validation(
+                    "nonce",
+                    "nonce must be 16 to 128 characters from A-Z a-z 0-9 _ -",
+                )
+            })?;
+        let arguments = args
+            .value("arguments")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let canonical = kd_protocol::canonical::canonical_value_text(&arguments);
+        let hash = kd_protocol::canonical::arguments_hash(&canonical);
+        let text =
+            kd_protocol::signing::text_to_sign(tool, agent_id, timestamp, nonce.as_str(), &hash);
+        Ok(json!({
+            "recipe": kd_protocol::signing::KD_MCP_V1,
+            "text": text,
+            "lines": text.split('\n').collect::<Vec<_>>(),
+            "canonical_arguments": canonical,
+            "arguments_hash": hash,
+            "headers": {
+                "x-kd-timestamp": timestamp.to_string(),
+                "x-kd-nonce": nonce.as_str(),
+                "x-kd-signature": "base64url Ed25519 signature over the UTF-8 bytes of text",
+            },
+        }))
+    })
+}
+
+/// Live permissions of an agent (spec "Live permissions"): revoked agents read permissions
+/// "none", scopes [], limits 0, no capabilities.
+fn current(agent: &AgentRow) -> Value {
+    let active = agent.status == "active";
+    json!({
+        "permissions": if active { "read" } else { "none" },
+        "auth_method": "signature",
+        "scopes": if active { READ_ONLY_SCOPES.to_vec() } else { Vec::new() },
+        "limits": {
+            "spend_usd_per_day": 0,
+            "spend_usd_per_action": 0,
+            "reads_per_minute": if active { 60 } else { 0 },
+            "writes_per_minute": if active { 20 } else { 0 },
+        },
+        "capabilities": [],
+        "key": {
+            "public_key": agent.public_key,
+            "alg": "Ed25519",
+            "custody": if agent.key_source == "agent" { "agent" } else { "server" },
+        },
+    })
+}
+
+fn verify_agent(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let agent_ref = args.text(&["agent_id"]).map(str::to_owned);
+        let credential = args.text(&["credential_id"]).map(str::to_owned);
+        let message = args.value("signature").cloned();
+        if agent_ref.is_none() && credential.is_none() {
+            return Err(ToolError::validation(
+                "agent_id",
+                "agent_id (or credential_id) is required",
+            ));
+        }
+        let (agent, passport) = ctx
+            .read(move |conn| {
+                let agent = match (&agent_ref, &credential) {
+                    (Some(reference), _) => require_agent(conn, reference, "agent_id")?,
+                    (None, Some(credential_id)) => {
+                        let passport = passport::load(conn, credential_id)?.ok_or_else(|| {
+                            ToolError::not_found(
+                                "credential_id",
+                                "No passport has this credential_id.",
+                            )
+                        })?;
+                        require_agent(conn, &passport.agent_id, "credential_id")?
+                    }
+                    (None, None) => {
+                        return Err(ToolError::validation("agent_id", "agent_id is required"));
+                    }
+                };
+                let passport = passport::load(conn, &agent.credential_id)?;
+                Ok((agent, passport))
+            })
+            .await?;
+        let signature_valid = match message {
+            None => Value::Null,
+            Some(object) => Value::Bool(message_signature_valid(&agent, &object)?),
+        };
+        let key = &ctx.hub.passport_key;
+        Ok(json!({
+            "agent_id": agent.agent_id,
+            "handle": agent.handle,
+            "display_label": agent.name,
+            "platform": agent.platform,
+            "status": agent.status,
+            "signature_valid": signature_valid,
+            "passport": passport.as_ref().map(|p| p.to_json(key)),
+            "passport_signature_valid": passport.as_ref().map(|p| p.signature_valid(key)),
+            "owner_linked": agent.owner_id.is_some(),
+            "standing_tier": if agent.status == "active" { "registered" } else { "revoked" },
+            "trust_score": 0,
+            "technical_score": 0,
+            "trust_scale": "0-100",
+            "current": current(&agent),
+            "key_rotation_required": agent.key_source != "agent",
+            "registered_at": rfc3339_ms(agent.created_ms),
+        }))
+    })
+}
+
+/// Checks `{key_id?, message, signature_b64}` against the agent's current key.
+fn message_signature_valid(agent: &AgentRow, object: &Value) -> Result<bool, ToolError> {
+    let message = object
+        .get("message")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::validation("signature", "signature.message must be a string"))?;
+    let signature = object
+        .get("signature_b64")
+        .or_else(|| object.get("signature"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            ToolError::validation("signature", "signature.signature_b64 must be a string")
+        })?;
+    let Ok(bytes) = kd_protocol::b64::decode_signature(signature) else {
+        return Ok(false);
+    };
+    let key = AgentPublicKey::parse_b64url(&agent.public_key).map_err(ToolError::internal)?;
+    Ok(key.verify_strict(message.as_bytes(), &bytes).is_ok())
+}
+
+fn rename_agent(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let name = names::check_name(args.required_text(&["name", "label"])?, "name")?;
+        ctx.signed_write(move |txn, signed| {
+            let id = signed.agent_id.to_string();
+            let agent = require_agent(txn.conn(), &id, "agent_id")?;
+            check_free(txn.conn(), &name, &agent.platform, Some(&id), "")?;
+            txn.conn()
+                .prepare_cached("UPDATE agents SET name = ?2, name_key = ?3, updated_ms = ?4 WHERE agent_id = ?1")?
+                .execute(params![id, name, names::fold(&name), txn.now_ms()])?;
+            names::reserve(txn.conn(), &id, &name)?;
+            let event = txn.append(NewEvent {
+                kind: "agent.renamed",
+                actor: id.clone(),
+                subject: id.clone(),
+                payload: json!({ "from": agent.name, "to": name }),
+            })?;
+            Ok(json!({ "agent_id": id, "handle": agent.handle, "name": name, "previous_name": agent.name, "event_seq": event.seq }))
+        })
+        .await
+    })
+}
+
+fn rotate_agent_key(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let (public_key, signature, challenge_id) = parse_new_key(&args)?;
+        let hub = ctx.hub.clone();
+        let credential_id = random_id::<12>(hub.random.as_ref(), "kdp_");
+        ctx.signed_write(move |txn, signed| {
+            let id = signed.agent_id.to_string();
+            let agent = require_agent(txn.conn(), &id, "agent_id")?;
+            let new_key = public_key.to_b64url();
+            if new_key == agent.public_key {
+                return Err(ToolError::validation("public_key", "public_key is already this agent's key"));
+            }
+            let taken: Option<String> = txn
+                .conn()
+                .prepare_cached("SELECT agent_id FROM agents WHERE public_key = ?1")?
+                .query_row([&new_key], |row| row.get(0))
+                .optional()?;
+            if taken.is_some() {
+                return Err(ToolError::validation("public_key", "This key is already registered to an agent."));
+            }
+            take_challenge(txn, &challenge_id, &public_key, &signature)?;
+            let now = txn.now_ms();
+            passport::end(txn.conn(), &agent.credential_id, "superseded", now)?;
+            let passport = passport::issue(txn.conn(), &hub.passport_key, &credential_id, &id, &agent.handle, &new_key, now)?;
+            txn.conn()
+                .prepare_cached(
+                    "UPDATE agents SET public_key = ?2, credential_id = ?3, key_source = 'agent', updated_ms = ?4 WHERE agent_id = ?1",
+                )?
+                .execute(params![id, new_key, credential_id, now])?;
+            txn.append(NewEvent {
+                kind: "agent.key_rotated",
+                actor: id.clone(),
+                subject: id.clone(),
+                payload: json!({
+                    "previous_public_key": agent.public_key,
+                    "public_key": new_key,
+                    "previous_credential_id": agent.credential_id,
+                    "credential_id": credential_id,
+                }),
+            })?;
+            Ok(json!({
+                "agent_id": id,
+                "public_key": new_key,
+                "passport": passport.to_json(&hub.passport_key),
+                "previous_credential_id": agent.credential_id,
+                "stored_private_key_deleted": true,
+                "key_rotation_required": false,
+            }))
+        })
+        .await
+    })
+}
+
+fn revoke_agent(ctx: Ctx, _args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        ctx.signed_write(move |txn, signed| {
+            let id = signed.agent_id.to_string();
+            let agent = require_agent(txn.conn(), &id, "agent_id")?;
+            let now = txn.now_ms();
+            txn.conn()
+                .prepare_cached(
+                    "UPDATE agents SET status = 'revoked', updated_ms = ?2 WHERE agent_id = ?1",
+                )?
+                .execute(params![id, now])?;
+            passport::end(txn.conn(), &agent.credential_id, "revoked", now)?;
+            names::release(txn.conn(), &id)?;
+            let event = txn.append(NewEvent {
+                kind: "agent.revoked",
+                actor: id.clone(),
+                subject: id.clone(),
+                payload: json!({ "credential_id": agent.credential_id }),
+            })?;
+            Ok(json!({
+                "agent_id": id,
+                "status": "revoked",
+                "revoked_credentials": [agent.credential_id],
+                "name_released": true,
+                "event_seq": event.seq,
+            }))
+        })
+        .await
+    })
+}
+
+fn release_agent(ctx: Ctx, _args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        ctx.signed_write(move |txn, signed| {
+            let id = signed.agent_id.to_string();
+            let agent = require_agent(txn.conn(), &id, "agent_id")?;
+            let Some(owner) = agent.owner_id else {
+                return Ok(json!({
+                    "agent_id": id,
+                    "released": false,
+                    "independent": true,
+                    "message": "This agent has no owner; it is already independent.",
+                }));
+            };
+            txn.conn()
+                .prepare_cached("UPDATE agents SET owner_id = NULL, updated_ms = ?2 WHERE agent_id = ?1")?
+                .execute(params![id, txn.now_ms()])?;
+            let event = txn.append(NewEvent {
+                kind: "agent.released",
+                actor: id.clone(),
+                subject: id.clone(),
+                payload: json!({ "previous_owner": owner, "by": "agent" }),
+            })?;
+            Ok(json!({ "agent_id": id, "released": true, "independent": true, "event_seq": event.seq }))
+        })
+        .await
+    })
+}
+
+fn get_history(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let limit = args.i64("limit").unwrap_or(50);
+        if !(1..=200).contains(&limit) {
+            return Err(ToolError::validation(
+                "limit",
+                "limit must be from 1 to 200",
+            ));
+        }
+        ctx.signed_write(move |txn, signed| {
+            let id = signed.agent_id.to_string();
+            let rows = eventlog::rows_for(txn.conn(), &id, limit)?;
+            let events: Vec<Value> = rows
+                .into_iter()
+                .map(|row| {
+                    json!({
+                        "seq": row.seq,
+                        "kind": row.kind,
+                        "actor": row.actor,
+                        "subject": row.subject,
+                        "payload": serde_json::from_str::<Value>(&row.payload).unwrap_or(Value::Null),
+                        "created_at": rfc3339_ms(row.created_ms),
+                        "prev_hash": row.prev_hash,
+                        "row_hash": row.row_hash,
+                    })
+                })
+                .collect();
+            Ok(json!({ "agent_id": id, "events": events, "count": events.len(), "order": "newest first" }))
+        })
+        .await
+    })
+}
+
+fn subject(args: &Args) -> Result<String, ToolError> {
+    let field = if args.text(&["agent_id"]).is_some() {
+        "agent_id"
+    } else {
+        "subject_id"
+    };
+    Ok(args.required_text(&[field])?.to_owned())
+}
+
+fn scores_field(args: &Args) -> &'static str {
+    if args.text(&["agent_id"]).is_some() {
+        "agent_id"
+    } else {
+        "subject_id"
+    }
+}
+
+fn read_scores(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let reference = subject(&args)?;
+        let field = scores_field(&args);
+        let agent = ctx
+            .read(move |conn| require_agent(conn, &reference, field))
+            .await?;
+        let scores = Scores::of(&agent);
+        Ok(json!({
+            "agent_id": agent.agent_id,
+            "handle": agent.handle,
+            "trust_score": scores.trust,
+            "technical_score": scores.technical,
+            "trust_scale": "0-100",
+            "technical_scale": "0-100",
+            "basis": scores.basis(),
+            "formula": "/functions/v1/docs/docs/scores.md",
+        }))
+    })
+}
+
+fn get_rating_card(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let reference = subject(&args)?;
+        let field = scores_field(&args);
+        let agent = ctx
+            .read(move |conn| require_agent(conn, &reference, field))
+            .await?;
+        let scores = Scores::of(&agent);
+        Ok(json!({
+            "agent_id": agent.agent_id,
+            "handle": agent.handle,
+            "passport_id": agent.credential_id,
+            "display_label": agent.name,
+            "identity_note": "Identity is the handle and passport id, never the display label.",
+            "overall": scores.overall(),
+            "overall_scale": "0-99",
+            "trust_score": scores.trust,
+            "technical_score": scores.technical,
+            "skills": {},
+            "formula": "/functions/v1/docs/docs/scores.md",
+        }))
+    })
+}
+
+/// The published score formulas (DECISIONS 4; docs page `scores.md`). Inputs that later areas
+/// provide (outcomes, reviews, admission) are zero until those areas record them.
+#[derive(Debug, Clone, Copy)]
+pub struct Scores {
+    /// 0–100; only outcomes and independent human or peer review move it.
+    pub trust: u8,
+    /// 0–100; admission adds 2 once, accepted work adds more.
+    pub technical: u8,
+}
+
+impl Scores {
+    /// The scores of `agent` from what the hub has recorded about it.
+    pub fn of(_agent: &AgentRow) -> Self {
+        Self {
+            trust: 0,
+            technical: 0,
+        }
+    }
+
+    /// The passport score (OVR), 0–99: the rounded mean of trust and technical, capped at 99.
+    pub fn overall(&self) -> u8 {
+        let mean = (u16::from(self.trust) + u16::from(self.technical)).div_ceil(2);
+        u8::try_from(mean.min(99)).unwrap_or(99)
+    }
+
+    fn basis(&self) -> Value {
+        json!({
+            "outcome_reviews": 0,
+            "independent_reviews": 0,
+            "admission_bonus": 0,
+            "note": "New agents start at 0. Trust moves only with outcomes and independent human or peer review.",
+        })
+    }
+}
+
+fn get_receipt(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let field = if args.text(&["receipt_id"]).is_some() {
+            "receipt_id"
+        } else {
+            "credential_id"
+        };
+        let id = args.required_text(&[field])?.to_owned();
+        let passport = ctx
+            .read(move |conn| passport::load(conn, &id))
+            .await?
+            .ok_or_else(|| {
+                ToolError::not_found(field, format!("No passport or receipt has this {field}."))
+            })?;
+        let key = &ctx.hub.passport_key;
+        let mut shown = passport.to_json(key);
+        shown["signature_valid"] = Value::Bool(passport.signature_valid(key));
+        Ok(shown)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overall_is_the_capped_mean() {
+        assert_eq!(
+            Scores {
+                trust: 0,
+                technical: 0
+            }
+            .overall(),
+            0
+        );
+        assert_eq!(
+            Scores {
+                trust: 100,
+                technical: 100
+            }
+            .overall(),
+            99
+        );
+        assert_eq!(
+            Scores {
+                trust: 3,
+                technical: 0
+            }
+            .overall(),
+            2
+        );
+    }
+}

@@ -1,0 +1,98 @@
+//! KarmaDue: the MCP hub where agents own their identity, find tools with evidence, and sign
+//! every write. This crate holds the tool registry, the areas behind it, and the HTTP
+//! adapters; `kd-core` holds the store and the event log, `kd-protocol` the pure recipes.
+//!
+//! The server is a library: [`serve`] takes a bound listener and a shutdown future, so tests
+//! start it on port 0 and `main` stays tiny.
+
+pub mod docs;
+pub mod error;
+pub mod fixtures;
+pub mod http;
+pub mod hub;
+pub mod identity;
+pub mod registry;
+pub mod tools;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use kd_core::clock::Clock;
+use kd_core::config::Config;
+use kd_core::keys::{PASSPORT_KEY_ID, ServerKey};
+use kd_core::random::{Random, random_bytes};
+use kd_core::store::Store;
+
+pub use hub::Hub;
+
+/// Why a hub could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The data folder could not be made.
+    #[error("data folder {path}: {source}")]
+    DataDir {
+        /// The folder.
+        path: std::path::PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The key file could not be read or made.
+    #[error(transparent)]
+    Key(#[from] kd_core::keys::KeyFileError),
+    /// The database could not be opened.
+    #[error(transparent)]
+    Store(#[from] kd_core::store::StoreError),
+    /// The conformance fixtures were asked for on a non-loopback address.
+    #[error("--conformance-fixtures serves test tools and is allowed on a loopback address only")]
+    FixturesNotLoopback,
+}
+
+/// Opens a hub: makes the data folder, the database (WAL) and `kd-passport-1` on first start.
+///
+/// # Errors
+/// [`StartError`] when the folder, key or database cannot be set up.
+pub fn open(
+    config: Config,
+    clock: Arc<dyn Clock>,
+    random: Arc<dyn Random>,
+) -> Result<Arc<Hub>, StartError> {
+    if config.conformance_fixtures && !config.listen.ip().is_loopback() {
+        return Err(StartError::FixturesNotLoopback);
+    }
+    std::fs::create_dir_all(&config.data_dir).map_err(|source| StartError::DataDir {
+        path: config.data_dir.clone(),
+        source,
+    })?;
+    let passport_key = ServerKey::load_or_create(&config.keys_dir(), PASSPORT_KEY_ID, || {
+        random_bytes::<32>(random.as_ref())
+    })?;
+    let store = Store::open(&config.database_path(), Arc::clone(&clock))?;
+    let tools = hub::served_tools(config.conformance_fixtures);
+    Ok(Arc::new(Hub {
+        config,
+        store,
+        passport_key,
+        clock,
+        random,
+        tools,
+    }))
+}
+
+/// Serves `hub` on `listener` until `shutdown` resolves.
+///
+/// # Errors
+/// The server's I/O error.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    hub: Arc<Hub>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let store = hub.store.clone();
+    let app = http::router(hub).into_make_service_with_connect_info::<SocketAddr>();
+    let result = axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await;
+    store.close();
+    result
+}

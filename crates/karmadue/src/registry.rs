@@ -1,0 +1,350 @@
+//! The one table of tools (DESIGN rule 2). Each tool is declared once, as a [`Tool`]: name,
+//! description, parameters, annotations, what the caller must prove, and its handler.
+//! `tools/list`, the REST routes, argument validation and the generated tool reference all
+//! read this table, so a tool that is listed is served and a tool that is served is listed.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::{Map, Value, json};
+
+use crate::error::ToolError;
+use crate::hub::Ctx;
+
+/// A boxed handler future.
+pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
+
+/// A tool handler: takes the resolved caller context and the validated arguments, returns the
+/// `data` object or a refusal.
+pub type Handler = fn(Ctx, Args) -> HandlerFuture;
+
+/// What a caller must prove before the handler runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Anyone may call it; no write happens.
+    Read,
+    /// A write that proves its key another way (register_agent: the challenge signature). No
+    /// request signature.
+    Open,
+    /// Signed by the agent named in `agent_id` (kd-mcp-v1). The nonce is spent in the same
+    /// transaction as the write.
+    Signed,
+}
+
+/// JSON types a parameter can take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamType {
+    /// A JSON string.
+    String,
+    /// A JSON integer (no fraction, no exponent).
+    Integer,
+    /// Any JSON number.
+    Number,
+    /// `true` or `false`.
+    Boolean,
+    /// A JSON object.
+    Object,
+    /// A JSON array.
+    Array,
+    /// A string or an object (check_before_acting's target).
+    StringOrObject,
+}
+
+/// One declared parameter.
+#[derive(Debug, Clone, Copy)]
+pub struct Param {
+    /// Argument name.
+    pub name: &'static str,
+    /// Its JSON type.
+    pub ty: ParamType,
+    /// What it means, for the schema and the tool reference.
+    pub description: &'static str,
+    /// Allowed values for a string parameter (empty: any).
+    pub values: &'static [&'static str],
+}
+
+impl Param {
+    /// A parameter of type `ty`.
+    pub const fn new(name: &'static str, ty: ParamType, description: &'static str) -> Self {
+        Self {
+            name,
+            ty,
+            description,
+            values: &[],
+        }
+    }
+
+    /// A string parameter limited to `values`.
+    pub const fn one_of(
+        name: &'static str,
+        description: &'static str,
+        values: &'static [&'static str],
+    ) -> Self {
+        Self {
+            name,
+            ty: ParamType::String,
+            description,
+            values,
+        }
+    }
+}
+
+/// The five MCP tool annotations, always all set (spec "Every tool carries MCP annotations").
+#[derive(Debug, Clone, Copy)]
+pub struct Hints {
+    /// Does not change state.
+    pub read_only: bool,
+    /// May destroy or retract something.
+    pub destructive: bool,
+    /// Calling twice with the same arguments has no further effect.
+    pub idempotent: bool,
+    /// Reaches outside the hub.
+    pub open_world: bool,
+}
+
+impl Hints {
+    /// A read.
+    pub const READ: Hints = Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+    /// An additive write.
+    pub const WRITE: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: false,
+    };
+    /// A write that retracts or revokes something.
+    pub const DESTRUCTIVE: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+        open_world: false,
+    };
+}
+
+/// One tool's declaration.
+#[derive(Debug, Clone, Copy)]
+pub struct Tool {
+    /// Name, ≤ 64 chars of `[a-z0-9_]`.
+    pub name: &'static str,
+    /// Human title (annotations.title).
+    pub title: &'static str,
+    /// Description shown to models.
+    pub description: &'static str,
+    /// Declared parameters; anything else is refused.
+    pub params: &'static [Param],
+    /// Required arguments. Each entry is a group of names of which one must be present (a name
+    /// and its aliases).
+    pub required: &'static [&'static [&'static str]],
+    /// What the caller must prove.
+    pub access: Access,
+    /// MCP annotations.
+    pub hints: Hints,
+    /// The handler.
+    pub handler: Handler,
+}
+
+impl Tool {
+    /// The JSON Schema of the arguments: an object with `additionalProperties: false`.
+    pub fn input_schema(&self) -> Value {
+        let mut properties = Map::new();
+        for param in self.params {
+            let mut schema = match param.ty {
+                ParamType::String => json!({ "type": "string" }),
+                ParamType::Integer => json!({ "type": "integer" }),
+                ParamType::Number => json!({ "type": "number" }),
+                ParamType::Boolean => json!({ "type": "boolean" }),
+                ParamType::Object => json!({ "type": "object" }),
+                ParamType::Array => json!({ "type": "array" }),
+                ParamType::StringOrObject => json!({ "type": ["string", "object"] }),
+            };
+            if let Value::Object(map) = &mut schema {
+                map.insert("description".into(), param.description.into());
+                if !param.values.is_empty() {
+                    map.insert("enum".into(), json!(param.values));
+                }
+            }
+            properties.insert(param.name.into(), schema);
+        }
+        let required: Vec<&str> = self
+            .required
+            .iter()
+            .filter(|group| group.len() == 1)
+            .map(|group| group[0])
+            .collect();
+        let mut schema = json!({
+            "type": "object",
+            "properties": properties,
+            "additionalProperties": false,
+        });
+        if !required.is_empty() {
+            schema["required"] = json!(required);
+        }
+        schema
+    }
+
+    /// The annotations object.
+    pub fn annotations(&self) -> Value {
+        json!({
+            "title": self.title,
+            "readOnlyHint": self.hints.read_only,
+            "destructiveHint": self.hints.destructive,
+            "idempotentHint": self.hints.idempotent,
+            "openWorldHint": self.hints.open_world,
+        })
+    }
+
+    /// The `tools/list` entry.
+    pub fn listing(&self) -> Value {
+        json!({
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema(),
+            "annotations": self.annotations(),
+        })
+    }
+
+    /// Checks `arguments` against the declaration: an object, no unknown names, declared
+    /// types, enum values, required groups. Returns them as [`Args`].
+    ///
+    /// # Errors
+    /// `validation` naming the first offending field.
+    pub fn validate(&self, arguments: Value) -> Result<Args, ToolError> {
+        let Value::Object(map) = arguments else {
+            return Err(ToolError::validation(
+                "arguments",
+                "arguments must be a JSON object",
+            ));
+        };
+        for (name, value) in &map {
+            let Some(param) = self.params.iter().find(|param| param.name == name) else {
+                return Err(ToolError::validation(
+                    name.clone(),
+                    format!(
+                        "unknown argument {name:?}; {} takes: {}",
+                        self.name,
+                        self.param_names()
+                    ),
+                ));
+            };
+            if !type_matches(param.ty, value) {
+                return Err(ToolError::validation(
+                    name.clone(),
+                    format!("{name} must be {}", type_words(param.ty)),
+                ));
+            }
+            if !param.values.is_empty() {
+                let allowed = value
+                    .as_str()
+                    .is_some_and(|text| param.values.contains(&text));
+                if !allowed {
+                    return Err(ToolError::validation(
+                        name.clone(),
+                        format!("{name} must be one of: {}", param.values.join(", ")),
+                    ));
+                }
+            }
+        }
+        for group in self.required {
+            if !group
+                .iter()
+                .any(|name| map.get(*name).is_some_and(|value| !value.is_null()))
+            {
+                let names = group.join(" or ");
+                return Err(ToolError::validation(
+                    group[0],
+                    format!("{names} is required"),
+                ));
+            }
+        }
+        Ok(Args(map))
+    }
+
+    fn param_names(&self) -> String {
+        if self.params.is_empty() {
+            return "no arguments".into();
+        }
+        self.params
+            .iter()
+            .map(|param| param.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn type_matches(ty: ParamType, value: &Value) -> bool {
+    match ty {
+        ParamType::String => value.is_string(),
+        ParamType::Integer => value.is_i64() || value.is_u64(),
+        ParamType::Number => value.is_number(),
+        ParamType::Boolean => value.is_boolean(),
+        ParamType::Object => value.is_object(),
+        ParamType::Array => value.is_array(),
+        ParamType::StringOrObject => value.is_string() || value.is_object(),
+    }
+}
+
+fn type_words(ty: ParamType) -> &'static str {
+    match ty {
+        ParamType::String => "a string",
+        ParamType::Integer => "an integer",
+        ParamType::Number => "a number",
+        ParamType::Boolean => "true or false",
+        ParamType::Object => "an object",
+        ParamType::Array => "an array",
+        ParamType::StringOrObject => "a string or an object",
+    }
+}
+
+/// Validated arguments: the canonical document the signature covered, as a JSON object.
+#[derive(Debug, Clone, Default)]
+pub struct Args(Map<String, Value>);
+
+impl Args {
+    /// The first of `names` that is present and not null, as a string.
+    pub fn str(&self, names: &[&str]) -> Option<&str> {
+        names
+            .iter()
+            .find_map(|name| self.0.get(*name).and_then(Value::as_str))
+    }
+
+    /// Like [`Args::str`], trimmed; empty text counts as absent.
+    pub fn text(&self, names: &[&str]) -> Option<&str> {
+        self.str(names)
+            .map(str::trim)
+            .filter(|text| !text.is_empty())
+    }
+
+    /// A required string: the first of `names`, trimmed and non-empty.
+    ///
+    /// # Errors
+    /// `validation` naming `names[0]`.
+    pub fn required_text(&self, names: &[&str]) -> Result<&str, ToolError> {
+        self.text(names).ok_or_else(|| {
+            ToolError::validation(
+                names.first().copied().unwrap_or("arguments"),
+                format!("{} is required", names.join(" or ")),
+            )
+        })
+    }
+
+    /// An integer argument.
+    pub fn i64(&self, name: &str) -> Option<i64> {
+        self.0.get(name).and_then(Value::as_i64)
+    }
+
+    /// A boolean argument.
+    pub fn bool(&self, name: &str) -> Option<bool> {
+        self.0.get(name).and_then(Value::as_bool)
+    }
+
+    /// Any argument as JSON.
+    pub fn value(&self, name: &str) -> Option<&Value> {
+        self.0.get(name).filter(|value| !value.is_null())
+    }
+}

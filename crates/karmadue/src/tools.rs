@@ -1,0 +1,73 @@
+//! The registry: every tool this hub serves, in the order `tools/list` shows them.
+
+use crate::identity;
+use crate::registry::Tool;
+
+/// Every served tool, in a fixed order.
+pub static ALL: &[&Tool] = &[
+    &identity::REGISTER_CHALLENGE,
+    &identity::REGISTER_AGENT,
+    &identity::GET_SIGNING_PAYLOAD,
+    &identity::VERIFY_AGENT,
+    &identity::GET_RECEIPT,
+    &identity::READ_SCORES,
+    &identity::GET_RATING_CARD,
+    &identity::GET_HISTORY,
+    &identity::RENAME_AGENT,
+    &identity::ROTATE_AGENT_KEY,
+    &identity::RELEASE_AGENT,
+    &identity::REVOKE_AGENT,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn names_are_unique_and_fit_the_conformance_pattern() {
+        let mut seen = HashSet::new();
+        for tool in ALL {
+            assert!(seen.insert(tool.name), "duplicate tool {}", tool.name);
+            assert!(
+                tool.name.len() <= 64
+                    && tool
+                        .name
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b == b'_')
+            );
+            assert!(!tool.description.is_empty());
+            let schema = tool.input_schema();
+            assert_eq!(schema["type"], "object");
+            assert_eq!(schema["additionalProperties"], false);
+            for group in tool.required {
+                for name in *group {
+                    assert!(
+                        tool.params.iter().any(|param| param.name == *name),
+                        "{}: {name}",
+                        tool.name
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn signed_tools_take_agent_id() {
+        for tool in ALL
+            .iter()
+            .filter(|tool| tool.access == crate::registry::Access::Signed)
+        {
+            assert!(
+                tool.params.iter().any(|param| param.name == "agent_id"),
+                "{}",
+                tool.name
+            );
+            assert!(
+                !tool.hints.read_only,
+                "{} is signed but read-only",
+                tool.name
+            );
+        }
+    }
+}

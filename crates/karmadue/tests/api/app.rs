@@ -1,0 +1,330 @@
+//! `TestApp`: a hub on a loopback port with a manual clock and seeded randomness, plus the
+//! client calls tests need (MCP, REST, signed calls, log length).
+
+use std::sync::Arc;
+
+use ed25519_dalek::{Signer, SigningKey};
+use kd_core::clock::{Clock, ManualClock};
+use kd_core::config::Config;
+use kd_core::random::SeededRandom;
+use kd_karmadue::Hub;
+use kd_protocol::b64;
+use serde_json::{Value, json};
+
+/// The clock's start: 2026-10-11T06:26:40Z (the spec's worked-example timestamp).
+pub const START_MS: i64 = 1_791_700_000_000;
+
+pub struct TestApp {
+    pub base: String,
+    pub clock: ManualClock,
+    pub hub: Arc<Hub>,
+    http: ureq::Agent,
+    _dir: tempfile::TempDir,
+    _runtime: tokio::runtime::Runtime,
+}
+
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub text: String,
+}
+
+impl Reply {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.text)
+            .unwrap_or_else(|error| panic!("not JSON ({error}): {}", self.text))
+    }
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+/// A registered test agent and its key.
+pub struct Agent {
+    pub agent_id: String,
+    pub handle: String,
+    pub key: SigningKey,
+    pub registration: Value,
+}
+
+impl Agent {
+    pub fn public_key(&self) -> String {
+        b64::encode_url(self.key.verifying_key().as_bytes())
+    }
+}
+
+impl TestApp {
+    pub fn start() -> Self {
+        Self::start_with(|_| {})
+    }
+
+    pub fn start_with(adjust: impl FnOnce(&mut Config)) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut config = Config::new(addr, dir.path().join("data"), None);
+        adjust(&mut config);
+        let clock = ManualClock::new(START_MS);
+        let hub = kd_karmadue::open(
+            config,
+            Arc::new(clock.clone()),
+            Arc::new(SeededRandom::new(7)),
+        )
+        .unwrap();
+        runtime.spawn(kd_karmadue::serve(
+            listener,
+            Arc::clone(&hub),
+            std::future::pending(),
+        ));
+        let http = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
+        Self {
+            base: format!("http://{addr}"),
+            clock,
+            hub,
+            http,
+            _dir: dir,
+            _runtime: runtime,
+        }
+    }
+
+    /// Any HTTP request.
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&[u8]>,
+        headers: &[(&str, &str)],
+    ) -> Reply {
+        let url = format!("{}{path}", self.base);
+        let mut builder = ureq::http::Request::builder().method(method).uri(url);
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        let request = builder
+            .body(body.map(<[u8]>::to_vec).unwrap_or_default())
+            .unwrap();
+        let mut response = self.http.run(request).unwrap();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(name, value)| {
+                (
+                    name.to_string(),
+                    value.to_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+        let status = response.status().as_u16();
+        let text = response.body_mut().read_to_string().unwrap_or_default();
+        Reply {
+            status,
+            headers,
+            text,
+        }
+    }
+
+    /// POSTs a raw body to the MCP endpoint.
+    pub fn mcp_raw(&self, body: &str, headers: &[(&str, &str)]) -> Reply {
+        let mut all = vec![
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+        ];
+        all.extend_from_slice(headers);
+        self.request("POST", "/functions/v1/mcp", Some(body.as_bytes()), &all)
+    }
+
+    /// A JSON-RPC request to the MCP endpoint; returns the whole reply message.
+    pub fn rpc(&self, method: &str, params: Value) -> Value {
+        let body =
+            json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }).to_string();
+        let reply = self.mcp_raw(&body, &[]);
+        assert_eq!(reply.status, 200, "{}", reply.text);
+        reply.json()
+    }
+
+    /// `tools/call` over MCP with the exact argument text; returns (structuredContent, isError).
+    pub fn call_text(
+        &self,
+        tool: &str,
+        arguments: &str,
+        headers: &[(&str, &str)],
+    ) -> (Value, bool) {
+        let body = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{{\"name\":\"{tool}\",\"arguments\":{arguments}}}}}"
+        );
+        let reply = self.mcp_raw(&body, headers);
+        assert_eq!(reply.status, 200, "{}", reply.text);
+        let message = reply.json();
+        let result = &message["result"];
+        assert!(result.is_object(), "no result: {message}");
+        let structured = result["structuredContent"].clone();
+        let text: Value =
+            serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            text, structured,
+            "text content and structuredContent differ"
+        );
+        assert!(
+            structured["request_id"]
+                .as_str()
+                .unwrap()
+                .starts_with("req_")
+        );
+        (structured, result["isError"].as_bool().unwrap())
+    }
+
+    /// `tools/call` over MCP, unsigned.
+    pub fn call(&self, tool: &str, arguments: Value) -> Value {
+        self.call_text(tool, &arguments.to_string(), &[]).0
+    }
+
+    /// A REST call of a tool: (status, body).
+    pub fn rest(&self, tool: &str, body: &str, headers: &[(&str, &str)]) -> (u16, Value) {
+        let mut all = vec![("content-type", "application/json")];
+        all.extend_from_slice(headers);
+        let reply = self.request(
+            "POST",
+            &format!("/functions/v1/public-api/v1/tools/{tool}"),
+            Some(body.as_bytes()),
+            &all,
+        );
+        (reply.status, reply.json())
+    }
+
+    /// The kd-mcp-v1 headers for `arguments` (exact text), signed by `key`.
+    pub fn sign(
+        &self,
+        key: &SigningKey,
+        tool: &str,
+        agent_id: &str,
+        arguments: &str,
+        nonce: &str,
+    ) -> Vec<(String, String)> {
+        let timestamp = self.clock.now_unix();
+        sign_at(key, tool, agent_id, arguments, nonce, timestamp)
+    }
+
+    /// A signed MCP call with a fresh nonce.
+    pub fn signed(&self, agent: &Agent, tool: &str, arguments: Value) -> Value {
+        let text = arguments.to_string();
+        let nonce = fresh_nonce();
+        let headers = self.sign(&agent.key, tool, &agent.agent_id, &text, &nonce);
+        let borrowed: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        self.call_text(tool, &text, &borrowed).0
+    }
+
+    /// Registers an agent named `name` with a fresh key (deterministic from `name`).
+    pub fn register(&self, name: &str) -> Agent {
+        let mut seed = [0u8; 32];
+        for (index, byte) in name.bytes().enumerate() {
+            seed[index % 32] ^= byte.wrapping_add(u8::try_from(index % 251).unwrap());
+        }
+        seed[31] ^= 0x5a;
+        self.register_with_key(name, SigningKey::from_bytes(&seed))
+    }
+
+    pub fn register_with_key(&self, name: &str, key: SigningKey) -> Agent {
+        let registration = self.try_register(name, &key, "test-suite");
+        assert_eq!(registration["ok"], true, "{registration}");
+        let data = &registration["data"];
+        Agent {
+            agent_id: data["agent_id"].as_str().unwrap().to_owned(),
+            handle: data["handle"].as_str().unwrap().to_owned(),
+            key,
+            registration: data.clone(),
+        }
+    }
+
+    pub fn challenge(&self) -> (String, String) {
+        let challenge = self.call("register_challenge", json!({}));
+        assert_eq!(challenge["ok"], true, "{challenge}");
+        (
+            challenge["data"]["challenge_id"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+            challenge["data"]["payload"].as_str().unwrap().to_owned(),
+        )
+    }
+
+    pub fn try_register(&self, name: &str, key: &SigningKey, platform: &str) -> Value {
+        let (challenge_id, payload) = self.challenge();
+        self.call(
+            "register_agent",
+            json!({
+                "name": name,
+                "platform": platform,
+                "public_key": b64::encode_url(key.verifying_key().as_bytes()),
+                "challenge_id": challenge_id,
+                "signature": b64::encode_url(&key.sign(payload.as_bytes()).to_bytes()),
+            }),
+        )
+    }
+
+    /// Rows in the event log.
+    pub fn log_len(&self) -> i64 {
+        self.hub
+            .store
+            .read_blocking(|conn| kd_core::eventlog::count(conn))
+            .unwrap()
+    }
+
+    /// The whole chain verifies.
+    pub fn assert_chain_ok(&self) {
+        let report = self
+            .hub
+            .store
+            .read_blocking(|conn| kd_core::eventlog::verify_chain(conn))
+            .unwrap();
+        assert!(report.is_ok(), "{report:?}");
+    }
+}
+
+/// kd-mcp-v1 headers at an explicit timestamp.
+pub fn sign_at(
+    key: &SigningKey,
+    tool: &str,
+    agent_id: &str,
+    arguments: &str,
+    nonce: &str,
+    timestamp: i64,
+) -> Vec<(String, String)> {
+    let canonical = kd_protocol::canonical::canonical_text(arguments).unwrap();
+    let text = kd_protocol::signing::text_to_sign(
+        tool,
+        agent_id,
+        timestamp,
+        nonce,
+        &kd_protocol::canonical::arguments_hash(&canonical),
+    );
+    vec![
+        (
+            "x-kd-signature".into(),
+            b64::encode_url(&key.sign(text.as_bytes()).to_bytes()),
+        ),
+        ("x-kd-timestamp".into(), timestamp.to_string()),
+        ("x-kd-nonce".into(), nonce.to_owned()),
+    ]
+}
+
+pub fn fresh_nonce() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    format!("test-nonce-{:012}", COUNTER.fetch_add(1, Ordering::SeqCst))
+}

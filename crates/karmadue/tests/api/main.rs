@@ -1,0 +1,9 @@
+//! The hub's integration tests: one binary, a real server on port 0 per test, spoken to over
+//! HTTP. See `app.rs` for the [`app::TestApp`] builder.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod app;
+mod identity;
+mod mcp;
+mod signing;

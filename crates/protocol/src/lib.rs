@@ -1,0 +1,18 @@
+//! KarmaDue protocol: the pure functions and types that the hub and the `karmadue agent`
+//! client share. Nothing here does I/O, reads a clock or draws randomness; callers pass `now`
+//! and random bytes in.
+//!
+//! - [`canonical`]: the canonical arguments text, byte for byte what PostgreSQL 15 prints for
+//!   `'<arguments>'::jsonb::text` (spec "Signing a write", DECISIONS 11).
+//! - [`b64`]: base64url as the spec uses it (padding optional; standard base64 accepted for
+//!   signatures).
+//! - [`keys`]: Ed25519 public keys as agents register them (canonical, not weak, torsion-free)
+//!   and strict signature verification.
+//! - [`signing`]: the kd-mcp-v1 text to sign and the request-signature header values.
+//! - [`ids`]: agent ids and `kd_` handles.
+
+pub mod b64;
+pub mod canonical;
+pub mod ids;
+pub mod keys;
+pub mod signing;
