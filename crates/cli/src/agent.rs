@@ -258,10 +258,9 @@ fn ok_data(result: &Value) -> anyhow::Result<&Value> {
 }
 
 fn print_json(value: &Value) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
-    );
+    let text = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
+    // A closed pipe (`| head`) is not an error worth a panic.
+    let _ = writeln!(std::io::stdout().lock(), "{text}");
 }
 
 /// A minimal MCP client over one HTTP endpoint.

@@ -1,0 +1,125 @@
+//! The `karmadue` binary as a person uses it: `serve` on a free port, the agent client, and
+//! `ledger verify` catching a corrupted row.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_karmadue");
+
+struct Hub {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_hub(data_dir: &Path) -> Hub {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(data_dir)
+        .env("KARMADUE_LOG", "warn")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let first = lines.next().unwrap().unwrap();
+    let addr = first.strip_prefix("KarmaDue hub listening on ").expect(&first).trim().to_owned();
+    std::thread::spawn(move || for _ in lines {});
+    Hub { child, url: format!("http://{addr}") }
+}
+
+fn agent(hub: &Hub, key_file: &Path, args: &[&str]) -> (bool, serde_json::Value, String) {
+    let output = Command::new(BIN)
+        .arg("agent")
+        .args(args)
+        .env("KARMADUE_HUB", &hub.url)
+        .env("KARMADUE_AGENT_FILE", key_file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let json = serde_json::from_str(&stdout).unwrap_or(serde_json::Value::Null);
+    (output.status.success(), json, stderr)
+}
+
+#[test]
+fn serve_makes_its_data_folder_and_key_with_owner_only_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("fresh");
+    let _hub = start_hub(&data);
+    assert!(data.join("karmadue.sqlite").exists());
+    let key = data.join("keys").join("kd-passport-1.key");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&key).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+}
+
+#[test]
+fn an_agent_registers_signs_writes_and_reads_itself_through_the_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = start_hub(&dir.path().join("data"));
+    let key_file = dir.path().join("home").join("agent.json");
+    let (ok, registered, stderr) = agent(&hub, &key_file, &["new", "--name", "Cli Agent"]);
+    assert!(ok, "{registered} {stderr}");
+    let agent_id = registered["data"]["agent_id"].as_str().unwrap().to_owned();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&key_file).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&key_file).unwrap()).unwrap();
+    assert_eq!(saved["agent_id"], agent_id.as_str());
+    let (ok, renamed, stderr) = agent(&hub, &key_file, &["call", "rename_agent", "--args", r#"{"name": "Cli Agent Renamed"}"#]);
+    assert!(ok, "{renamed} {stderr}");
+    assert_eq!(renamed["data"]["name"], "Cli Agent Renamed");
+    let (ok, me, _) = agent(&hub, &key_file, &["whoami"]);
+    assert!(ok);
+    assert_eq!(me["data"]["display_label"], "Cli Agent Renamed");
+    let (ok, history, _) = agent(&hub, &key_file, &["call", "get_history", "--args", "{}"]);
+    assert!(ok, "{history}");
+    assert_eq!(history["data"]["events"][0]["kind"], "agent.renamed");
+    let (ok, refused, _) = agent(&hub, &key_file, &["call", "verify_agent", "--args", r#"{"agent_id": "nope"}"#]);
+    assert!(!ok);
+    assert_eq!(refused["error"]["field"], "agent_id");
+    let (ok, _, stderr) = agent(&hub, &key_file, &["new", "--name", "Second"]);
+    assert!(!ok);
+    assert!(stderr.contains("already holds an agent key"), "{stderr}");
+}
+
+#[test]
+fn ledger_verify_passes_a_sound_log_and_names_the_first_corrupted_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let hub = start_hub(&data);
+    for n in 0..3 {
+        let key_file = dir.path().join(format!("agent-{n}.json"));
+        let (ok, reply, stderr) = agent(&hub, &key_file, &["new", "--name", &format!("Ledger Agent {n}x{n}")]);
+        assert!(ok, "{reply} {stderr}");
+    }
+    drop(hub);
+    let verify = || Command::new(BIN).args(["ledger", "verify", "--data-dir"]).arg(&data).output().unwrap();
+    let sound = verify();
+    assert!(sound.status.success());
+    assert!(String::from_utf8_lossy(&sound.stdout).starts_with("ok: 3 rows verified"));
+    let conn = rusqlite::Connection::open(data.join("karmadue.sqlite")).unwrap();
+    conn.execute_batch(
+        "DROP TRIGGER events_append_only_update;
+         UPDATE events SET payload = replace(payload, 'Ledger Agent 1x1', 'Ledger Agent 9x9') WHERE seq = 2;",
+    )
+    .unwrap();
+    let broken = verify();
+    assert!(!broken.status.success());
+    let said = String::from_utf8_lossy(&broken.stdout);
+    assert!(said.contains("row 2"), "{said}");
+}
