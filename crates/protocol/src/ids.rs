@@ -44,13 +44,17 @@ impl FromStr for AgentId {
     fn from_str(text: &str) -> Result<Self, IdError> {
         if text.len() != 36
             || text.bytes().any(|b| b.is_ascii_uppercase())
-            || text.as_bytes().iter().enumerate().any(|(i, &b)| {
-                matches!(i, 8 | 13 | 18 | 23) != (b == b'-')
-            })
+            || text
+                .as_bytes()
+                .iter()
+                .enumerate()
+                .any(|(i, &b)| matches!(i, 8 | 13 | 18 | 23) != (b == b'-'))
         {
             return Err(IdError::NotAgentId);
         }
-        uuid::Uuid::parse_str(text).map(Self).map_err(|_| IdError::NotAgentId)
+        uuid::Uuid::parse_str(text)
+            .map(Self)
+            .map_err(|_| IdError::NotAgentId)
     }
 }
 
@@ -75,7 +79,11 @@ impl FromStr for Handle {
     type Err = IdError;
     fn from_str(text: &str) -> Result<Self, IdError> {
         let hex_part = text.strip_prefix("kd_").ok_or(IdError::NotHandle)?;
-        if hex_part.len() == 12 && hex_part.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        if hex_part.len() == 12
+            && hex_part
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
             Ok(Self(text.to_owned()))
         } else {
             Err(IdError::NotHandle)
@@ -97,9 +105,21 @@ mod tests {
     fn agent_id_accepts_only_lowercase_hyphenated_uuids() {
         let id: AgentId = "00000000-0000-4000-8000-000000000001".parse().unwrap();
         assert_eq!(id.to_string(), "00000000-0000-4000-8000-000000000001");
-        assert!("00000000-0000-4000-8000-00000000000A".parse::<AgentId>().is_err());
-        assert!("0000000000004000800000000000000a".parse::<AgentId>().is_err());
-        assert!("{00000000-0000-4000-8000-000000000001}".parse::<AgentId>().is_err());
+        assert!(
+            "00000000-0000-4000-8000-00000000000A"
+                .parse::<AgentId>()
+                .is_err()
+        );
+        assert!(
+            "0000000000004000800000000000000a"
+                .parse::<AgentId>()
+                .is_err()
+        );
+        assert!(
+            "{00000000-0000-4000-8000-000000000001}"
+                .parse::<AgentId>()
+                .is_err()
+        );
         assert!("kd_0123456789ab".parse::<AgentId>().is_err());
     }
 
