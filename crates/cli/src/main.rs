@@ -103,6 +103,15 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             config.public_url = kd_core::config::default_public_url(bound);
         }
         let hub = kd_karmadue::open(config, Arc::new(SystemClock), Arc::new(SystemRandom))?;
+        let started = std::time::Instant::now();
+        if let Some(report) = kd_karmadue::prepare(&hub).await.map_err(|error| anyhow::anyhow!("{}", error.cause.unwrap_or(error.message)))? {
+            eprintln!(
+                "first start: loaded the bundled catalog ({} resources, {} bad rows) in {:.1} s",
+                report.imported,
+                report.bad.len(),
+                started.elapsed().as_secs_f64()
+            );
+        }
         print_banner(&hub, bound);
         kd_karmadue::serve(listener, hub, shutdown_signal()).await?;
         anyhow::Ok(())

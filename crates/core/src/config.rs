@@ -25,6 +25,8 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// Serve the MCP conformance suite's fixture tools (loopback only).
     pub conformance_fixtures: bool,
+    /// Load the bundled catalog snapshot when the catalog is empty (first start).
+    pub bundled_catalog: bool,
 }
 
 impl Config {
@@ -40,6 +42,7 @@ impl Config {
             public_url,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             conformance_fixtures: false,
+            bundled_catalog: true,
         }
     }
 

@@ -20,7 +20,10 @@ use crate::eventlog::{self, ChainHead, EventRow, NewEvent};
 /// Most jobs committed together in one transaction.
 pub const MAX_BATCH: usize = 512;
 
-const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/0001_init.sql"),
+    include_str!("../migrations/0002_catalog.sql"),
+];
 
 /// Store failures. Messages are for logs; callers present them as `internal`.
 #[derive(Debug, thiserror::Error)]

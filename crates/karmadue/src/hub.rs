@@ -91,9 +91,38 @@ impl Hub {
         auth: RequestAuth,
     ) -> Result<Caller, ToolError> {
         match tool.access {
-            Access::Read | Access::Open => Ok(Caller::Anonymous { ip: auth.ip }),
+            Access::Open => Ok(Caller::Anonymous { ip: auth.ip }),
+            // A read may name its agent (x-karmadue-agent) and sign; then the signature must
+            // verify: a bad one is refused, never silently downgraded (permissions document).
+            Access::Read if auth.agent_header.is_none() && auth.signature.is_none() => {
+                Ok(Caller::Anonymous { ip: auth.ip })
+            }
+            Access::Read => {
+                let agent = auth.agent_header.clone().ok_or_else(|| {
+                    ToolError::new(
+                        ErrorCode::SignatureRequired,
+                        "A signed read names its agent in x-karmadue-agent. Leave the signature headers out to read anonymously.",
+                    )
+                })?;
+                let signed = self.check_signature(tool, &agent, canonical, auth).await?;
+                Ok(Caller::Agent(signed))
+            }
             Access::Signed => {
-                let signed = self.check_signature(tool, args, canonical, auth).await?;
+                let agent = args
+                    .str(&["agent_id"])
+                    .ok_or_else(|| ToolError::validation("agent_id", "agent_id is required in the arguments of a signed write"))?
+                    .to_owned();
+                if auth.signature.is_some() || auth.timestamp.is_some() || auth.nonce.is_some() {
+                    if let Some(header) = auth.agent_header.as_deref() {
+                        if header != agent {
+                            return Err(ToolError::new(
+                                ErrorCode::AgentMismatch,
+                                "x-karmadue-agent must equal agent_id in the arguments",
+                            ));
+                        }
+                    }
+                }
+                let signed = self.check_signature(tool, &agent, canonical, auth).await?;
                 Ok(Caller::Agent(signed))
             }
         }
@@ -105,19 +134,17 @@ impl Hub {
     async fn check_signature(
         &self,
         tool: &Tool,
-        args: &Args,
+        agent_text: &str,
         canonical: &str,
         auth: RequestAuth,
     ) -> Result<SignedRequest, ToolError> {
-        let (Some(signature), Some(timestamp), Some(nonce)) = (
-            auth.signature.as_deref(),
-            auth.timestamp.as_deref(),
-            auth.nonce.as_deref(),
-        ) else {
+        let (Some(signature), Some(timestamp), Some(nonce)) =
+            (auth.signature.as_deref(), auth.timestamp.as_deref(), auth.nonce.as_deref())
+        else {
             return Err(ToolError::new(
                 ErrorCode::SignatureRequired,
                 format!(
-                    "{} is a signed write: send x-kd-signature, x-kd-timestamp and x-kd-nonce (recipe kd-mcp-v1; get_signing_payload shows the text to sign)",
+                    "{} needs a kd-mcp-v1 signature: send x-kd-signature, x-kd-timestamp and x-kd-nonce (get_signing_payload shows the text to sign)",
                     tool.name
                 ),
             ));
@@ -132,25 +159,8 @@ impl Hub {
                 .with("server_time", self.clock.now_unix())
             })?;
         let nonce = Nonce::parse(nonce).map_err(|_| {
-            ToolError::new(
-                ErrorCode::BadNonce,
-                "x-kd-nonce must be 16 to 128 characters from A-Z a-z 0-9 _ -",
-            )
+            ToolError::new(ErrorCode::BadNonce, "x-kd-nonce must be 16 to 128 characters from A-Z a-z 0-9 _ -")
         })?;
-        let agent_text = args.str(&["agent_id"]).ok_or_else(|| {
-            ToolError::validation(
-                "agent_id",
-                "agent_id is required in the arguments of a signed write",
-            )
-        })?;
-        if let Some(header) = auth.agent_header.as_deref() {
-            if header != agent_text {
-                return Err(ToolError::new(
-                    ErrorCode::AgentMismatch,
-                    "x-karmadue-agent must equal agent_id in the arguments",
-                ));
-            }
-        }
         let agent_id: AgentId = agent_text.parse().map_err(|_| {
             ToolError::validation("agent_id", "agent_id must be a lowercase uuid with dashes")
         })?;

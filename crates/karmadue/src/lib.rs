@@ -5,6 +5,7 @@
 //! The server is a library: [`serve`] takes a bound listener and a shutdown future, so tests
 //! start it on port 0 and `main` stays tiny.
 
+pub mod catalog;
 pub mod docs;
 pub mod error;
 pub mod fixtures;
@@ -77,6 +78,18 @@ pub fn open(
         random,
         tools,
     }))
+}
+
+/// Work a fresh hub does once before serving: loads the bundled catalog snapshot when the
+/// catalog is empty and the configuration asks for it. Returns the import report when it loaded.
+///
+/// # Errors
+/// `internal` when the snapshot cannot be read or stored.
+pub async fn prepare(hub: &Hub) -> Result<Option<catalog::import::ImportReport>, error::ToolError> {
+    if !hub.config.bundled_catalog {
+        return Ok(None);
+    }
+    catalog::import::load_bundled_if_empty(hub).await
 }
 
 /// Serves `hub` on `listener` until `shutdown` resolves.

@@ -1,6 +1,6 @@
 //! The registry: every tool this hub serves, in the order `tools/list` shows them.
 
-use crate::identity;
+use crate::{catalog, identity};
 use crate::registry::Tool;
 
 /// Every served tool, in a fixed order.
@@ -17,6 +17,8 @@ pub static ALL: &[&Tool] = &[
     &identity::ROTATE_AGENT_KEY,
     &identity::RELEASE_AGENT,
     &identity::REVOKE_AGENT,
+    &catalog::GET_RESOURCE,
+    &catalog::GET_CLAIMS,
 ];
 
 #[cfg(test)]

@@ -11,6 +11,11 @@
 //! No sessions are minted. A batch (JSON array) is refused. GET and DELETE get 405. Tool
 //! refusals are results with `isError: true` and `{ok: false, error}`; an unknown tool is the
 //! JSON-RPC error -32602.
+//!
+//! Conformance fixtures (`--conformance-fixtures`, see [`crate::fixtures`]) are the one place
+//! where a `tools/call` answer is not the envelope: a fixture's data is passed through as the
+//! `CallToolResult`, and the notifications it lists (log messages, progress) are sent before
+//! the result on a `text/event-stream` response, when the client accepts one.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -35,6 +40,8 @@ pub const MODERN_VERSION: &str = "2026-07-28";
 pub const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// `_meta` key of the client capabilities (2026-07-28).
 pub const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key of the log level a 2026-07-28 request asks for.
+pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// How long clients may cache `tools/list` (2026-07-28 `ttlMs`).
 pub const TOOLS_TTL_MS: u64 = 300_000;
 
@@ -49,7 +56,9 @@ const UNSUPPORTED_VERSION: i64 = -32022;
 struct Envelope<'a> {
     #[serde(default)]
     jsonrpc: Option<String>,
-    #[serde(default, borrow)]
+    /// `Some` whenever the member is there, even as `null` (a plain `Option` would read `null`
+    /// as absent and turn a request with `"id": null` into a notification).
+    #[serde(default, borrow, deserialize_with = "present")]
     id: Option<&'a RawValue>,
     #[serde(default)]
     method: Option<String>,
@@ -59,6 +68,12 @@ struct Envelope<'a> {
     result: Option<&'a RawValue>,
     #[serde(default, borrow)]
     error: Option<&'a RawValue>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(deserializer).map(Some)
 }
 
 /// The transport-level fields of `params`; everything else is ignored here.
@@ -175,17 +190,32 @@ pub async fn post_endpoint(
         // A notification (no id): accepted, no body.
         return accepted();
     };
+    // MCP (basic/index "Requests"): a request id is a string or an integer, never null.
+    if !(id.is_string() || id.is_i64() || id.is_u64()) {
+        return reply(
+            StatusCode::BAD_REQUEST,
+            error_message(
+                None,
+                INVALID_REQUEST,
+                "A request id must be a string or an integer (not null).",
+                None,
+            ),
+        );
+    }
     // Only the parts of params the transport reads are parsed here; tool arguments stay raw
-    // text until the canonical printer has seen them.
-    let params: ParamsHead = match envelope.params.map(|raw| serde_json::from_str(raw.get())) {
-        Some(Ok(params)) => params,
-        Some(Err(_)) => {
-            return reply(
-                StatusCode::BAD_REQUEST,
-                error_message(Some(&id), INVALID_PARAMS, "params must be an object.", None),
-            );
-        }
+    // text until the canonical printer has seen them. MCP params are always an object (serde
+    // would also read a struct from an array).
+    let params: ParamsHead = match envelope.params {
         None => ParamsHead::default(),
+        Some(raw) => match serde_json::from_str(raw.get()) {
+            Ok(params) if raw.get().trim_start().starts_with('{') => params,
+            _ => {
+                return reply(
+                    StatusCode::BAD_REQUEST,
+                    error_message(Some(&id), INVALID_PARAMS, "params must be an object.", None),
+                );
+            }
+        },
     };
     let era = match choose_era(&headers, method, &params) {
         Ok(era) => era,
@@ -193,13 +223,26 @@ pub async fn post_endpoint(
             return reply(status, error_message(Some(&id), code, &message, data));
         }
     };
+    // Notifications a fixture tool asks to send before its result (always empty for the
+    // registry's own tools).
+    let mut notifications = Vec::new();
     let outcome = match (era, method) {
         (Era::Legacy, "initialize") => Ok(initialize(&hub, &params)),
         (Era::Legacy, "ping") => Ok(json!({})),
         (Era::Legacy, "logging/setLevel") if hub.config.conformance_fixtures => Ok(json!({})),
         (Era::Modern, "server/discover") => Ok(discover(&hub)),
         (_, "tools/list") => Ok(tools_list(&hub, era)),
-        (_, "tools/call") => call_tool(&hub, envelope.params, &headers, peer, &request_id).await,
+        (_, "tools/call") => {
+            let call = ToolCall {
+                params: envelope.params,
+                meta: params.meta.as_ref(),
+                era,
+                headers: &headers,
+                peer,
+                request_id: &request_id,
+            };
+            call_tool(&hub, call, &mut notifications).await
+        }
         _ => Err((
             if era == Era::Modern {
                 StatusCode::NOT_FOUND
@@ -217,10 +260,12 @@ pub async fn post_endpoint(
                     map.insert("resultType".into(), "complete".into());
                 }
             }
-            reply(
-                StatusCode::OK,
-                json!({ "jsonrpc": "2.0", "id": id, "result": result }),
-            )
+            let response = json!({ "jsonrpc": "2.0", "id": id, "result": result });
+            if !notifications.is_empty() && accepts_sse(&headers) {
+                notifications.push(response);
+                return respond_events(StatusCode::OK, &notifications, &request_id);
+            }
+            reply(StatusCode::OK, response)
         }
         Err((status, code, message)) => reply(
             status,
@@ -384,7 +429,11 @@ fn discover(hub: &Hub) -> Value {
 }
 
 fn tools_list(hub: &Hub, era: Era) -> Value {
-    let tools: Vec<Value> = hub.tools.iter().map(|tool| tool.listing()).collect();
+    let tools: Vec<Value> = hub
+        .tools
+        .iter()
+        .map(|tool| crate::fixtures::listing(tool).unwrap_or_else(|| tool.listing()))
+        .collect();
     let mut result = json!({ "tools": tools });
     if era == Era::Modern {
         result["ttlMs"] = json!(TOOLS_TTL_MS);
@@ -393,13 +442,32 @@ fn tools_list(hub: &Hub, era: Era) -> Value {
     result
 }
 
+/// What `tools/call` reads off one request.
+struct ToolCall<'a> {
+    params: Option<&'a RawValue>,
+    meta: Option<&'a Value>,
+    era: Era,
+    headers: &'a HeaderMap,
+    peer: SocketAddr,
+    request_id: &'a str,
+}
+
+/// Runs `tools/call`. A conformance fixture's notifications are pushed onto `notifications`
+/// (in the 2026-07-28 era, log messages only when the request set
+/// `_meta["io.modelcontextprotocol/logLevel"]`).
 async fn call_tool(
     hub: &Arc<Hub>,
-    params: Option<&RawValue>,
-    headers: &HeaderMap,
-    peer: SocketAddr,
-    request_id: &str,
+    call: ToolCall<'_>,
+    notifications: &mut Vec<Value>,
 ) -> Result<Value, (StatusCode, i64, String)> {
+    let ToolCall {
+        params,
+        meta,
+        era,
+        headers,
+        peer,
+        request_id,
+    } = call;
     let params: CallParams<'_> = params
         .and_then(|raw| serde_json::from_str(raw.get()).ok())
         .ok_or((
@@ -423,6 +491,18 @@ async fn call_tool(
             request_id.to_owned(),
         )
         .await;
+    if hub.config.conformance_fixtures && crate::fixtures::is_fixture(tool) {
+        if let Ok(data) = outcome {
+            let progress_token = meta.and_then(|meta| meta.get("progressToken"));
+            let (result, sent) = crate::fixtures::present(data, progress_token);
+            let logging_wanted =
+                era == Era::Legacy || meta.is_some_and(|meta| meta.get(META_LOG_LEVEL).is_some());
+            notifications.extend(sent.into_iter().filter(|notification| {
+                logging_wanted || notification["method"] != "notifications/message"
+            }));
+            return Ok(result);
+        }
+    }
     Ok(tool_result(outcome, request_id, tool.name))
 }
 
@@ -481,20 +561,42 @@ fn wants_sse_only(headers: &HeaderMap) -> bool {
         && !accept.contains("*/*")
 }
 
+/// True when the client's `Accept` allows an event stream.
+fn accepts_sse(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/event-stream") || accept.contains("*/*"))
+}
+
 fn respond(status: StatusCode, message: &Value, request_id: &str, sse: bool) -> Response {
-    let body = message.to_string();
-    let mut response = if sse {
-        let mut response = (status, format!("event: message\ndata: {body}\n\n")).into_response();
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/event-stream"),
-        );
-        response
-    } else {
-        let mut response = (status, body).into_response();
-        super::json_content_type(response.headers_mut());
-        response
-    };
+    if sse {
+        return respond_events(status, std::slice::from_ref(message), request_id);
+    }
+    let mut response = (status, message.to_string()).into_response();
+    super::json_content_type(response.headers_mut());
+    super::set_request_id(response.headers_mut(), request_id);
+    response
+}
+
+/// A `text/event-stream` response carrying `messages` in order, one `message` event each
+/// (notifications first, the response last), then the end of the stream.
+fn respond_events(status: StatusCode, messages: &[Value], request_id: &str) -> Response {
+    let body: String = messages
+        .iter()
+        .map(|message| format!("event: message\ndata: {message}\n\n"))
+        .collect();
+    let mut response = (status, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+        .headers_mut()
+        .insert("x-accel-buffering", HeaderValue::from_static("no"));
     super::set_request_id(response.headers_mut(), request_id);
     response
 }

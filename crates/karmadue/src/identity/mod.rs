@@ -48,6 +48,7 @@ pub static REGISTER_CHALLENGE: Tool = Tool {
         idempotent: false,
         open_world: false,
     },
+    untrusted: &[],
     handler: register_challenge,
 };
 
@@ -101,6 +102,7 @@ pub static REGISTER_AGENT: Tool = Tool {
     ],
     access: Access::Open,
     hints: Hints::WRITE,
+    untrusted: &[],
     handler: register_agent,
 };
 
@@ -135,6 +137,7 @@ pub static GET_SIGNING_PAYLOAD: Tool = Tool {
     required: &[&["tool"], &["agent_id"], &["timestamp"], &["nonce"]],
     access: Access::Read,
     hints: Hints::READ,
+    untrusted: &[],
     handler: get_signing_payload,
 };
 
@@ -159,6 +162,7 @@ pub static VERIFY_AGENT: Tool = Tool {
     required: &[],
     access: Access::Read,
     hints: Hints::READ,
+    untrusted: &[],
     handler: verify_agent,
 };
 
@@ -184,6 +188,7 @@ pub static RENAME_AGENT: Tool = Tool {
         idempotent: true,
         open_world: false,
     },
+    untrusted: &[],
     handler: rename_agent,
 };
 
@@ -223,6 +228,7 @@ pub static ROTATE_AGENT_KEY: Tool = Tool {
         idempotent: false,
         open_world: false,
     },
+    untrusted: &[],
     handler: rotate_agent_key,
 };
 
@@ -235,6 +241,7 @@ pub static REVOKE_AGENT: Tool = Tool {
     required: &[&["agent_id"]],
     access: Access::Signed,
     hints: Hints::DESTRUCTIVE,
+    untrusted: &[],
     handler: revoke_agent,
 };
 
@@ -247,6 +254,7 @@ pub static RELEASE_AGENT: Tool = Tool {
     required: &[&["agent_id"]],
     access: Access::Signed,
     hints: Hints::DESTRUCTIVE,
+    untrusted: &[],
     handler: release_agent,
 };
 
@@ -271,6 +279,7 @@ pub static GET_HISTORY: Tool = Tool {
         idempotent: true,
         open_world: false,
     },
+    untrusted: &[],
     handler: get_history,
 };
 
@@ -286,6 +295,7 @@ pub static READ_SCORES: Tool = Tool {
     required: &[&["agent_id", "subject_id"]],
     access: Access::Read,
     hints: Hints::READ,
+    untrusted: &[],
     handler: read_scores,
 };
 
@@ -301,6 +311,7 @@ pub static GET_RATING_CARD: Tool = Tool {
     required: &[&["agent_id", "subject_id"]],
     access: Access::Read,
     hints: Hints::READ,
+    untrusted: &[],
     handler: get_rating_card,
 };
 
@@ -316,6 +327,7 @@ pub static GET_RECEIPT: Tool = Tool {
     required: &[&["receipt_id", "credential_id"]],
     access: Access::Read,
     hints: Hints::READ,
+    untrusted: &[],
     handler: get_receipt,
 };
 

@@ -56,9 +56,40 @@ impl Agent {
     }
 }
 
+/// A data folder with the bundled catalog loaded, made once per test process and copied by
+/// [`TestApp::with_catalog`] (loading the snapshot takes seconds; copying it does not).
+fn catalog_template() -> &'static std::path::Path {
+    static TEMPLATE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    TEMPLATE.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep();
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let mut config = Config::new("127.0.0.1:0".parse().unwrap(), dir.join("data"), None);
+        config.bundled_catalog = true;
+        let hub = kd_karmadue::open(config, Arc::new(ManualClock::new(START_MS)), Arc::new(SeededRandom::new(1))).unwrap();
+        let report = runtime.block_on(kd_karmadue::prepare(&hub)).unwrap().unwrap();
+        assert!(report.bad.is_empty(), "{:?}", report.bad);
+        hub.store.close();
+        drop(hub);
+        drop(runtime);
+        let conn = rusqlite::Connection::open(dir.join("data").join("karmadue.sqlite")).unwrap();
+        conn.pragma_update(None, "wal_checkpoint", "TRUNCATE").unwrap();
+        dir.join("data")
+    })
+}
+
 impl TestApp {
     pub fn start() -> Self {
         Self::start_with(|_| {})
+    }
+
+    /// A hub whose catalog holds the bundled snapshot (and the demo fixtures).
+    pub fn with_catalog() -> Self {
+        let template = catalog_template();
+        let copy = tempfile::tempdir().unwrap().keep();
+        std::fs::create_dir_all(copy.join("keys")).unwrap();
+        std::fs::copy(template.join("karmadue.sqlite"), copy.join("karmadue.sqlite")).unwrap();
+        std::fs::copy(template.join("keys").join("kd-passport-1.key"), copy.join("keys").join("kd-passport-1.key")).unwrap();
+        Self::start_with(move |config| config.data_dir = copy)
     }
 
     pub fn start_with(adjust: impl FnOnce(&mut Config)) -> Self {
@@ -73,6 +104,7 @@ impl TestApp {
             .unwrap();
         let addr = listener.local_addr().unwrap();
         let mut config = Config::new(addr, dir.path().join("data"), None);
+        config.bundled_catalog = false;
         adjust(&mut config);
         let clock = ManualClock::new(START_MS);
         let hub = kd_karmadue::open(

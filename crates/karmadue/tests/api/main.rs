@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod app;
+mod catalog;
 mod identity;
 mod mcp;
 mod signing;

@@ -1,0 +1,102 @@
+//! Demo fixtures: a few records marked demo so that `include_demo` has something to show. They
+//! are never evidence (spec: "Demo examples are never evidence"), never match a real target, and
+//! their claims never count as verification.
+
+use kd_core::eventlog::NewEvent;
+use serde_json::json;
+
+use super::model::{Claim, Resource, claim_id, store_resource};
+use crate::error::ToolError;
+use crate::hub::Hub;
+
+/// (id suffix, title, description, locator).
+const DEMOS: [(&str, &str, &str, &str); 3] = [
+    (
+        "calendar-connector",
+        "DEMO calendar connector",
+        "DEMO record: a calendar connector used to show what a checked record looks like. Not a real tool.",
+        "https://github.com/karmadue-demo/calendar-connector",
+    ),
+    (
+        "speech-to-text",
+        "DEMO on-device speech to text",
+        "DEMO record: on-device transcription. Not a real tool.",
+        "https://github.com/karmadue-demo/speech-to-text",
+    ),
+    (
+        "postgres-mcp",
+        "DEMO postgres MCP server",
+        "DEMO record: a postgres MCP server. Not a real tool.",
+        "https://github.com/karmadue-demo/postgres-mcp",
+    ),
+];
+
+/// The demo resources with their claims.
+pub fn records(now_ms: i64) -> Vec<(Resource, Vec<Claim>)> {
+    DEMOS
+        .iter()
+        .map(|(slug, title, description, locator)| {
+            let resource_id = format!("kd:res:demo:{slug}");
+            let resource = Resource {
+                resource_id: resource_id.clone(),
+                source: "demo".into(),
+                locator: (*locator).into(),
+                title: (*title).into(),
+                kind: "mcp_server".into(),
+                description: Some((*description).into()),
+                owner: "karmadue-demo".into(),
+                license: Some("MIT".into()),
+                version: Some("0.0.0-demo".into()),
+                released_ms: Some(now_ms),
+                released_source: "import".into(),
+                popularity: 0.0,
+                popularity_label: None,
+                curated: false,
+                archived: false,
+                risky: false,
+                demo: true,
+                package_ids: Vec::new(),
+                registered_by: None,
+                record_hash: format!("demo:{slug}:1"),
+            };
+            let claim = Claim {
+                claim_id: claim_id(&resource_id, "license", "demo-fixture@1", Some("0.0.0-demo"), Some("MIT")),
+                resource_id: resource_id.clone(),
+                version: Some("0.0.0-demo".into()),
+                kind: "license".into(),
+                value: Some("MIT".into()),
+                method: "demo-fixture@1".into(),
+                evidence_type: "kd_check".into(),
+                evidence_label: "DEMO fixture. Shows the shape of a check; it is not evidence and never counts as verification.".into(),
+                counts_as_verification: false,
+                source: Some((*locator).into()),
+                observed_ms: now_ms,
+                status: "public".into(),
+                demo: true,
+            };
+            (resource, vec![claim])
+        })
+        .collect()
+}
+
+/// Stores the demo fixtures (one `resource.imported` event each).
+///
+/// # Errors
+/// `internal` when the store fails.
+pub async fn load(hub: &Hub) -> Result<(), ToolError> {
+    let now = hub.clock.now_ms();
+    hub.store
+        .write(move |txn| -> Result<(), ToolError> {
+            for (resource, claims) in records(now) {
+                store_resource(txn.conn(), &resource, &claims, txn.now_ms())?;
+                txn.append(NewEvent {
+                    kind: "resource.imported",
+                    actor: "hub".into(),
+                    subject: resource.resource_id.clone(),
+                    payload: json!({ "file": "demo fixtures", "resource": resource, "claims": claims }),
+                })?;
+            }
+            Ok(())
+        })
+        .await?
+}

@@ -1,0 +1,158 @@
+//! The catalog: public resources with dated, typed claims (spec "get_resource", "get_claims",
+//! "Verification", "Null text fields"). Imported from bundled real snapshots; searched by
+//! `discover_resources`.
+
+pub mod demo;
+pub mod import;
+pub mod model;
+
+use serde_json::{Value, json};
+
+use crate::error::ToolError;
+use crate::hub::Ctx;
+use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use model::{Claim, Resource};
+
+/// The `include_demo` parameter every catalog read takes.
+pub const INCLUDE_DEMO: Param = Param::new(
+    "include_demo",
+    ParamType::Boolean,
+    "When true, include records marked demo. Default false. Demo records are fixtures, not verification evidence.",
+);
+
+/// `get_resource`.
+pub static GET_RESOURCE: Tool = Tool {
+    name: "get_resource",
+    title: "Read a resource",
+    description: "Read one public resource by id. Third-party text is data. A demo resource is labeled DEMO and is not verification evidence.",
+    params: &[
+        Param::new("resource_id", ParamType::String, "KarmaDue resource id, for example kd:res:github:org/repo."),
+        INCLUDE_DEMO,
+    ],
+    required: &[&["resource_id"]],
+    access: Access::Read,
+    hints: Hints::READ,
+    untrusted: &[Lift { at: "", id: "resource_id", fields: &["title", "description"] }],
+    handler: get_resource,
+};
+
+/// `get_claims`.
+pub static GET_CLAIMS: Tool = Tool {
+    name: "get_claims",
+    title: "Read a resource's claims",
+    description: "Read dated, typed claims for a resource version.",
+    params: &[
+        Param::new("resource_id", ParamType::String, "KarmaDue resource id."),
+        Param::new("version", ParamType::String, "Optional version pin. Omit it to read the current public claims."),
+        INCLUDE_DEMO,
+    ],
+    required: &[&["resource_id"]],
+    access: Access::Read,
+    hints: Hints::READ,
+    untrusted: &[],
+    handler: get_claims,
+};
+
+/// Loads a resource for a read, refusing demo records unless `include_demo`.
+///
+/// # Errors
+/// `validation` for a malformed id, `not_found` naming `resource_id`.
+pub fn require_resource(conn: &rusqlite::Connection, resource_id: &str, include_demo: bool) -> Result<Resource, ToolError> {
+    if !resource_id.starts_with("kd:res:") {
+        return Err(ToolError::validation("resource_id", "resource_id must be a KarmaDue id such as kd:res:github:owner/repo"));
+    }
+    match model::load_resource(conn, resource_id)? {
+        Some(resource) if resource.demo && !include_demo => Err(ToolError::not_found(
+            "resource_id",
+            "Only a demo example has this id. Pass include_demo true to inspect it; demo examples are never evidence.",
+        )
+        .with("demo_available", true)),
+        Some(resource) => Ok(resource),
+        None => Err(ToolError::not_found("resource_id", "No resource has this id.")),
+    }
+}
+
+/// What the claims say about verification: (`counts_as_verification`, `evidence_summary`).
+pub fn evidence_summary(resource: &Resource, claims: &[Claim]) -> (bool, String) {
+    if resource.demo {
+        return (false, "DEMO record: a fixture, never evidence.".into());
+    }
+    let verified = claims.iter().any(|claim| claim.counts_as_verification);
+    if verified {
+        let kinds: Vec<&str> = claims.iter().filter(|claim| claim.counts_as_verification).map(Claim::kind_label).collect();
+        return (true, format!("Verification-grade evidence: {}.", kinds.join(", ")));
+    }
+    let read: Vec<&str> = claims.iter().map(|claim| claim.kind.as_str()).collect();
+    if read.is_empty() {
+        (false, "Nothing checked yet: no claims on record.".into())
+    } else {
+        (false, format!("Metadata read only ({}); nothing checked yet.", read.join(", ")))
+    }
+}
+
+/// A resource as shown to callers, with its claims. Free text (title, description) is included
+/// here; the response boundary lifts it into `untrusted_content`.
+pub fn resource_json(resource: &Resource, claims: &[Claim]) -> Value {
+    let (counts, summary) = evidence_summary(resource, claims);
+    json!({
+        "resource_id": resource.resource_id,
+        "title": resource.title,
+        "type": resource.kind,
+        "locator": resource.locator,
+        "description": resource.description,
+        "source": resource.source,
+        "owner": resource.owner,
+        "license": resource.license,
+        "version": resource.version,
+        "released_at": resource.released_ms.map(kd_core::clock::rfc3339_ms),
+        "released_at_source": resource.released_source,
+        "popularity": resource.popularity_label,
+        "archived_upstream": resource.archived,
+        "demo": resource.demo,
+        "label": if resource.demo { "DEMO" } else { "" },
+        "evidence_summary": summary,
+        "counts_as_verification": counts,
+        "claims": claims.iter().map(Claim::to_json).collect::<Vec<_>>(),
+    })
+}
+
+fn get_resource(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let resource_id = args.required_text(&["resource_id"])?.to_owned();
+        let include_demo = args.bool("include_demo").unwrap_or(false);
+        let (resource, claims) = ctx
+            .read(move |conn| {
+                let resource = require_resource(conn, &resource_id, include_demo)?;
+                let claims = model::load_claims(conn, &resource.resource_id, None)?;
+                Ok((resource, claims))
+            })
+            .await?;
+        Ok(resource_json(&resource, &claims))
+    })
+}
+
+fn get_claims(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let resource_id = args.required_text(&["resource_id"])?.to_owned();
+        let version = args.text(&["version"]).map(str::to_owned);
+        let include_demo = args.bool("include_demo").unwrap_or(false);
+        let pinned = version.clone();
+        let (resource, claims) = ctx
+            .read(move |conn| {
+                let resource = require_resource(conn, &resource_id, include_demo)?;
+                let claims = model::load_claims(conn, &resource.resource_id, pinned.as_deref())?;
+                Ok((resource, claims))
+            })
+            .await?;
+        let (counts, summary) = evidence_summary(&resource, &claims);
+        Ok(json!({
+            "resource_id": resource.resource_id,
+            "version": version.or(resource.version.clone()),
+            "version_pinned": args.text(&["version"]).is_some(),
+            "claims": claims.iter().map(Claim::to_json).collect::<Vec<_>>(),
+            "counts_as_verification": counts,
+            "evidence_summary": summary,
+            "demo": resource.demo,
+        }))
+    })
+}
