@@ -32,6 +32,16 @@ enum Command {
     },
     /// A signing agent client: keeps your key in ~/.karmadue/agent.json.
     Agent(agent::AgentArgs),
+    /// Import catalog rows (JSON Lines, optionally .gz) into a hub's data folder. Idempotent:
+    /// unchanged rows are skipped; bad rows are reported with their line number and skipped.
+    Import {
+        /// The hub's data folder.
+        #[arg(long, env = "KARMADUE_DATA_DIR", default_value = DEFAULT_DATA_DIR)]
+        data_dir: PathBuf,
+        /// Files to import.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -51,6 +61,9 @@ struct ServeArgs {
     /// Also serve the MCP conformance suite's fixture tools (loopback addresses only).
     #[arg(long, env = "KARMADUE_CONFORMANCE_FIXTURES")]
     conformance_fixtures: bool,
+    /// Load the bundled catalog snapshot on first start (when the catalog is empty).
+    #[arg(long, env = "KARMADUE_BUNDLED_CATALOG", default_value_t = true, action = clap::ArgAction::Set)]
+    bundled_catalog: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -71,6 +84,7 @@ fn main() -> ExitCode {
             command: LedgerCommand::Verify { data_dir },
         } => ledger_verify(&data_dir),
         Command::Agent(args) => agent::run(args),
+        Command::Import { data_dir, files } => import(data_dir, &files),
     };
     match result {
         Ok(code) => code,
@@ -91,6 +105,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let mut config = Config::new(args.listen, args.data_dir, args.public_url);
     config.max_body_bytes = args.max_body_bytes;
     config.conformance_fixtures = args.conformance_fixtures;
+    config.bundled_catalog = args.bundled_catalog;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -181,4 +196,49 @@ fn ledger_verify(data_dir: &std::path::Path) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::FAILURE)
         }
     }
+}
+
+fn import(data_dir: PathBuf, files: &[PathBuf]) -> anyhow::Result<ExitCode> {
+    use std::io::{BufRead, BufReader, Read};
+    let mut config = Config::new(DEFAULT_LISTEN.parse()?, data_dir, None);
+    config.bundled_catalog = false;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let hub = kd_karmadue::open(config, Arc::new(SystemClock), Arc::new(SystemRandom))?;
+    let mut any_bad = false;
+    for path in files {
+        let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        let size = file.metadata().map(|meta| meta.len()).unwrap_or(0);
+        let bar = indicatif::ProgressBar::new(size);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} ({eta})")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        bar.set_message(path.display().to_string());
+        let counted = bar.wrap_read(file);
+        let reader: Box<dyn BufRead> = if path.extension().is_some_and(|ext| ext == "gz") {
+            Box::new(BufReader::new(flate2::read::GzDecoder::new(counted)))
+        } else {
+            Box::new(BufReader::new(counted.take(u64::MAX)))
+        };
+        let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+        let report = runtime
+            .block_on(kd_karmadue::catalog::import::import_lines(&hub, &name, reader, |_| {}))
+            .map_err(|error| anyhow::anyhow!("{}", error.cause.unwrap_or(error.message)))?;
+        bar.finish_and_clear();
+        println!(
+            "{}: {} lines, {} imported, {} unchanged, {} bad",
+            path.display(),
+            report.lines,
+            report.imported,
+            report.unchanged,
+            report.bad.len()
+        );
+        for (line, reason) in &report.bad {
+            println!("  line {line}: {reason}");
+        }
+        any_bad |= !report.bad.is_empty();
+    }
+    hub.store.close();
+    Ok(if any_bad { ExitCode::from(2) } else { ExitCode::SUCCESS })
 }

@@ -23,7 +23,7 @@ impl Drop for Hub {
 
 fn start_hub(data_dir: &Path) -> Hub {
     let mut child = Command::new(BIN)
-        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .args(["serve", "--listen", "127.0.0.1:0", "--bundled-catalog", "false", "--data-dir"])
         .arg(data_dir)
         .env("KARMADUE_LOG", "warn")
         .stdout(Stdio::piped())
@@ -122,4 +122,34 @@ fn ledger_verify_passes_a_sound_log_and_names_the_first_corrupted_row() {
     assert!(!broken.status.success());
     let said = String::from_utf8_lossy(&broken.stdout);
     assert!(said.contains("row 2"), "{said}");
+}
+
+#[test]
+fn import_is_idempotent_and_reports_bad_rows_by_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rows.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"id":"kd:res:npm:import-test-one","locator":"npm:import-test-one","title":"import-test-one","type":"package","version":"1.0.0","downloads_a_month":12,"description":"first","selection":"sample"}"#, "\n",
+            "this is not json\n",
+            r#"{"id":"kd:res:npm:import-test-two","locator":"npm:wrong","title":"x"}"#, "\n",
+            "\n",
+            r#"{"id":"kd:res:pypi:import-test-three","locator":"pypi:import-test-three","title":"import-test-three","type":"package","version":"0.1","month":"2026-05","rank_among_15000_most_downloaded":null,"description":"third","selection":"sample"}"#, "\n",
+        ),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let run = || Command::new(BIN).args(["import", "--data-dir"]).arg(&data).arg(&file).output().unwrap();
+    let first = run();
+    let said = String::from_utf8_lossy(&first.stdout).into_owned();
+    assert_eq!(first.status.code(), Some(2), "{said}");
+    assert!(said.contains("5 lines, 2 imported, 0 unchanged, 2 bad"), "{said}");
+    assert!(said.contains("line 2: not JSON"), "{said}");
+    assert!(said.contains("line 3: npm locator must be npm:<name> matching the id"), "{said}");
+    let second = run();
+    let said = String::from_utf8_lossy(&second.stdout).into_owned();
+    assert!(said.contains("5 lines, 0 imported, 2 unchanged, 2 bad"), "{said}");
+    let verify = Command::new(BIN).args(["ledger", "verify", "--data-dir"]).arg(&data).output().unwrap();
+    assert!(String::from_utf8_lossy(&verify.stdout).starts_with("ok: 2 rows verified"));
 }
