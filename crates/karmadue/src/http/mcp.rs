@@ -491,17 +491,18 @@ async fn call_tool(
             request_id.to_owned(),
         )
         .await;
-    if hub.config.conformance_fixtures && crate::fixtures::is_fixture(tool) {
-        if let Ok(data) = outcome {
-            let progress_token = meta.and_then(|meta| meta.get("progressToken"));
-            let (result, sent) = crate::fixtures::present(data, progress_token);
-            let logging_wanted =
-                era == Era::Legacy || meta.is_some_and(|meta| meta.get(META_LOG_LEVEL).is_some());
-            notifications.extend(sent.into_iter().filter(|notification| {
-                logging_wanted || notification["method"] != "notifications/message"
-            }));
-            return Ok(result);
-        }
+    if hub.config.conformance_fixtures
+        && crate::fixtures::is_fixture(tool)
+        && let Ok(data) = outcome
+    {
+        let progress_token = meta.and_then(|meta| meta.get("progressToken"));
+        let (result, sent) = crate::fixtures::present(data, progress_token);
+        let logging_wanted =
+            era == Era::Legacy || meta.is_some_and(|meta| meta.get(META_LOG_LEVEL).is_some());
+        notifications.extend(sent.into_iter().filter(|notification| {
+            logging_wanted || notification["method"] != "notifications/message"
+        }));
+        return Ok(result);
     }
     Ok(tool_result(outcome, request_id, tool.name))
 }

