@@ -493,7 +493,7 @@ async fn call_tool(
         .await;
     if hub.config.conformance_fixtures
         && crate::fixtures::is_fixture(tool)
-        && let Ok(data) = outcome
+        && let Ok(crate::hub::Answer { data, .. }) = outcome
     {
         let progress_token = meta.and_then(|meta| meta.get("progressToken"));
         let (result, sent) = crate::fixtures::present(data, progress_token);
@@ -507,18 +507,15 @@ async fn call_tool(
     Ok(tool_result(outcome, request_id, tool.name))
 }
 
-/// A `tools/call` result: `structuredContent` `{ok, data | error, request_id}`, the same JSON
-/// as text content, and `isError` on failure.
+/// A `tools/call` result: `structuredContent` `{ok, data | error, untrusted_content?,
+/// request_id}`, the same JSON as text content, and `isError` on failure.
 pub fn tool_result(
-    outcome: Result<Value, crate::error::ToolError>,
+    outcome: Result<crate::hub::Answer, crate::error::ToolError>,
     request_id: &str,
     tool: &str,
 ) -> Value {
     let (structured, is_error) = match outcome {
-        Ok(data) => (
-            json!({ "ok": true, "data": data, "request_id": request_id }),
-            false,
-        ),
+        Ok(answer) => (answer.body(request_id), false),
         Err(error) => {
             log_refusal(&error, request_id, tool);
             (

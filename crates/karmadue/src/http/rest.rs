@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::error::{ErrorCode, ToolError};
-use crate::hub::Hub;
+use crate::hub::{Answer, Hub};
 
 /// `POST /functions/v1/public-api/v1/tools/{name}`.
 pub async fn call_tool(
@@ -58,15 +58,32 @@ pub async fn verify(
     present(outcome, &request_id, tool.name)
 }
 
+/// `POST /functions/v1/public-api/v1/preflight`: `check_before_acting` with the body as its
+/// arguments (`action` is the REST name of `intended_action`; both names work). A signed
+/// preflight signs exactly like the tool: the kd-mcp-v1 text names `check_before_acting`.
+pub async fn preflight(
+    State(hub): State<Arc<Hub>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let request_id = hub.request_id();
+    let tool = &crate::preflight::CHECK_BEFORE_ACTING;
+    let Ok(text) = std::str::from_utf8(&body) else {
+        let error = ToolError::validation("arguments", "The body is not UTF-8.");
+        return present(Err(error), &request_id, tool.name);
+    };
+    let text = if text.trim().is_empty() { "{}" } else { text };
+    let auth = super::request_auth(&headers, Some(peer));
+    let outcome = hub.call(tool, Some(text), auth, request_id.clone()).await;
+    present(outcome, &request_id, tool.name)
+}
+
 /// The REST presentation of an outcome: `{ok, data | error, request_id}` with the spec
 /// status; 429 answers carry `Retry-After`.
-pub fn present(outcome: Result<Value, ToolError>, request_id: &str, tool: &str) -> Response {
+pub fn present(outcome: Result<Answer, ToolError>, request_id: &str, tool: &str) -> Response {
     let (status, body, retry_after) = match outcome {
-        Ok(data) => (
-            StatusCode::OK,
-            json!({ "ok": true, "data": data, "request_id": request_id }),
-            None,
-        ),
+        Ok(answer) => (StatusCode::OK, answer.body(request_id), None),
         Err(error) => {
             super::mcp::log_refusal(&error, request_id, tool);
             let status = StatusCode::from_u16(error.code.http_status())
