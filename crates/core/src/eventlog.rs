@@ -107,18 +107,35 @@ pub fn row_text(
     format!("kd-event-v1\n{seq}\n{prev_hash}\n{created_ms}\n{kind}\n{actor}\n{subject}\n{payload}")
 }
 
-/// Lowercase hex SHA-256 of the row's `kd-event-v1` text.
-pub fn row_hash(
-    seq: i64,
-    prev_hash: &str,
-    created_ms: i64,
-    kind: &str,
-    actor: &str,
-    subject: &str,
-    payload: &str,
-) -> String {
-    let text = row_text(seq, prev_hash, created_ms, kind, actor, subject, payload);
-    hex::encode(Sha256::digest(text.as_bytes()))
+impl EventRow {
+    /// The lowercase hex SHA-256 of this row's `kd-event-v1` text: what `row_hash` must be.
+    pub fn computed_hash(&self) -> String {
+        let text = row_text(
+            self.seq,
+            &self.prev_hash,
+            self.created_ms,
+            &self.kind,
+            &self.actor,
+            &self.subject,
+            &self.payload,
+        );
+        hex::encode(Sha256::digest(text.as_bytes()))
+    }
+}
+
+const ROW_COLUMNS: &str = "seq, prev_hash, row_hash, kind, actor, subject, payload, created_ms";
+
+fn event_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<EventRow> {
+    Ok(EventRow {
+        seq: row.get(0)?,
+        prev_hash: row.get(1)?,
+        row_hash: row.get(2)?,
+        kind: row.get(3)?,
+        actor: row.get(4)?,
+        subject: row.get(5)?,
+        payload: row.get(6)?,
+        created_ms: row.get(7)?,
+    })
 }
 
 /// Appends `event` after `head` and advances `head`. Runs inside the caller's transaction.
@@ -135,42 +152,32 @@ pub(crate) fn append(
             ));
         }
     }
-    let payload = kd_protocol::canonical::canonical_value_text(&event.payload);
-    let seq = head.seq + 1;
-    let hash = row_hash(
-        seq,
-        &head.row_hash,
-        created_ms,
-        event.kind,
-        &event.actor,
-        &event.subject,
-        &payload,
-    );
-    conn.prepare_cached(
-        "INSERT INTO events (seq, prev_hash, row_hash, kind, actor, subject, payload, created_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )?
-    .execute(params![
-        seq,
-        head.row_hash,
-        hash,
-        event.kind,
-        event.actor,
-        event.subject,
-        payload,
-        created_ms
-    ])?;
-    let row = EventRow {
-        seq,
-        prev_hash: std::mem::replace(&mut head.row_hash, hash.clone()),
-        row_hash: hash,
+    let mut row = EventRow {
+        seq: head.seq + 1,
+        prev_hash: head.row_hash.clone(),
+        row_hash: String::new(),
         kind: event.kind.to_owned(),
         actor: event.actor,
         subject: event.subject,
-        payload,
+        payload: kd_protocol::canonical::canonical_value_text(&event.payload),
         created_ms,
     };
-    head.seq = seq;
+    row.row_hash = row.computed_hash();
+    conn.prepare_cached(&format!(
+        "INSERT INTO events ({ROW_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+    ))?
+    .execute(params![
+        row.seq,
+        row.prev_hash,
+        row.row_hash,
+        row.kind,
+        row.actor,
+        row.subject,
+        row.payload,
+        row.created_ms
+    ])?;
+    head.seq = row.seq;
+    head.row_hash.clone_from(&row.row_hash);
     Ok(row)
 }
 
@@ -200,55 +207,39 @@ pub struct ChainReport {
 /// the previous `row_hash`, a `row_hash` that does not match the row, or a payload that is not
 /// canonical text. `Err(StoreError)` when the store cannot be read.
 pub fn verify_chain(conn: &Connection) -> Result<Result<ChainReport, ChainBreak>, StoreError> {
-    let mut statement = conn.prepare(
-        "SELECT seq, prev_hash, row_hash, kind, actor, subject, payload, created_ms
-         FROM events ORDER BY seq",
-    )?;
+    let mut statement = conn.prepare(&format!("SELECT {ROW_COLUMNS} FROM events ORDER BY seq"))?;
     let mut rows = statement.query([])?;
     let mut head = ChainHead {
         seq: 0,
         row_hash: GENESIS_HASH.to_owned(),
     };
     while let Some(row) = rows.next()? {
-        let seq: i64 = row.get(0)?;
-        let prev_hash: String = row.get(1)?;
-        let stored_hash: String = row.get(2)?;
-        let kind: String = row.get(3)?;
-        let actor: String = row.get(4)?;
-        let subject: String = row.get(5)?;
-        let payload: String = row.get(6)?;
-        let created_ms: i64 = row.get(7)?;
-        let broken = |reason: &str| {
+        let row = event_from_row(row)?;
+        let broken = |reason: String| {
             Ok(Err(ChainBreak {
-                seq,
-                reason: reason.to_owned(),
+                seq: row.seq,
+                reason,
             }))
         };
-        if seq != head.seq + 1 {
-            return Ok(Err(ChainBreak {
-                seq,
-                reason: format!("expected seq {} (rows are missing)", head.seq + 1),
-            }));
+        if row.seq != head.seq + 1 {
+            return broken(format!("expected seq {} (rows are missing)", head.seq + 1));
         }
-        if prev_hash != head.row_hash {
-            return broken("prev_hash is not the previous row's row_hash");
+        if row.prev_hash != head.row_hash {
+            return broken("prev_hash is not the previous row's row_hash".into());
         }
-        if kd_protocol::canonical::canonical_text(&payload)
+        if kd_protocol::canonical::canonical_text(&row.payload)
             .ok()
             .as_deref()
-            != Some(&payload)
+            != Some(row.payload.as_str())
         {
-            return broken("payload is not canonical jsonb text");
+            return broken("payload is not canonical jsonb text".into());
         }
-        let computed = row_hash(
-            seq, &prev_hash, created_ms, &kind, &actor, &subject, &payload,
-        );
-        if computed != stored_hash {
-            return broken("row_hash does not match the row's contents");
+        if row.computed_hash() != row.row_hash {
+            return broken("row_hash does not match the row's contents".into());
         }
         head = ChainHead {
-            seq,
-            row_hash: stored_hash,
+            seq: row.seq,
+            row_hash: row.row_hash,
         };
     }
     Ok(Ok(ChainReport {
@@ -260,29 +251,17 @@ pub fn verify_chain(conn: &Connection) -> Result<Result<ChainReport, ChainBreak>
 /// Reads the rows an agent (or any id) acted in or is the subject of, newest first, at most
 /// `limit`.
 pub fn rows_for(conn: &Connection, id: &str, limit: i64) -> Result<Vec<EventRow>, StoreError> {
-    let mut statement = conn.prepare_cached(
-        "SELECT seq, prev_hash, row_hash, kind, actor, subject, payload, created_ms FROM events
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT {ROW_COLUMNS} FROM events
          WHERE seq IN (SELECT seq FROM events WHERE actor = ?1
                        UNION SELECT seq FROM events WHERE subject = ?1)
-         ORDER BY seq DESC LIMIT ?2",
-    )?;
+         ORDER BY seq DESC LIMIT ?2"
+    ))?;
     let rows = statement
-        .query_map(params![id, limit], |row| {
-            Ok(EventRow {
-                seq: row.get(0)?,
-                prev_hash: row.get(1)?,
-                row_hash: row.get(2)?,
-                kind: row.get(3)?,
-                actor: row.get(4)?,
-                subject: row.get(5)?,
-                payload: row.get(6)?,
-                created_ms: row.get(7)?,
-            })
-        })?
+        .query_map(params![id, limit], event_from_row)?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
-
 /// Number of rows in the log.
 pub fn count(conn: &Connection) -> Result<i64, StoreError> {
     Ok(conn.query_row("SELECT COUNT(*) FROM events", [], |row| row.get(0))?)
