@@ -23,6 +23,7 @@ pub const MAX_BATCH: usize = 512;
 const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_init.sql"),
     include_str!("../migrations/0002_catalog.sql"),
+    include_str!("../migrations/0003_outcomes.sql"),
 ];
 
 /// Store failures. Messages are for logs; callers present them as `internal`.
@@ -375,10 +376,7 @@ mod tests {
         }
         seqs.sort_unstable();
         assert_eq!(seqs, (1..=200).collect::<Vec<_>>());
-        let report = store
-            .read_blocking(verify_chain)
-            .unwrap()
-            .unwrap();
+        let report = store.read_blocking(verify_chain).unwrap().unwrap();
         assert_eq!(report.rows, 200);
     }
 
@@ -406,12 +404,7 @@ mod tests {
             .unwrap();
         assert_eq!(appended, 1);
         assert_eq!(store.read_blocking(count).unwrap(), 1);
-        assert!(
-            store
-                .read_blocking(verify_chain)
-                .unwrap()
-                .is_ok()
-        );
+        assert!(store.read_blocking(verify_chain).unwrap().is_ok());
     }
 
     #[tokio::test]
@@ -423,7 +416,9 @@ mod tests {
         for n in 0..6 {
             let store = if n % 2 == 0 { &first } else { &second };
             store
-                .write(move |txn| -> Result<(), StoreError> { txn.append(event("test.event", n)).map(|_| ()) })
+                .write(move |txn| -> Result<(), StoreError> {
+                    txn.append(event("test.event", n)).map(|_| ())
+                })
                 .await
                 .unwrap()
                 .unwrap();

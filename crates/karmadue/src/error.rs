@@ -35,6 +35,17 @@ pub enum ErrorCode {
     LabelYours,
     /// Too many requests; `retry_after_s` says when to try again.
     RateLimited,
+    /// report_outcome: no receipt has this (well-formed) id.
+    ReceiptNotFound,
+    /// report_outcome: the receipt id is malformed, or the stored receipt's signature no
+    /// longer verifies.
+    ReceiptInvalid,
+    /// report_outcome: the receipt names another agent (or no agent).
+    ReceiptMismatch,
+    /// report_outcome: the receipt is older than 14 days.
+    ReceiptExpired,
+    /// report_outcome: this receipt already has its one report.
+    AlreadyReported,
     /// Something failed inside the hub; the request id is all the caller gets.
     Internal,
 }
@@ -56,16 +67,28 @@ impl ErrorCode {
             Self::LabelReserved => "label_reserved",
             Self::LabelYours => "label_yours",
             Self::RateLimited => "rate_limited",
+            Self::ReceiptNotFound => "receipt_not_found",
+            Self::ReceiptInvalid => "receipt_invalid",
+            Self::ReceiptMismatch => "receipt_mismatch",
+            Self::ReceiptExpired => "receipt_expired",
+            Self::AlreadyReported => "already_reported",
             Self::Internal => "internal",
         }
     }
 
     /// The REST status (spec "Errors": 400 validation and other refusals; 401 the signature
     /// refusals and identity_required; 403 forbidden and agent_mismatch; 404 not_found; 409
-    /// label_reserved; 429 rate_limited; 500 internal).
+    /// label_reserved; 429 rate_limited; 500 internal). The receipt codes of report_outcome
+    /// follow the same table: receipt_not_found is a not-found (404); receipt_invalid,
+    /// receipt_mismatch, receipt_expired and already_reported are "other refusals" (400).
     pub fn http_status(self) -> u16 {
         match self {
-            Self::Validation | Self::LabelYours => 400,
+            Self::Validation
+            | Self::LabelYours
+            | Self::ReceiptInvalid
+            | Self::ReceiptMismatch
+            | Self::ReceiptExpired
+            | Self::AlreadyReported => 400,
             Self::SignatureRequired
             | Self::StaleSignature
             | Self::BadNonce
@@ -73,7 +96,7 @@ impl ErrorCode {
             | Self::Replay
             | Self::IdentityRequired => 401,
             Self::Forbidden | Self::AgentMismatch => 403,
-            Self::NotFound => 404,
+            Self::NotFound | Self::ReceiptNotFound => 404,
             Self::LabelReserved => 409,
             Self::RateLimited => 429,
             Self::Internal => 500,

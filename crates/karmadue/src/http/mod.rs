@@ -4,9 +4,11 @@
 //! - [`mcp`]: `POST /functions/v1/mcp`, Streamable HTTP with JSON responses, both MCP eras.
 //! - [`rest`]: `/functions/v1/public-api/...`, the same tools over plain REST.
 //! - [`pages`]: `/`, the docs pages, and the JWKS documents.
+//! - [`resource_page`]: the README badge (`badge.svg`) and the resource page (`/resource`).
 
 pub mod mcp;
 pub mod pages;
+pub mod resource_page;
 pub mod rest;
 
 use std::net::SocketAddr;
@@ -37,6 +39,9 @@ pub fn router(hub: Arc<Hub>) -> Router {
             "/functions/v1/public-api/v1/verify/{agent_id}",
             get(rest::verify),
         )
+        .route("/functions/v1/public-api/v1/preflight", post(rest::preflight))
+        .route(resource_page::BADGE_PATH, get(resource_page::badge))
+        .route(resource_page::PAGE_PATH, get(resource_page::resource_page))
         .route("/.well-known/jwks.json", get(pages::jwks))
         .route(
             "/functions/v1/public-api/.well-known/jwks.json",

@@ -1,0 +1,399 @@
+//! Agents adding to the catalog: `register_resource` (a signed write that lists a locator) and
+//! `report_content` (anyone may report a record for review) (spec "register_resource",
+//! "report_content").
+//!
+//! A registered resource gets an id derived from its locator, the same way `check_before_acting`
+//! reads targets: a GitHub URL → `kd:res:github:owner/repo[/folder]`, `npm:<name>` or a package
+//! page → `kd:res:npm:<name>`, `pypi:<name>` → `kd:res:pypi:<name>`, an image id →
+//! `kd:res:oci:<registry/path>`, any other https URL → `kd:res:url:<host/path>` (lowercase, no
+//! query, fragment or trailing slash). An existing real record is never overwritten. What a
+//! registration says about its maker (a `maintainer` claim) waits with status
+//! `awaiting_ownership_check` and is not public until an ownership check (a later feature).
+//!
+//! Events: `resource.registered` (actor: the agent; subject: the resource) and
+//! `content.reported` (actor: the signed agent, or `anonymous`; subject: the resource).
+
+use kd_core::eventlog::NewEvent;
+use kd_core::random::random_id;
+use kd_core::store::WriteTxn;
+use rusqlite::params;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use super::model::{self, Claim, Resource, claim_id};
+use crate::error::{ErrorCode, ToolError};
+use crate::hub::{Caller, Ctx};
+use crate::preflight::{self, Target};
+use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+
+/// The method of the claims a registration implies.
+pub const REGISTRATION_METHOD: &str = "registration@1";
+/// Longest title, in characters.
+pub const MAX_TITLE_CHARS: usize = 200;
+/// Longest report reason, in characters.
+pub const MAX_REASON_CHARS: usize = 200;
+/// Longest report details, in characters.
+pub const MAX_DETAILS_CHARS: usize = 2000;
+/// Content reports a reporter (a signed agent, or an IP address) may file in a rolling hour.
+pub const CONTENT_REPORTS_PER_HOUR: usize = 10;
+const HOUR_MS: i64 = 3600 * 1000;
+
+/// `register_resource`.
+pub static REGISTER_RESOURCE: Tool = Tool {
+    name: "register_resource",
+    title: "Register a resource",
+    description: "Register a locator. Provider-confirmed claims wait for an ownership check. Signed (kd-mcp-v1). An existing record is never overwritten: you get its id and already_listed true.",
+    params: &[
+        Param::new(
+            "agent_id",
+            ParamType::String,
+            "Agent id. Identity comes from the signature or the owner session. The x-karmadue-agent header is optional.",
+        ),
+        Param::new("locator", ParamType::String, "URL or other locator."),
+        Param::new("title", ParamType::String, "Display title."),
+        Param::new("type", ParamType::String, "Resource type."),
+    ],
+    required: &[&["locator"], &["title"]],
+    access: Access::Signed,
+    hints: Hints::WRITE,
+    untrusted: &[Lift {
+        at: "",
+        id: "resource_id",
+        fields: &["title"],
+    }],
+    handler: register_resource,
+};
+
+/// `report_content`.
+pub static REPORT_CONTENT: Tool = Tool {
+    name: "report_content",
+    title: "Report a resource",
+    description: "Report a resource or listing. Anyone may report; a signed report (x-karmadue-agent and kd-mcp-v1 headers) names the reporting agent. A reviewer reads reports; nothing on the record changes until then.",
+    params: &[
+        Param::new("target", ParamType::Object, "Object with resource_id."),
+        Param::new("reason", ParamType::String, "Why you are reporting it."),
+        Param::new("details", ParamType::String, "What a reviewer should know."),
+    ],
+    required: &[],
+    access: Access::Read,
+    hints: Hints::WRITE,
+    untrusted: &[Lift {
+        at: "",
+        id: "report_id",
+        fields: &["reason", "details"],
+    }],
+    handler: report_content,
+};
+
+/// The identity a locator gives a registered resource: (resource id, stored locator, owner,
+/// registry package ids).
+///
+/// # Errors
+/// `validation` naming `locator` when it has no recognised form or is a KarmaDue id.
+pub fn identity(locator: &str) -> Result<(String, String, String, Vec<String>), ToolError> {
+    match preflight::parse_target_text(locator, "locator")? {
+        Target::GitHub {
+            owner,
+            repo,
+            path,
+            url,
+        } => {
+            let id = match &path {
+                Some(path) => format!("kd:res:github:{owner}/{repo}/{path}"),
+                None => format!("kd:res:github:{owner}/{repo}"),
+            };
+            Ok((id, url, owner, Vec::new()))
+        }
+        Target::Npm(name) => {
+            let owner = name
+                .strip_prefix('@')
+                .and_then(|scoped| scoped.split('/').next())
+                .unwrap_or(&name)
+                .to_lowercase();
+            Ok((
+                format!("kd:res:npm:{name}"),
+                format!("npm:{name}"),
+                owner,
+                Vec::new(),
+            ))
+        }
+        Target::Pypi(name) => Ok((
+            format!("kd:res:pypi:{name}"),
+            format!("pypi:{name}"),
+            name.clone(),
+            Vec::new(),
+        )),
+        Target::Image(image) => {
+            let owner = image.split('/').nth(1).unwrap_or_default().to_owned();
+            Ok((
+                format!("kd:res:oci:{image}"),
+                format!("oci:{image}"),
+                owner,
+                vec![image],
+            ))
+        }
+        Target::Url(url) => {
+            let bare = url.trim_start_matches("https://").to_owned();
+            let host = bare.split('/').next().unwrap_or_default().to_owned();
+            Ok((format!("kd:res:url:{bare}"), url, host, Vec::new()))
+        }
+        Target::ResourceId(_) => Err(ToolError::validation(
+            "locator",
+            "locator is where the resource lives (a URL or npm:<package>), not a KarmaDue id",
+        )),
+    }
+}
+
+fn bounded_text(args: &Args, name: &str, max: usize) -> Result<Option<String>, ToolError> {
+    let Some(text) = args.text(&[name]) else {
+        return Ok(None);
+    };
+    if text.chars().count() > max || text.chars().any(|c| c.is_control() && c != '\n') {
+        return Err(ToolError::validation(
+            name,
+            format!("{name} is at most {max} characters without control characters"),
+        ));
+    }
+    Ok(Some(text.to_owned()))
+}
+
+fn register_resource(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let locator_given = args.required_text(&["locator"])?.to_owned();
+        let (resource_id, locator, owner, package_ids) = identity(&locator_given)?;
+        let title = bounded_text(&args, "title", MAX_TITLE_CHARS)?
+            .filter(|title| !title.contains('\n'))
+            .ok_or_else(|| {
+                ToolError::validation("title", "title is required: one line, up to 200 characters")
+            })?;
+        let kind = args.text(&["type"]).unwrap_or("other").to_owned();
+        let kind_shaped = kind.len() <= 40
+            && kind.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+            && kind
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+        if !kind_shaped {
+            return Err(ToolError::validation(
+                "type",
+                "type is a short code such as mcp_server, package, repo, skill or api (lowercase, digits, _)",
+            ));
+        }
+        ctx.signed_write(move |txn, signed| {
+            let agent_id = signed.agent_id.to_string();
+            let mut existing: Vec<String> = preflight::ids_ignoring_case(txn.conn(), &resource_id)?;
+            existing.extend(preflight::ids_by_locator(txn.conn(), &locator)?);
+            for id in existing {
+                if let Some(record) = model::load_resource(txn.conn(), &id)?.filter(|record| !record.demo) {
+                    return Ok(json!({
+                        "resource_id": record.resource_id,
+                        "registered": false,
+                        "already_listed": true,
+                        "source": record.source,
+                        "locator": record.locator,
+                        "title": Value::Null,
+                        "note": "A record for this locator already exists; it was not changed.",
+                    }));
+                }
+            }
+            let now = txn.now_ms();
+            let record_hash = hex::encode(Sha256::digest(
+                kd_protocol::canonical::canonical_value_text(&json!({ "locator": locator, "title": title, "type": kind, "agent_id": agent_id }))
+                    .as_bytes(),
+            ));
+            let resource = Resource {
+                resource_id: resource_id.clone(),
+                source: "registered".into(),
+                locator: locator.clone(),
+                title: title.clone(),
+                kind: kind.clone(),
+                description: None,
+                owner,
+                license: None,
+                version: None,
+                released_ms: None,
+                released_source: "registered".into(),
+                popularity: 0.0,
+                popularity_label: None,
+                curated: false,
+                archived: false,
+                risky: false,
+                demo: false,
+                package_ids,
+                registered_by: Some(agent_id.clone()),
+                record_hash,
+            };
+            let claims = vec![Claim {
+                claim_id: claim_id(&resource_id, "maintainer", REGISTRATION_METHOD, None, Some(&agent_id)),
+                resource_id: resource_id.clone(),
+                version: None,
+                kind: "maintainer".into(),
+                value: Some(agent_id.clone()),
+                method: REGISTRATION_METHOD.into(),
+                evidence_type: "agent_reported".into(),
+                evidence_label: "Stated by the registering agent. Waits for an ownership check; not public and not a check.".into(),
+                counts_as_verification: false,
+                source: Some(locator.clone()),
+                observed_ms: now,
+                status: "awaiting_ownership_check".into(),
+                demo: false,
+            }];
+            model::store_resource(txn.conn(), &resource, &claims, now)?;
+            let event = txn.append(NewEvent {
+                kind: "resource.registered",
+                actor: agent_id.clone(),
+                subject: resource_id.clone(),
+                payload: json!({ "locator_given": locator_given, "resource": resource, "claims": claims }),
+            })?;
+            Ok(json!({
+                "resource_id": resource_id,
+                "registered": true,
+                "already_listed": false,
+                "source": "registered",
+                "locator": locator,
+                "title": title,
+                "type": kind,
+                "registered_by": agent_id,
+                "pending_claims": claims.iter().map(|claim| json!({ "claim_id": claim.claim_id, "kind": claim.kind, "status": claim.status })).collect::<Vec<_>>(),
+                "note": "Listed. What the registration says about the maker waits for an ownership check and is not public until then; nothing here counts as verification.",
+                "event_seq": event.seq,
+            }))
+        })
+        .await
+    })
+}
+
+/// A content report, checked and ready to store.
+struct ContentReport {
+    report_id: String,
+    resource_id: String,
+    reason: String,
+    details: Option<String>,
+}
+
+fn content_target(args: &Args) -> Result<String, ToolError> {
+    let target: &Map<String, Value> =
+        args.value("target")
+            .and_then(Value::as_object)
+            .ok_or_else(|| {
+                ToolError::validation("target", "target is required: an object with resource_id")
+            })?;
+    if let Some(unknown) = target.keys().find(|key| *key != "resource_id") {
+        return Err(ToolError::validation(
+            format!("target.{unknown}"),
+            "target takes resource_id only",
+        ));
+    }
+    let id = target
+        .get("resource_id")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|id| id.starts_with("kd:res:"))
+        .ok_or_else(|| {
+            ToolError::validation(
+                "target.resource_id",
+                "target.resource_id must be a KarmaDue id such as kd:res:github:owner/repo",
+            )
+        })?;
+    Ok(id.to_owned())
+}
+
+/// Stores a content report and its event, refusing past the hourly limit of `reporter`.
+fn store_content_report(
+    txn: &mut WriteTxn<'_>,
+    report: ContentReport,
+    agent_id: Option<String>,
+    ip: Option<String>,
+) -> Result<Value, ToolError> {
+    let now = txn.now_ms();
+    if model::load_resource(txn.conn(), &report.resource_id)?.is_none() {
+        return Err(ToolError::not_found(
+            "target.resource_id",
+            "No resource has this id.",
+        ));
+    }
+    let (column, key) = match (&agent_id, &ip) {
+        (Some(agent), _) => ("agent_id", agent.clone()),
+        (None, ip) => ("ip", ip.clone().unwrap_or_default()),
+    };
+    let times: Vec<i64> = txn
+        .conn()
+        .prepare_cached(&format!(
+            "SELECT created_ms FROM content_reports WHERE {column} = ?1 AND created_ms > ?2 {} ORDER BY created_ms",
+            if column == "ip" { "AND agent_id IS NULL" } else { "" }
+        ))?
+        .query_map(params![key, now - HOUR_MS], |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    if times.len() >= CONTENT_REPORTS_PER_HOUR {
+        let leaving = times[times.len() - CONTENT_REPORTS_PER_HOUR];
+        let retry_after_s = (leaving + HOUR_MS - now + 999).div_euclid(1000);
+        return Err(ToolError::new(
+            ErrorCode::RateLimited,
+            "Too many content reports: the limit is 10 an hour per reporter.",
+        )
+        .with("retry_after_s", retry_after_s.max(1))
+        .with(
+            "limit",
+            "10 content reports an hour per agent (or per address when unsigned)",
+        ));
+    }
+    txn.conn()
+        .prepare_cached(
+            "INSERT INTO content_reports (report_id, resource_id, reason, details, agent_id, ip, created_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?
+        .execute(params![report.report_id, report.resource_id, report.reason, report.details, agent_id, ip, now])?;
+    let event = txn.append(NewEvent {
+        kind: "content.reported",
+        actor: agent_id.clone().unwrap_or_else(|| "anonymous".into()),
+        subject: report.resource_id.clone(),
+        payload: json!({
+            "report_id": report.report_id,
+            "resource_id": report.resource_id,
+            "reason": report.reason,
+            "details": report.details,
+            "reporter": agent_id,
+        }),
+    })?;
+    Ok(json!({
+        "report_id": report.report_id,
+        "resource_id": report.resource_id,
+        "reason": report.reason,
+        "details": report.details,
+        "reporter": agent_id,
+        "status": "received",
+        "note": "A reviewer reads reports. Nothing on the record changes until then.",
+        "event_seq": event.seq,
+    }))
+}
+
+fn report_content(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let resource_id = content_target(&args)?;
+        let reason = bounded_text(&args, "reason", MAX_REASON_CHARS)?.ok_or_else(|| {
+            ToolError::validation(
+                "reason",
+                "reason is required: why you are reporting it, up to 200 characters",
+            )
+        })?;
+        let details = bounded_text(&args, "details", MAX_DETAILS_CHARS)?;
+        let report = ContentReport {
+            report_id: random_id::<12>(ctx.hub.random.as_ref(), "kdcr_"),
+            resource_id,
+            reason,
+            details,
+        };
+        match &ctx.caller {
+            Caller::Agent(_) => {
+                ctx.signed_write(move |txn, signed| {
+                    store_content_report(txn, report, Some(signed.agent_id.to_string()), None)
+                })
+                .await
+            }
+            Caller::Anonymous { ip } => {
+                let ip = ip.map(|ip| ip.to_string());
+                ctx.write(move |txn| store_content_report(txn, report, None, ip))
+                    .await
+            }
+        }
+    })
+}
