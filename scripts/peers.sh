@@ -261,6 +261,7 @@ say "Peers against the plain hub ($PLAIN_URL)"
 run_peer "ts_sdk_client.mjs (system node $(node --version))" node "$PEERS/ts_sdk_client.mjs"
 run_peer "python_mcp_client.py" "$PYTHON" "$PEERS/python_mcp_client.py"
 run_peer "python_crypto_client.py" "$PYTHON" "$PEERS/python_crypto_client.py"
+run_peer "python_receipts_client.py" "$PYTHON" "$PEERS/python_receipts_client.py"
 for scenario in "${REAL_ENDPOINT_SCENARIOS[@]}"; do
     run_conformance "$scenario (plain hub)" "$PLAIN_URL" --scenario "$scenario"
 done

@@ -1046,21 +1046,22 @@ impl Scores {
 
 fn get_receipt(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
-        let field = if args.text(&["receipt_id"]).is_some() {
-            "receipt_id"
-        } else {
-            "credential_id"
-        };
+        let field = if args.text(&["receipt_id"]).is_some() { "receipt_id" } else { "credential_id" };
         let id = args.required_text(&[field])?.to_owned();
-        let passport = ctx
-            .read(move |conn| passport::load(conn, &id))
-            .await?
-            .ok_or_else(|| {
-                ToolError::not_found(field, format!("No passport or receipt has this {field}."))
-            })?;
-        let key = &ctx.hub.passport_key;
-        let mut shown = passport.to_json(key);
-        shown["signature_valid"] = Value::Bool(passport.signature_valid(key));
+        let missing = move || ToolError::not_found(field, format!("No passport or receipt has this {field}."));
+        let key = ctx.hub.passport_key.clone();
+        if id.starts_with("kdr_") {
+            // A pre-flight receipt (kd-receipt-v1).
+            let receipt = ctx.read(move |conn| crate::preflight::Receipt::load(conn, &id)).await?.ok_or_else(missing)?;
+            let mut shown = receipt.to_json(&key);
+            shown["kind"] = json!("receipt");
+            shown["label"] = json!("Pre-flight receipt (a record that a check was made, not a verification)");
+            shown["signature_valid"] = Value::Bool(receipt.verifies(&key));
+            return Ok(shown);
+        }
+        let passport = ctx.read(move |conn| passport::load(conn, &id)).await?.ok_or_else(missing)?;
+        let mut shown = passport.to_json(&key);
+        shown["signature_valid"] = Value::Bool(passport.signature_valid(&key));
         Ok(shown)
     })
 }

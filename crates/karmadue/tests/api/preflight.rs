@@ -318,7 +318,7 @@ fn resource_id_is_refused_with_a_message_that_points_to_target() {
         reply["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("target"),
+            .contains("pass the resource as target"),
         "{reply}"
     );
     let inside = app.call(
@@ -842,4 +842,18 @@ fn report_content_takes_anonymous_and_signed_reports_as_events_and_limits_each_r
         true
     );
     assert!(app.log_len() > before);
+}
+
+#[test]
+fn get_receipt_reads_a_preflight_receipt_by_its_id() {
+    let app = TestApp::with_catalog();
+    let agent = app.register("Receipt Reader");
+    let receipt_id = receipt_for(&app, &agent, SERVERS);
+    let reply = app.call("get_receipt", json!({ "receipt_id": receipt_id }));
+    assert_eq!(reply["data"]["kind"], "receipt", "{reply}");
+    assert_eq!(reply["data"]["target"]["kd_resource_id"], SERVERS);
+    assert_eq!(reply["data"]["agent_id"], agent.agent_id.as_str());
+    assert_eq!(reply["data"]["signature_valid"], true);
+    let missing = app.call("get_receipt", json!({ "receipt_id": "kdr_000000000000000000000000" }));
+    assert_eq!(missing["error"]["code"], "not_found");
 }
