@@ -8,10 +8,13 @@
 pub mod catalog;
 pub mod docs;
 pub mod error;
+pub mod findings;
 pub mod fixtures;
 pub mod http;
 pub mod hub;
 pub mod identity;
+pub mod outcomes;
+pub mod preflight;
 pub mod registry;
 pub mod tools;
 
@@ -70,7 +73,9 @@ pub fn open(
     })?;
     let store = Store::open(&config.database_path(), Arc::clone(&clock))?;
     let tools = hub::served_tools(config.conformance_fixtures);
+    let search = catalog::search::SearchIndex::on_disk(config.data_dir.join("search"));
     Ok(Arc::new(Hub {
+        search,
         config,
         store,
         passport_key,

@@ -1,6 +1,6 @@
 //! The registry: every tool this hub serves, in the order `tools/list` shows them.
 
-use crate::{catalog, identity};
+use crate::{catalog, findings, identity, outcomes, preflight};
 use crate::registry::Tool;
 
 /// Every served tool, in a fixed order.
@@ -19,6 +19,12 @@ pub static ALL: &[&Tool] = &[
     &identity::REVOKE_AGENT,
     &catalog::GET_RESOURCE,
     &catalog::GET_CLAIMS,
+    &catalog::search::DISCOVER_RESOURCES,
+    &findings::LOOKUP_FINDINGS,
+    &preflight::CHECK_BEFORE_ACTING,
+    &outcomes::REPORT_OUTCOME,
+    &catalog::register::REPORT_CONTENT,
+    &catalog::register::REGISTER_RESOURCE,
 ];
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 pub mod demo;
 pub mod import;
 pub mod model;
+pub mod search;
+pub mod register;
 
 use serde_json::{Value, json};
 

@@ -4,7 +4,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod app;
+mod badge;
 mod catalog;
 mod identity;
 mod mcp;
+mod outcomes;
+mod preflight;
+mod search;
 mod signing;

@@ -272,3 +272,572 @@ fn generic_words_only_hint_so_every_postgres_result_is_about_postgres() {
         }
     }
 }
+
+fn data(reply: &Value) -> &Value {
+    &reply["data"]
+}
+
+/// Every result of `need`, walking the pages with `next_offset`.
+fn every_result(app: &TestApp, need: &str, include_demo: bool) -> Vec<Value> {
+    let mut rows = Vec::new();
+    let mut offset = Some(0);
+    while let Some(at) = offset {
+        let reply = discover(
+            app,
+            json!({ "need": need, "limit": 50, "offset": at, "include_demo": include_demo }),
+        );
+        rows.extend(data(&reply)["results"].as_array().unwrap().iter().cloned());
+        offset = data(&reply)["next_offset"].as_u64();
+        assert!(rows.len() <= 5_000, "runaway paging");
+    }
+    rows
+}
+
+/// Imports catalog rows (the import path writes `resource.imported` events).
+fn import(app: &TestApp, rows: &[Value]) {
+    let text = rows
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let report = runtime
+        .block_on(kd_karmadue::catalog::import::import_lines(
+            &app.hub,
+            "test rows",
+            std::io::Cursor::new(text),
+            |_| {},
+        ))
+        .unwrap();
+    assert!(report.bad.is_empty(), "{:?}", report.bad);
+}
+
+fn npm_row(name: &str, description: &str) -> Value {
+    json!({
+        "id": format!("kd:res:npm:{name}"), "locator": format!("npm:{name}"), "title": name, "type": "mcp_server",
+        "version": "1.0.0", "downloads_a_month": 1000, "description": description,
+    })
+}
+
+#[test]
+fn paging_walks_every_result_once_and_archived_records_come_last() {
+    let app = TestApp::with_catalog();
+    let first = discover(&app, json!({ "need": "postgres" }));
+    assert_eq!(
+        (
+            data(&first)["limit"].as_u64(),
+            data(&first)["offset"].as_u64()
+        ),
+        (Some(8), Some(0))
+    );
+    assert_eq!(data(&first)["next_offset"], 8);
+    let total = data(&first)["total"].as_u64().unwrap() as usize;
+    let rows = every_result(&app, "postgres", false);
+    assert_eq!(rows.len(), total, "pages cover every match");
+    let mut seen = std::collections::HashSet::new();
+    for row in &rows {
+        assert!(
+            seen.insert(row["resource_id"].as_str().unwrap().to_owned()),
+            "repeated: {}",
+            row["resource_id"]
+        );
+    }
+    let first_archived = rows
+        .iter()
+        .position(|row| row["archived_upstream"] == true)
+        .expect("the archived postgres server matches");
+    assert!(
+        rows[first_archived..]
+            .iter()
+            .all(|row| row["archived_upstream"] == true),
+        "archived rows sort last"
+    );
+    let again = discover(&app, json!({ "need": "postgres", "offset": 8 }));
+    let second = discover(&app, json!({ "need": "postgres", "offset": 8 }));
+    assert_eq!(ids(&again), ids(&second), "the same page twice is the same");
+    assert_eq!(
+        ids(&again),
+        rows[8..16]
+            .iter()
+            .map(|row| row["resource_id"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    );
+    let last = discover(&app, json!({ "need": "postgres", "offset": total - 1 }));
+    assert_eq!(data(&last)["next_offset"], Value::Null);
+    let past = discover(&app, json!({ "need": "postgres", "offset": total + 10 }));
+    assert_eq!(
+        (
+            data(&past)["results"].as_array().unwrap().len(),
+            &data(&past)["next_offset"]
+        ),
+        (0, &Value::Null)
+    );
+}
+
+#[test]
+fn equal_scores_are_ordered_by_resource_id_without_gaps_or_repeats() {
+    let app = TestApp::start();
+    let names = [
+        "zz-tie-c", "zz-tie-a", "zz-tie-e", "zz-tie-b", "zz-tie-d", "zz-tie-g", "zz-tie-f",
+    ];
+    let rows: Vec<Value> = names
+        .iter()
+        .map(|name| npm_row(name, "Tiebreak widget for gizmos."))
+        .collect();
+    import(&app, &rows);
+    let mut walked = Vec::new();
+    let mut offset = Some(0);
+    while let Some(at) = offset {
+        let reply = discover(
+            &app,
+            json!({ "need": "tiebreak gizmos", "limit": 3, "offset": at }),
+        );
+        walked.extend(ids(&reply));
+        offset = data(&reply)["next_offset"].as_u64();
+    }
+    let mut sorted: Vec<String> = names
+        .iter()
+        .map(|name| format!("kd:res:npm:{name}"))
+        .collect();
+    sorted.sort();
+    assert_eq!(walked, sorted);
+}
+
+#[test]
+fn an_owner_gets_at_most_two_places_before_every_other_owner() {
+    let app = TestApp::with_catalog();
+    let rows = every_result(&app, "aws", false);
+    let current: Vec<&Value> = rows
+        .iter()
+        .filter(|row| row["archived_upstream"] == false)
+        .collect();
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut overflow_started = false;
+    let mut overflowed = 0;
+    for row in &current {
+        let owner = row["owner"].as_str().unwrap();
+        let count = seen.entry(owner).or_insert(0);
+        *count += 1;
+        let note = row["ranking_note"].as_str().unwrap();
+        if *count > 2 {
+            overflow_started = true;
+            overflowed += 1;
+            assert!(note.contains("moved after other owners"), "{note}");
+        } else {
+            assert!(
+                !overflow_started,
+                "{owner}'s first or second record came after another owner's third"
+            );
+        }
+    }
+    assert!(overflowed > 0, "awslabs has many aws records");
+    let first_page = &current[..8];
+    let owners: Vec<&str> = first_page
+        .iter()
+        .map(|row| row["owner"].as_str().unwrap())
+        .collect();
+    for owner in &owners {
+        assert!(
+            owners.iter().filter(|other| *other == owner).count() <= 2,
+            "{owners:?}"
+        );
+    }
+}
+
+#[test]
+fn bad_input_is_refused_naming_the_field_and_query_syntax_is_just_text() {
+    let app = TestApp::with_catalog();
+    let long = "a".repeat(501);
+    let huge = "speech to text ".repeat(700);
+    for (arguments, field) in [
+        (json!({ "need": "x", "limit": 0 }), "limit"),
+        (json!({ "need": "x", "limit": 51 }), "limit"),
+        (json!({ "need": "x", "limit": -3 }), "limit"),
+        (json!({ "need": "x", "limit": "8" }), "limit"),
+        (json!({ "need": "x", "limit": 8.5 }), "limit"),
+        (json!({ "need": "x", "offset": -1 }), "offset"),
+        (json!({ "need": "x", "offset": 10001 }), "offset"),
+        (json!({ "need": long }), "need"),
+        (json!({ "need": huge }), "need"),
+        (json!({ "need": 42 }), "need"),
+        (
+            json!({ "need": "x", "include_demo": "yes" }),
+            "include_demo",
+        ),
+        (json!({ "need": "x", "query": "x" }), "query"),
+    ] {
+        let reply = app.call("discover_resources", arguments.clone());
+        assert_eq!(reply["ok"], false, "{arguments}: {reply}");
+        assert_eq!(
+            (
+                reply["error"]["code"].as_str(),
+                reply["error"]["field"].as_str()
+            ),
+            (Some("validation"), Some(field)),
+            "{arguments}: {reply}"
+        );
+    }
+    let (status, body) = app.rest("discover_resources", r#"{"need":"slack","limit":0}"#, &[]);
+    assert_eq!(
+        (status, body["error"]["field"].as_str()),
+        (400, Some("limit"))
+    );
+    let (status, body) = app.rest("discover_resources", r#"{"need":"slack"}"#, &[]);
+    assert_eq!((status, body["ok"].as_bool()), (200, Some(true)));
+    let at_cap = "b".repeat(500);
+    for need in [
+        "\"",
+        "*",
+        "NEAR(",
+        "-",
+        ":",
+        "(",
+        ")",
+        "AND",
+        "OR NOT",
+        "\"unbalanced quote",
+        "title:slack",
+        "a:b AND (c OR -d) NEAR(e, f) * ~2 ^3 [x TO y] {z}",
+        "🦀🦀",
+        "\\",
+        "' OR 1=1 --",
+        at_cap.as_str(),
+    ] {
+        let reply = app.call("discover_resources", json!({ "need": need }));
+        assert_eq!(reply["ok"], true, "{need:?}: {reply}");
+    }
+    let quoted = discover(&app, json!({ "need": "\"postgres\" AND (mcp OR server)" }));
+    assert!(
+        ids(&quoted)
+            .contains(&"kd:res:github:modelcontextprotocol/servers/src/postgres".to_owned()),
+        "syntax characters are separators"
+    );
+}
+
+#[test]
+fn a_need_of_nonsense_says_nothing_matched() {
+    let app = TestApp::with_catalog();
+    for need in ["xqzvbnm flurble", "zzzzqqqq", "the of and", "🦀"] {
+        let reply = discover(&app, json!({ "need": need }));
+        let data = data(&reply);
+        assert_eq!(
+            (data["total"].as_u64(), &data["next_offset"]),
+            (Some(0), &Value::Null),
+            "{need}: {reply}"
+        );
+        assert_eq!(data["results"], json!([]));
+        assert!(
+            data["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("Nothing matched"),
+            "{need}: {reply}"
+        );
+        assert_eq!(data["related"], json!({ "challenges": [], "threads": [] }));
+    }
+}
+
+#[test]
+fn an_empty_need_lists_the_catalog_by_popularity_and_evidence() {
+    let app = TestApp::with_catalog();
+    let all = discover(&app, json!({}));
+    let blank = discover(&app, json!({ "need": "   " }));
+    assert_eq!(ids(&all), ids(&blank));
+    assert!(
+        data(&all)["total"].as_u64().unwrap() > 70_000,
+        "{}",
+        data(&all)["total"]
+    );
+    assert_eq!(ids(&all).len(), 8);
+    assert!(
+        data(&all)["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("No need given")
+    );
+    assert!(ids(&all).iter().all(|id| !id.starts_with("kd:res:demo:")));
+}
+
+#[test]
+fn demo_records_appear_only_when_asked_and_sort_after_every_current_record() {
+    let app = TestApp::with_catalog();
+    let without = discover(&app, json!({ "need": "calendar connector" }));
+    let with = discover(
+        &app,
+        json!({ "need": "calendar connector", "include_demo": true }),
+    );
+    assert_eq!(
+        data(&with)["total"].as_u64().unwrap(),
+        data(&without)["total"].as_u64().unwrap() + 1
+    );
+    let rows = every_result(&app, "calendar connector", true);
+    let demo = rows
+        .iter()
+        .position(|row| row["resource_id"] == "kd:res:demo:calendar-connector")
+        .expect("the demo row is listed");
+    assert!(
+        rows[..demo]
+            .iter()
+            .all(|row| row["archived_upstream"] == true || row["demo"] == false)
+    );
+    assert!(
+        rows[demo..]
+            .iter()
+            .all(|row| row["archived_upstream"] == true || row["demo"] == true),
+        "demo rows sort last"
+    );
+    let row = &rows[demo];
+    assert_eq!(
+        (
+            row["label"].as_str(),
+            row["counts_as_verification"].as_bool()
+        ),
+        (Some("DEMO"), Some(false))
+    );
+    assert!(row["ranking_note"].as_str().unwrap().contains("DEMO"));
+    assert!(
+        every_result(&app, "calendar connector", false)
+            .iter()
+            .all(|row| row["demo"] == false)
+    );
+}
+
+#[test]
+fn each_result_carries_its_evidence_claims_and_the_servers_own_ranking_note() {
+    let app = TestApp::with_catalog();
+    let reply = discover(
+        &app,
+        json!({ "need": "whisper speech recognition", "limit": 5 }),
+    );
+    let data = data(&reply);
+    assert_eq!(data["related"], json!({ "challenges": [], "threads": [] }));
+    assert!(data["message"].as_str().unwrap().contains("matched"));
+    let results = data["results"].as_array().unwrap();
+    assert_eq!(results.len(), 5);
+    for (index, row) in results.iter().enumerate() {
+        for key in [
+            "resource_id",
+            "type",
+            "locator",
+            "license",
+            "version",
+            "evidence_summary",
+            "counts_as_verification",
+            "claims",
+        ] {
+            assert!(row.get(key).is_some(), "{key} missing: {row}");
+        }
+        assert!(
+            row.get("reliability_reports").is_none(),
+            "no reports exist yet: {row}"
+        );
+        assert_eq!(
+            row["counts_as_verification"], false,
+            "metadata reads are not checks"
+        );
+        for claim in row["claims"].as_array().unwrap() {
+            assert!(claim["plain"].as_str().unwrap().ends_with('.'));
+            assert_eq!(claim["kind_label"], "Metadata read (not a check)");
+        }
+        let note = row["ranking_note"].as_str().unwrap();
+        assert!(
+            note.starts_with("Matches") || note.starts_with("Its name"),
+            "{note}"
+        );
+        // The boundary lifts third-party text into untrusted_content with ":N" ids; the
+        // server's own note is never lifted.
+        if row["title"].is_null() {
+            let place = format!(":{index}");
+            let items = reply["untrusted_content"]["items"].as_array().unwrap();
+            assert!(
+                items
+                    .iter()
+                    .any(|item| item["id"] == place.as_str() && item["field"] == "title"),
+                "{reply}"
+            );
+        }
+    }
+    assert_eq!(
+        results[0]["resource_id"],
+        "kd:res:github:ggml-org/whisper.cpp"
+    );
+    let listing = app.rpc("tools/list", json!({}));
+    let tool = listing["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "discover_resources")
+        .unwrap()
+        .clone();
+    assert_eq!(tool["annotations"]["readOnlyHint"], true);
+    assert!(
+        tool["inputSchema"].get("required").is_none(),
+        "need is optional: {tool}"
+    );
+}
+
+#[test]
+fn a_resource_imported_after_the_index_was_built_is_found_by_the_next_search() {
+    let app = TestApp::start();
+    let before = discover(&app, json!({ "need": "frobnicator" }));
+    assert_eq!(data(&before)["total"], 0);
+    import(
+        &app,
+        &[npm_row(
+            "zz-frobnicator",
+            "Frobnicator MCP server for widget telemetry.",
+        )],
+    );
+    let after = discover(&app, json!({ "need": "frobnicator" }));
+    assert_eq!(ids(&after), vec!["kd:res:npm:zz-frobnicator"]);
+    import(
+        &app,
+        &[npm_row(
+            "zz-frobnicator",
+            "Quuxifier for sprocket dashboards.",
+        )],
+    );
+    assert_eq!(
+        ids(&discover(&app, json!({ "need": "quuxifier" }))),
+        vec!["kd:res:npm:zz-frobnicator"]
+    );
+    assert_eq!(
+        data(&discover(&app, json!({ "need": "telemetry" })))["total"],
+        0,
+        "the old text is gone"
+    );
+}
+
+#[test]
+fn ranking_is_the_same_whether_the_index_was_built_fresh_or_kept_current() {
+    use kd_karmadue::catalog::search::{Request, SearchIndex, rank_page};
+    let app = TestApp::with_catalog();
+    let needs = [
+        "postgres mcp server",
+        "slack",
+        "speech to text on device",
+        "aws",
+        "vector database",
+    ];
+    for need in needs {
+        discover(&app, json!({ "need": need }));
+    }
+    // Changed rows replace documents (leaving deleted ones in the kept index) and new rows add.
+    import(
+        &app,
+        &[
+            npm_row(
+                "slack-mcp-server",
+                "Slack MCP server: channels, threads and search for Slack workspaces.",
+            ),
+            npm_row(
+                "@modelcontextprotocol/server-postgres",
+                "Postgres MCP server, read only.",
+            ),
+            npm_row("zz-postgres-slack-bridge", "Bridges Slack and Postgres."),
+        ],
+    );
+    let fresh = SearchIndex::in_memory();
+    app.hub
+        .store
+        .read_blocking(|conn| -> Result<(), kd_karmadue::error::ToolError> {
+            let (kept, _) = app.hub.search.current(conn)?;
+            let (rebuilt, _) = fresh.current(conn)?;
+            assert!(
+                kept.searcher()
+                    .segment_readers()
+                    .iter()
+                    .any(|segment| segment.num_deleted_docs() > 0),
+                "the kept index has deleted documents"
+            );
+            for need in needs {
+                for offset in [0, 8, 40] {
+                    let request = Request {
+                        need: Some(need.to_owned()),
+                        limit: 8,
+                        offset,
+                        include_demo: false,
+                    };
+                    let one = rank_page(&kept, app.hub.search.analyzers(), &request)?;
+                    let other = rank_page(&rebuilt, fresh.analyzers(), &request)?;
+                    let view = |page: &kd_karmadue::catalog::search::Page| -> Vec<(String, u32)> {
+                        page.hits
+                            .iter()
+                            .map(|(hit, _)| (hit.resource_id.clone(), hit.score.score.to_bits()))
+                            .collect()
+                    };
+                    assert_eq!(one.total, other.total, "{need}");
+                    assert_eq!(view(&one), view(&other), "{need} at {offset}");
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_disk_index_is_reopened_when_still_current_and_kept_in_memory_when_its_folder_is_busy() {
+    use kd_karmadue::catalog::search::{Freshness, SearchIndex};
+    let app = TestApp::start();
+    import(&app, &[npm_row("zz-alpha", "Alpha widget.")]);
+    let folder = tempfile::tempdir().unwrap();
+    let open = |index: &SearchIndex| {
+        app.hub
+            .store
+            .read_blocking(|conn| {
+                index
+                    .current(conn)
+                    .map(|(live, freshness)| (live.on_disk, freshness))
+            })
+            .unwrap()
+    };
+    let first = SearchIndex::on_disk(folder.path());
+    assert_eq!(open(&first), (true, Freshness::Rebuilt));
+    let busy = SearchIndex::on_disk(folder.path());
+    assert_eq!(
+        open(&busy),
+        (false, Freshness::Rebuilt),
+        "a second user of the folder keeps its index in memory"
+    );
+    drop(first);
+    let again = SearchIndex::on_disk(folder.path());
+    assert_eq!(open(&again), (true, Freshness::Reopened));
+    import(&app, &[npm_row("zz-beta", "Beta widget.")]);
+    assert_eq!(open(&again), (true, Freshness::CaughtUp));
+    drop(again);
+    import(&app, &[npm_row("zz-gamma", "Gamma widget.")]);
+    let later = SearchIndex::on_disk(folder.path());
+    assert_eq!(
+        open(&later),
+        (true, Freshness::CaughtUp),
+        "reopened, then the new event applied"
+    );
+}
+
+#[test]
+fn risky_tools_rank_lower_unless_the_need_asks_for_them() {
+    let app = TestApp::with_catalog();
+    let risky = "kd:res:github:vadim-a-yegorov/mcp-ytdlp-transcript";
+    let position = |need: &str| {
+        let reply = discover(&app, json!({ "need": need, "limit": 50 }));
+        ids(&reply).iter().position(|id| id == risky).map(|at| {
+            (
+                at,
+                reply["data"]["results"][at]["ranking_note"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            )
+        })
+    };
+    let asked = position("youtube transcript bypass bot detection").expect("found when asked for");
+    assert!(asked.1.contains("which the need asks for"), "{}", asked.1);
+    // Lowered out of the first 50, or after where it ranks when asked for.
+    if let Some((plain, note)) = position("youtube transcript") {
+        assert!(plain > asked.0, "{plain} vs {}", asked.0);
+        assert!(note.contains("so ranked lower"), "{note}");
+    }
+}

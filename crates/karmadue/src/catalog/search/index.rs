@@ -1,0 +1,990 @@
+//! The search index: a tantivy projection of the `resources` and `claims` tables, one per hub
+//! process (DESIGN "search": an index each process keeps as a projection).
+//!
+//! It lives in `<data>/search/` (or in memory when that folder cannot be used). Each commit
+//! records `{version, seq, row_hash}`: the schema version and the last event the index has
+//! seen. On open the index is reused only when the store's event at `seq` still has that
+//! `row_hash` (the log is a hash chain, so the whole history up to there is the same);
+//! otherwise it is rebuilt from the store. Before every search the store's head is compared
+//! with `seq`, and events since then whose subject is a resource id refresh that resource: a
+//! resource written by one call is found by the next.
+//!
+//! Ranking must not depend on how an index came to be (fresh build or years of updates), so
+//! BM25 reads [`AliveStatistics`]: document counts and document frequencies of live records
+//! only, and fixed average field lengths.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rusqlite::{Connection, OptionalExtension, Row};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use tantivy::directory::MmapDirectory;
+use tantivy::query::Bm25StatisticsProvider;
+use tantivy::schema::{
+    FAST, Field, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, Language, LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer,
+    Stemmer, TextAnalyzer, TokenStream,
+};
+use tantivy::{
+    DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TERMINATED, TantivyDocument,
+    Term,
+};
+
+use super::plan::{self, Category};
+use crate::error::ToolError;
+
+/// Bumped whenever the schema, the analyzers or what a document holds changes; an index made
+/// by another version is rebuilt.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Threads one search spreads its segments over.
+const SEARCH_THREADS: usize = 2;
+
+/// More new events than this since the index's seq: rebuild rather than replay.
+const REPLAY_LIMIT: i64 = 20_000;
+
+/// The stemmed analyzer's name (title, locator, type, description).
+const STEMMED: &str = "kd_stemmed";
+/// Lowercased words without stemming (fuzzy title matches).
+const WORDS: &str = "kd_words";
+/// One lowercased token per value (exact names).
+const NAMES: &str = "kd_names";
+
+/// Average field lengths BM25 normalises by. Fixed, so that scores depend only on each record
+/// and on which records exist (not on deleted-but-unmerged documents).
+const AVERAGE_LENGTH: [(&str, u64); 4] = [
+    ("title", 3),
+    ("locator", 4),
+    ("kind", 2),
+    ("description", 14),
+];
+
+/// The analyzers the index and the planner share.
+#[derive(Clone)]
+pub struct Analyzers {
+    stemmed: TextAnalyzer,
+    words: TextAnalyzer,
+}
+
+impl std::fmt::Debug for Analyzers {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("Analyzers")
+    }
+}
+
+impl Default for Analyzers {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Analyzers {
+    /// The stemmed English analyzer and the plain-words analyzer.
+    pub fn new() -> Self {
+        let stemmed = TextAnalyzer::builder(SimpleTokenizer::default())
+            .filter(RemoveLongFilter::limit(60))
+            .filter(LowerCaser)
+            .filter(AsciiFoldingFilter)
+            .filter(Stemmer::new(Language::English))
+            .build();
+        let words = TextAnalyzer::builder(SimpleTokenizer::default())
+            .filter(RemoveLongFilter::limit(60))
+            .filter(LowerCaser)
+            .filter(AsciiFoldingFilter)
+            .build();
+        Self { stemmed, words }
+    }
+
+    /// The lowercased words of `text`, in order.
+    pub fn words(&self, text: &str) -> Vec<String> {
+        collect(&mut self.words.clone(), text)
+    }
+
+    /// The stems of `text`, in order.
+    pub fn stems(&self, text: &str) -> Vec<String> {
+        collect(&mut self.stemmed.clone(), text)
+    }
+
+    /// The stem of one word (the word itself when it has no stem).
+    pub fn stem(&self, word: &str) -> String {
+        self.stems(word)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| word.to_owned())
+    }
+
+    fn register(&self, index: &Index) {
+        let manager = index.tokenizers();
+        manager.register(STEMMED, self.stemmed.clone());
+        manager.register(WORDS, self.words.clone());
+        manager.register(
+            NAMES,
+            TextAnalyzer::builder(RawTokenizer::default())
+                .filter(LowerCaser)
+                .build(),
+        );
+    }
+}
+
+fn collect(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
+    let mut stream = analyzer.token_stream(text);
+    let mut out = Vec::new();
+    while stream.advance() {
+        out.push(stream.token().text.clone());
+    }
+    out
+}
+
+/// The index's fields.
+#[derive(Debug, Clone, Copy)]
+pub struct Fields {
+    /// The resource id: exact, and a fast column for the tie-break and the answer.
+    pub id: Field,
+    /// Title, stemmed.
+    pub title: Field,
+    /// Title words, not stemmed (fuzzy fallback).
+    pub title_words: Field,
+    /// The locator without scheme and host, stemmed.
+    pub locator: Field,
+    /// The type (`mcp_server`, `package`, ...), stemmed.
+    pub kind: Field,
+    /// Description, stemmed.
+    pub description: Field,
+    /// Exact names: id, locator, title, package and repository names, and their compact forms.
+    pub names: Field,
+    /// Packed ranking signals ([`Signals`]).
+    pub signals: Field,
+    /// A hash of the owner, for "at most 2 per owner".
+    pub owner: Field,
+}
+
+impl Fields {
+    /// The text fields scored by BM25, with their weights.
+    pub fn weighted(&self) -> [(Field, f32); 4] {
+        [
+            (self.title, 3.0),
+            (self.locator, 1.5),
+            (self.kind, 0.5),
+            (self.description, 1.0),
+        ]
+    }
+
+    fn schema() -> (Schema, Fields) {
+        let mut builder = Schema::builder();
+        let text = |analyzer: &str, record: IndexRecordOption| {
+            TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer(analyzer)
+                    .set_index_option(record),
+            )
+        };
+        let fields = Fields {
+            id: builder.add_text_field("id", STRING | FAST),
+            title: builder.add_text_field("title", text(STEMMED, IndexRecordOption::WithFreqs)),
+            title_words: builder
+                .add_text_field("title_words", text(WORDS, IndexRecordOption::Basic)),
+            locator: builder.add_text_field("locator", text(STEMMED, IndexRecordOption::WithFreqs)),
+            kind: builder.add_text_field("kind", text(STEMMED, IndexRecordOption::WithFreqs)),
+            description: builder
+                .add_text_field("description", text(STEMMED, IndexRecordOption::WithFreqs)),
+            names: builder.add_text_field("names", text(NAMES, IndexRecordOption::Basic)),
+            signals: builder.add_u64_field("signals", FAST),
+            owner: builder.add_u64_field("owner", FAST),
+        };
+        (builder.build(), fields)
+    }
+
+    fn name_of(&self, field: Field) -> &'static str {
+        match field {
+            field if field == self.title => "title",
+            field if field == self.locator => "locator",
+            field if field == self.kind => "kind",
+            field if field == self.description => "description",
+            _ => "",
+        }
+    }
+}
+
+/// Ranking signals packed in one fast field.
+///
+/// Bits 0–19: popularity × 1,000,000 (0..=1,000,000). Bit 20 curated, 21 verification-grade
+/// evidence, 22 archived upstream, 23 demo, 24 risky. Bits 25–28: category ([`Category::code`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Signals(pub u64);
+
+impl Signals {
+    const CURATED: u64 = 1 << 20;
+    const VERIFIED: u64 = 1 << 21;
+    const ARCHIVED: u64 = 1 << 22;
+    const DEMO: u64 = 1 << 23;
+    const RISKY: u64 = 1 << 24;
+    const CATEGORY_SHIFT: u32 = 25;
+
+    /// Packs the signals of one record.
+    pub fn pack(record: &Record) -> Signals {
+        let popularity = if record.popularity.is_finite() {
+            record.popularity.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        // In range 0..=1_000_000 by the clamp above.
+        let mut bits = (popularity * 1_000_000.0).round() as u64;
+        for (flag, bit) in [
+            (record.curated, Self::CURATED),
+            (record.verified, Self::VERIFIED),
+            (record.archived, Self::ARCHIVED),
+            (record.demo, Self::DEMO),
+            (record.risky, Self::RISKY),
+        ] {
+            if flag {
+                bits |= bit;
+            }
+        }
+        let category = match record.kind.as_str() {
+            "mcp_server" => Category::McpServer.code(),
+            "package" => Category::Package.code(),
+            "skill" => Category::Skill.code(),
+            "repo" => Category::Repo.code(),
+            _ => 0,
+        };
+        Signals(bits | (category << Self::CATEGORY_SHIFT))
+    }
+
+    /// Popularity, 0..1.
+    pub fn popularity(self) -> f32 {
+        (self.0 & 0xF_FFFF) as f32 / 1_000_000.0
+    }
+    /// A curated, well-known tool.
+    pub fn curated(self) -> bool {
+        self.0 & Self::CURATED != 0
+    }
+    /// Has verification-grade evidence.
+    pub fn verified(self) -> bool {
+        self.0 & Self::VERIFIED != 0
+    }
+    /// Archived upstream.
+    pub fn archived(self) -> bool {
+        self.0 & Self::ARCHIVED != 0
+    }
+    /// A demo fixture.
+    pub fn demo(self) -> bool {
+        self.0 & Self::DEMO != 0
+    }
+    /// Flagged risky, or described as getting past bot defences.
+    pub fn risky(self) -> bool {
+        self.0 & Self::RISKY != 0
+    }
+    /// The category bits.
+    pub fn category(self) -> u64 {
+        (self.0 >> Self::CATEGORY_SHIFT) & 0b1111
+    }
+}
+
+/// What the index needs of one resource (read from the `resources` and `claims` tables).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// `kd:res:...`.
+    pub resource_id: String,
+    /// github | npm | pypi | skill | registered | demo.
+    pub source: String,
+    /// Display title.
+    pub title: String,
+    /// `mcp_server`, `package`, ...
+    pub kind: String,
+    /// Locator.
+    pub locator: String,
+    /// Description.
+    pub description: Option<String>,
+    /// Publisher.
+    pub owner: String,
+    /// 0..1.
+    pub popularity: f64,
+    /// Curated, well known.
+    pub curated: bool,
+    /// Has a public verification-grade claim.
+    pub verified: bool,
+    /// Archived upstream.
+    pub archived: bool,
+    /// Demo fixture.
+    pub demo: bool,
+    /// Flagged risky in the store, or described as getting past bot defences.
+    pub risky: bool,
+}
+
+const RECORD_SELECT: &str = "SELECT r.resource_id, r.source, r.title, r.type, r.locator, r.description, r.owner, \
+     r.popularity, r.curated, r.archived, r.risky, r.demo, \
+     EXISTS (SELECT 1 FROM claims c WHERE c.resource_id = r.resource_id AND c.status = 'public' \
+             AND c.counts_as_verification = 1 AND c.demo = 0) \
+     FROM resources r";
+
+fn record_from_row(row: &Row<'_>) -> rusqlite::Result<Record> {
+    Ok(Record {
+        resource_id: row.get(0)?,
+        source: row.get(1)?,
+        title: row.get(2)?,
+        kind: row.get(3)?,
+        locator: row.get(4)?,
+        description: row.get(5)?,
+        owner: row.get(6)?,
+        popularity: row.get(7)?,
+        curated: row.get(8)?,
+        archived: row.get(9)?,
+        risky: row.get(10)?,
+        demo: row.get(11)?,
+        verified: row.get(12)?,
+    })
+}
+
+/// The locator as searchable words: without scheme, `github.com`, `tree/<branch>` or
+/// `blob/<commit>`, and without the `npm:` / `pypi:` prefix.
+pub fn locator_words(locator: &str) -> String {
+    let rest = locator
+        .strip_prefix("https://")
+        .or_else(|| locator.strip_prefix("http://"))
+        .unwrap_or(locator);
+    let rest = rest.strip_prefix("github.com/").unwrap_or(rest);
+    let rest = rest
+        .strip_prefix("npm:")
+        .or_else(|| rest.strip_prefix("pypi:"))
+        .unwrap_or(rest);
+    let mut parts = Vec::new();
+    let mut skip_next = false;
+    for part in rest.split('/') {
+        if skip_next {
+            skip_next = false;
+            continue;
+        }
+        if part == "tree" || part == "blob" {
+            skip_next = true;
+            continue;
+        }
+        parts.push(part);
+    }
+    parts.join("/")
+}
+
+/// The exact names a record answers to.
+pub fn record_names(record: &Record) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut add = |name: &str| {
+        let name = name.trim().to_lowercase();
+        if !name.is_empty() && !names.contains(&name) {
+            names.push(name);
+        }
+    };
+    add(&record.resource_id);
+    add(&record.locator);
+    add(&record.title);
+    add(&plan::compact(&record.title));
+    let path = locator_words(&record.locator);
+    add(&path);
+    let segments: Vec<&str> = path
+        .split('/')
+        .filter(|segment| !segment.is_empty())
+        .collect();
+    if record.source == "github" {
+        if let [owner, repo, ..] = segments.as_slice() {
+            add(&format!("{owner}/{repo}"));
+            add(repo);
+            add(&plan::compact(repo));
+        }
+        if let Some(last) = segments.last() {
+            add(last);
+        }
+    }
+    if let Some(name) = record
+        .locator
+        .strip_prefix("npm:")
+        .or_else(|| record.locator.strip_prefix("pypi:"))
+    {
+        add(name);
+        add(&plan::compact(name));
+    }
+    names
+}
+
+fn owner_key(owner: &str) -> u64 {
+    let digest = Sha256::digest(owner.trim().to_lowercase().as_bytes());
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&digest[..8]);
+    u64::from_be_bytes(bytes)
+}
+
+/// BM25 statistics over live documents only, with fixed average lengths: identical for any
+/// two indexes holding the same records, however they were built.
+pub struct AliveStatistics<'a> {
+    searcher: &'a Searcher,
+    fields: Fields,
+}
+
+impl<'a> AliveStatistics<'a> {
+    /// Statistics for `searcher`.
+    pub fn new(searcher: &'a Searcher, fields: Fields) -> Self {
+        Self { searcher, fields }
+    }
+}
+
+impl Bm25StatisticsProvider for AliveStatistics<'_> {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        let name = self.fields.name_of(field);
+        let average = AVERAGE_LENGTH
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map_or(4, |(_, length)| *length);
+        Ok(average * self.total_num_docs()?)
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.searcher.num_docs().max(1))
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        let mut total = 0u64;
+        for segment in self.searcher.segment_readers() {
+            let inverted = segment.inverted_index(term.field())?;
+            match segment
+                .alive_bitset()
+                .filter(|_| segment.num_deleted_docs() > 0)
+            {
+                None => total += u64::from(inverted.doc_freq(term)?),
+                Some(alive) => {
+                    if let Some(mut postings) =
+                        inverted.read_postings(term, IndexRecordOption::Basic)?
+                    {
+                        let mut doc = postings.doc();
+                        while doc != TERMINATED {
+                            if alive.is_alive(doc) {
+                                total += 1;
+                            }
+                            doc = postings.advance();
+                        }
+                    }
+                }
+            }
+        }
+        Ok(total)
+    }
+}
+
+/// Where an index is kept.
+#[derive(Debug, Clone)]
+enum Place {
+    Disk(PathBuf),
+    Memory,
+}
+
+/// One hub's search index. Built on first use, then kept current from the event log.
+pub struct SearchIndex {
+    place: Place,
+    analyzers: Analyzers,
+    live: Mutex<Option<Arc<Live>>>,
+}
+
+impl std::fmt::Debug for SearchIndex {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("SearchIndex")
+            .field("place", &self.place)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A built index, ready to search.
+pub struct Live {
+    /// The tantivy index.
+    pub index: Index,
+    /// Its fields.
+    pub fields: Fields,
+    reader: IndexReader,
+    writer: Mutex<Writer>,
+    seq: AtomicI64,
+    /// Whether it is on disk (false: in memory).
+    pub on_disk: bool,
+}
+
+struct Writer {
+    writer: IndexWriter,
+    seq: i64,
+}
+
+/// How an index came to be current, for logs and the bench.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    /// Already at the store's head.
+    Current,
+    /// Events since the last search were applied.
+    CaughtUp,
+    /// Built from the store.
+    Rebuilt,
+    /// Opened from disk as it was left (then caught up if the store had moved).
+    Reopened,
+}
+
+impl SearchIndex {
+    /// An index kept in `dir` (made when missing). Falls back to memory when the folder cannot
+    /// be used (another process holds it, or the disk refuses).
+    pub fn on_disk(dir: impl Into<PathBuf>) -> Self {
+        Self {
+            place: Place::Disk(dir.into()),
+            analyzers: Analyzers::new(),
+            live: Mutex::new(None),
+        }
+    }
+
+    /// An index kept in memory only.
+    pub fn in_memory() -> Self {
+        Self {
+            place: Place::Memory,
+            analyzers: Analyzers::new(),
+            live: Mutex::new(None),
+        }
+    }
+
+    /// The shared analyzers.
+    pub fn analyzers(&self) -> &Analyzers {
+        &self.analyzers
+    }
+
+    /// The index, brought up to the store's head: built or opened on first use, then the
+    /// events since the last call applied.
+    ///
+    /// # Errors
+    /// `internal` when the store or the index fails.
+    pub fn current(&self, conn: &Connection) -> Result<(Arc<Live>, Freshness), ToolError> {
+        let head = head(conn)?;
+        let (live, opened) = {
+            let mut slot = lock(&self.live)?;
+            match slot.as_ref() {
+                Some(live) => (Arc::clone(live), None),
+                None => {
+                    let (live, how) = self.open(conn, &head)?;
+                    let live = Arc::new(live);
+                    *slot = Some(Arc::clone(&live));
+                    (live, Some(how))
+                }
+            }
+        };
+        if live.seq.load(Ordering::Acquire) >= head.seq {
+            return Ok((live, opened.unwrap_or(Freshness::Current)));
+        }
+        let mut writer = lock(&live.writer)?;
+        if writer.seq < head.seq {
+            let records = if head.seq - writer.seq > REPLAY_LIMIT {
+                None
+            } else {
+                Some(changed_since(conn, writer.seq, head.seq)?)
+            };
+            match records {
+                Some(changed) => live.apply(&mut writer, conn, &changed, &head, &self.analyzers)?,
+                None => live.rebuild(&mut writer, conn, &head, &self.analyzers)?,
+            }
+        }
+        let freshness = if opened == Some(Freshness::Rebuilt) {
+            Freshness::Rebuilt
+        } else {
+            Freshness::CaughtUp
+        };
+        Ok((Arc::clone(&live), freshness))
+    }
+
+    fn open(&self, conn: &Connection, head: &Head) -> Result<(Live, Freshness), ToolError> {
+        if let Place::Disk(dir) = &self.place {
+            match self.open_on_disk(dir, conn, head) {
+                Ok(opened) => return Ok(opened),
+                Err(error) => tracing::warn!(
+                    dir = %dir.display(),
+                    error = %error.cause.as_deref().unwrap_or(&error.message),
+                    "search index folder unusable; keeping the index in memory"
+                ),
+            }
+        }
+        let (schema, fields) = Fields::schema();
+        let index = Index::create_in_ram(schema);
+        let live = Live::new(index, fields, &self.analyzers, false)?;
+        {
+            let mut writer = lock(&live.writer)?;
+            live.rebuild(&mut writer, conn, head, &self.analyzers)?;
+        }
+        Ok((live, Freshness::Rebuilt))
+    }
+
+    fn open_on_disk(
+        &self,
+        dir: &Path,
+        conn: &Connection,
+        head: &Head,
+    ) -> Result<(Live, Freshness), ToolError> {
+        std::fs::create_dir_all(dir).map_err(ToolError::internal)?;
+        let (schema, fields) = Fields::schema();
+        if let Ok(index) = Index::open_in_dir(dir) {
+            if index.schema() == schema {
+                let reusable = payload_still_valid(&index, conn);
+                // Takes the folder's writer lock: another process using it makes this fail,
+                // and the caller keeps its index in memory instead.
+                let live = Live::new(index, fields, &self.analyzers, true)?;
+                if reusable {
+                    return Ok((live, Freshness::Reopened));
+                }
+                let mut writer = lock(&live.writer)?;
+                live.rebuild(&mut writer, conn, head, &self.analyzers)?;
+                drop(writer);
+                return Ok((live, Freshness::Rebuilt));
+            }
+            // Another version's index: hold its lock while checking nobody uses it, then start
+            // again.
+            let writer: IndexWriter = index
+                .writer_with_num_threads(1, 15_000_000)
+                .map_err(ToolError::internal)?;
+            drop(writer);
+        }
+        clear_dir(dir)?;
+        let directory = MmapDirectory::open(dir).map_err(ToolError::internal)?;
+        let index = Index::create(directory, schema, tantivy::IndexSettings::default())
+            .map_err(ToolError::internal)?;
+        let live = Live::new(index, fields, &self.analyzers, true)?;
+        let mut writer = lock(&live.writer)?;
+        live.rebuild(&mut writer, conn, head, &self.analyzers)?;
+        drop(writer);
+        Ok((live, Freshness::Rebuilt))
+    }
+}
+
+fn clear_dir(dir: &Path) -> Result<(), ToolError> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(ToolError::internal)?;
+    }
+    std::fs::create_dir_all(dir).map_err(ToolError::internal)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> Result<MutexGuard<'_, T>, ToolError> {
+    mutex
+        .lock()
+        .map_err(|_| ToolError::internal("search index lock poisoned"))
+}
+
+/// The store's event head.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Head {
+    seq: i64,
+    row_hash: String,
+}
+
+fn head(conn: &Connection) -> Result<Head, ToolError> {
+    let head = conn
+        .prepare_cached("SELECT seq, row_hash FROM events ORDER BY seq DESC LIMIT 1")?
+        .query_row([], |row| {
+            Ok(Head {
+                seq: row.get(0)?,
+                row_hash: row.get(1)?,
+            })
+        })
+        .optional()?;
+    Ok(head.unwrap_or(Head {
+        seq: 0,
+        row_hash: String::new(),
+    }))
+}
+
+fn payload_still_valid(index: &Index, conn: &Connection) -> bool {
+    let Ok(metas) = index.load_metas() else {
+        return false;
+    };
+    let Some(payload) = metas.payload.as_deref() else {
+        return false;
+    };
+    let Ok(payload) = serde_json::from_str::<serde_json::Value>(payload) else {
+        return false;
+    };
+    if payload["version"].as_u64() != Some(u64::from(SCHEMA_VERSION)) {
+        return false;
+    }
+    let Some(seq) = payload["seq"].as_i64() else {
+        return false;
+    };
+    let Some(row_hash) = payload["row_hash"].as_str() else {
+        return false;
+    };
+    if seq == 0 {
+        return row_hash.is_empty();
+    }
+    conn.query_row("SELECT row_hash FROM events WHERE seq = ?1", [seq], |row| {
+        row.get::<_, String>(0)
+    })
+    .optional()
+    .ok()
+    .flatten()
+    .is_some_and(|stored| stored == row_hash)
+}
+
+/// Resource ids named as the subject of events in (after, upto].
+fn changed_since(conn: &Connection, after: i64, upto: i64) -> Result<Vec<String>, ToolError> {
+    let mut statement = conn.prepare_cached(
+        "SELECT DISTINCT subject FROM events WHERE seq > ?1 AND seq <= ?2 AND substr(subject, 1, 7) = 'kd:res:'",
+    )?;
+    let ids = statement
+        .query_map([after, upto], |row| row.get(0))?
+        .collect::<Result<Vec<String>, _>>()?;
+    Ok(ids)
+}
+
+impl Live {
+    fn new(
+        mut index: Index,
+        fields: Fields,
+        analyzers: &Analyzers,
+        on_disk: bool,
+    ) -> Result<Live, ToolError> {
+        analyzers.register(&index);
+        // Segments are searched in parallel: one search uses both cores of a small machine.
+        index
+            .set_multithread_executor(SEARCH_THREADS)
+            .map_err(ToolError::internal)?;
+        let writer = index
+            .writer_with_num_threads(1, 60_000_000)
+            .map_err(ToolError::internal)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(ToolError::internal)?;
+        let seq = committed_seq(&index);
+        Ok(Live {
+            index,
+            fields,
+            reader,
+            writer: Mutex::new(Writer { writer, seq }),
+            seq: AtomicI64::new(seq),
+            on_disk,
+        })
+    }
+
+    /// A searcher over the last commit.
+    pub fn searcher(&self) -> Searcher {
+        self.reader.searcher()
+    }
+
+    /// The last event seq this index reflects.
+    pub fn seq(&self) -> i64 {
+        self.seq.load(Ordering::Acquire)
+    }
+
+    fn rebuild(
+        &self,
+        writer: &mut Writer,
+        conn: &Connection,
+        head: &Head,
+        analyzers: &Analyzers,
+    ) -> Result<(), ToolError> {
+        writer
+            .writer
+            .delete_all_documents()
+            .map_err(ToolError::internal)?;
+        let mut statement = conn.prepare(RECORD_SELECT)?;
+        let mut rows = statement.query([])?;
+        while let Some(row) = rows.next()? {
+            let record = record_from_row(row)?;
+            writer
+                .writer
+                .add_document(self.document(&record, analyzers))
+                .map_err(ToolError::internal)?;
+        }
+        self.commit(writer, head)
+    }
+
+    fn apply(
+        &self,
+        writer: &mut Writer,
+        conn: &Connection,
+        changed: &[String],
+        head: &Head,
+        analyzers: &Analyzers,
+    ) -> Result<(), ToolError> {
+        let mut statement =
+            conn.prepare_cached(&format!("{RECORD_SELECT} WHERE r.resource_id = ?1"))?;
+        for resource_id in changed {
+            writer
+                .writer
+                .delete_term(Term::from_field_text(self.fields.id, resource_id));
+            if let Some(record) = statement
+                .query_row([resource_id], record_from_row)
+                .optional()?
+            {
+                writer
+                    .writer
+                    .add_document(self.document(&record, analyzers))
+                    .map_err(ToolError::internal)?;
+            }
+        }
+        self.commit(writer, head)
+    }
+
+    fn commit(&self, writer: &mut Writer, head: &Head) -> Result<(), ToolError> {
+        let payload =
+            json!({ "version": SCHEMA_VERSION, "seq": head.seq, "row_hash": head.row_hash })
+                .to_string();
+        let mut prepared = writer
+            .writer
+            .prepare_commit()
+            .map_err(ToolError::internal)?;
+        prepared.set_payload(&payload);
+        prepared.commit().map_err(ToolError::internal)?;
+        self.reader.reload().map_err(ToolError::internal)?;
+        writer.seq = head.seq;
+        self.seq.store(head.seq, Ordering::Release);
+        Ok(())
+    }
+
+    /// The document of one record.
+    pub fn document(&self, record: &Record, analyzers: &Analyzers) -> TantivyDocument {
+        document(&self.fields, record, analyzers)
+    }
+}
+
+/// The document of one record (also used by the bench to build synthetic indexes).
+pub fn document(fields: &Fields, record: &Record, analyzers: &Analyzers) -> TantivyDocument {
+    let description = record.description.as_deref().unwrap_or_default();
+    let mut record_signals = record.clone();
+    if !record_signals.risky {
+        let words = analyzers.words(&format!("{} {description}", record.title));
+        record_signals.risky = plan::looks_risky(&words);
+    }
+    let mut doc = TantivyDocument::default();
+    doc.add_text(fields.id, &record.resource_id);
+    doc.add_text(fields.title, &record.title);
+    doc.add_text(fields.title_words, &record.title);
+    doc.add_text(fields.locator, locator_words(&record.locator));
+    doc.add_text(fields.kind, &record.kind);
+    if !description.is_empty() {
+        doc.add_text(fields.description, description);
+    }
+    for name in record_names(record) {
+        doc.add_text(fields.names, name);
+    }
+    doc.add_u64(fields.signals, Signals::pack(&record_signals).0);
+    doc.add_u64(fields.owner, owner_key(&record.owner));
+    doc
+}
+
+fn committed_seq(index: &Index) -> i64 {
+    index
+        .load_metas()
+        .ok()
+        .and_then(|metas| metas.payload)
+        .and_then(|payload| serde_json::from_str::<serde_json::Value>(&payload).ok())
+        .and_then(|payload| payload["seq"].as_i64())
+        .unwrap_or(-1)
+}
+
+/// Builds an index in memory from records (for benches and tests; hubs use [`SearchIndex`]).
+///
+/// # Errors
+/// `internal` when tantivy fails.
+pub fn build_in_memory(
+    records: impl Iterator<Item = Record>,
+    threads: usize,
+    budget_bytes: usize,
+) -> Result<(Index, Fields), ToolError> {
+    let (schema, fields) = Fields::schema();
+    let index = Index::create_in_ram(schema);
+    let analyzers = Analyzers::new();
+    analyzers.register(&index);
+    let mut writer: IndexWriter = index
+        .writer_with_num_threads(threads, budget_bytes)
+        .map_err(ToolError::internal)?;
+    for record in records {
+        writer
+            .add_document(document(&fields, &record, &analyzers))
+            .map_err(ToolError::internal)?;
+    }
+    writer.commit().map_err(ToolError::internal)?;
+    writer.wait_merging_threads().map_err(ToolError::internal)?;
+    Ok((index, fields))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tantivy::schema::Value as _;
+
+    fn first_text(doc: &TantivyDocument, field: Field) -> Option<String> {
+        doc.get_first(field)
+            .and_then(|value| value.as_str())
+            .map(str::to_owned)
+    }
+
+    fn record(id: &str, title: &str) -> Record {
+        Record {
+            resource_id: id.into(),
+            source: "github".into(),
+            title: title.into(),
+            kind: "mcp_server".into(),
+            locator: format!(
+                "https://github.com/{}",
+                id.trim_start_matches("kd:res:github:")
+            ),
+            description: Some("Stealth browser that bypasses bot detection".into()),
+            owner: "acme".into(),
+            popularity: 0.25,
+            curated: true,
+            verified: false,
+            archived: false,
+            demo: false,
+            risky: false,
+        }
+    }
+
+    #[test]
+    fn locators_become_their_path_words() {
+        assert_eq!(
+            locator_words("https://github.com/modelcontextprotocol/servers/tree/main/src/postgres"),
+            "modelcontextprotocol/servers/src/postgres"
+        );
+        assert_eq!(locator_words("npm:@21st-dev/magic"), "@21st-dev/magic");
+        assert_eq!(
+            locator_words("https://github.com/obra/superpowers/blob/44c9b2/skills/tdd/SKILL.md"),
+            "obra/superpowers/skills/tdd/SKILL.md"
+        );
+    }
+
+    #[test]
+    fn signals_pack_and_unpack() {
+        let record = record("kd:res:github:acme/stealth", "Stealth");
+        let fields = Fields::schema().1;
+        let doc = document(&fields, &record, &Analyzers::new());
+        let signals = Signals(
+            doc.get_first(fields.signals)
+                .and_then(|value| value.as_u64())
+                .unwrap(),
+        );
+        assert!(
+            signals.curated()
+                && signals.risky()
+                && !signals.verified()
+                && !signals.archived()
+                && !signals.demo()
+        );
+        assert!((signals.popularity() - 0.25).abs() < 1e-6);
+        assert_eq!(signals.category(), Category::McpServer.code());
+        assert_eq!(
+            first_text(&doc, fields.id).as_deref(),
+            Some("kd:res:github:acme/stealth")
+        );
+    }
+
+    #[test]
+    fn github_records_answer_to_their_repository_names() {
+        let names = record_names(&record("kd:res:github:ggml-org/whisper.cpp", "whisper.cpp"));
+        for name in [
+            "whisper.cpp",
+            "whispercpp",
+            "ggml-org/whisper.cpp",
+            "https://github.com/ggml-org/whisper.cpp",
+        ] {
+            assert!(names.contains(&name.to_owned()), "{name}: {names:?}");
+        }
+    }
+}
