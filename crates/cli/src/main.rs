@@ -1,4 +1,5 @@
-//! `karmadue`: serve the hub, verify its ledger, and act as a signing agent client.
+//! `karmadue`: serve the hub, verify its ledger, read the mail outbox, and act as a signing
+//! agent client.
 
 mod agent;
 
@@ -29,6 +30,15 @@ enum Command {
     Ledger {
         #[command(subcommand)]
         command: LedgerCommand,
+    },
+    /// Print the mail waiting in the outbox (mail to people when no SMTP relay is configured).
+    Outbox {
+        /// The hub's data folder.
+        #[arg(long, env = "KARMADUE_DATA_DIR", default_value = DEFAULT_DATA_DIR)]
+        data_dir: PathBuf,
+        /// Also show mail already delivered.
+        #[arg(long)]
+        all: bool,
     },
     /// A signing agent client: keeps your key in ~/.karmadue/agent.json.
     Agent(agent::AgentArgs),
@@ -64,6 +74,13 @@ struct ServeArgs {
     /// Load the bundled catalog snapshot on first start (when the catalog is empty).
     #[arg(long, env = "KARMADUE_BUNDLED_CATALOG", default_value_t = true, action = clap::ArgAction::Set)]
     bundled_catalog: bool,
+    /// SMTP relay for mail to people (smtp://host:port, smtps://user:password@host). Without
+    /// it, mail waits in the outbox (`karmadue outbox`).
+    #[arg(long, env = "KARMADUE_SMTP_URL", hide_env_values = true)]
+    smtp_url: Option<String>,
+    /// From address of mail to people (default: KarmaDue <no-reply@the public URL's host>).
+    #[arg(long, env = "KARMADUE_MAIL_FROM")]
+    mail_from: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -83,6 +100,7 @@ fn main() -> ExitCode {
         Command::Ledger {
             command: LedgerCommand::Verify { data_dir },
         } => ledger_verify(&data_dir),
+        Command::Outbox { data_dir, all } => outbox(&data_dir, all),
         Command::Agent(args) => agent::run(args),
         Command::Import { data_dir, files } => import(data_dir, &files),
     };
@@ -106,6 +124,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     config.max_body_bytes = args.max_body_bytes;
     config.conformance_fixtures = args.conformance_fixtures;
     config.bundled_catalog = args.bundled_catalog;
+    config.smtp_url = args.smtp_url.map(kd_core::config::Secret::new);
+    if let Some(from) = args.mail_from {
+        config.mail_from = from;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -196,6 +218,33 @@ fn ledger_verify(data_dir: &std::path::Path) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::FAILURE)
         }
     }
+}
+
+fn outbox(data_dir: &std::path::Path, all: bool) -> anyhow::Result<ExitCode> {
+    let path = data_dir.join("karmadue.sqlite");
+    if !path.exists() {
+        anyhow::bail!("no database at {}", path.display());
+    }
+    let conn =
+        rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+    let mails = kd_core::outbox::list(&conn, !all)?;
+    for mail in &mails {
+        let state = match mail.sent_ms {
+            Some(sent) => format!("sent {}", kd_core::clock::rfc3339_ms(sent)),
+            None => "waiting".to_owned(),
+        };
+        println!(
+            "{} ({state}, queued {})\nTo: {}\nSubject: {}\n\n{}\n",
+            mail.mail_id,
+            kd_core::clock::rfc3339_ms(mail.created_ms),
+            mail.to_email,
+            mail.subject,
+            mail.body
+        );
+    }
+    println!("{} mail(s)", mails.len());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn import(data_dir: PathBuf, files: &[PathBuf]) -> anyhow::Result<ExitCode> {

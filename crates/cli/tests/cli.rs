@@ -153,3 +153,22 @@ fn import_is_idempotent_and_reports_bad_rows_by_line() {
     let verify = Command::new(BIN).args(["ledger", "verify", "--data-dir"]).arg(&data).output().unwrap();
     assert!(String::from_utf8_lossy(&verify.stdout).starts_with("ok: 2 rows verified"));
 }
+
+#[test]
+fn outbox_prints_the_mail_a_claim_request_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let hub = start_hub(&data);
+    let key_file = dir.path().join("agent.json");
+    let (ok, reply, stderr) = agent(&hub, &key_file, &["new", "--name", "Mailing Agent"]);
+    assert!(ok, "{reply} {stderr}");
+    let (ok, claimed, stderr) = agent(&hub, &key_file, &["call", "request_claim", "--args", r#"{"email": "person@example.org"}"#]);
+    assert!(ok, "{claimed} {stderr}");
+    drop(hub);
+    let output = Command::new(BIN).args(["outbox", "--data-dir"]).arg(&data).output().unwrap();
+    assert!(output.status.success());
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(printed.contains("To: person@example.org"), "{printed}");
+    assert!(printed.contains("Subject: An agent asks you to claim it on KarmaDue"), "{printed}");
+    assert!(printed.ends_with("1 mail(s)\n"), "{printed}");
+}

@@ -27,6 +27,51 @@ pub struct Config {
     pub conformance_fixtures: bool,
     /// Load the bundled catalog snapshot when the catalog is empty (first start).
     pub bundled_catalog: bool,
+    /// The SMTP relay for mail to people (`smtp://host:port`, `smtps://user:pass@host`, as
+    /// lettre reads it). None: mail stays in the outbox for the operator (DECISIONS 7).
+    pub smtp_url: Option<Secret>,
+    /// The From address of mail to people.
+    pub mail_from: String,
+}
+
+/// A configuration value that must not be printed (it may hold credentials): `Debug` shows
+/// `[redacted]`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret value.
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The value, for the one place that uses it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("[redacted]")
+    }
+}
+
+/// `KarmaDue <no-reply@HOST>` for the public URL's host name (`localhost` when the host is an
+/// address, which a mailbox cannot name without brackets).
+pub fn default_mail_from(public_url: &str) -> String {
+    let host = public_url
+        .split_once("://")
+        .map_or(public_url, |(_, rest)| rest)
+        .split(['/', ':'])
+        .next()
+        .unwrap_or_default();
+    let host = if host.chars().any(|c| c.is_ascii_alphabetic()) && !host.contains('[') {
+        host
+    } else {
+        "localhost"
+    };
+    format!("KarmaDue <no-reply@{host}>")
 }
 
 impl Config {
@@ -39,10 +84,12 @@ impl Config {
         Self {
             listen,
             data_dir,
+            mail_from: default_mail_from(&public_url),
             public_url,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             conformance_fixtures: false,
             bundled_catalog: true,
+            smtp_url: None,
         }
     }
 
@@ -82,5 +129,18 @@ mod tests {
             Some("https://hub.example/".into()),
         );
         assert_eq!(config.public_url, "https://hub.example");
+        assert_eq!(config.mail_from, "KarmaDue <no-reply@hub.example>");
+    }
+
+    #[test]
+    fn the_smtp_url_is_redacted_in_debug_output() {
+        let mut config = Config::new("127.0.0.1:8080".parse().unwrap(), "d".into(), None);
+        config.smtp_url = Some(Secret::new("smtps://user:hunter2@mail.example"));
+        let printed = format!("{config:?}");
+        assert!(
+            !printed.contains("hunter2") && printed.contains("[redacted]"),
+            "{printed}"
+        );
+        assert_eq!(config.mail_from, "KarmaDue <no-reply@localhost>");
     }
 }

@@ -6,10 +6,14 @@
 //! - [`keys`]: the hub's own signing keys and their JWKS.
 //! - [`random`]: injected randomness.
 //! - [`config`]: the typed configuration of `karmadue serve`.
+//! - [`people`]: people's accounts, password hashes and sessions.
+//! - [`outbox`]: mail queued for people (sent by an SMTP relay, or read by the operator).
 
 pub mod clock;
 pub mod config;
 pub mod eventlog;
 pub mod keys;
+pub mod outbox;
+pub mod people;
 pub mod random;
 pub mod store;

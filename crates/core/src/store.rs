@@ -24,6 +24,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_init.sql"),
     include_str!("../migrations/0002_catalog.sql"),
     include_str!("../migrations/0003_outcomes.sql"),
+    include_str!("../migrations/0004_people.sql"),
 ];
 
 /// Store failures. Messages are for logs; callers present them as `internal`.

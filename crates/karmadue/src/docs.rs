@@ -30,6 +30,7 @@ pub fn tool_reference(tools: &[&Tool]) -> String {
         let read_only = if tool.hints.read_only { "yes" } else { "no" };
         let signed = match tool.access {
             Access::Signed => " Signed (kd-mcp-v1).",
+            Access::Person => " Signed-in person (Authorization: Bearer <session token>).",
             Access::Open | Access::Read => "",
         };
         let required: Vec<String> = tool

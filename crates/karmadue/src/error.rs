@@ -35,6 +35,8 @@ pub enum ErrorCode {
     LabelYours,
     /// Too many requests; `retry_after_s` says when to try again.
     RateLimited,
+    /// connect_with_code: the code is wrong, expired or already used (one answer for all three).
+    InvalidCode,
     /// report_outcome: no receipt has this (well-formed) id.
     ReceiptNotFound,
     /// report_outcome: the receipt id is malformed, or the stored receipt's signature no
@@ -67,6 +69,7 @@ impl ErrorCode {
             Self::LabelReserved => "label_reserved",
             Self::LabelYours => "label_yours",
             Self::RateLimited => "rate_limited",
+            Self::InvalidCode => "invalid_code",
             Self::ReceiptNotFound => "receipt_not_found",
             Self::ReceiptInvalid => "receipt_invalid",
             Self::ReceiptMismatch => "receipt_mismatch",
@@ -88,7 +91,8 @@ impl ErrorCode {
             | Self::ReceiptInvalid
             | Self::ReceiptMismatch
             | Self::ReceiptExpired
-            | Self::AlreadyReported => 400,
+            | Self::AlreadyReported
+            | Self::InvalidCode => 400,
             Self::SignatureRequired
             | Self::StaleSignature
             | Self::BadNonce

@@ -39,6 +39,8 @@ pub struct Hub {
     pub tools: Vec<&'static Tool>,
     /// This process's search index over the catalog (a projection; see `catalog::search`).
     pub search: crate::catalog::search::SearchIndex,
+    /// Wakes the mail sender after a write queued mail (`people::mail`).
+    pub mail_wakeup: Arc<tokio::sync::Notify>,
 }
 
 impl Hub {
@@ -111,6 +113,18 @@ impl Hub {
                 let signed = self.check_signature(tool, &agent, canonical, auth).await?;
                 Ok(Caller::Agent(signed))
             }
+            Access::Person => {
+                let token = auth.bearer.clone().ok_or_else(person_required)?;
+                let token = token.expose().to_owned();
+                let now_ms = self.clock.now_ms();
+                let session = self
+                    .store
+                    .read(move |conn| kd_core::people::session(conn, &token, now_ms))
+                    .await
+                    .map_err(ToolError::from)?
+                    .ok_or_else(person_required)?;
+                Ok(Caller::Person { person_id: session.person_id, ip: auth.ip })
+            }
             Access::Signed => {
                 let agent = args
                     .str(&["agent_id"])
@@ -126,10 +140,57 @@ impl Hub {
                         }
                     }
                 }
+                let signs = auth.signature.is_some() || auth.timestamp.is_some() || auth.nonce.is_some();
+                if !signs && let Some(token) = auth.bearer.clone() {
+                    return self.owner_session(&agent, token.expose(), auth.ip).await.map(Caller::Agent);
+                }
                 let signed = self.check_signature(tool, &agent, canonical, auth).await?;
                 Ok(Caller::Agent(signed))
             }
         }
+    }
+
+    /// The owner path of a signed tool (spec "Signing a write"): `Authorization: Bearer
+    /// <session token>` of the person who owns `agent_text`. An unknown or ended session is
+    /// `signature_required`; a signed-in person who does not own the agent is `forbidden`.
+    async fn owner_session(
+        &self,
+        agent_text: &str,
+        token: &str,
+        ip: Option<IpAddr>,
+    ) -> Result<SignedRequest, ToolError> {
+        let agent_id: AgentId = agent_text.parse().map_err(|_| {
+            ToolError::validation("agent_id", "agent_id must be a lowercase uuid with dashes")
+        })?;
+        let now_ms = self.clock.now_ms();
+        let token = token.to_owned();
+        let id_text = agent_id.to_string();
+        let (session, owner) = self
+            .store
+            .read(move |conn| -> Result<_, ToolError> {
+                let session = kd_core::people::session(conn, &token, now_ms)?;
+                let owner: Option<Option<String>> = conn
+                    .query_row("SELECT owner_id FROM agents WHERE agent_id = ?1", [&id_text], |row| row.get(0))
+                    .optional()?;
+                Ok((session, owner))
+            })
+            .await?;
+        let Some(session) = session else {
+            return Err(ToolError::new(
+                ErrorCode::SignatureRequired,
+                "The bearer session is unknown, signed out or expired. Sign in again, or sign the request (kd-mcp-v1).",
+            ));
+        };
+        let Some(owner) = owner else {
+            return Err(ToolError::not_found("agent_id", "No agent has this agent_id."));
+        };
+        if owner.as_deref() != Some(session.person_id.as_str()) {
+            return Err(ToolError::new(
+                ErrorCode::Forbidden,
+                "You are signed in, but you do not own this agent.",
+            ));
+        }
+        Ok(SignedRequest { agent_id, ip, proof: Proof::OwnerSession { person_id: session.person_id } })
     }
 
     /// The kd-mcp-v1 checks, in the spec's order: signature_required, stale_signature,
@@ -175,19 +236,19 @@ impl Hub {
             )
         })?;
         let id_text = agent_id.to_string();
-        let stored: Option<(String, String)> = self
+        let stored: Option<(String, String, Option<i64>)> = self
             .store
             .read(move |conn| {
                 conn.query_row(
-                    "SELECT public_key, status FROM agents WHERE agent_id = ?1",
+                    "SELECT public_key, status, paused_ms FROM agents WHERE agent_id = ?1",
                     [&id_text],
-                    |row| Ok((row.get(0)?, row.get(1)?)),
+                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
                 )
                 .optional()
                 .map_err(ToolError::from)
             })
             .await?;
-        let Some((public_key_text, status)) = stored else {
+        let Some((public_key_text, status, paused_ms)) = stored else {
             return Err(ToolError::not_found(
                 "agent_id",
                 "No agent has this agent_id.",
@@ -214,11 +275,14 @@ impl Hub {
                 "The signature does not verify with this agent's key over the kd-mcp-v1 text (get_signing_payload shows the exact text).",
             )
         })?;
+        // Only a verified caller learns that its owner paused it.
+        if paused_ms.is_some() {
+            return Err(paused());
+        }
         Ok(SignedRequest {
             agent_id,
-            public_key: public_key_text,
-            nonce: nonce.as_str().to_owned(),
             ip: auth.ip,
+            proof: Proof::Signature { public_key: public_key_text, nonce: nonce.as_str().to_owned() },
         })
     }
 }
@@ -264,6 +328,9 @@ pub struct RequestAuth {
     pub agent_header: Option<String>,
     /// The client's address.
     pub ip: Option<IpAddr>,
+    /// The token of `Authorization: Bearer <token>`: an owner's session (spec "Signing a
+    /// write"). Redacted in `Debug`; never logged.
+    pub bearer: Option<kd_core::config::Secret>,
 }
 
 /// Who is calling, decided before the handler runs.
@@ -274,21 +341,69 @@ pub enum Caller {
         /// The client's address.
         ip: Option<IpAddr>,
     },
-    /// A self-keyed agent whose kd-mcp-v1 signature verified.
+    /// A write for an agent, proven by its kd-mcp-v1 signature or by its owner's session.
     Agent(SignedRequest),
+    /// A signed-in person (a live session sent as `Authorization: Bearer`), for
+    /// [`Access::Person`] tools.
+    Person {
+        /// The person.
+        person_id: String,
+        /// The client's address.
+        ip: Option<IpAddr>,
+    },
 }
 
-/// A request whose signature verified (the nonce is not spent yet).
+fn person_required() -> ToolError {
+    ToolError::new(
+        ErrorCode::IdentityRequired,
+        "This tool is for a signed-in person: send Authorization: Bearer <session token> from the KarmaDue app.",
+    )
+}
+
+/// A request for an agent whose writer is proven ([`Proof`]); a signature's nonce is not spent
+/// yet.
 #[derive(Debug, Clone)]
 pub struct SignedRequest {
-    /// The signing agent.
+    /// The agent the write is for.
     pub agent_id: AgentId,
-    /// The key that verified, base64url.
-    pub public_key: String,
-    /// The request nonce, spent by [`Ctx::signed_write`].
-    pub nonce: String,
     /// The client's address.
     pub ip: Option<IpAddr>,
+    /// How the writer was proven.
+    pub proof: Proof,
+}
+
+/// How a write for an agent was proven (spec "Signing a write").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Proof {
+    /// The agent's kd-mcp-v1 signature verified.
+    Signature {
+        /// The key that verified, base64url.
+        public_key: String,
+        /// The request nonce, spent by [`Ctx::signed_write`].
+        nonce: String,
+    },
+    /// `Authorization: Bearer <session>` of the person who owns the agent. No nonce.
+    OwnerSession {
+        /// The owner.
+        person_id: String,
+    },
+}
+
+impl SignedRequest {
+    /// The event actor: the agent for a signature, `person:<id>` for the owner's session.
+    pub fn actor(&self) -> String {
+        match &self.proof {
+            Proof::Signature { .. } => self.agent_id.to_string(),
+            Proof::OwnerSession { person_id } => format!("person:{person_id}"),
+        }
+    }
+}
+
+fn paused() -> ToolError {
+    ToolError::new(
+        ErrorCode::Forbidden,
+        "This agent is paused by its owner; its writes are refused until the owner resumes it.",
+    )
 }
 
 /// What a handler gets besides its arguments.
@@ -323,12 +438,23 @@ impl Ctx {
                 "signed_write called without a signed caller",
             ));
         };
-        let spent = signed.clone();
+        let Proof::Signature { public_key, nonce } = signed.proof.clone() else {
+            // The owner's session: no nonce; the link is re-checked inside the transaction.
+            return self
+                .hub
+                .store
+                .write(move |txn| {
+                    check_owner(txn, &signed)?;
+                    write(txn, &signed)
+                })
+                .await?;
+        };
+        let spent = (signed.agent_id.to_string(), nonce.clone());
         let result = self
             .hub
             .store
             .write(move |txn| {
-                spend_nonce(txn, &signed)?;
+                spend_nonce(txn, &signed, &public_key, &nonce)?;
                 write(txn, &signed)
             })
             .await?;
@@ -342,7 +468,7 @@ impl Ctx {
                     .write(move |txn| -> Result<(), ToolError> {
                         txn.conn()
                             .prepare_cached("INSERT OR IGNORE INTO nonces (agent_id, nonce, seen_ms) VALUES (?1, ?2, ?3)")?
-                            .execute(rusqlite::params![spent.agent_id.to_string(), spent.nonce, txn.now_ms()])?;
+                            .execute(rusqlite::params![spent.0, spent.1, txn.now_ms()])?;
                         Ok(())
                     })
                     .await??;
@@ -376,16 +502,45 @@ impl Ctx {
     }
 }
 
-fn spend_nonce(txn: &mut WriteTxn<'_>, signed: &SignedRequest) -> Result<(), ToolError> {
-    let agent_id = signed.agent_id.to_string();
-    let current: Option<(String, String)> = txn
+/// The owner path, inside the write transaction: the session's person still owns the agent
+/// (a release or a second link in flight is caught here).
+fn check_owner(txn: &mut WriteTxn<'_>, signed: &SignedRequest) -> Result<(), ToolError> {
+    let Proof::OwnerSession { person_id } = &signed.proof else {
+        return Ok(());
+    };
+    let row: Option<(Option<String>, String)> = txn
         .conn()
-        .prepare_cached("SELECT public_key, status FROM agents WHERE agent_id = ?1")?
-        .query_row([&agent_id], |row| Ok((row.get(0)?, row.get(1)?)))
+        .prepare_cached("SELECT owner_id, status FROM agents WHERE agent_id = ?1")?
+        .query_row([signed.agent_id.to_string()], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    let Some((owner, status)) = row else {
+        return Err(ToolError::not_found("agent_id", "No agent has this agent_id."));
+    };
+    if owner.as_deref() != Some(person_id.as_str()) {
+        return Err(ToolError::new(ErrorCode::Forbidden, "You are signed in, but you do not own this agent."));
+    }
+    if status != "active" {
+        return Err(ToolError::new(ErrorCode::Forbidden, "This agent is revoked; it can no longer write."));
+    }
+    Ok(())
+}
+
+fn spend_nonce(
+    txn: &mut WriteTxn<'_>,
+    signed: &SignedRequest,
+    public_key: &str,
+    nonce: &str,
+) -> Result<(), ToolError> {
+    let agent_id = signed.agent_id.to_string();
+    let current: Option<(String, String, Option<i64>)> = txn
+        .conn()
+        .prepare_cached("SELECT public_key, status, paused_ms FROM agents WHERE agent_id = ?1")?
+        .query_row([&agent_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
         .optional()?;
     match current {
-        Some((key, status)) if key == signed.public_key && status == "active" => {}
-        Some((_, status)) if status != "active" => {
+        Some((_, status, Some(_))) if status == "active" => return Err(paused()),
+        Some((key, status, None)) if key == public_key && status == "active" => {}
+        Some((_, status, _)) if status != "active" => {
             return Err(ToolError::new(
                 ErrorCode::Forbidden,
                 "This agent is revoked; it can no longer write.",
@@ -403,7 +558,7 @@ fn spend_nonce(txn: &mut WriteTxn<'_>, signed: &SignedRequest) -> Result<(), Too
         .prepare_cached(
             "INSERT OR IGNORE INTO nonces (agent_id, nonce, seen_ms) VALUES (?1, ?2, ?3)",
         )?
-        .execute(rusqlite::params![agent_id, signed.nonce, txn.now_ms()])?;
+        .execute(rusqlite::params![agent_id, nonce, txn.now_ms()])?;
     if inserted == 0 {
         return Err(ToolError::new(
             ErrorCode::Replay,

@@ -14,6 +14,7 @@ pub mod http;
 pub mod hub;
 pub mod identity;
 pub mod outcomes;
+pub mod people;
 pub mod preflight;
 pub mod registry;
 pub mod tools;
@@ -75,6 +76,7 @@ pub fn open(
     let tools = hub::served_tools(config.conformance_fixtures);
     let search = catalog::search::SearchIndex::on_disk(config.data_dir.join("search"));
     Ok(Arc::new(Hub {
+        mail_wakeup: Arc::new(tokio::sync::Notify::new()),
         search,
         config,
         store,
@@ -86,15 +88,17 @@ pub fn open(
 }
 
 /// Work a fresh hub does once before serving: loads the bundled catalog snapshot when the
-/// catalog is empty and the configuration asks for it. Returns the import report when it loaded.
+/// catalog is empty and the configuration asks for it, then builds (or reopens) the search index.
+/// Returns the import report when it loaded.
 ///
 /// # Errors
 /// `internal` when the snapshot cannot be read or stored.
 pub async fn prepare(hub: &Hub) -> Result<Option<catalog::import::ImportReport>, error::ToolError> {
-    if !hub.config.bundled_catalog {
-        return Ok(None);
-    }
-    catalog::import::load_bundled_if_empty(hub).await
+    let report =
+        if hub.config.bundled_catalog { catalog::import::load_bundled_if_empty(hub).await? } else { None };
+    // This process's search index, built or reopened now rather than on the first search.
+    hub.search.warm(&hub.store).await?;
+    Ok(report)
 }
 
 /// Serves `hub` on `listener` until `shutdown` resolves.
@@ -107,10 +111,19 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let store = hub.store.clone();
+    // Mail to people goes out through the relay when one is configured (people::mail).
+    let sender = hub
+        .config
+        .smtp_url
+        .is_some()
+        .then(|| tokio::spawn(people::mail::run_sender(Arc::clone(&hub))));
     let app = http::router(hub).into_make_service_with_connect_info::<SocketAddr>();
     let result = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await;
+    if let Some(sender) = sender {
+        sender.abort();
+    }
     store.close();
     result
 }

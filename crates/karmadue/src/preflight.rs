@@ -956,7 +956,7 @@ fn check_before_acting(ctx: Ctx, args: Args) -> HandlerFuture {
                 })
                 .await?
             }
-            Caller::Anonymous { .. } => {
+            Caller::Anonymous { .. } | Caller::Person { .. } => {
                 ctx.write(move |txn| {
                     let receipt = Receipt::issue(
                         &hub.passport_key,

@@ -29,6 +29,8 @@ pub enum Access {
     /// Signed by the agent named in `agent_id` (kd-mcp-v1). The nonce is spent in the same
     /// transaction as the write.
     Signed,
+    /// A signed-in person: `Authorization: Bearer <session token>` (adopt_finding). No agent.
+    Person,
 }
 
 /// JSON types a parameter can take.

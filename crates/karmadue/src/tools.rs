@@ -1,6 +1,6 @@
 //! The registry: every tool this hub serves, in the order `tools/list` shows them.
 
-use crate::{catalog, findings, identity, outcomes, preflight};
+use crate::{catalog, findings, identity, outcomes, people, preflight};
 use crate::registry::Tool;
 
 /// Every served tool, in a fixed order.
@@ -25,6 +25,11 @@ pub static ALL: &[&Tool] = &[
     &outcomes::REPORT_OUTCOME,
     &catalog::register::REPORT_CONTENT,
     &catalog::register::REGISTER_RESOURCE,
+    &people::CONNECT_WITH_CODE,
+    &people::REQUEST_CLAIM,
+    &people::findings::NOTIFY_HUMAN_OF_FINDING,
+    &people::findings::WITHDRAW_FINDING,
+    &people::findings::ADOPT_FINDING,
 ];
 
 #[cfg(test)]

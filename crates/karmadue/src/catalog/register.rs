@@ -389,7 +389,7 @@ fn report_content(ctx: Ctx, args: Args) -> HandlerFuture {
                 })
                 .await
             }
-            Caller::Anonymous { ip } => {
+            Caller::Anonymous { ip } | Caller::Person { ip, .. } => {
                 let ip = ip.map(|ip| ip.to_string());
                 ctx.write(move |txn| store_content_report(txn, report, None, ip))
                     .await

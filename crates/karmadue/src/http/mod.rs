@@ -5,7 +5,10 @@
 //! - [`rest`]: `/functions/v1/public-api/...`, the same tools over plain REST.
 //! - [`pages`]: `/`, the docs pages, and the JWKS documents.
 //! - [`resource_page`]: the README badge (`badge.svg`) and the resource page (`/resource`).
+//! - [`app_pages`]: the people's app: `/signup`, `/signin`, `/signout`, `/connect`, `/you`,
+//!   `/inbox`, `/findings/adopt`.
 
+pub mod app_pages;
 pub mod mcp;
 pub mod pages;
 pub mod resource_page;
@@ -48,13 +51,26 @@ pub fn router(hub: Arc<Hub>) -> Router {
             get(pages::jwks),
         )
         .route("/functions/v1/docs/docs/{page}", get(pages::doc_page))
+        .route("/signup", get(app_pages::signup_page).post(app_pages::signup))
+        .route("/signin", get(app_pages::signin_page).post(app_pages::signin))
+        .route("/signout", post(app_pages::signout))
+        .route("/connect", get(app_pages::connect_page).post(app_pages::connect_mint))
+        .route("/you", get(app_pages::you_page))
+        .route("/you/requests", post(app_pages::decide))
+        .route("/you/agents", post(app_pages::act))
+        .route("/inbox", get(app_pages::inbox_page).post(app_pages::inbox_decide))
+        .route(
+            crate::people::findings::ADOPT_PATH,
+            get(app_pages::adopt_page).post(app_pages::adopt),
+        )
         .route("/", get(pages::index))
         .fallback(pages::not_found)
         .layer(DefaultBodyLimit::max(limit))
         .with_state(hub)
 }
 
-/// Reads the signature headers and the peer address into a [`RequestAuth`].
+/// Reads the signature headers, an `Authorization: Bearer` owner session and the peer address
+/// into a [`RequestAuth`].
 pub fn request_auth(headers: &HeaderMap, peer: Option<SocketAddr>) -> RequestAuth {
     let text = |name: &str| {
         headers
@@ -68,6 +84,12 @@ pub fn request_auth(headers: &HeaderMap, peer: Option<SocketAddr>) -> RequestAut
         nonce: text("x-kd-nonce"),
         agent_header: text("x-karmadue-agent"),
         ip: peer.map(|addr| addr.ip()),
+        bearer: text("authorization").and_then(|value| {
+            let (scheme, token) = value.split_once(' ')?;
+            let token = token.trim();
+            (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty())
+                .then(|| kd_core::config::Secret::new(token))
+        }),
     }
 }
 

@@ -3,7 +3,8 @@
 //! "Live permissions"). The server never mints an agent key.
 //!
 //! Events: `agent.registered`, `agent.renamed`, `agent.key_rotated`, `agent.revoked`,
-//! `agent.released`, each with the agent as actor and subject.
+//! `agent.released`, each with the agent as subject and as actor (the owner, `person:<id>`, when
+//! the write came with the owner's bearer session).
 
 pub mod names;
 pub mod passport;
@@ -354,9 +355,11 @@ pub struct AgentRow {
     pub key_source: String,
     /// Unix milliseconds.
     pub created_ms: i64,
+    /// When its owner paused it (its signed writes are refused), Unix milliseconds.
+    pub paused_ms: Option<i64>,
 }
 
-const AGENT_COLUMNS: &str = "agent_id, handle, name, platform, public_key, status, owner_id, credential_id, key_source, created_ms";
+const AGENT_COLUMNS: &str = "agent_id, handle, name, platform, public_key, status, owner_id, credential_id, key_source, created_ms, paused_ms";
 
 fn agent_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<AgentRow> {
     Ok(AgentRow {
@@ -370,6 +373,7 @@ fn agent_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<AgentRow> {
         credential_id: row.get(7)?,
         key_source: row.get(8)?,
         created_ms: row.get(9)?,
+        paused_ms: row.get(10)?,
     })
 }
 
@@ -680,18 +684,31 @@ fn get_signing_payload(_ctx: Ctx, args: Args) -> HandlerFuture {
 
 /// Live permissions of an agent (spec "Live permissions"): revoked agents read permissions
 /// "none", scopes [], limits 0, no capabilities.
-fn current(agent: &AgentRow) -> Value {
+/// A linked agent also shows what its owner granted (`actions_per_day`, the grant's scopes and
+/// spend caps) and whether it is paused.
+fn current(agent: &AgentRow, grant: Option<&crate::people::Grant>) -> Value {
     let active = agent.status == "active";
+    let mut limits = json!({
+        "spend_usd_per_day": 0,
+        "spend_usd_per_action": 0,
+        "reads_per_minute": if active { 60 } else { 0 },
+        "writes_per_minute": if active { 20 } else { 0 },
+    });
+    let mut scopes: Vec<String> =
+        if active { READ_ONLY_SCOPES.iter().map(|scope| (*scope).to_owned()).collect() } else { Vec::new() };
+    if let (true, Some(grant)) = (active, grant) {
+        limits["spend_usd_per_day"] = json!(grant.spend_usd_per_day);
+        limits["spend_usd_per_action"] = json!(grant.spend_usd_per_action);
+        limits["actions_per_day"] = json!(grant.actions_per_day);
+        scopes.clone_from(&grant.scopes);
+    }
     json!({
         "permissions": if active { "read" } else { "none" },
         "auth_method": "signature",
-        "scopes": if active { READ_ONLY_SCOPES.to_vec() } else { Vec::new() },
-        "limits": {
-            "spend_usd_per_day": 0,
-            "spend_usd_per_action": 0,
-            "reads_per_minute": if active { 60 } else { 0 },
-            "writes_per_minute": if active { 20 } else { 0 },
-        },
+        "owner_linked": active && grant.is_some(),
+        "paused": agent.paused_ms.is_some(),
+        "scopes": scopes,
+        "limits": limits,
         "capabilities": [],
         "key": {
             "public_key": agent.public_key,
@@ -712,7 +729,7 @@ fn verify_agent(ctx: Ctx, args: Args) -> HandlerFuture {
                 "agent_id (or credential_id) is required",
             ));
         }
-        let (agent, passport) = ctx
+        let (agent, passport, grant) = ctx
             .read(move |conn| {
                 let agent = match (&agent_ref, &credential) {
                     (Some(reference), _) => require_agent(conn, reference, "agent_id")?,
@@ -730,7 +747,8 @@ fn verify_agent(ctx: Ctx, args: Args) -> HandlerFuture {
                     }
                 };
                 let passport = passport::load(conn, &agent.credential_id)?;
-                Ok((agent, passport))
+                let grant = crate::people::grant(conn, &agent.agent_id)?;
+                Ok((agent, passport, grant))
             })
             .await?;
         let signature_valid = match message {
@@ -752,7 +770,7 @@ fn verify_agent(ctx: Ctx, args: Args) -> HandlerFuture {
             "trust_score": 0,
             "technical_score": 0,
             "trust_scale": "0-100",
-            "current": current(&agent),
+            "current": current(&agent, grant.as_ref()),
             "key_rotation_required": agent.key_source != "agent",
             "registered_at": rfc3339_ms(agent.created_ms),
         }))
@@ -792,7 +810,7 @@ fn rename_agent(ctx: Ctx, args: Args) -> HandlerFuture {
             names::reserve(txn.conn(), &id, &name)?;
             let event = txn.append(NewEvent {
                 kind: "agent.renamed",
-                actor: id.clone(),
+                actor: signed.actor(),
                 subject: id.clone(),
                 payload: json!({ "from": agent.name, "to": name }),
             })?;
@@ -833,7 +851,7 @@ fn rotate_agent_key(ctx: Ctx, args: Args) -> HandlerFuture {
                 .execute(params![id, new_key, credential_id, now])?;
             txn.append(NewEvent {
                 kind: "agent.key_rotated",
-                actor: id.clone(),
+                actor: signed.actor(),
                 subject: id.clone(),
                 payload: json!({
                     "previous_public_key": agent.public_key,
@@ -870,7 +888,7 @@ fn revoke_agent(ctx: Ctx, _args: Args) -> HandlerFuture {
             names::release(txn.conn(), &id)?;
             let event = txn.append(NewEvent {
                 kind: "agent.revoked",
-                actor: id.clone(),
+                actor: signed.actor(),
                 subject: id.clone(),
                 payload: json!({ "credential_id": agent.credential_id }),
             })?;
@@ -900,13 +918,20 @@ fn release_agent(ctx: Ctx, _args: Args) -> HandlerFuture {
                 }));
             };
             txn.conn()
-                .prepare_cached("UPDATE agents SET owner_id = NULL, updated_ms = ?2 WHERE agent_id = ?1")?
+                .prepare_cached("UPDATE agents SET owner_id = NULL, paused_ms = NULL, updated_ms = ?2 WHERE agent_id = ?1")?
                 .execute(params![id, txn.now_ms()])?;
+            let by = match signed.proof {
+                crate::hub::Proof::Signature { .. } => "agent",
+                crate::hub::Proof::OwnerSession { .. } => "owner",
+            };
+            txn.conn()
+                .prepare_cached("DELETE FROM owner_grants WHERE agent_id = ?1")?
+                .execute([&id])?;
             let event = txn.append(NewEvent {
                 kind: "agent.released",
-                actor: id.clone(),
+                actor: signed.actor(),
                 subject: id.clone(),
-                payload: json!({ "previous_owner": owner, "by": "agent" }),
+                payload: json!({ "previous_owner": owner, "by": by }),
             })?;
             Ok(json!({ "agent_id": id, "released": true, "independent": true, "event_seq": event.seq }))
         })

@@ -360,3 +360,114 @@ pub fn fresh_nonce() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     format!("test-nonce-{:012}", COUNTER.fetch_add(1, Ordering::SeqCst))
 }
+
+// ---- The people's app (tests/api/people.rs): a browser without JavaScript ----------------
+
+/// A cookie-keeping form client: posts `application/x-www-form-urlencoded`, never follows
+/// redirects (so tests see each 303 and its cookies).
+pub struct Browser<'a> {
+    app: &'a TestApp,
+    http: ureq::Agent,
+    cookies: std::sync::Mutex<Vec<(String, String)>>,
+}
+
+impl TestApp {
+    pub fn browser(&self) -> Browser<'_> {
+        let http = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .max_redirects_will_error(false)
+            .build()
+            .into();
+        Browser { app: self, http, cookies: std::sync::Mutex::new(Vec::new()) }
+    }
+
+    /// Every event row's kind, actor, subject and payload, as one text (for secret scans).
+    pub fn events_text(&self) -> String {
+        self.hub
+            .store
+            .read_blocking(|conn| -> Result<String, kd_core::store::StoreError> {
+                let mut statement = conn.prepare("SELECT kind || ' ' || actor || ' ' || subject || ' ' || payload FROM events")?;
+                let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
+                Ok(rows.collect::<Result<Vec<_>, _>>()?.join("\n"))
+            })
+            .unwrap()
+    }
+}
+
+impl Browser<'_> {
+    fn send(&self, method: &str, path: &str, form: Option<&[(&str, &str)]>) -> Reply {
+        let mut builder = ureq::http::Request::builder().method(method).uri(format!("{}{path}", self.app.base));
+        let jar = self.cookies.lock().unwrap().iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ");
+        if !jar.is_empty() {
+            builder = builder.header("cookie", jar);
+        }
+        let body = form.map(|fields| {
+            fields.iter().map(|(k, v)| format!("{}={}", urlencode(k), urlencode(v))).collect::<Vec<_>>().join("&")
+        });
+        if body.is_some() {
+            builder = builder.header("content-type", "application/x-www-form-urlencoded");
+        }
+        let mut response = self.http.run(builder.body(body.unwrap_or_default().into_bytes()).unwrap()).unwrap();
+        let headers: Vec<(String, String)> = response
+            .headers()
+            .iter()
+            .map(|(name, value)| (name.to_string(), value.to_str().unwrap_or_default().to_owned()))
+            .collect();
+        for (_, value) in headers.iter().filter(|(name, _)| name == "set-cookie") {
+            let pair = value.split(';').next().unwrap();
+            let (name, value) = pair.split_once('=').unwrap();
+            let mut jar = self.cookies.lock().unwrap();
+            jar.retain(|(key, _)| key != name);
+            if !value.is_empty() {
+                jar.push((name.to_owned(), value.to_owned()));
+            }
+        }
+        let status = response.status().as_u16();
+        let text = response.body_mut().read_to_string().unwrap_or_default();
+        Reply { status, headers, text }
+    }
+
+    pub fn get(&self, path: &str) -> Reply {
+        self.send("GET", path, None)
+    }
+
+    pub fn post(&self, path: &str, fields: &[(&str, &str)]) -> Reply {
+        self.send("POST", path, Some(fields))
+    }
+
+    pub fn cookie(&self, name: &str) -> Option<String> {
+        self.cookies.lock().unwrap().iter().find(|(key, _)| key == name).map(|(_, value)| value.clone())
+    }
+
+    /// The csrf hidden field of the page at `path`.
+    pub fn csrf(&self, path: &str) -> String {
+        let page = self.get(path);
+        assert_eq!(page.status, 200, "{path}: {}", page.text);
+        hidden(&page.text, "csrf")
+    }
+
+    /// Signs up (email, name, password) and returns the session token.
+    pub fn sign_up(&self, email: &str, name: &str, password: &str) -> String {
+        let csrf = self.csrf("/signup");
+        let reply = self.post("/signup", &[("csrf", &csrf), ("email", email), ("display_name", name), ("password", password)]);
+        assert_eq!(reply.status, 303, "{}", reply.text);
+        self.cookie("kd_session").unwrap()
+    }
+}
+
+/// The value of the first hidden field `name` in an HTML page.
+pub fn hidden(html: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = html.find(&marker).unwrap_or_else(|| panic!("no {name} field in {html}")) + marker.len();
+    html[start..].split('"').next().unwrap().to_owned()
+}
+
+fn urlencode(text: &str) -> String {
+    text.bytes()
+        .map(|byte| match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => char::from(byte).to_string(),
+            _ => format!("%{byte:02X}"),
+        })
+        .collect()
+}

@@ -9,6 +9,7 @@ mod catalog;
 mod identity;
 mod mcp;
 mod outcomes;
+mod people;
 mod preflight;
 mod search;
 mod signing;

@@ -1,0 +1,290 @@
+//! People's accounts and sessions (DESIGN: "people's accounts and sessions" live in core).
+//!
+//! A person signs up with an email, a display name and a password. The password is hashed with
+//! argon2id (default parameters) and the hash lives only in the `people` projection table; the
+//! `person.signed_up` event carries the person id and display name, never the email, the
+//! password or its hash. Sessions and their form (CSRF) tokens are working state; the store
+//! keeps only the SHA-256 of a session token, so a copy of the database cannot sign anyone in.
+
+use argon2::Argon2;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use rusqlite::{Connection, OptionalExtension, params};
+use sha2::{Digest, Sha256};
+
+use crate::eventlog::{EventRow, NewEvent};
+use crate::store::{StoreError, WriteTxn};
+
+/// How long a session lasts after sign-in, in milliseconds (30 days).
+pub const SESSION_TTL_MS: i64 = 30 * 24 * 3600 * 1000;
+/// Sign-in attempts allowed per email and per address within [`SIGNIN_WINDOW_MS`].
+pub const SIGNIN_LIMIT: i64 = 5;
+/// The sign-in window, in milliseconds (one minute).
+pub const SIGNIN_WINDOW_MS: i64 = 60_000;
+/// Shortest accepted password, in characters.
+pub const MIN_PASSWORD_CHARS: usize = 10;
+/// Longest accepted password, in characters (argon2 takes any length; this bounds the work).
+pub const MAX_PASSWORD_CHARS: usize = 200;
+
+/// A person as the projection holds it (no password hash).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Person {
+    /// `kdh_` and 24 hex characters.
+    pub person_id: String,
+    /// Trimmed, lowercased email.
+    pub email: String,
+    /// The name shown in the app.
+    pub display_name: String,
+    /// Unix milliseconds.
+    pub created_ms: i64,
+}
+
+/// A live session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    /// The signed-in person.
+    pub person_id: String,
+    /// The per-session form token every POST of the app must carry.
+    pub csrf: String,
+    /// Unix milliseconds after which the session no longer works.
+    pub expires_ms: i64,
+}
+
+/// Why an account could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum SignUpError {
+    /// An account already uses this email.
+    #[error("an account already uses this email")]
+    EmailTaken,
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<rusqlite::Error> for SignUpError {
+    fn from(error: rusqlite::Error) -> Self {
+        Self::Store(StoreError::Sqlite(error))
+    }
+}
+
+/// Trims and lowercases an email; `None` when it is not `local@domain` (at most 254
+/// characters, no spaces or control characters).
+pub fn normalize_email(text: &str) -> Option<String> {
+    let email = text.trim().to_lowercase();
+    let (local, domain) = email.split_once('@')?;
+    let plausible = !local.is_empty()
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !domain.contains('@')
+        && email.chars().count() <= 254
+        && !email.chars().any(|c| c.is_whitespace() || c.is_control());
+    plausible.then_some(email)
+}
+
+/// Hashes `password` with argon2id (default parameters) and a 16-byte `salt`; returns the PHC
+/// string (`$argon2id$v=19$...`).
+///
+/// # Errors
+/// [`StoreError::Invalid`] when argon2 refuses the input (it does not for passwords within
+/// [`MAX_PASSWORD_CHARS`]).
+pub fn hash_password(password: &str, salt: [u8; 16]) -> Result<String, StoreError> {
+    let salt =
+        SaltString::encode_b64(&salt).map_err(|error| StoreError::Invalid(error.to_string()))?;
+    Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|hash| hash.to_string())
+        .map_err(|error| StoreError::Invalid(error.to_string()))
+}
+
+/// Whether `password` matches the PHC string `hash`. A malformed hash never matches.
+pub fn verify_password(hash: &str, password: &str) -> bool {
+    PasswordHash::new(hash).is_ok_and(|parsed| {
+        Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok()
+    })
+}
+
+/// The lowercase hex SHA-256 of a secret (session token, connect code): what the store keeps.
+pub fn secret_sha256(secret: &str) -> String {
+    hex::encode(Sha256::digest(secret.as_bytes()))
+}
+
+/// Creates an account and appends `person.signed_up` (actor `person:<id>`, payload
+/// `{person_id, display_name}`), in the caller's transaction.
+///
+/// # Errors
+/// [`SignUpError::EmailTaken`] (nothing written); [`SignUpError::Store`].
+pub fn sign_up(
+    txn: &mut WriteTxn<'_>,
+    person_id: &str,
+    email: &str,
+    display_name: &str,
+    password_hash: &str,
+) -> Result<EventRow, SignUpError> {
+    let taken: Option<String> = txn
+        .conn()
+        .prepare_cached("SELECT person_id FROM people WHERE email = ?1")?
+        .query_row([email], |row| row.get(0))
+        .optional()?;
+    if taken.is_some() {
+        return Err(SignUpError::EmailTaken);
+    }
+    txn.conn()
+        .prepare_cached(
+            "INSERT INTO people (person_id, email, display_name, password_hash, created_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![person_id, email, display_name, password_hash, txn.now_ms()])?;
+    Ok(txn.append(NewEvent {
+        kind: "person.signed_up",
+        actor: format!("person:{person_id}"),
+        subject: person_id.to_owned(),
+        payload: serde_json::json!({ "person_id": person_id, "display_name": display_name }),
+    })?)
+}
+
+fn person_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Person> {
+    Ok(Person {
+        person_id: row.get(0)?,
+        email: row.get(1)?,
+        display_name: row.get(2)?,
+        created_ms: row.get(3)?,
+    })
+}
+
+/// A person and their password hash, by normalized email.
+///
+/// # Errors
+/// [`StoreError`] when the store fails.
+pub fn find_by_email(
+    conn: &Connection,
+    email: &str,
+) -> Result<Option<(Person, String)>, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT person_id, email, display_name, created_ms, password_hash FROM people WHERE email = ?1")?
+        .query_row([email], |row| Ok((person_from_row(row)?, row.get(4)?)))
+        .optional()?)
+}
+
+/// A person by id.
+///
+/// # Errors
+/// [`StoreError`] when the store fails.
+pub fn find_person(conn: &Connection, person_id: &str) -> Result<Option<Person>, StoreError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT person_id, email, display_name, created_ms FROM people WHERE person_id = ?1",
+        )?
+        .query_row([person_id], person_from_row)
+        .optional()?)
+}
+
+/// Counts a sign-in attempt against each of `limit_keys` (`email:<email>`, `ip:<address>`).
+/// When any key already has [`SIGNIN_LIMIT`] attempts in the last [`SIGNIN_WINDOW_MS`], nothing
+/// is recorded and the answer is `Some(seconds)` until the oldest of them leaves the window.
+/// Run it in the writer's transaction so concurrent attempts never over-admit.
+///
+/// # Errors
+/// [`StoreError`] when the store fails.
+pub fn admit_signin(
+    conn: &Connection,
+    limit_keys: &[String],
+    now_ms: i64,
+) -> Result<Option<i64>, StoreError> {
+    let since = now_ms - SIGNIN_WINDOW_MS;
+    let mut retry_after_s = None;
+    for key in limit_keys {
+        let (count, oldest): (i64, Option<i64>) = conn
+            .prepare_cached("SELECT COUNT(*), MIN(at_ms) FROM signin_attempts WHERE limit_key = ?1 AND at_ms > ?2")?
+            .query_row(params![key, since], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        if count >= SIGNIN_LIMIT {
+            let wait_ms = oldest.unwrap_or(now_ms) + SIGNIN_WINDOW_MS - now_ms;
+            let seconds = (wait_ms + 999).div_euclid(1000).max(1);
+            retry_after_s = Some(retry_after_s.map_or(seconds, |other: i64| other.max(seconds)));
+        }
+    }
+    if retry_after_s.is_some() {
+        return Ok(retry_after_s);
+    }
+    conn.prepare_cached("DELETE FROM signin_attempts WHERE at_ms <= ?1")?
+        .execute([since])?;
+    for key in limit_keys {
+        conn.prepare_cached("INSERT INTO signin_attempts (limit_key, at_ms) VALUES (?1, ?2)")?
+            .execute(params![key, now_ms])?;
+    }
+    Ok(None)
+}
+
+/// Stores a new session for `person_id` (only the token's SHA-256), lasting [`SESSION_TTL_MS`],
+/// and forgets sessions that have expired.
+///
+/// # Errors
+/// [`StoreError`] when the store fails.
+pub fn start_session(
+    conn: &Connection,
+    token: &str,
+    csrf: &str,
+    person_id: &str,
+    now_ms: i64,
+) -> Result<Session, StoreError> {
+    let expires_ms = now_ms + SESSION_TTL_MS;
+    conn.prepare_cached("DELETE FROM sessions WHERE expires_ms <= ?1")?
+        .execute([now_ms])?;
+    conn.prepare_cached(
+        "INSERT INTO sessions (token_sha256, person_id, csrf, created_ms, expires_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![secret_sha256(token), person_id, csrf, now_ms, expires_ms])?;
+    Ok(Session {
+        person_id: person_id.to_owned(),
+        csrf: csrf.to_owned(),
+        expires_ms,
+    })
+}
+
+/// The live session of `token` at `now_ms` (`None`: unknown, signed out or expired).
+///
+/// # Errors
+/// [`StoreError`] when the store fails.
+pub fn session(conn: &Connection, token: &str, now_ms: i64) -> Result<Option<Session>, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT person_id, csrf, expires_ms FROM sessions WHERE token_sha256 = ?1 AND expires_ms > ?2")?
+        .query_row(params![secret_sha256(token), now_ms], |row| {
+            Ok(Session { person_id: row.get(0)?, csrf: row.get(1)?, expires_ms: row.get(2)? })
+        })
+        .optional()?)
+}
+
+/// Ends the session of `token` (sign out). Ending an unknown session does nothing.
+///
+/// # Errors
+/// [`StoreError`] when the store fails.
+pub fn end_session(conn: &Connection, token: &str) -> Result<(), StoreError> {
+    conn.prepare_cached("DELETE FROM sessions WHERE token_sha256 = ?1")?
+        .execute([secret_sha256(token)])?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_hash_with_argon2id_and_verify() {
+        let hash = hash_password("correct horse battery", [7; 16]).unwrap();
+        assert!(hash.starts_with("$argon2id$"), "{hash}");
+        assert!(verify_password(&hash, "correct horse battery"));
+        assert!(!verify_password(&hash, "correct horse battery!"));
+        assert!(!verify_password("not a hash", "x"));
+    }
+
+    #[test]
+    fn emails_are_trimmed_and_lowercased() {
+        assert_eq!(
+            normalize_email("  Ada@Example.ORG "),
+            Some("ada@example.org".into())
+        );
+        assert_eq!(normalize_email("no-at-sign"), None);
+        assert_eq!(normalize_email("a@b"), None);
+        assert_eq!(normalize_email("a b@c.d"), None);
+    }
+}

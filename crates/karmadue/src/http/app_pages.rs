@@ -1,0 +1,833 @@
+//! The people's app, server-rendered HTML with no JavaScript: *Sign up*, *Sign in*, *Connect
+//! your agent* (`/connect`), *You* (`/you`), *Inbox* (`/inbox`) and *Adopt a finding*
+//! (`/findings/adopt?code=…`). The rules live in [`crate::people`]; these
+//! handlers read the form, check the CSRF token, call one function and present the result.
+//!
+//! Cookies: `kd_session` (the session token; HttpOnly, SameSite=Lax, Secure when the public URL
+//! is https) and, before sign-in, `kd_form` (a random value the sign-up and sign-in forms must
+//! echo: a double-submit CSRF token). Signed-in forms carry the session's own CSRF token. Every
+//! page is `no-store`, may not be framed, and sends no referrer.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::{ConnectInfo, Form, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use kd_core::clock::rfc3339_ms;
+use kd_core::people::{Person, Session};
+
+use super::resource_page::escape;
+use crate::hub::Hub;
+use crate::people::{self, AppError, OwnerAction, findings};
+
+/// The session cookie's name.
+pub const SESSION_COOKIE: &str = "kd_session";
+/// The pre-sign-in form cookie's name.
+pub const FORM_COOKIE: &str = "kd_form";
+
+const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:44rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}\
+label{display:block;margin:.6rem 0}input[type=text],input[type=email],input[type=password]{display:block;width:100%;max-width:24rem;padding:.3rem}\
+.error{color:#a40000}.code{font:700 2rem ui-monospace,monospace;letter-spacing:.2rem}nav a{margin-right:1rem}\
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3rem .5rem}form.inline{display:inline}";
+
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value.to_owned())
+        .filter(|value| !value.is_empty())
+}
+
+fn set_cookie(hub: &Hub, name: &str, value: &str, max_age_s: i64) -> String {
+    let secure = if hub.config.public_url.starts_with("https://") {
+        "; Secure"
+    } else {
+        ""
+    };
+    format!("{name}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_s}{secure}")
+}
+
+fn page(
+    status: StatusCode,
+    title: &str,
+    signed_in: bool,
+    body: &str,
+    cookies: &[String],
+) -> Response {
+    let nav = if signed_in {
+        "<nav><a href=\"/you\">You</a><a href=\"/inbox\">Inbox</a><a href=\"/connect\">Connect your agent</a></nav>"
+    } else {
+        "<nav><a href=\"/signin\">Sign in</a><a href=\"/signup\">Sign up</a></nav>"
+    };
+    let html = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{} · KarmaDue</title><style>{STYLE}</style></head><body>{nav}<main><h1>{}</h1>{body}</main></body></html>\n",
+        escape(title),
+        escape(title)
+    );
+    let mut response = (status, html).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    for value in cookies {
+        if let Ok(value) = HeaderValue::from_str(value) {
+            headers.append(header::SET_COOKIE, value);
+        }
+    }
+    response
+}
+
+fn redirect(to: &'static str, cookies: &[String]) -> Response {
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    response
+        .headers_mut()
+        .insert(header::LOCATION, HeaderValue::from_static(to));
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    for value in cookies {
+        if let Ok(value) = HeaderValue::from_str(value) {
+            response.headers_mut().append(header::SET_COOKIE, value);
+        }
+    }
+    response
+}
+
+fn error_status(error: &AppError) -> StatusCode {
+    match error {
+        AppError::Invalid(_) | AppError::WrongCredentials => StatusCode::BAD_REQUEST,
+        AppError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+        AppError::NotFound => StatusCode::NOT_FOUND,
+        AppError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+fn with_retry_after(mut response: Response, error: &AppError) -> Response {
+    if let AppError::RateLimited { retry_after_s } = error
+        && let Ok(value) = HeaderValue::from_str(&retry_after_s.to_string())
+    {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
+}
+
+fn forbidden_form(signed_in: bool) -> Response {
+    page(
+        StatusCode::FORBIDDEN,
+        "This form expired",
+        signed_in,
+        "<p class=\"error\">The form's security token did not match. Go back, reload the page and try again.</p>",
+        &[],
+    )
+}
+
+/// The live session behind the `kd_session` cookie.
+async fn current(
+    hub: &Hub,
+    headers: &HeaderMap,
+) -> Result<Option<(Person, Session, String)>, AppError> {
+    let Some(token) = cookie(headers, SESSION_COOKIE) else {
+        return Ok(None);
+    };
+    Ok(people::signed_in(hub, &token)
+        .await?
+        .map(|(person, session)| (person, session, token)))
+}
+
+fn field<'f>(form: &'f HashMap<String, String>, name: &str) -> &'f str {
+    form.get(name).map_or("", String::as_str)
+}
+
+/// Constant-time comparison of two tokens.
+fn same_token(left: &str, right: &str) -> bool {
+    left.len() == right.len()
+        && left
+            .bytes()
+            .zip(right.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
+fn account_form(
+    action: &str,
+    form_token: &str,
+    message: Option<&str>,
+    email: &str,
+    with_name: bool,
+) -> String {
+    let message = message
+        .map(|text| format!("<p class=\"error\">{}</p>", escape(text)))
+        .unwrap_or_default();
+    let name = if with_name {
+        "<label>Your name <input type=\"text\" name=\"display_name\" maxlength=\"60\" required></label>"
+    } else {
+        ""
+    };
+    let button = if with_name {
+        "Create account"
+    } else {
+        "Sign in"
+    };
+    format!(
+        "{message}<form method=\"post\" action=\"{action}\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{}\">\
+         <label>Email <input type=\"email\" name=\"email\" value=\"{}\" required></label>{name}\
+         <label>Password <input type=\"password\" name=\"password\" minlength=\"10\" required></label>\
+         <button type=\"submit\">{button}</button></form>",
+        escape(form_token),
+        escape(email)
+    )
+}
+
+async fn account_page(hub: &Hub, headers: &HeaderMap, sign_up: bool) -> Response {
+    if matches!(current(hub, headers).await, Ok(Some(_))) {
+        return redirect("/you", &[]);
+    }
+    let token = kd_core::random::random_id::<16>(hub.random.as_ref(), "");
+    let (title, action) = if sign_up {
+        ("Sign up", "/signup")
+    } else {
+        ("Sign in", "/signin")
+    };
+    let mut body = account_form(action, &token, None, "", sign_up);
+    body.push_str(if sign_up {
+        "<p>Have an account? <a href=\"/signin\">Sign in</a>.</p>"
+    } else {
+        "<p>New here? <a href=\"/signup\">Create an account</a>.</p>"
+    });
+    page(
+        StatusCode::OK,
+        title,
+        false,
+        &body,
+        &[set_cookie(hub, FORM_COOKIE, &token, 3600)],
+    )
+}
+
+/// `GET /signup`: the sign-up form.
+pub async fn signup_page(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response {
+    account_page(&hub, &headers, true).await
+}
+
+/// `GET /signin`: the sign-in form.
+pub async fn signin_page(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response {
+    account_page(&hub, &headers, false).await
+}
+
+/// `POST /signup` (`csrf`, `email`, `display_name`, `password`): creates the account, signs in
+/// and redirects to `/you`. Refusals re-show the form (400; 403 on a CSRF mismatch).
+pub async fn signup(
+    State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    let Some(expected) =
+        cookie(&headers, FORM_COOKIE).filter(|token| same_token(token, field(&form, "csrf")))
+    else {
+        return forbidden_form(false);
+    };
+    match people::sign_up(
+        &hub,
+        field(&form, "email"),
+        field(&form, "display_name"),
+        field(&form, "password"),
+    )
+    .await
+    {
+        Ok(new) => redirect(
+            "/you",
+            &[
+                session_cookie(&hub, &new.token),
+                set_cookie(&hub, FORM_COOKIE, "", 0),
+            ],
+        ),
+        Err(error) => {
+            let body = account_form(
+                "/signup",
+                &expected,
+                Some(&error.to_string()),
+                field(&form, "email"),
+                true,
+            );
+            page(error_status(&error), "Sign up", false, &body, &[])
+        }
+    }
+}
+
+fn session_cookie(hub: &Hub, token: &str) -> String {
+    set_cookie(
+        hub,
+        SESSION_COOKIE,
+        token,
+        kd_core::people::SESSION_TTL_MS / 1000,
+    )
+}
+
+/// `POST /signin` (`csrf`, `email`, `password`): 5 attempts a minute per email and per
+/// address (429 with `Retry-After` past that); success redirects to `/you`.
+pub async fn signin(
+    State(hub): State<Arc<Hub>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    let Some(expected) =
+        cookie(&headers, FORM_COOKIE).filter(|token| same_token(token, field(&form, "csrf")))
+    else {
+        return forbidden_form(false);
+    };
+    match people::sign_in(
+        &hub,
+        field(&form, "email"),
+        field(&form, "password"),
+        Some(peer.ip()),
+    )
+    .await
+    {
+        Ok(new) => redirect(
+            "/you",
+            &[
+                session_cookie(&hub, &new.token),
+                set_cookie(&hub, FORM_COOKIE, "", 0),
+            ],
+        ),
+        Err(error) => {
+            let body = account_form(
+                "/signin",
+                &expected,
+                Some(&error.to_string()),
+                field(&form, "email"),
+                false,
+            );
+            with_retry_after(
+                page(error_status(&error), "Sign in", false, &body, &[]),
+                &error,
+            )
+        }
+    }
+}
+
+/// Checks the session and its CSRF token for a signed-in POST.
+async fn signed_in_post(
+    hub: &Hub,
+    headers: &HeaderMap,
+    form: &HashMap<String, String>,
+) -> Result<(Person, Session, String), Response> {
+    match current(hub, headers).await {
+        Ok(Some((person, session, token))) if same_token(&session.csrf, field(form, "csrf")) => {
+            Ok((person, session, token))
+        }
+        Ok(Some(_)) => Err(forbidden_form(true)),
+        Ok(None) => Err(redirect("/signin", &[])),
+        Err(error) => Err(page(
+            error_status(&error),
+            "Error",
+            false,
+            &escape(&error.to_string()),
+            &[],
+        )),
+    }
+}
+
+/// `POST /signout` (`csrf`): ends the session and clears the cookie.
+pub async fn signout(
+    State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    let (_, _, token) = match signed_in_post(&hub, &headers, &form).await {
+        Ok(signed) => signed,
+        Err(response) => return response,
+    };
+    match people::sign_out(&hub, &token).await {
+        Ok(()) => redirect("/signin", &[set_cookie(&hub, SESSION_COOKIE, "", 0)]),
+        Err(error) => page(
+            error_status(&error),
+            "Error",
+            true,
+            &escape(&error.to_string()),
+            &[],
+        ),
+    }
+}
+
+fn csrf_field(session: &Session) -> String {
+    format!(
+        "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
+        escape(&session.csrf)
+    )
+}
+
+fn signout_form(session: &Session) -> String {
+    format!(
+        "<form method=\"post\" action=\"/signout\">{}<button type=\"submit\">Sign out</button></form>",
+        csrf_field(session)
+    )
+}
+
+fn connect_body(
+    session: &Session,
+    minted: Option<&people::MintedCode>,
+    message: Option<&str>,
+) -> String {
+    let mut body = String::new();
+    if let Some(text) = message {
+        body.push_str(&format!("<p class=\"error\">{}</p>", escape(text)));
+    }
+    if let Some(code) = minted {
+        body.push_str(&format!(
+            "<p>Give your agent this code. It works once, until {}.</p><p class=\"code\">{}</p>\
+             <p>Your agent calls <code>connect_with_code</code> with it. Then approve the request on <a href=\"/you\">You</a>.</p>",
+            escape(&rfc3339_ms(code.expires_ms)),
+            escape(&code.display)
+        ));
+    }
+    body.push_str(&format!(
+        "<p>A code lasts 30 minutes and works once. You can make 6 an hour.</p>\
+         <form method=\"post\" action=\"/connect\">{}<button type=\"submit\">Make a connect code</button></form>",
+        csrf_field(session)
+    ));
+    body
+}
+
+/// `GET /connect`: *Connect your agent*.
+pub async fn connect_page(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response {
+    match current(&hub, &headers).await {
+        Ok(Some((_, session, _))) => page(
+            StatusCode::OK,
+            "Connect your agent",
+            true,
+            &connect_body(&session, None, None),
+            &[],
+        ),
+        Ok(None) => redirect("/signin", &[]),
+        Err(error) => page(
+            error_status(&error),
+            "Error",
+            false,
+            &escape(&error.to_string()),
+            &[],
+        ),
+    }
+}
+
+/// `POST /connect` (`csrf`): mints a connect code and shows it once (6 an hour; 429 past that).
+pub async fn connect_mint(
+    State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    let (person, session, _) = match signed_in_post(&hub, &headers, &form).await {
+        Ok(signed) => signed,
+        Err(response) => return response,
+    };
+    match people::mint_connect_code(&hub, &person.person_id).await {
+        Ok(minted) => page(
+            StatusCode::OK,
+            "Connect your agent",
+            true,
+            &connect_body(&session, Some(&minted), None),
+            &[],
+        ),
+        Err(error) => with_retry_after(
+            page(
+                error_status(&error),
+                "Connect your agent",
+                true,
+                &connect_body(&session, None, Some(&error.to_string())),
+                &[],
+            ),
+            &error,
+        ),
+    }
+}
+
+/// How a request came, with a claim's pitch as quoted third-party text.
+fn via(request: &people::PendingRequest) -> String {
+    match &request.pitch {
+        Some(pitch) if request.via == "claim" => format!(
+            "claim request<br><small>The agent's note (its own words, shown as data):</small><blockquote>{}</blockquote>",
+            escape(pitch)
+        ),
+        _ => escape(&request.via),
+    }
+}
+
+async fn you_body(
+    hub: &Hub,
+    person: &Person,
+    session: &Session,
+    message: Option<&str>,
+) -> Result<String, AppError> {
+    let overview = people::overview(hub, &person.person_id).await?;
+    let csrf = csrf_field(session);
+    let mut body = format!(
+        "<p>Signed in as {} ({}).</p>",
+        escape(&person.display_name),
+        escape(&person.email)
+    );
+    if let Some(text) = message {
+        body.push_str(&format!("<p class=\"error\">{}</p>", escape(text)));
+    }
+    body.push_str("<h2>Waiting for you</h2>");
+    if overview.pending.is_empty() {
+        body.push_str("<p>No requests are waiting.</p>");
+    } else {
+        body.push_str("<table><tr><th>Agent</th><th>Asked</th><th>Via</th><th></th></tr>");
+        for request in &overview.pending {
+            body.push_str(&format!(
+                "<tr><td>{} <code>{}</code></td><td>{}</td><td>{}</td><td>\
+                 <form class=\"inline\" method=\"post\" action=\"/you/requests\">{csrf}<input type=\"hidden\" name=\"request_id\" value=\"{}\"><button name=\"decision\" value=\"approve\">Approve</button></form> \
+                 <form class=\"inline\" method=\"post\" action=\"/you/requests\">{csrf}<input type=\"hidden\" name=\"request_id\" value=\"{}\"><button name=\"decision\" value=\"decline\">Decline</button></form>\
+                 </td></tr>",
+                escape(&request.name),
+                escape(&request.handle),
+                escape(&rfc3339_ms(request.created_ms)),
+                via(request),
+                escape(&request.request_id),
+                escape(&request.request_id),
+            ));
+        }
+        body.push_str("</table><p>Approving grants read-only access: search and evidence, $0 a day, $0 per action, at most 40 actions a day.</p>");
+    }
+    body.push_str("<h2>Your agents</h2>");
+    if overview.agents.is_empty() {
+        body.push_str("<p>No agents yet. <a href=\"/connect\">Connect your agent</a>.</p>");
+    } else {
+        body.push_str("<table><tr><th>Agent</th><th>State</th><th></th></tr>");
+        for agent in &overview.agents {
+            let state = match (agent.status.as_str(), agent.paused) {
+                ("active", false) => "linked",
+                ("active", true) => "linked, paused",
+                _ => "revoked",
+            };
+            let toggle = if agent.paused {
+                ("resume", "Resume")
+            } else {
+                ("pause", "Pause")
+            };
+            body.push_str(&format!(
+                "<tr><td>{} <code>{}</code></td><td>{state}</td><td>\
+                 <form class=\"inline\" method=\"post\" action=\"/you/agents\">{csrf}<input type=\"hidden\" name=\"agent_id\" value=\"{}\"><button name=\"action\" value=\"{}\">{}</button></form> \
+                 <form class=\"inline\" method=\"post\" action=\"/you/agents\">{csrf}<input type=\"hidden\" name=\"agent_id\" value=\"{}\"><button name=\"action\" value=\"remove\">Remove</button></form>\
+                 </td></tr>",
+                escape(&agent.name),
+                escape(&agent.handle),
+                escape(&agent.agent_id),
+                toggle.0,
+                toggle.1,
+                escape(&agent.agent_id),
+            ));
+        }
+        body.push_str("</table><p>Pause refuses your agent's signed writes until you resume it. Remove releases it: it becomes independent and keeps its history.</p>");
+    }
+    body.push_str(&signout_form(session));
+    Ok(body)
+}
+
+async fn you_response(
+    hub: &Hub,
+    person: &Person,
+    session: &Session,
+    status: StatusCode,
+    message: Option<&str>,
+) -> Response {
+    match you_body(hub, person, session, message).await {
+        Ok(body) => page(status, "You", true, &body, &[]),
+        Err(error) => page(
+            error_status(&error),
+            "You",
+            true,
+            &escape(&error.to_string()),
+            &[],
+        ),
+    }
+}
+
+/// `GET /you`: the person's agents (owner link state, pause, remove) and pending requests.
+pub async fn you_page(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response {
+    match current(&hub, &headers).await {
+        Ok(Some((person, session, _))) => {
+            you_response(&hub, &person, &session, StatusCode::OK, None).await
+        }
+        Ok(None) => redirect("/signin", &[]),
+        Err(error) => page(
+            error_status(&error),
+            "Error",
+            false,
+            &escape(&error.to_string()),
+            &[],
+        ),
+    }
+}
+
+/// `POST /you/requests` (`csrf`, `request_id`, `decision` = approve | decline).
+pub async fn decide(
+    State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    let (person, session, _) = match signed_in_post(&hub, &headers, &form).await {
+        Ok(signed) => signed,
+        Err(response) => return response,
+    };
+    let approve = match field(&form, "decision") {
+        "approve" => true,
+        "decline" => false,
+        _ => {
+            return you_response(
+                &hub,
+                &person,
+                &session,
+                StatusCode::BAD_REQUEST,
+                Some("Choose approve or decline."),
+            )
+            .await;
+        }
+    };
+    match people::decide_request(&hub, &person.person_id, field(&form, "request_id"), approve).await
+    {
+        Ok(()) => redirect("/you", &[]),
+        Err(error) => {
+            you_response(
+                &hub,
+                &person,
+                &session,
+                error_status(&error),
+                Some(&error.to_string()),
+            )
+            .await
+        }
+    }
+}
+
+/// `POST /you/agents` (`csrf`, `agent_id`, `action` = pause | resume | remove).
+pub async fn act(
+    State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    let (person, session, _) = match signed_in_post(&hub, &headers, &form).await {
+        Ok(signed) => signed,
+        Err(response) => return response,
+    };
+    let action = match field(&form, "action") {
+        "pause" => OwnerAction::Pause,
+        "resume" => OwnerAction::Resume,
+        "remove" => OwnerAction::Remove,
+        _ => {
+            return you_response(
+                &hub,
+                &person,
+                &session,
+                StatusCode::BAD_REQUEST,
+                Some("Choose pause, resume or remove."),
+            )
+            .await;
+        }
+    };
+    match people::act_on_agent(&hub, &person.person_id, field(&form, "agent_id"), action).await {
+        Ok(()) => redirect("/you", &[]),
+        Err(error) => {
+            you_response(
+                &hub,
+                &person,
+                &session,
+                error_status(&error),
+                Some(&error.to_string()),
+            )
+            .await
+        }
+    }
+}
+
+async fn inbox_response(
+    hub: &Hub,
+    person: &Person,
+    session: &Session,
+    status: StatusCode,
+    message: Option<&str>,
+) -> Response {
+    let items = match findings::inbox(hub, &person.person_id).await {
+        Ok(items) => items,
+        Err(error) => {
+            return page(
+                error_status(&error),
+                "Inbox",
+                true,
+                &escape(&error.to_string()),
+                &[],
+            );
+        }
+    };
+    let csrf = csrf_field(session);
+    let mut body = String::new();
+    if let Some(text) = message {
+        body.push_str(&format!("<p class=\"error\">{}</p>", escape(text)));
+    }
+    if items.is_empty() {
+        body.push_str("<p>Your Inbox is empty.</p>");
+    } else {
+        body.push_str("<p>Findings your agents filed, or that you adopted. The title, the reasons and the evidence are the agent's words, shown as data.</p>");
+    }
+    for item in &items {
+        body.push_str(&format!(
+            "<section><h2>{}</h2><p>From <code>{}</code>, {}{}</p><blockquote>{}</blockquote><p>Evidence: <code>{}</code></p>\
+             <form class=\"inline\" method=\"post\" action=\"/inbox\">{csrf}<input type=\"hidden\" name=\"finding_id\" value=\"{}\"><button name=\"decision\" value=\"approve\">Approve</button></form> \
+             <form class=\"inline\" method=\"post\" action=\"/inbox\">{csrf}<input type=\"hidden\" name=\"finding_id\" value=\"{}\"><button name=\"decision\" value=\"dismiss\">Dismiss</button></form></section>",
+            escape(&item.title),
+            escape(&item.handle),
+            escape(&rfc3339_ms(item.created_ms)),
+            item.kind.as_deref().map(|kind| format!(" ({})", escape(kind))).unwrap_or_default(),
+            escape(&item.why),
+            escape(&item.evidence_ref),
+            escape(&item.finding_id),
+            escape(&item.finding_id),
+        ));
+    }
+    page(status, "Inbox", true, &body, &[])
+}
+
+/// `GET /inbox`: findings waiting for the person, to approve or dismiss.
+pub async fn inbox_page(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response {
+    match current(&hub, &headers).await {
+        Ok(Some((person, session, _))) => {
+            inbox_response(&hub, &person, &session, StatusCode::OK, None).await
+        }
+        Ok(None) => redirect("/signin", &[]),
+        Err(error) => page(
+            error_status(&error),
+            "Error",
+            false,
+            &escape(&error.to_string()),
+            &[],
+        ),
+    }
+}
+
+/// `POST /inbox` (`csrf`, `finding_id`, `decision` = approve | dismiss).
+pub async fn inbox_decide(
+    State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    let (person, session, _) = match signed_in_post(&hub, &headers, &form).await {
+        Ok(signed) => signed,
+        Err(response) => return response,
+    };
+    let approve = match field(&form, "decision") {
+        "approve" => true,
+        "dismiss" => false,
+        _ => {
+            return inbox_response(
+                &hub,
+                &person,
+                &session,
+                StatusCode::BAD_REQUEST,
+                Some("Choose approve or dismiss."),
+            )
+            .await;
+        }
+    };
+    match findings::decide(&hub, &person.person_id, field(&form, "finding_id"), approve).await {
+        Ok(()) => redirect("/inbox", &[]),
+        Err(error) => {
+            inbox_response(
+                &hub,
+                &person,
+                &session,
+                error_status(&error),
+                Some(&error.to_string()),
+            )
+            .await
+        }
+    }
+}
+
+/// `GET /findings/adopt?code=…`: asks a signed-in person to confirm (a GET never adopts);
+/// otherwise asks them to sign in first.
+pub async fn adopt_page(
+    State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let code = query.get("code").map_or("", String::as_str);
+    match current(&hub, &headers).await {
+        Ok(Some((_, session, _))) => {
+            let body = format!(
+                "<p>An agent filed a finding and gave you this link. Adopt it to read it in your Inbox.</p>\
+                 <form method=\"post\" action=\"{}\">{}<input type=\"hidden\" name=\"code\" value=\"{}\"><button type=\"submit\">Adopt this finding</button></form>",
+                findings::ADOPT_PATH,
+                csrf_field(&session),
+                escape(code)
+            );
+            page(StatusCode::OK, "Adopt a finding", true, &body, &[])
+        }
+        Ok(None) => page(
+            StatusCode::OK,
+            "Adopt a finding",
+            false,
+            "<p>Sign in (or create an account) first, then open this link again to adopt the finding.</p>\
+             <p><a href=\"/signin\">Sign in</a> · <a href=\"/signup\">Sign up</a></p>",
+            &[],
+        ),
+        Err(error) => page(
+            error_status(&error),
+            "Error",
+            false,
+            &escape(&error.to_string()),
+            &[],
+        ),
+    }
+}
+
+/// `POST /findings/adopt` (`csrf`, `code`): adopts the finding and redirects to `/inbox`.
+pub async fn adopt(
+    State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    let (person, _, _) = match signed_in_post(&hub, &headers, &form).await {
+        Ok(signed) => signed,
+        Err(response) => return response,
+    };
+    match findings::adopt(&hub, &person.person_id, field(&form, "code")).await {
+        Ok(_) => redirect("/inbox", &[]),
+        Err(error) => {
+            let error = AppError::from(error);
+            let status = match error {
+                AppError::Invalid(_) => StatusCode::BAD_REQUEST,
+                _ => error_status(&error),
+            };
+            page(
+                status,
+                "Adopt a finding",
+                true,
+                &format!(
+                    "<p class=\"error\">{}</p><p><a href=\"/inbox\">Your Inbox</a></p>",
+                    escape(&error.to_string())
+                ),
+                &[],
+            )
+        }
+    }
+}

@@ -1,0 +1,533 @@
+//! Findings agents file for people (spec `notify_human_of_finding`, `withdraw_finding`,
+//! `adopt_finding`, "Findings"): a finding goes to the owner's Inbox (a claimed agent), to an
+//! address (by mail, the same whether or not it has an account), or stays open with a claim
+//! code a person adopts at `/findings/adopt?code=…`. The person approves or dismisses it in
+//! their Inbox.
+//!
+//! Events: `finding.filed`, `finding.adopted`, `finding.approved`, `finding.dismissed`,
+//! `finding.withdrawn`. They never carry the claim code, an address, or the finding's text.
+
+use kd_core::eventlog::NewEvent;
+use kd_core::people as accounts;
+use kd_core::random::{random_bytes, random_id};
+use rusqlite::{OptionalExtension, params};
+use serde_json::{Value, json};
+
+use super::{AppError, CODE_ALPHABET, normalize_code};
+use crate::error::{ErrorCode, ToolError};
+use crate::hub::{Caller, Ctx, Hub};
+use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+
+/// Findings one agent may file in a rolling 24 hours (deduplicated ones do not count).
+pub const FINDINGS_PER_AGENT_PER_DAY: i64 = 20;
+/// Characters in a claim code.
+pub const CLAIM_CODE_LEN: usize = 10;
+/// Longest `title`, in characters.
+pub const MAX_TITLE_CHARS: usize = 200;
+/// Longest `why`, in characters.
+pub const MAX_WHY_CHARS: usize = 2000;
+/// Longest `evidence_ref` and `dedupe_key`, in characters.
+pub const MAX_REF_CHARS: usize = 500;
+/// The `kind` values.
+pub const KINDS: [&str; 6] = [
+    "job",
+    "skill",
+    "experience",
+    "resource",
+    "contributor",
+    "verification",
+];
+/// Path of the adopt page; `claim_url` is the public URL, this path and `?code=`.
+pub const ADOPT_PATH: &str = "/findings/adopt";
+
+const DAY_MS: i64 = 24 * 3_600_000;
+
+const AGENT_ID_PARAM: Param = Param::new(
+    "agent_id",
+    ParamType::String,
+    "Agent id. Identity comes from the signature or the owner session. The x-karmadue-agent header is optional.",
+);
+
+/// `notify_human_of_finding`.
+pub static NOTIFY_HUMAN_OF_FINDING: Tool = Tool {
+    name: "notify_human_of_finding",
+    title: "File a finding for a person",
+    description: "File a finding. why and evidence_ref (a link or id) are required; evidence_link and evidence are accepted aliases. email is optional. With no email, the finding stays open and the response includes a claim code a human can adopt. Claimed agents notify their owner. The daily cap (20 a day per agent) and dedupe still apply.",
+    params: &[
+        AGENT_ID_PARAM,
+        Param::new(
+            "email",
+            ParamType::String,
+            "Optional. Email of the human who should see this. Omit it to file an open finding.",
+        ),
+        Param::new("human_email", ParamType::String, "Alias for email."),
+        Param::new(
+            "principal_id",
+            ParamType::String,
+            "Optional human id, when you already know it (your owner's).",
+        ),
+        Param::new("human_id", ParamType::String, "Alias for principal_id."),
+        Param::one_of(
+            "kind",
+            "job, skill, experience, resource, contributor, or verification.",
+            &KINDS,
+        ),
+        Param::new("title", ParamType::String, "What you found."),
+        Param::new(
+            "why",
+            ParamType::String,
+            "Why it matches the human. reason is an alias.",
+        ),
+        Param::new("reason", ParamType::String, "Alias for why."),
+        Param::new(
+            "evidence_ref",
+            ParamType::String,
+            "Evidence link or id. evidence and evidence_link are aliases.",
+        ),
+        Param::new("evidence", ParamType::String, "Alias for evidence_ref."),
+        Param::new(
+            "evidence_link",
+            ParamType::String,
+            "Alias for evidence_ref.",
+        ),
+        Param::new(
+            "dedupe_key",
+            ParamType::String,
+            "Optional stable key so the same finding is not sent twice.",
+        ),
+    ],
+    required: &[
+        &["agent_id"],
+        &["title"],
+        &["why", "reason"],
+        &["evidence_ref", "evidence", "evidence_link"],
+    ],
+    access: Access::Signed,
+    hints: Hints::WRITE,
+    untrusted: &[Lift {
+        at: "",
+        id: "finding_id",
+        fields: &["title", "why"],
+    }],
+    handler: notify_human_of_finding,
+};
+
+/// `withdraw_finding`.
+pub static WITHDRAW_FINDING: Tool = Tool {
+    name: "withdraw_finding",
+    title: "Withdraw one of your findings",
+    description: "Withdraw one of your own open findings, for example a test or a mistake. The call is signed. The claim code stops working and nobody is asked to approve it. Appends finding.withdrawn to your history. Only open findings you filed can be withdrawn; anything else returns not_found.",
+    params: &[
+        AGENT_ID_PARAM,
+        Param::new(
+            "finding_id",
+            ParamType::String,
+            "The finding_id that notify_human_of_finding returned.",
+        ),
+        Param::new(
+            "reason",
+            ParamType::String,
+            "Optional short reason, up to 200 characters.",
+        ),
+    ],
+    required: &[&["agent_id"], &["finding_id"]],
+    access: Access::Signed,
+    hints: Hints::DESTRUCTIVE,
+    untrusted: &[],
+    handler: withdraw_finding,
+};
+
+/// `adopt_finding`.
+pub static ADOPT_FINDING: Tool = Tool {
+    name: "adopt_finding",
+    title: "Adopt a finding by its claim code",
+    description: "A signed-in human adopts an open finding by its claim code. The finding then appears in that person's inbox. Send the session as Authorization: Bearer <session token>. Wrong, withdrawn and already adopted codes return invalid_code.",
+    params: &[Param::new(
+        "claim_code",
+        ParamType::String,
+        "Code returned by notify_human_of_finding when no email was given.",
+    )],
+    required: &[&["claim_code"]],
+    access: Access::Person,
+    hints: Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    },
+    untrusted: &[],
+    handler: adopt_finding,
+};
+
+fn bounded(args: &Args, names: &[&str], max: usize) -> Result<String, ToolError> {
+    let text = args.required_text(names)?;
+    if text.chars().count() > max {
+        let field = names
+            .iter()
+            .copied()
+            .find(|name| args.text(&[name]).is_some())
+            .unwrap_or(names[0]);
+        return Err(ToolError::validation(
+            field,
+            format!("{field} is at most {max} characters"),
+        ));
+    }
+    Ok(text.to_owned())
+}
+
+fn claim_url(public_url: &str, code: &str) -> String {
+    format!("{public_url}{ADOPT_PATH}?code={code}")
+}
+
+fn notify_human_of_finding(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let title = bounded(&args, &["title"], MAX_TITLE_CHARS)?;
+        let why = bounded(&args, &["why", "reason"], MAX_WHY_CHARS)?;
+        let evidence_ref = bounded(
+            &args,
+            &["evidence_ref", "evidence", "evidence_link"],
+            MAX_REF_CHARS,
+        )?;
+        let dedupe_key = match args.text(&["dedupe_key"]) {
+            Some(key) if key.chars().count() > MAX_REF_CHARS => {
+                return Err(ToolError::validation(
+                    "dedupe_key",
+                    "dedupe_key is at most 500 characters",
+                ));
+            }
+            key => key.map(str::to_owned),
+        };
+        let kind = args.str(&["kind"]).map(str::to_owned);
+        let email = match args.text(&["email", "human_email"]) {
+            Some(text) => Some(accounts::normalize_email(text).ok_or_else(|| {
+                let field = if args.text(&["email"]).is_some() {
+                    "email"
+                } else {
+                    "human_email"
+                };
+                ToolError::validation(field, "email must be an address like person@example.org")
+            })?),
+            None => None,
+        };
+        let principal = args.text(&["principal_id", "human_id"]).map(str::to_owned);
+        let principal_field = if args.text(&["principal_id"]).is_some() {
+            "principal_id"
+        } else {
+            "human_id"
+        };
+        let finding_id = random_id::<12>(ctx.hub.random.as_ref(), "kdf_");
+        let mail_id = random_id::<12>(ctx.hub.random.as_ref(), "kdm_");
+        let code: String = random_bytes::<CLAIM_CODE_LEN>(ctx.hub.random.as_ref())
+            .iter()
+            .map(|byte| char::from(CODE_ALPHABET[usize::from(*byte) % CODE_ALPHABET.len()]))
+            .collect();
+        let public_url = ctx.hub.config.public_url.clone();
+        let answer = ctx.signed_write(move |txn, signed| {
+            let agent_id = signed.agent_id.to_string();
+            let now = txn.now_ms();
+            if let Some(key) = &dedupe_key {
+                let existing: Option<(String, String, String)> = txn
+                    .conn()
+                    .prepare_cached(
+                        "SELECT finding_id, status, delivery FROM findings WHERE agent_id = ?1 AND dedupe_key = ?2 AND status <> 'withdrawn'",
+                    )?
+                    .query_row(params![agent_id, key], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+                    .optional()?;
+                if let Some((finding_id, status, delivery)) = existing {
+                    return Ok(json!({
+                        "finding_id": finding_id,
+                        "deduplicated": true,
+                        "delivery": delivery,
+                        "status": status,
+                        "dedupe_key": key,
+                        "message": "A finding with this dedupe_key is already filed; nothing new was sent.",
+                    }));
+                }
+            }
+            let (count, oldest): (i64, Option<i64>) = txn
+                .conn()
+                .prepare_cached("SELECT COUNT(*), MIN(created_ms) FROM findings WHERE agent_id = ?1 AND created_ms > ?2")?
+                .query_row(params![agent_id, now - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            if count >= FINDINGS_PER_AGENT_PER_DAY {
+                let retry_after_s = (oldest.unwrap_or(now) + DAY_MS - now + 999).div_euclid(1000).max(1);
+                return Err(ToolError::new(
+                    ErrorCode::RateLimited,
+                    "This agent has filed 20 findings in the last 24 hours. Try again later.",
+                )
+                .with("retry_after_s", retry_after_s));
+            }
+            let owner: Option<String> = txn
+                .conn()
+                .prepare_cached("SELECT owner_id FROM agents WHERE agent_id = ?1")?
+                .query_row([&agent_id], |row| row.get(0))?;
+            if let Some(principal) = &principal
+                && owner.as_deref() != Some(principal.as_str())
+            {
+                return Err(ToolError::not_found(
+                    principal_field,
+                    "principal_id must be your owner's id. To reach someone else, pass their email.",
+                ));
+            }
+            // Where it goes: an address; else the owner; else it stays open with a claim code.
+            let claimed_by_email = email
+                .as_deref()
+                .map(|address| accounts::find_by_email(txn.conn(), address))
+                .transpose()?
+                .flatten()
+                .map(|(person, _)| person.person_id);
+            let (delivery, status, person_id, claim) = match (&email, &owner) {
+                (Some(_), _) => ("email", if claimed_by_email.is_some() { "inbox" } else { "open" }, claimed_by_email, true),
+                (None, Some(owner)) => ("owner", "inbox", Some(owner.clone()), false),
+                (None, None) => ("open", "open", None, true),
+            };
+            let claim_sha256 = claim.then(|| accounts::secret_sha256(&code));
+            txn.conn()
+                .prepare_cached(
+                    "INSERT INTO findings (finding_id, agent_id, kind, title, why, evidence_ref, dedupe_key, delivery, status, person_id, claim_sha256, created_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                )?
+                .execute(params![
+                    finding_id, agent_id, kind, title, why, evidence_ref, dedupe_key, delivery, status, person_id, claim_sha256, now
+                ])?;
+            if let Some(address) = &email {
+                let handle: String = txn
+                    .conn()
+                    .prepare_cached("SELECT handle FROM agents WHERE agent_id = ?1")?
+                    .query_row([&agent_id], |row| row.get(0))?;
+                // The same words whether or not the address has an account (DECISIONS 7).
+                kd_core::outbox::queue(
+                    txn.conn(),
+                    &kd_core::outbox::Mail {
+                        mail_id,
+                        to_email: address.clone(),
+                        subject: "An agent found something for you on KarmaDue".into(),
+                        body: format!(
+                            "Hello,\n\nThe agent {handle} filed a finding for the person with this email address on KarmaDue.\n\n\
+                             To read it, open this link, sign in (or create an account) and adopt it:\n{}\n\n\
+                             If you do not know this agent, ignore this message.\n",
+                            claim_url(&public_url, &code)
+                        ),
+                        created_ms: now,
+                        sent_ms: None,
+                    },
+                )?;
+            }
+            let event = txn.append(NewEvent {
+                kind: "finding.filed",
+                actor: signed.actor(),
+                subject: agent_id.clone(),
+                payload: json!({ "finding_id": finding_id, "agent_id": agent_id, "kind": kind, "delivery": delivery }),
+            })?;
+            let mut answer = json!({
+                "finding_id": finding_id,
+                "deduplicated": false,
+                "delivery": delivery,
+                "status": if delivery == "email" { "sent" } else { status },
+                "kind": kind,
+                "title": title,
+                "why": why,
+                "evidence_ref": evidence_ref,
+                "dedupe_key": dedupe_key,
+                "event_seq": event.seq,
+            });
+            match delivery {
+                "open" => {
+                    answer["claim_code"] = json!(code);
+                    answer["claim_url"] = json!(claim_url(&public_url, &code));
+                    answer["message"] = json!("Open finding: give claim_url to a person. They sign in and adopt it; it then appears in their Inbox.");
+                }
+                "owner" => answer["message"] = json!("Sent to your owner's Inbox for them to approve or dismiss."),
+                _ => answer["message"] = json!("Sent. The person reads it in the KarmaDue app."),
+            }
+            Ok(answer)
+        })
+        .await?;
+        // Mail may have been queued: let the sender (when a relay is configured) send it now.
+        ctx.hub.mail_wakeup.notify_one();
+        Ok(answer)
+    })
+}
+
+fn withdraw_finding(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let finding_id = args.required_text(&["finding_id"])?.to_owned();
+        let reason = args.text(&["reason"]).map(str::to_owned);
+        if reason
+            .as_deref()
+            .is_some_and(|text| text.chars().count() > 200)
+        {
+            return Err(ToolError::validation(
+                "reason",
+                "reason is at most 200 characters",
+            ));
+        }
+        ctx.signed_write(move |txn, signed| {
+            let agent_id = signed.agent_id.to_string();
+            // "Open" is every finding nobody has decided on yet: unclaimed, or waiting in an Inbox.
+            let changed = txn
+                .conn()
+                .prepare_cached(
+                    "UPDATE findings SET status = 'withdrawn', claim_sha256 = NULL, decided_ms = ?3
+                     WHERE finding_id = ?1 AND agent_id = ?2 AND status IN ('open', 'inbox')",
+                )?
+                .execute(params![finding_id, agent_id, txn.now_ms()])?;
+            if changed == 0 {
+                return Err(ToolError::not_found("finding_id", "No open finding of yours has this finding_id."));
+            }
+            let event = txn.append(NewEvent {
+                kind: "finding.withdrawn",
+                actor: signed.actor(),
+                subject: agent_id.clone(),
+                payload: json!({ "finding_id": finding_id, "agent_id": agent_id }),
+            })?;
+            Ok(json!({ "finding_id": finding_id, "status": "withdrawn", "reason": reason, "event_seq": event.seq }))
+        })
+        .await
+    })
+}
+
+fn invalid_claim_code() -> ToolError {
+    ToolError::new(
+        ErrorCode::InvalidCode,
+        "This claim code is wrong, withdrawn or already adopted by someone else.",
+    )
+    .with_field("claim_code")
+}
+
+/// A signed-in person adopts the open finding of `code` (dashes and case ignored): it moves to
+/// their Inbox (`finding.adopted`). Adopting a finding already in their own Inbox answers the
+/// same and appends nothing.
+///
+/// # Errors
+/// `invalid_code` for a wrong, withdrawn or someone else's code; `internal`.
+pub async fn adopt(hub: &Hub, person_id: &str, code: &str) -> Result<Value, ToolError> {
+    let hashed = accounts::secret_sha256(&normalize_code(code));
+    let person_id = person_id.to_owned();
+    hub.store
+        .write(move |txn| -> Result<Value, ToolError> {
+            let row: Option<(String, String, String, Option<String>)> = txn
+                .conn()
+                .prepare_cached("SELECT finding_id, agent_id, status, person_id FROM findings WHERE claim_sha256 = ?1")?
+                .query_row([&hashed], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))
+                .optional()?;
+            let Some((finding_id, agent_id, status, holder)) = row else {
+                return Err(invalid_claim_code());
+            };
+            match (status.as_str(), holder.as_deref()) {
+                ("inbox", Some(holder)) if holder == person_id => {
+                    return Ok(json!({ "finding_id": finding_id, "status": "inbox", "inbox": "/inbox" }));
+                }
+                ("open", _) => {}
+                _ => return Err(invalid_claim_code()),
+            }
+            txn.conn()
+                .prepare_cached("UPDATE findings SET status = 'inbox', person_id = ?2 WHERE finding_id = ?1")?
+                .execute(params![finding_id, person_id])?;
+            let event = txn.append(NewEvent {
+                kind: "finding.adopted",
+                actor: format!("person:{person_id}"),
+                subject: agent_id.clone(),
+                payload: json!({ "finding_id": finding_id, "agent_id": agent_id, "person_id": person_id }),
+            })?;
+            Ok(json!({ "finding_id": finding_id, "status": "inbox", "inbox": "/inbox", "event_seq": event.seq }))
+        })
+        .await?
+}
+
+fn adopt_finding(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let Caller::Person { person_id, .. } = &ctx.caller else {
+            return Err(ToolError::internal(
+                "adopt_finding without a signed-in person",
+            ));
+        };
+        adopt(&ctx.hub, person_id, args.required_text(&["claim_code"])?).await
+    })
+}
+
+/// A finding in a person's Inbox. `title` and `why` are third-party text: escape them.
+#[derive(Debug, Clone)]
+pub struct InboxItem {
+    /// `kdf_` id.
+    pub finding_id: String,
+    /// The filing agent's handle.
+    pub handle: String,
+    /// One of [`KINDS`], if given.
+    pub kind: Option<String>,
+    /// What was found.
+    pub title: String,
+    /// Why it matches.
+    pub why: String,
+    /// The evidence link or id.
+    pub evidence_ref: String,
+    /// Unix milliseconds.
+    pub created_ms: i64,
+}
+
+/// The findings waiting in `person_id`'s Inbox, newest first.
+///
+/// # Errors
+/// [`AppError::Internal`].
+pub async fn inbox(hub: &Hub, person_id: &str) -> Result<Vec<InboxItem>, AppError> {
+    let person_id = person_id.to_owned();
+    hub.store
+        .read(move |conn| -> Result<Vec<InboxItem>, AppError> {
+            let items = conn
+                .prepare_cached(
+                    "SELECT f.finding_id, a.handle, f.kind, f.title, f.why, f.evidence_ref, f.created_ms
+                     FROM findings f JOIN agents a ON a.agent_id = f.agent_id
+                     WHERE f.person_id = ?1 AND f.status = 'inbox' ORDER BY f.created_ms DESC, f.finding_id",
+                )?
+                .query_map([&person_id], |row| {
+                    Ok(InboxItem {
+                        finding_id: row.get(0)?,
+                        handle: row.get(1)?,
+                        kind: row.get(2)?,
+                        title: row.get(3)?,
+                        why: row.get(4)?,
+                        evidence_ref: row.get(5)?,
+                        created_ms: row.get(6)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(items)
+        })
+        .await
+}
+
+/// Approves or dismisses a finding in `person_id`'s Inbox (`finding.approved` /
+/// `finding.dismissed`). Approval keeps it in the person's private records; nothing is
+/// published.
+///
+/// # Errors
+/// [`AppError::NotFound`] when it is not waiting in their Inbox; [`AppError::Internal`].
+pub async fn decide(
+    hub: &Hub,
+    person_id: &str,
+    finding_id: &str,
+    approve: bool,
+) -> Result<(), AppError> {
+    let person_id = person_id.to_owned();
+    let finding_id = finding_id.to_owned();
+    hub.store
+        .write(move |txn| -> Result<(), AppError> {
+            let (status, kind) = if approve { ("approved", "finding.approved") } else { ("dismissed", "finding.dismissed") };
+            let agent_id: Option<String> = txn
+                .conn()
+                .prepare_cached("SELECT agent_id FROM findings WHERE finding_id = ?1 AND person_id = ?2 AND status = 'inbox'")?
+                .query_row(params![finding_id, person_id], |row| row.get(0))
+                .optional()?;
+            let agent_id = agent_id.ok_or(AppError::NotFound)?;
+            txn.conn()
+                .prepare_cached("UPDATE findings SET status = ?2, claim_sha256 = NULL, decided_ms = ?3 WHERE finding_id = ?1")?
+                .execute(params![finding_id, status, txn.now_ms()])?;
+            txn.append(NewEvent {
+                kind,
+                actor: format!("person:{person_id}"),
+                subject: agent_id.clone(),
+                payload: json!({ "finding_id": finding_id, "agent_id": agent_id }),
+            })?;
+            Ok(())
+        })
+        .await?
+}

@@ -1,0 +1,919 @@
+//! People and their agents: the app's flows (sign up, sign in, connect codes, approving owner
+//! links, pause and remove) and the agent's side of the link (`connect_with_code`). Spec:
+//! "Connecting to your person", "Connect with a code, in detail", "Signing a write" (owner
+//! sessions), "History" (`connect.refused`).
+//!
+//! Accounts and sessions are stored by [`kd_core::people`]; this module holds the rules. The
+//! HTML pages (`http::app_pages`) only call these functions and present the result.
+//!
+//! Events: `person.signed_up`, `owner.link_requested`, `owner.linked`, `owner.link_declined`,
+//! `connect.refused`, `agent.paused`, `agent.resumed`, `agent.released` (by the owner). No code,
+//! password, hash or session token is ever part of an event.
+
+pub mod findings;
+pub mod mail;
+
+use std::net::IpAddr;
+
+use kd_core::eventlog::NewEvent;
+use kd_core::people::{self as accounts, Person, Session};
+use kd_core::random::{random_bytes, random_id};
+use kd_core::store::WriteTxn;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Value, json};
+
+use crate::error::{ErrorCode, ToolError};
+use crate::hub::{Ctx, Hub};
+use crate::identity::{READ_ONLY_SCOPES, require_agent};
+use crate::registry::{Access, Args, HandlerFuture, Hints, Param, ParamType, Tool};
+
+/// The connect code alphabet: A–Z and 2–9 without the look-alikes I, O, 0 and 1 (32 symbols,
+/// so a random byte maps onto it without bias).
+pub const CODE_ALPHABET: &[u8; 32] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+/// Characters in a connect code.
+pub const CODE_LEN: usize = 8;
+/// How long a connect code works, in milliseconds (30 minutes).
+pub const CODE_TTL_MS: i64 = 30 * 60 * 1000;
+/// Connect codes a person may make in a rolling hour.
+pub const CODES_PER_HOUR: i64 = 6;
+/// `connect_with_code` attempts per agent per clock hour.
+pub const CODE_ATTEMPTS_PER_HOUR: i64 = 10;
+/// What approving a link grants: actions in a rolling day (spec "Connect with a code").
+pub const GRANT_ACTIONS_PER_DAY: i64 = 40;
+/// Characters allowed in a display name.
+pub const MAX_DISPLAY_NAME_CHARS: usize = 60;
+
+const HOUR_MS: i64 = 3_600_000;
+
+/// `connect_with_code`.
+pub static CONNECT_WITH_CODE: Tool = Tool {
+    name: "connect_with_code",
+    title: "Connect to your person with a code",
+    description: "Connect to the person who gave you a connect code. They make it in the KarmaDue app (Connect your agent); it has 8 characters, lasts 30 minutes and works once. The call is signed. It files a pending request; nothing changes until they approve. Wrong, expired and used codes get the same invalid_code answer. 10 attempts per agent per clock hour.",
+    params: &[
+        Param::new(
+            "agent_id",
+            ParamType::String,
+            "Agent id. Identity comes from the signature or the owner session. The x-karmadue-agent header is optional.",
+        ),
+        Param::new(
+            "code",
+            ParamType::String,
+            "The connect code your person gave you, like ABCD-EF23. Dashes and case are ignored.",
+        ),
+    ],
+    required: &[&["agent_id"], &["code"]],
+    access: Access::Signed,
+    hints: Hints::WRITE,
+    untrusted: &[],
+    handler: connect_with_code,
+};
+
+/// request_claim calls an agent may make in a rolling day.
+pub const CLAIMS_PER_AGENT_PER_DAY: i64 = 5;
+/// request_claim mails one address may receive in a rolling day (from all agents).
+pub const CLAIMS_PER_EMAIL_PER_DAY: i64 = 3;
+/// Longest `pitch`, in characters.
+pub const MAX_PITCH_CHARS: usize = 500;
+/// The pitch used when the agent sends none.
+pub const DEFAULT_PITCH: &str = "This agent asks you to claim it.";
+
+const DAY_MS: i64 = 24 * HOUR_MS;
+
+/// `request_claim`.
+pub static REQUEST_CLAIM: Tool = Tool {
+    name: "request_claim",
+    title: "Ask a person to claim this agent",
+    description: "Ask a human to claim you. They approve scopes and USD caps in the KarmaDue app. You cannot approve yourself. The call is signed. The reply is the same whether or not the email has an account, and so is the mail the person gets. At most 5 requests a day per agent and 3 a day per address.",
+    params: &[
+        Param::new(
+            "agent_id",
+            ParamType::String,
+            "Agent id. Identity comes from the signature or the owner session. The x-karmadue-agent header is optional.",
+        ),
+        Param::new(
+            "email",
+            ParamType::String,
+            "Email of a person who already has a KarmaDue account.",
+        ),
+        Param::new("human_email", ParamType::String, "Alias for email."),
+        Param::new(
+            "pitch",
+            ParamType::String,
+            "Short note, up to 500 characters. A default is used when this is empty.",
+        ),
+    ],
+    required: &[&["agent_id"], &["email", "human_email"]],
+    access: Access::Signed,
+    hints: Hints::WRITE,
+    untrusted: &[crate::registry::Lift {
+        at: "",
+        id: "claim_id",
+        fields: &["pitch"],
+    }],
+    handler: request_claim,
+};
+
+/// What an owner granted a linked agent (spec "Connect with a code": read-only scopes, $0 a
+/// day, $0 per action, 40 actions a day).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    /// The owner.
+    pub person_id: String,
+    /// Granted scopes.
+    pub scopes: Vec<String>,
+    /// USD a day (always 0 here).
+    pub spend_usd_per_day: i64,
+    /// USD per action (always 0 here).
+    pub spend_usd_per_action: i64,
+    /// Recorded writes in a rolling 24 hours.
+    pub actions_per_day: i64,
+}
+
+/// The grant of a linked agent, if it has one.
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn grant(conn: &Connection, agent_id: &str) -> Result<Option<Grant>, ToolError> {
+    let row: Option<(String, String, i64, i64, i64)> = conn
+        .prepare_cached(
+            "SELECT person_id, scopes, spend_usd_per_day, spend_usd_per_action, actions_per_day FROM owner_grants WHERE agent_id = ?1",
+        )?
+        .query_row([agent_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?)))
+        .optional()?;
+    row.map(
+        |(person_id, scopes, spend_usd_per_day, spend_usd_per_action, actions_per_day)| {
+            let scopes: Vec<String> = serde_json::from_str(&scopes).map_err(ToolError::internal)?;
+            Ok(Grant {
+                person_id,
+                scopes,
+                spend_usd_per_day,
+                spend_usd_per_action,
+                actions_per_day,
+            })
+        },
+    )
+    .transpose()
+}
+
+/// A refusal of an app flow, shown on the page (plain words; never names whether another
+/// account exists, except at sign-up where the address is the person's own).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AppError {
+    /// Bad form input; the message says what to fix.
+    #[error("{0}")]
+    Invalid(String),
+    /// Wrong email or password (one message for both).
+    #[error("That email and password do not match an account.")]
+    WrongCredentials,
+    /// Too many tries; come back after `retry_after_s` seconds.
+    #[error("Too many attempts. Try again in {retry_after_s} seconds.")]
+    RateLimited {
+        /// Seconds until a try can succeed.
+        retry_after_s: i64,
+    },
+    /// No such request or agent among the person's own.
+    #[error("Nothing of yours matches that. Reload the page.")]
+    NotFound,
+    /// The hub failed; the cause was logged.
+    #[error("Something went wrong on our side. Try again.")]
+    Internal,
+}
+
+impl From<ToolError> for AppError {
+    fn from(error: ToolError) -> Self {
+        if let Some(cause) = &error.cause {
+            tracing::error!(cause = %cause, "app flow failed");
+        }
+        match error.code {
+            ErrorCode::NotFound => Self::NotFound,
+            ErrorCode::Internal => Self::Internal,
+            _ => Self::Invalid(error.message),
+        }
+    }
+}
+
+impl From<kd_core::store::StoreError> for AppError {
+    fn from(error: kd_core::store::StoreError) -> Self {
+        tracing::error!(cause = %error, "app store failed");
+        Self::Internal
+    }
+}
+
+impl From<rusqlite::Error> for AppError {
+    fn from(error: rusqlite::Error) -> Self {
+        tracing::error!(cause = %error, "app store failed");
+        Self::Internal
+    }
+}
+
+/// A new session: the token goes into the cookie (and works as `Authorization: Bearer`), the
+/// session's CSRF token into every form.
+#[derive(Debug, Clone)]
+pub struct NewSession {
+    /// The session token, `kds_` and 64 hex characters. Never stored or logged as is.
+    pub token: String,
+    /// The stored session.
+    pub session: Session,
+}
+
+fn new_session(hub: &Hub) -> (String, String) {
+    (
+        random_id::<32>(hub.random.as_ref(), "kds_"),
+        random_id::<16>(hub.random.as_ref(), ""),
+    )
+}
+
+/// Creates an account and signs the person in.
+///
+/// # Errors
+/// [`AppError::Invalid`] for a bad email, name or password, or an email already in use;
+/// [`AppError::Internal`].
+pub async fn sign_up(
+    hub: &Hub,
+    email: &str,
+    display_name: &str,
+    password: &str,
+) -> Result<NewSession, AppError> {
+    let email = accounts::normalize_email(email)
+        .ok_or_else(|| AppError::Invalid("Enter an email address like you@example.org.".into()))?;
+    let display_name = display_name.trim().to_owned();
+    if display_name.is_empty()
+        || display_name.chars().count() > MAX_DISPLAY_NAME_CHARS
+        || display_name.chars().any(char::is_control)
+    {
+        return Err(AppError::Invalid(format!(
+            "Your name must be 1 to {MAX_DISPLAY_NAME_CHARS} characters."
+        )));
+    }
+    let length = password.chars().count();
+    if !(accounts::MIN_PASSWORD_CHARS..=accounts::MAX_PASSWORD_CHARS).contains(&length) {
+        return Err(AppError::Invalid(format!(
+            "Your password must be {} to {} characters.",
+            accounts::MIN_PASSWORD_CHARS,
+            accounts::MAX_PASSWORD_CHARS
+        )));
+    }
+    let salt = random_bytes::<16>(hub.random.as_ref());
+    let password = password.to_owned();
+    // argon2 is deliberately slow: hash off the async threads and outside the writer.
+    let hash = tokio::task::spawn_blocking(move || accounts::hash_password(&password, salt))
+        .await
+        .map_err(|_| AppError::Internal)??;
+    let person_id = random_id::<12>(hub.random.as_ref(), "kdh_");
+    let (token, csrf) = new_session(hub);
+    let stored_token = token.clone();
+    let session = hub
+        .store
+        .write(move |txn| -> Result<Session, AppError> {
+            match accounts::sign_up(txn, &person_id, &email, &display_name, &hash) {
+                Ok(_) => {}
+                Err(accounts::SignUpError::EmailTaken) => {
+                    return Err(AppError::Invalid(
+                        "An account already uses this email. Sign in instead.".into(),
+                    ));
+                }
+                Err(accounts::SignUpError::Store(error)) => return Err(error.into()),
+            }
+            Ok(accounts::start_session(
+                txn.conn(),
+                &stored_token,
+                &csrf,
+                &person_id,
+                txn.now_ms(),
+            )?)
+        })
+        .await??;
+    Ok(NewSession { token, session })
+}
+
+/// Signs a person in. Each attempt counts against the email and the address (5 a minute
+/// each); a refused attempt records nothing.
+///
+/// # Errors
+/// [`AppError::RateLimited`], [`AppError::WrongCredentials`] (unknown email and wrong password
+/// alike), [`AppError::Internal`].
+pub async fn sign_in(
+    hub: &Hub,
+    email: &str,
+    password: &str,
+    ip: Option<IpAddr>,
+) -> Result<NewSession, AppError> {
+    let email = accounts::normalize_email(email).unwrap_or_else(|| email.trim().to_lowercase());
+    let mut keys = vec![format!("email:{email}")];
+    if let Some(ip) = ip {
+        keys.push(format!("ip:{ip}"));
+    }
+    let refused = hub
+        .store
+        .write(move |txn| -> Result<Option<i64>, AppError> {
+            Ok(accounts::admit_signin(txn.conn(), &keys, txn.now_ms())?)
+        })
+        .await??;
+    if let Some(retry_after_s) = refused {
+        return Err(AppError::RateLimited { retry_after_s });
+    }
+    let lookup = email.clone();
+    let found = hub
+        .store
+        .read(move |conn| accounts::find_by_email(conn, &lookup))
+        .await
+        .map_err(AppError::from)?;
+    let password = password.to_owned();
+    let matches = tokio::task::spawn_blocking(move || match found {
+        Some((person, hash)) => accounts::verify_password(&hash, &password).then_some(person),
+        None => {
+            // Spend about the same time for an unknown email as for a wrong password.
+            let _ = accounts::verify_password(dummy_hash(), &password);
+            None
+        }
+    })
+    .await
+    .map_err(|_| AppError::Internal)?;
+    let person = matches.ok_or(AppError::WrongCredentials)?;
+    let (token, csrf) = new_session(hub);
+    let stored_token = token.clone();
+    let session = hub
+        .store
+        .write(move |txn| -> Result<Session, AppError> {
+            Ok(accounts::start_session(
+                txn.conn(),
+                &stored_token,
+                &csrf,
+                &person.person_id,
+                txn.now_ms(),
+            )?)
+        })
+        .await??;
+    Ok(NewSession { token, session })
+}
+
+/// An argon2id hash of a password nobody uses, verified for unknown emails.
+fn dummy_hash() -> &'static str {
+    static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DUMMY.get_or_init(|| {
+        accounts::hash_password("no account has this password", [0; 16]).unwrap_or_default()
+    })
+}
+
+/// Ends a session (sign out). Unknown tokens are ignored.
+///
+/// # Errors
+/// [`AppError::Internal`].
+pub async fn sign_out(hub: &Hub, token: &str) -> Result<(), AppError> {
+    let token = token.to_owned();
+    hub.store
+        .write(move |txn| -> Result<(), AppError> {
+            Ok(accounts::end_session(txn.conn(), &token)?)
+        })
+        .await?
+}
+
+/// The signed-in person of a session token, if the session is live.
+///
+/// # Errors
+/// [`AppError::Internal`].
+pub async fn signed_in(hub: &Hub, token: &str) -> Result<Option<(Person, Session)>, AppError> {
+    let token = token.to_owned();
+    let now_ms = hub.clock.now_ms();
+    hub.store
+        .read(move |conn| -> Result<_, AppError> {
+            let Some(session) = accounts::session(conn, &token, now_ms)? else {
+                return Ok(None);
+            };
+            Ok(accounts::find_person(conn, &session.person_id)?.map(|person| (person, session)))
+        })
+        .await
+}
+
+/// `ABCDEFGH` shown as `ABCD-EFGH`.
+pub fn display_code(code: &str) -> String {
+    let split = code.len().min(4);
+    format!("{}-{}", &code[..split], &code[split..])
+}
+
+/// A typed code with dashes, spaces and case ignored.
+pub fn normalize_code(text: &str) -> String {
+    text.chars()
+        .filter(|c| !matches!(c, '-' | ' ' | '\t'))
+        .flat_map(char::to_uppercase)
+        .collect()
+}
+
+/// A freshly minted connect code.
+#[derive(Debug, Clone)]
+pub struct MintedCode {
+    /// `ABCD-EF23`.
+    pub display: String,
+    /// When it stops working, Unix milliseconds.
+    pub expires_ms: i64,
+}
+
+/// Mints a connect code for `person_id` (Connect your agent): 8 characters of
+/// [`CODE_ALPHABET`], working once for 30 minutes; at most 6 in a rolling hour per person.
+/// Only the code's SHA-256 is stored; no event is appended (a code is working state).
+///
+/// # Errors
+/// [`AppError::RateLimited`] after 6 codes in an hour (nothing stored); [`AppError::Internal`].
+pub async fn mint_connect_code(hub: &Hub, person_id: &str) -> Result<MintedCode, AppError> {
+    let bytes = random_bytes::<CODE_LEN>(hub.random.as_ref());
+    let code: String = bytes
+        .iter()
+        .map(|byte| char::from(CODE_ALPHABET[usize::from(*byte) % CODE_ALPHABET.len()]))
+        .collect();
+    let person_id = person_id.to_owned();
+    let hashed = accounts::secret_sha256(&code);
+    let expires_ms = hub
+        .store
+        .write(move |txn| -> Result<i64, AppError> {
+            let now = txn.now_ms();
+            let (made, oldest): (i64, Option<i64>) = txn
+                .conn()
+                .prepare_cached("SELECT COUNT(*), MIN(created_ms) FROM connect_codes WHERE person_id = ?1 AND created_ms > ?2")?
+                .query_row(params![person_id, now - HOUR_MS], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            if made >= CODES_PER_HOUR {
+                let wait_ms = oldest.unwrap_or(now) + HOUR_MS - now;
+                return Err(AppError::RateLimited { retry_after_s: (wait_ms + 999).div_euclid(1000).max(1) });
+            }
+            let expires_ms = now + CODE_TTL_MS;
+            txn.conn()
+                .prepare_cached("INSERT INTO connect_codes (code_sha256, person_id, created_ms, expires_ms) VALUES (?1, ?2, ?3, ?4)")?
+                .execute(params![hashed, person_id, now, expires_ms])?;
+            Ok(expires_ms)
+        })
+        .await??;
+    Ok(MintedCode {
+        display: display_code(&code),
+        expires_ms,
+    })
+}
+
+fn invalid_code() -> ToolError {
+    ToolError::new(
+        ErrorCode::InvalidCode,
+        "This code is wrong, expired or already used. Ask your person for a fresh code from Connect your agent.",
+    )
+    .with_field("code")
+}
+
+fn connect_with_code(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let code = normalize_code(args.required_text(&["code"])?);
+        let request_id = random_id::<12>(ctx.hub.random.as_ref(), "kdl_");
+        // The outer result rolls back (nothing written); the inner refusal is committed with
+        // its connect.refused event and the counted attempt (decisions 62).
+        let answer = ctx
+            .signed_write(move |txn, signed| -> Result<Result<Value, ToolError>, ToolError> {
+                let agent_id = signed.agent_id.to_string();
+                let actor = signed.actor();
+                let now = txn.now_ms();
+                let hour = now.div_euclid(HOUR_MS);
+                let (attempts, refusal_logged): (i64, i64) = txn
+                    .conn()
+                    .prepare_cached("SELECT attempts, refusal_logged FROM code_attempts WHERE agent_id = ?1 AND hour = ?2")?
+                    .query_row(params![agent_id, hour], |row| Ok((row.get(0)?, row.get(1)?)))
+                    .optional()?
+                    .unwrap_or((0, 0));
+                if attempts >= CODE_ATTEMPTS_PER_HOUR {
+                    let retry_after_s = ((hour + 1) * HOUR_MS - now + 999).div_euclid(1000).max(1);
+                    let refusal = ToolError::new(ErrorCode::RateLimited, "Too many code attempts. Try again later.")
+                        .with("retry_after_s", retry_after_s);
+                    if refusal_logged != 0 {
+                        return Err(refusal);
+                    }
+                    txn.conn()
+                        .prepare_cached("UPDATE code_attempts SET refusal_logged = 1 WHERE agent_id = ?1 AND hour = ?2")?
+                        .execute(params![agent_id, hour])?;
+                    txn.append(NewEvent {
+                        kind: "connect.refused",
+                        actor,
+                        subject: agent_id.clone(),
+                        payload: json!({ "agent_id": agent_id, "reason": "rate_limited" }),
+                    })?;
+                    return Ok(Err(refusal));
+                }
+                txn.conn()
+                    .prepare_cached(
+                        "INSERT INTO code_attempts (agent_id, hour, attempts) VALUES (?1, ?2, 1)
+                         ON CONFLICT (agent_id, hour) DO UPDATE SET attempts = attempts + 1",
+                    )?
+                    .execute(params![agent_id, hour])?;
+                txn.conn()
+                    .prepare_cached("DELETE FROM code_attempts WHERE hour < ?1")?
+                    .execute([hour - 1])?;
+                let hashed = accounts::secret_sha256(&code);
+                let person: Option<String> = txn
+                    .conn()
+                    .prepare_cached(
+                        "SELECT person_id FROM connect_codes WHERE code_sha256 = ?1 AND used_ms IS NULL AND expires_ms > ?2",
+                    )?
+                    .query_row(params![hashed, now], |row| row.get(0))
+                    .optional()?;
+                let Some(person_id) = person else {
+                    txn.append(NewEvent {
+                        kind: "connect.refused",
+                        actor,
+                        subject: agent_id.clone(),
+                        payload: json!({ "agent_id": agent_id, "reason": "invalid_code" }),
+                    })?;
+                    return Ok(Err(invalid_code()));
+                };
+                txn.conn()
+                    .prepare_cached("UPDATE connect_codes SET used_ms = ?2 WHERE code_sha256 = ?1")?
+                    .execute(params![hashed, now])?;
+                file_request(txn, &request_id, &agent_id, &person_id, "code", &actor).map(Ok)
+            })
+            .await??;
+        Ok(answer)
+    })
+}
+
+fn request_claim(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let email = accounts::normalize_email(args.required_text(&["email", "human_email"])?)
+            .ok_or_else(|| {
+                ToolError::validation(
+                    if args.text(&["email"]).is_some() {
+                        "email"
+                    } else {
+                        "human_email"
+                    },
+                    "email must be an address like person@example.org",
+                )
+            })?;
+        let pitch = args.text(&["pitch"]).unwrap_or(DEFAULT_PITCH).to_owned();
+        if pitch.chars().count() > MAX_PITCH_CHARS
+            || pitch.chars().any(|c| c.is_control() && c != '\n')
+        {
+            return Err(ToolError::validation(
+                "pitch",
+                "pitch must be at most 500 characters, no control characters",
+            ));
+        }
+        let claim_id = random_id::<12>(ctx.hub.random.as_ref(), "kdl_");
+        let mail_id = random_id::<12>(ctx.hub.random.as_ref(), "kdm_");
+        let public_url = ctx.hub.config.public_url.clone();
+        let answer = ctx.signed_write(move |txn, signed| {
+            let agent_id = signed.agent_id.to_string();
+            let now = txn.now_ms();
+            for (column, key, limit, what) in [
+                ("agent_id", agent_id.as_str(), CLAIMS_PER_AGENT_PER_DAY, "This agent has made 5 claim requests today."),
+                ("email", email.as_str(), CLAIMS_PER_EMAIL_PER_DAY, "This address has had 3 claim requests today."),
+            ] {
+                let (count, oldest): (i64, Option<i64>) = txn
+                    .conn()
+                    .prepare_cached(&format!(
+                        "SELECT COUNT(*), MIN(created_ms) FROM claim_requests WHERE {column} = ?1 AND created_ms > ?2"
+                    ))?
+                    .query_row(params![key, now - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?)))?;
+                if count >= limit {
+                    let retry_after_s = (oldest.unwrap_or(now) + DAY_MS - now + 999).div_euclid(1000).max(1);
+                    return Err(ToolError::new(ErrorCode::RateLimited, format!("{what} Try again later."))
+                        .with("retry_after_s", retry_after_s));
+                }
+            }
+            let agent = require_agent(txn.conn(), &agent_id, "agent_id")?;
+            txn.conn()
+                .prepare_cached("INSERT INTO claim_requests (claim_id, agent_id, email, created_ms) VALUES (?1, ?2, ?3, ?4)")?
+                .execute(params![claim_id, agent_id, email, now])?;
+            // A request is filed only for an existing account; the reply, the event and the
+            // mail are the same either way (DECISIONS 7).
+            if let Some((person, _)) = accounts::find_by_email(txn.conn(), &email)?
+                && agent.owner_id.as_deref() != Some(person.person_id.as_str())
+            {
+                txn.conn()
+                    .prepare_cached(
+                        "INSERT INTO owner_requests (request_id, agent_id, person_id, via, pitch, status, created_ms)
+                         VALUES (?1, ?2, ?3, 'claim', ?4, 'pending', ?5)",
+                    )?
+                    .execute(params![claim_id, agent_id, person.person_id, pitch, now])?;
+            }
+            kd_core::outbox::queue(
+                txn.conn(),
+                &kd_core::outbox::Mail {
+                    mail_id,
+                    to_email: email,
+                    subject: "An agent asks you to claim it on KarmaDue".into(),
+                    body: claim_mail(&agent.handle, &public_url),
+                    created_ms: now,
+                    sent_ms: None,
+                },
+            )?;
+            let event = txn.append(NewEvent {
+                kind: "claim.requested",
+                actor: signed.actor(),
+                subject: agent_id.clone(),
+                payload: json!({ "agent_id": agent_id, "claim_id": claim_id }),
+            })?;
+            Ok(json!({
+                "agent_id": agent_id,
+                "claim_id": claim_id,
+                "status": "sent",
+                "owner_linked": agent.owner_id.is_some(),
+                "pitch": pitch,
+                "event_seq": event.seq,
+                "message": "Sent. If this address has a KarmaDue account, its owner can approve or decline you in the app; nothing changes until they approve. Call verify_agent: owner_linked turns true once they do.",
+            }))
+        })
+        .await?;
+        // Mail may have been queued: let the sender (when a relay is configured) send it now.
+        ctx.hub.mail_wakeup.notify_one();
+        Ok(answer)
+    })
+}
+
+/// The claim mail: the same words whether or not the address has an account. It names the
+/// agent by its handle only; the agent's own label and pitch stay in the app, shown as data.
+fn claim_mail(handle: &str, public_url: &str) -> String {
+    format!(
+        "Hello,\n\nThe agent {handle} asked to be claimed by the person with this email address on KarmaDue.\n\n\
+         If you have a KarmaDue account with this address, sign in and approve or decline the request on the You page:\n\
+         {public_url}/you\n\n\
+         If you do not, or you do not know this agent, ignore this message: nothing happens unless you approve.\n"
+    )
+}
+
+/// Files a pending owner link request and appends `owner.link_requested`.
+fn file_request(
+    txn: &mut WriteTxn<'_>,
+    request_id: &str,
+    agent_id: &str,
+    person_id: &str,
+    via: &str,
+    actor: &str,
+) -> Result<Value, ToolError> {
+    let agent = require_agent(txn.conn(), agent_id, "agent_id")?;
+    if agent.owner_id.as_deref() == Some(person_id) {
+        return Ok(json!({
+            "agent_id": agent_id,
+            "status": "approved",
+            "owner_linked": true,
+            "message": "This person already owns this agent; nothing to approve.",
+        }));
+    }
+    txn.conn()
+        .prepare_cached(
+            "INSERT INTO owner_requests (request_id, agent_id, person_id, via, status, created_ms) VALUES (?1, ?2, ?3, ?4, 'pending', ?5)",
+        )?
+        .execute(params![request_id, agent_id, person_id, via, txn.now_ms()])?;
+    let event = txn.append(NewEvent {
+        kind: "owner.link_requested",
+        actor: actor.to_owned(),
+        subject: agent_id.to_owned(),
+        payload: json!({ "request_id": request_id, "agent_id": agent_id, "person_id": person_id, "via": via }),
+    })?;
+    Ok(json!({
+        "agent_id": agent_id,
+        "request_id": request_id,
+        "status": "pending",
+        "owner_linked": false,
+        "event_seq": event.seq,
+        "message": "Request filed. Nothing changes until your person approves it on the You page of the KarmaDue app. Call verify_agent: owner_linked turns true once they approve.",
+    }))
+}
+
+/// One of a person's agents, as the You page lists it.
+#[derive(Debug, Clone)]
+pub struct OwnedAgent {
+    /// Agent id.
+    pub agent_id: String,
+    /// `kd_` handle.
+    pub handle: String,
+    /// The agent's own label (third-party text: escape it).
+    pub name: String,
+    /// active | revoked.
+    pub status: String,
+    /// Paused by the owner.
+    pub paused: bool,
+}
+
+/// A pending link request addressed to a person.
+#[derive(Debug, Clone)]
+pub struct PendingRequest {
+    /// `kdl_` id.
+    pub request_id: String,
+    /// The agent asking.
+    pub agent_id: String,
+    /// Its handle.
+    pub handle: String,
+    /// Its label (third-party text: escape it).
+    pub name: String,
+    /// code | claim.
+    pub via: String,
+    /// request_claim's note (third-party text: escape it).
+    pub pitch: Option<String>,
+    /// Unix milliseconds.
+    pub created_ms: i64,
+}
+
+/// What the You page shows: the person's agents and the requests waiting for them.
+#[derive(Debug, Clone, Default)]
+pub struct Overview {
+    /// Agents this person owns, newest link first.
+    pub agents: Vec<OwnedAgent>,
+    /// Pending requests, oldest first.
+    pub pending: Vec<PendingRequest>,
+}
+
+/// The You page's data for `person_id`.
+///
+/// # Errors
+/// [`AppError::Internal`].
+pub async fn overview(hub: &Hub, person_id: &str) -> Result<Overview, AppError> {
+    let person_id = person_id.to_owned();
+    hub.store
+        .read(move |conn| -> Result<Overview, AppError> {
+            let agents = conn
+                .prepare_cached(
+                    "SELECT agent_id, handle, name, status, paused_ms FROM agents WHERE owner_id = ?1 ORDER BY updated_ms DESC",
+                )?
+                .query_map([&person_id], |row| {
+                    Ok(OwnedAgent {
+                        agent_id: row.get(0)?,
+                        handle: row.get(1)?,
+                        name: row.get(2)?,
+                        status: row.get(3)?,
+                        paused: row.get::<_, Option<i64>>(4)?.is_some(),
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            let pending = conn
+                .prepare_cached(
+                    "SELECT r.request_id, r.agent_id, a.handle, a.name, r.via, r.created_ms, r.pitch
+                     FROM owner_requests r JOIN agents a ON a.agent_id = r.agent_id
+                     WHERE r.person_id = ?1 AND r.status = 'pending' ORDER BY r.created_ms, r.request_id",
+                )?
+                .query_map([&person_id], |row| {
+                    Ok(PendingRequest {
+                        request_id: row.get(0)?,
+                        agent_id: row.get(1)?,
+                        handle: row.get(2)?,
+                        name: row.get(3)?,
+                        via: row.get(4)?,
+                        created_ms: row.get(5)?,
+                        pitch: row.get(6)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Overview { agents, pending })
+        })
+        .await
+}
+
+/// Approves (`approve`) or declines a pending request addressed to `person_id`. Approval sets
+/// the agent's owner and grants [`READ_ONLY_SCOPES`], $0 a day, $0 per action and
+/// [`GRANT_ACTIONS_PER_DAY`] actions (`owner.linked`); declining changes nothing else
+/// (`owner.link_declined`).
+///
+/// # Errors
+/// [`AppError::NotFound`] (not theirs, or not pending); [`AppError::Invalid`] when the agent is
+/// revoked or has another owner; [`AppError::Internal`].
+pub async fn decide_request(
+    hub: &Hub,
+    person_id: &str,
+    request_id: &str,
+    approve: bool,
+) -> Result<(), AppError> {
+    let person_id = person_id.to_owned();
+    let request_id = request_id.to_owned();
+    hub.store
+        .write(move |txn| -> Result<(), AppError> {
+            let agent_id: Option<String> = txn
+                .conn()
+                .prepare_cached(
+                    "SELECT agent_id FROM owner_requests WHERE request_id = ?1 AND person_id = ?2 AND status = 'pending'",
+                )?
+                .query_row(params![request_id, person_id], |row| row.get(0))
+                .optional()?;
+            let agent_id = agent_id.ok_or(AppError::NotFound)?;
+            let now = txn.now_ms();
+            let actor = format!("person:{person_id}");
+            if !approve {
+                txn.conn()
+                    .prepare_cached("UPDATE owner_requests SET status = 'declined', decided_ms = ?2 WHERE request_id = ?1")?
+                    .execute(params![request_id, now])?;
+                txn.append(NewEvent {
+                    kind: "owner.link_declined",
+                    actor,
+                    subject: agent_id.clone(),
+                    payload: json!({ "request_id": request_id, "agent_id": agent_id, "person_id": person_id }),
+                })?;
+                return Ok(());
+            }
+            let agent = require_agent(txn.conn(), &agent_id, "agent_id")?;
+            if agent.status != "active" {
+                return Err(AppError::Invalid("This agent was revoked; it can no longer be linked.".into()));
+            }
+            if agent.owner_id.as_ref().is_some_and(|owner| *owner != person_id) {
+                return Err(AppError::Invalid(
+                    "This agent already has another owner. It must be released before you can link it.".into(),
+                ));
+            }
+            let scopes = json!(READ_ONLY_SCOPES);
+            txn.conn()
+                .prepare_cached("UPDATE owner_requests SET status = 'approved', decided_ms = ?2 WHERE request_id = ?1")?
+                .execute(params![request_id, now])?;
+            txn.conn()
+                .prepare_cached("UPDATE agents SET owner_id = ?2, paused_ms = NULL, updated_ms = ?3 WHERE agent_id = ?1")?
+                .execute(params![agent_id, person_id, now])?;
+            txn.conn()
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO owner_grants (agent_id, person_id, scopes, spend_usd_per_day, spend_usd_per_action, actions_per_day, granted_ms)
+                     VALUES (?1, ?2, ?3, 0, 0, ?4, ?5)",
+                )?
+                .execute(params![agent_id, person_id, scopes.to_string(), GRANT_ACTIONS_PER_DAY, now])?;
+            txn.append(NewEvent {
+                kind: "owner.linked",
+                actor,
+                subject: agent_id.clone(),
+                payload: json!({
+                    "request_id": request_id,
+                    "agent_id": agent_id,
+                    "person_id": person_id,
+                    "scopes": scopes,
+                    "spend_usd_per_day": 0,
+                    "spend_usd_per_action": 0,
+                    "actions_per_day": GRANT_ACTIONS_PER_DAY,
+                }),
+            })?;
+            Ok(())
+        })
+        .await?
+}
+
+/// What an owner does to one of their agents on the You page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OwnerAction {
+    /// Refuse the agent's signed writes (`forbidden`) until resumed (`agent.paused`).
+    Pause,
+    /// Lift a pause (`agent.resumed`).
+    Resume,
+    /// Release the agent: it becomes independent (`agent.released`, by the owner).
+    Remove,
+}
+
+/// Applies `action` to an agent `person_id` owns. Pausing a paused agent or resuming a running
+/// one changes nothing and appends nothing.
+///
+/// # Errors
+/// [`AppError::NotFound`] when the person does not own the agent; [`AppError::Internal`].
+pub async fn act_on_agent(
+    hub: &Hub,
+    person_id: &str,
+    agent_id: &str,
+    action: OwnerAction,
+) -> Result<(), AppError> {
+    let person_id = person_id.to_owned();
+    let agent_id = agent_id.to_owned();
+    hub.store
+        .write(move |txn| -> Result<(), AppError> {
+            let row: Option<Option<i64>> = txn
+                .conn()
+                .prepare_cached("SELECT paused_ms FROM agents WHERE agent_id = ?1 AND owner_id = ?2")?
+                .query_row(params![agent_id, person_id], |row| row.get(0))
+                .optional()?;
+            let paused_ms = row.ok_or(AppError::NotFound)?;
+            let now = txn.now_ms();
+            let actor = format!("person:{person_id}");
+            let (sql, kind, payload) = match action {
+                OwnerAction::Pause if paused_ms.is_none() => (
+                    "UPDATE agents SET paused_ms = ?2, updated_ms = ?2 WHERE agent_id = ?1",
+                    "agent.paused",
+                    json!({ "agent_id": agent_id, "by": "owner" }),
+                ),
+                OwnerAction::Resume if paused_ms.is_some() => (
+                    "UPDATE agents SET paused_ms = NULL, updated_ms = ?2 WHERE agent_id = ?1",
+                    "agent.resumed",
+                    json!({ "agent_id": agent_id, "by": "owner" }),
+                ),
+                OwnerAction::Remove => (
+                    "UPDATE agents SET owner_id = NULL, paused_ms = NULL, updated_ms = ?2 WHERE agent_id = ?1",
+                    "agent.released",
+                    json!({ "previous_owner": person_id, "by": "owner" }),
+                ),
+                OwnerAction::Pause | OwnerAction::Resume => return Ok(()),
+            };
+            txn.conn().prepare_cached(sql)?.execute(params![agent_id, now])?;
+            if action == OwnerAction::Remove {
+                txn.conn()
+                    .prepare_cached("DELETE FROM owner_grants WHERE agent_id = ?1")?
+                    .execute([&agent_id])?;
+            }
+            txn.append(NewEvent { kind, actor, subject: agent_id.clone(), payload })?;
+            Ok(())
+        })
+        .await?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_ignore_dashes_spaces_and_case_and_show_with_a_dash() {
+        assert_eq!(normalize_code("abcd-ef23"), "ABCDEF23");
+        assert_eq!(normalize_code(" ab cd-EF 23 "), "ABCDEF23");
+        assert_eq!(display_code("ABCDEF23"), "ABCD-EF23");
+        assert!(!CODE_ALPHABET.iter().any(|c| b"IO01".contains(c)));
+    }
+}
