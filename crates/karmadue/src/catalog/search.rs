@@ -4,33 +4,44 @@
 //! # How a need is ranked (ranking contract v1)
 //!
 //! 1. **Words.** The need is split into words by the index's own tokenizer (no query parser, so
-//!    user text cannot be query syntax). Common words (the, for, ...) are dropped; known phrases
+//!    user text is never query syntax). Common words (the, for, ...) are dropped; known phrases
 //!    become one word (`speech to text` → stt, `on device` → ondevice). Generic words
-//!    (connector, server, mcp, tool, integration, plugin, skill, package) do not drive the match:
-//!    they only hint at a category, unless the need has no other word.
-//! 2. **Match.** Each remaining word is a *concept*: its English stem plus its synonyms (e.g.
-//!    transcription, speech, stt and whisper; on-device, local and offline; postgres and
-//!    postgresql), searched in title (weight 3), locator (1.5), description (1) and type (0.5).
-//!    A concept scores BM25 of its best field and form plus 0.3 of the others (dis-max), a
-//!    synonym at 0.7 of the word itself. A word no record holds is tried as a title word one or
-//!    two edits away (fuzzy fallback). A record matches when it covers enough concepts (one of up
-//!    to three; all but two of more), or when the need equals one of its names (id, locator,
-//!    title, package or repository name, also with punctuation removed; one or two edits away
-//!    for a short need). Nothing left to match: "Nothing matched".
-//! 3. **Score.** `relevance = text × (0.35 + 0.65 × coverage²)`, where coverage is the share of
-//!    concepts matched and text the BM25 sum (an exact name adds 40, a near name 12). Then
-//!    `score = relevance × (1 + 0.6 × popularity + 0.4 × curated + 0.5 × verification-grade
-//!    evidence) × 1.25 when the record is of the hinted category × 0.4 when it is risky (gets
-//!    past bot defences) and the need did not ask for that`. Popularity is the store's 0..1
-//!    figure from downloads, rank or curated lists.
-//! 4. **Order.** Current records before archived and demo ones; within that, by score, then by
-//!    resource id (a total order: paging never repeats or skips). Then at most 2 records per
-//!    owner come first; an owner's further records follow every other owner's records of the
-//!    same tier.
+//!    (connector, server, mcp, tool, integration, plugin, skill, package, library) never drive
+//!    the match: they only name a category. A need made only of them lists that category.
+//! 2. **Match.** Each other word is a *concept*: its English stem and its synonyms
+//!    (transcription, speech, stt and whisper; on-device, local and offline; postgres and
+//!    postgresql; ...), searched in title (weight 3), locator path (1.5), description (1) and,
+//!    for type words, type (0.5). A concept scores the BM25 of its best field and form plus 0.3
+//!    of the others; a synonym counts 0.7. A word no record holds is tried as a title word one
+//!    edit away (two from 9 letters): the fuzzy fallback. A record matches when it covers one of
+//!    up to three concepts (all but two of more), or when the need is one of its names (id,
+//!    locator, title, package or repository name, also without punctuation; for a need with a
+//!    typo, one or two edits away). Nothing left to match: "Nothing matched".
+//! 3. **Score.** `coverage` is the share of concepts a record matched, each concept weighted by
+//!    how specific it is (`ln(1 + N / (1 + df))` of its most common form); `fit = 0.35 + 0.65 ×
+//!    coverage²`. `text` is the BM25 sum (+8 for an exact name, +12 / +6 for a name one / two
+//!    edits away). Then
 //!
-//! BM25 uses statistics of live records only and fixed average field lengths, so the ranking
-//! depends only on the store's records: several processes over one database rank identically.
-//! An empty need lists everything by the same prior (popularity, curation, evidence).
+//!    `score = ln(1 + text × fit) × (1 + coverage² × (0.8 × popularity + 0.6 × curated + 0.6 ×
+//!    verification-grade evidence)) × category × risk`
+//!
+//!    where popularity is the store's 0..1 figure (downloads, rank or curated lists),
+//!    `category` is 1.6 for a record of the category the need names, or 1.2 for an agent-ready
+//!    record (MCP server, skill, listed repository) when the need names none, and `risk` is 0.4
+//!    for a record flagged risky or described as getting past bot defences, unless the need asks
+//!    for that (captcha, stealth, bot detection, ...). The logarithm keeps a strong title match
+//!    ahead of a passing mention without silencing popularity and evidence; `coverage²` keeps
+//!    popularity from carrying a half match.
+//! 4. **Order.** First a record whose name is exactly an identifier-like need (`npm:0nmcp`,
+//!    `whisper.cpp`); then current records; archived and demo records last. Within each, by
+//!    score, then by resource id: a total order, so pages never repeat or skip. Then at most 2
+//!    records per owner come first: an owner's further records follow every other owner's
+//!    records of the same group.
+//!
+//! BM25 reads statistics of live records only, with fixed average field lengths, so the ranking
+//! depends only on the store's records: processes sharing one database rank identically,
+//! whether their index was built fresh or kept current for months. An empty need lists every
+//! record by the same prior.
 
 mod index;
 mod plan;
@@ -38,9 +49,7 @@ mod rank;
 
 use serde_json::{Value, json};
 
-pub use index::{
-    Analyzers, Fields, Freshness, Live, Record, SearchIndex, Signals, build_in_memory, document,
-};
+pub use index::{Analyzers, Fields, Freshness, Live, Record, SearchIndex, Signals};
 pub use plan::{Category, MAX_NEED_CHARS, Plan};
 pub use rank::{Hit, Placement, Ranked, Ranking, Scored, TopRanked};
 
@@ -186,11 +195,8 @@ pub fn rank_page(live: &Live, analyzers: &Analyzers, request: &Request) -> Resul
     rank_plan(live.searcher(), live.fields, plan, request)
 }
 
-/// [`rank_page`] on any searcher (benches build indexes without a store).
-///
-/// # Errors
-/// `internal` when the index fails.
-pub fn rank_plan(
+/// [`rank_page`] for a plan already read.
+fn rank_plan(
     searcher: tantivy::Searcher,
     fields: Fields,
     plan: Plan,

@@ -177,6 +177,13 @@ const RELEVANCE: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// One hub with the bundled catalog for every test here that only reads: a catalog copy is
+/// 150 MB on disk and its index takes seconds to build. Tests that write make their own.
+fn shared() -> &'static TestApp {
+    static APP: std::sync::OnceLock<TestApp> = std::sync::OnceLock::new();
+    APP.get_or_init(TestApp::with_catalog)
+}
+
 fn discover(app: &TestApp, arguments: Value) -> Value {
     let reply = app.call("discover_resources", arguments);
     assert_eq!(reply["ok"], true, "{reply}");
@@ -219,11 +226,11 @@ fn row_text(reply: &Value, index: usize) -> String {
 
 #[test]
 fn realistic_needs_find_the_records_a_user_expects_in_the_first_eight() {
-    let app = TestApp::with_catalog();
+    let app = shared();
     let mut failures = Vec::new();
     let mut table = String::from("\n| need | expected in top 8 | result |\n| --- | --- | --- |\n");
     for (need, expectations) in RELEVANCE {
-        let reply = discover(&app, json!({ "need": need }));
+        let reply = discover(app, json!({ "need": need }));
         let found = ids(&reply);
         let mut row_ok = true;
         for expectation in *expectations {
@@ -254,13 +261,13 @@ fn realistic_needs_find_the_records_a_user_expects_in_the_first_eight() {
 
 #[test]
 fn generic_words_only_hint_so_every_postgres_result_is_about_postgres() {
-    let app = TestApp::with_catalog();
+    let app = shared();
     for (need, word) in [
         ("postgres mcp server", "postgres"),
         ("calendar connector", "calendar"),
         ("slack mcp", "slack"),
     ] {
-        let reply = discover(&app, json!({ "need": need }));
+        let reply = discover(app, json!({ "need": need }));
         let count = reply["data"]["results"].as_array().unwrap().len();
         assert_eq!(count, 8, "{reply}");
         for index in 0..count {
@@ -324,8 +331,8 @@ fn npm_row(name: &str, description: &str) -> Value {
 
 #[test]
 fn paging_walks_every_result_once_and_archived_records_come_last() {
-    let app = TestApp::with_catalog();
-    let first = discover(&app, json!({ "need": "postgres" }));
+    let app = shared();
+    let first = discover(app, json!({ "need": "postgres" }));
     assert_eq!(
         (
             data(&first)["limit"].as_u64(),
@@ -335,7 +342,7 @@ fn paging_walks_every_result_once_and_archived_records_come_last() {
     );
     assert_eq!(data(&first)["next_offset"], 8);
     let total = data(&first)["total"].as_u64().unwrap() as usize;
-    let rows = every_result(&app, "postgres", false);
+    let rows = every_result(app, "postgres", false);
     assert_eq!(rows.len(), total, "pages cover every match");
     let mut seen = std::collections::HashSet::new();
     for row in &rows {
@@ -355,8 +362,8 @@ fn paging_walks_every_result_once_and_archived_records_come_last() {
             .all(|row| row["archived_upstream"] == true),
         "archived rows sort last"
     );
-    let again = discover(&app, json!({ "need": "postgres", "offset": 8 }));
-    let second = discover(&app, json!({ "need": "postgres", "offset": 8 }));
+    let again = discover(app, json!({ "need": "postgres", "offset": 8 }));
+    let second = discover(app, json!({ "need": "postgres", "offset": 8 }));
     assert_eq!(ids(&again), ids(&second), "the same page twice is the same");
     assert_eq!(
         ids(&again),
@@ -365,9 +372,9 @@ fn paging_walks_every_result_once_and_archived_records_come_last() {
             .map(|row| row["resource_id"].as_str().unwrap().to_owned())
             .collect::<Vec<_>>()
     );
-    let last = discover(&app, json!({ "need": "postgres", "offset": total - 1 }));
+    let last = discover(app, json!({ "need": "postgres", "offset": total - 1 }));
     assert_eq!(data(&last)["next_offset"], Value::Null);
-    let past = discover(&app, json!({ "need": "postgres", "offset": total + 10 }));
+    let past = discover(app, json!({ "need": "postgres", "offset": total + 10 }));
     assert_eq!(
         (
             data(&past)["results"].as_array().unwrap().len(),
@@ -408,8 +415,8 @@ fn equal_scores_are_ordered_by_resource_id_without_gaps_or_repeats() {
 
 #[test]
 fn an_owner_gets_at_most_two_places_before_every_other_owner() {
-    let app = TestApp::with_catalog();
-    let rows = every_result(&app, "aws", false);
+    let app = shared();
+    let rows = every_result(app, "aws", false);
     let current: Vec<&Value> = rows
         .iter()
         .filter(|row| row["archived_upstream"] == false)
@@ -449,7 +456,7 @@ fn an_owner_gets_at_most_two_places_before_every_other_owner() {
 
 #[test]
 fn bad_input_is_refused_naming_the_field_and_query_syntax_is_just_text() {
-    let app = TestApp::with_catalog();
+    let app = shared();
     let long = "a".repeat(501);
     let huge = "speech to text ".repeat(700);
     for (arguments, field) in [
@@ -509,7 +516,7 @@ fn bad_input_is_refused_naming_the_field_and_query_syntax_is_just_text() {
         let reply = app.call("discover_resources", json!({ "need": need }));
         assert_eq!(reply["ok"], true, "{need:?}: {reply}");
     }
-    let quoted = discover(&app, json!({ "need": "\"postgres\" AND (mcp OR server)" }));
+    let quoted = discover(app, json!({ "need": "\"postgres\" AND (mcp OR server)" }));
     assert!(
         ids(&quoted)
             .contains(&"kd:res:github:modelcontextprotocol/servers/src/postgres".to_owned()),
@@ -519,9 +526,9 @@ fn bad_input_is_refused_naming_the_field_and_query_syntax_is_just_text() {
 
 #[test]
 fn a_need_of_nonsense_says_nothing_matched() {
-    let app = TestApp::with_catalog();
+    let app = shared();
     for need in ["xqzvbnm flurble", "zzzzqqqq", "the of and", "🦀"] {
-        let reply = discover(&app, json!({ "need": need }));
+        let reply = discover(app, json!({ "need": need }));
         let data = data(&reply);
         assert_eq!(
             (data["total"].as_u64(), &data["next_offset"]),
@@ -542,9 +549,9 @@ fn a_need_of_nonsense_says_nothing_matched() {
 
 #[test]
 fn an_empty_need_lists_the_catalog_by_popularity_and_evidence() {
-    let app = TestApp::with_catalog();
-    let all = discover(&app, json!({}));
-    let blank = discover(&app, json!({ "need": "   " }));
+    let app = shared();
+    let all = discover(app, json!({}));
+    let blank = discover(app, json!({ "need": "   " }));
     assert_eq!(ids(&all), ids(&blank));
     assert!(
         data(&all)["total"].as_u64().unwrap() > 70_000,
@@ -563,17 +570,17 @@ fn an_empty_need_lists_the_catalog_by_popularity_and_evidence() {
 
 #[test]
 fn demo_records_appear_only_when_asked_and_sort_after_every_current_record() {
-    let app = TestApp::with_catalog();
-    let without = discover(&app, json!({ "need": "calendar connector" }));
+    let app = shared();
+    let without = discover(app, json!({ "need": "calendar connector" }));
     let with = discover(
-        &app,
+        app,
         json!({ "need": "calendar connector", "include_demo": true }),
     );
     assert_eq!(
         data(&with)["total"].as_u64().unwrap(),
         data(&without)["total"].as_u64().unwrap() + 1
     );
-    let rows = every_result(&app, "calendar connector", true);
+    let rows = every_result(app, "calendar connector", true);
     let demo = rows
         .iter()
         .position(|row| row["resource_id"] == "kd:res:demo:calendar-connector")
@@ -599,7 +606,7 @@ fn demo_records_appear_only_when_asked_and_sort_after_every_current_record() {
     );
     assert!(row["ranking_note"].as_str().unwrap().contains("DEMO"));
     assert!(
-        every_result(&app, "calendar connector", false)
+        every_result(app, "calendar connector", false)
             .iter()
             .all(|row| row["demo"] == false)
     );
@@ -607,9 +614,9 @@ fn demo_records_appear_only_when_asked_and_sort_after_every_current_record() {
 
 #[test]
 fn each_result_carries_its_evidence_claims_and_the_servers_own_ranking_note() {
-    let app = TestApp::with_catalog();
+    let app = shared();
     let reply = discover(
-        &app,
+        app,
         json!({ "need": "whisper speech recognition", "limit": 5 }),
     );
     let data = data(&reply);
@@ -819,10 +826,10 @@ fn a_disk_index_is_reopened_when_still_current_and_kept_in_memory_when_its_folde
 
 #[test]
 fn risky_tools_rank_lower_unless_the_need_asks_for_them() {
-    let app = TestApp::with_catalog();
+    let app = shared();
     let risky = "kd:res:github:vadim-a-yegorov/mcp-ytdlp-transcript";
     let position = |need: &str| {
-        let reply = discover(&app, json!({ "need": need, "limit": 50 }));
+        let reply = discover(app, json!({ "need": need, "limit": 50 }));
         ids(&reply).iter().position(|id| id == risky).map(|at| {
             (
                 at,

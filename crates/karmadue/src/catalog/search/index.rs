@@ -21,6 +21,7 @@ use rusqlite::{Connection, OptionalExtension, Row};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use tantivy::directory::MmapDirectory;
+use tantivy::merge_policy::{LogMergePolicy, NoMergePolicy};
 use tantivy::query::Bm25StatisticsProvider;
 use tantivy::schema::{
     FAST, Field, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
@@ -477,11 +478,13 @@ enum Place {
     Memory,
 }
 
-/// One hub's search index. Built on first use, then kept current from the event log.
+/// One hub's search index: built (or reopened) by [`SearchIndex::warm`] at start or on first
+/// use, then kept current from the event log. Clones share the same index.
+#[derive(Clone)]
 pub struct SearchIndex {
     place: Place,
     analyzers: Analyzers,
-    live: Mutex<Option<Arc<Live>>>,
+    live: Arc<Mutex<Option<Arc<Live>>>>,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -531,7 +534,7 @@ impl SearchIndex {
         Self {
             place: Place::Disk(dir.into()),
             analyzers: Analyzers::new(),
-            live: Mutex::new(None),
+            live: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -540,8 +543,20 @@ impl SearchIndex {
         Self {
             place: Place::Memory,
             analyzers: Analyzers::new(),
-            live: Mutex::new(None),
+            live: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// Builds or reopens the index and brings it to the store's head, on a blocking thread, so
+    /// that the first search does not wait for it (`kd_karmadue::prepare` calls this).
+    ///
+    /// # Errors
+    /// `internal` when the store or the index fails.
+    pub async fn warm(&self, store: &kd_core::store::Store) -> Result<Freshness, ToolError> {
+        let index = self.clone();
+        store
+            .read(move |conn| index.current(conn).map(|(_, freshness)| freshness))
+            .await
     }
 
     /// The shared analyzers.
@@ -779,6 +794,8 @@ impl Live {
         head: &Head,
         analyzers: &Analyzers,
     ) -> Result<(), ToolError> {
+        // No background merges while building: the build ends with its own, below.
+        writer.writer.set_merge_policy(Box::new(NoMergePolicy));
         writer
             .writer
             .delete_all_documents()
@@ -792,7 +809,42 @@ impl Live {
                 .add_document(self.document(&record, analyzers))
                 .map_err(ToolError::internal)?;
         }
-        self.commit(writer, head)
+        self.commit(writer, head)?;
+        self.compact(writer)?;
+        writer
+            .writer
+            .set_merge_policy(Box::new(LogMergePolicy::default()));
+        Ok(())
+    }
+
+    /// Merges a fresh build into at most [`SEARCH_THREADS`] segments of similar size and waits,
+    /// so that searches neither compete with background merges nor walk many small segments.
+    fn compact(&self, writer: &mut Writer) -> Result<(), ToolError> {
+        let mut segments = self
+            .index
+            .searchable_segment_metas()
+            .map_err(ToolError::internal)?;
+        if segments.len() <= SEARCH_THREADS {
+            return Ok(());
+        }
+        segments.sort_by_key(|meta| std::cmp::Reverse(meta.num_docs()));
+        let mut groups: Vec<(u64, Vec<tantivy::index::SegmentId>)> =
+            vec![(0, Vec::new()); SEARCH_THREADS];
+        for meta in segments {
+            if let Some(group) = groups.iter_mut().min_by_key(|(docs, _)| *docs) {
+                group.0 += u64::from(meta.num_docs());
+                group.1.push(meta.id());
+            }
+        }
+        let merges: Vec<_> = groups
+            .into_iter()
+            .filter(|(_, ids)| ids.len() > 1)
+            .map(|(_, ids)| writer.writer.merge(&ids))
+            .collect();
+        for merge in merges {
+            merge.wait().map_err(ToolError::internal)?;
+        }
+        self.reader.reload().map_err(ToolError::internal)
     }
 
     fn apply(
@@ -844,7 +896,7 @@ impl Live {
     }
 }
 
-/// The document of one record (also used by the bench to build synthetic indexes).
+/// The document of one record.
 pub fn document(fields: &Fields, record: &Record, analyzers: &Analyzers) -> TantivyDocument {
     let description = record.description.as_deref().unwrap_or_default();
     let mut record_signals = record.clone();
@@ -877,32 +929,6 @@ fn committed_seq(index: &Index) -> i64 {
         .and_then(|payload| serde_json::from_str::<serde_json::Value>(&payload).ok())
         .and_then(|payload| payload["seq"].as_i64())
         .unwrap_or(-1)
-}
-
-/// Builds an index in memory from records (for benches and tests; hubs use [`SearchIndex`]).
-///
-/// # Errors
-/// `internal` when tantivy fails.
-pub fn build_in_memory(
-    records: impl Iterator<Item = Record>,
-    threads: usize,
-    budget_bytes: usize,
-) -> Result<(Index, Fields), ToolError> {
-    let (schema, fields) = Fields::schema();
-    let index = Index::create_in_ram(schema);
-    let analyzers = Analyzers::new();
-    analyzers.register(&index);
-    let mut writer: IndexWriter = index
-        .writer_with_num_threads(threads, budget_bytes)
-        .map_err(ToolError::internal)?;
-    for record in records {
-        writer
-            .add_document(document(&fields, &record, &analyzers))
-            .map_err(ToolError::internal)?;
-    }
-    writer.commit().map_err(ToolError::internal)?;
-    writer.wait_merging_threads().map_err(ToolError::internal)?;
-    Ok((index, fields))
 }
 
 #[cfg(test)]

@@ -151,7 +151,10 @@ pub fn build(
         }
         let bit = concept_clauses.len();
         // A concept that half the catalog mentions says little; a rare one says much.
-        built.weights[bit] = (1.0 + documents / (1.0 + most_common as f32)).ln().max(0.1);
+        let Some(weight) = built.weights.get_mut(bit) else {
+            break; // The plan keeps at most MAX_CONCEPTS concepts.
+        };
+        *weight = (1.0 + documents / (1.0 + most_common as f32)).ln().max(0.1);
         let matched: Box<dyn Query> = Box::new(DisjunctionMaxQuery::with_tie_breaker(
             disjuncts,
             TIE_BREAKER,
