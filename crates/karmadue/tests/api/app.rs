@@ -56,12 +56,39 @@ impl Agent {
     }
 }
 
+/// The folder test data lives in: cargo's target tmp folder. The first call removes what
+/// earlier runs left there (folders named after a process that is gone), so that apps a test
+/// keeps for the whole run (a shared `static`) do not pile up across runs.
+fn scratch_root() -> &'static std::path::Path {
+    static CLEANED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    CLEANED.get_or_init(|| {
+        let Ok(entries) = std::fs::read_dir(root) else { return };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let pid = name
+                .strip_prefix("catalog-template-")
+                .or_else(|| name.strip_prefix("app-").and_then(|rest| rest.split('-').next()));
+            if let Some(pid) = pid {
+                if pid != std::process::id().to_string() && !std::path::Path::new("/proc").join(pid).exists() {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+    });
+    root
+}
+
 /// A data folder with the bundled catalog loaded, made once per test process and copied by
-/// [`TestApp::with_catalog`] (loading the snapshot takes seconds; copying it does not).
+/// [`TestApp::with_catalog`] (loading the snapshot takes seconds; copying it does not). It
+/// lives in cargo's target tmp folder under this process's id; folders left by earlier runs
+/// whose process is gone are removed first, so runs do not pile up copies.
 fn catalog_template() -> &'static std::path::Path {
     static TEMPLATE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     TEMPLATE.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap().keep();
+        let root = scratch_root();
+        let dir = root.join(format!("catalog-template-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let mut config = Config::new("127.0.0.1:0".parse().unwrap(), dir.join("data"), None);
         config.bundled_catalog = true;
@@ -82,18 +109,24 @@ impl TestApp {
         Self::start_with(|_| {})
     }
 
-    /// A hub whose catalog holds the bundled snapshot (and the demo fixtures).
+    /// A hub whose catalog holds the bundled snapshot (and the demo fixtures), copied into the
+    /// app's own temporary folder (removed with the app).
     pub fn with_catalog() -> Self {
         let template = catalog_template();
-        let copy = tempfile::tempdir().unwrap().keep();
-        std::fs::create_dir_all(copy.join("keys")).unwrap();
-        std::fs::copy(template.join("karmadue.sqlite"), copy.join("karmadue.sqlite")).unwrap();
-        std::fs::copy(template.join("keys").join("kd-passport-1.key"), copy.join("keys").join("kd-passport-1.key")).unwrap();
-        Self::start_with(move |config| config.data_dir = copy)
+        Self::start_with(move |config| {
+            let data = &config.data_dir;
+            std::fs::create_dir_all(data.join("keys")).unwrap();
+            std::fs::copy(template.join("karmadue.sqlite"), data.join("karmadue.sqlite")).unwrap();
+            std::fs::copy(template.join("keys").join("kd-passport-1.key"), data.join("keys").join("kd-passport-1.key"))
+                .unwrap();
+        })
     }
 
     pub fn start_with(adjust: impl FnOnce(&mut Config)) -> Self {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("app-{}-", std::process::id()))
+            .tempdir_in(scratch_root())
+            .unwrap();
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
