@@ -1,0 +1,642 @@
+//! `kd-bench`: the KarmaDue hub's benchmark harness (not a test).
+//!
+//! It starts a hub in-process on a temporary data folder (system clock, system randomness,
+//! `127.0.0.1:0`) and measures:
+//!
+//! 1. the raw Ed25519 `verify_strict` rate of this machine over kd-mcp-v1 texts, on one thread
+//!    and on every core;
+//! 2. signed writes per second end to end over HTTP: pre-registered agents each send signed
+//!    `rename_agent` calls (pre-signed before the timed window) over MCP `tools/call`, from C
+//!    keep-alive connections; then it checks that the event log grew by exactly the successful
+//!    writes and that the hash chain verifies;
+//! 3. reads per second (`verify_agent` by id) the same way.
+//!
+//! Run it with `cargo run --release -p kd-bench -- --help`; see `docs/performance.md`.
+
+mod cpu;
+mod http;
+mod load;
+mod verify;
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::{Parser, ValueEnum};
+use kd_core::clock::SystemClock;
+use kd_core::config::Config;
+use kd_core::random::SystemRandom;
+use kd_karmadue::Hub;
+use serde_json::{Value, json};
+
+use crate::load::{Agent, PhaseResult};
+use crate::verify::Work;
+
+/// Benchmark the KarmaDue hub in-process: raw Ed25519 verify rate, signed writes and reads per
+/// second end to end over HTTP.
+#[derive(Parser, Debug, Clone)]
+#[command(name = "kd-bench", version)]
+struct Args {
+    /// Timed window of each HTTP phase, seconds (after the warm-up).
+    #[arg(long, default_value_t = 10.0)]
+    duration: f64,
+    /// Warm-up before each timed window, seconds (load runs, nothing is counted).
+    #[arg(long, default_value_t = 2.0)]
+    warmup: f64,
+    /// Concurrent keep-alive connections (signed writes use at most one per agent, so that each
+    /// agent's renames stay sequential).
+    #[arg(long, default_value_t = 64)]
+    connections: usize,
+    /// Pre-registered agents.
+    #[arg(long, default_value_t = 64)]
+    agents: usize,
+    /// How long each raw verify measurement runs, seconds.
+    #[arg(long, default_value_t = 2.0)]
+    verify_duration: f64,
+    /// Tokio worker threads of the hub (default: all cores).
+    #[arg(long)]
+    server_threads: Option<usize>,
+    /// Threads of the bench client (1: a current-thread runtime).
+    #[arg(long, default_value_t = 1)]
+    client_threads: usize,
+    /// Phases to run.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Phase::Verify, Phase::Writes, Phase::Reads])]
+    phases: Vec<Phase>,
+    /// Print one JSON document instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Phase {
+    Verify,
+    Writes,
+    Reads,
+}
+
+/// The rate the signed-write path should reach, as a share of the raw all-core verify rate.
+const GOAL_RATIO: f64 = 0.5;
+
+#[derive(Debug, Default)]
+struct VerifyRates {
+    cores: usize,
+    raw_single: f64,
+    raw_all: f64,
+    hub_single: f64,
+    hub_all: f64,
+    registered_single: f64,
+    registered_all: f64,
+    /// Wall seconds of the four measurements.
+    seconds: f64,
+    /// CPU seconds other processes used meanwhile.
+    others: f64,
+    /// CPU seconds the hypervisor stole meanwhile.
+    steal: f64,
+}
+
+#[derive(Debug)]
+struct WriteOutcome {
+    calibration: PhaseResult,
+    timed: PhaseResult,
+    presigned: usize,
+    presign_seconds: f64,
+    connections: usize,
+    rows_appended: i64,
+    successful_writes: u64,
+    chain: Result<(i64, i64), String>,
+}
+
+#[derive(Debug, Default)]
+struct Outcome {
+    writes: Option<WriteOutcome>,
+    reads: Option<PhaseResult>,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    if args.duration <= 0.0 || args.warmup < 0.0 || args.verify_duration <= 0.0 {
+        bail!("--duration and --verify-duration must be positive, --warmup not negative");
+    }
+    if args.warmup + args.duration > 240.0 {
+        bail!(
+            "--warmup + --duration must be at most 240 s: requests are signed before the run and \
+             the hub accepts timestamps within 300 s"
+        );
+    }
+    if args.agents == 0 || args.connections == 0 || args.client_threads == 0 {
+        bail!("--agents, --connections and --client-threads must be at least 1");
+    }
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let machine = machine(cores);
+    if !args.json {
+        println!(
+            "kd-bench: {} ({} cores)",
+            machine["cpu"].as_str().unwrap_or("?"),
+            cores
+        );
+    }
+
+    let rates = if args.phases.contains(&Phase::Verify) {
+        if !args.json {
+            println!("measuring raw Ed25519 verify_strict ...");
+        }
+        Some(verify_rates(&args, cores)?)
+    } else {
+        None
+    };
+
+    let dir = tempfile::tempdir()?;
+    let server_threads = args.server_threads.unwrap_or(cores).max(1);
+    let server_runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(server_threads)
+        .thread_name("kd-server")
+        .enable_all()
+        .build()?;
+    let listener = server_runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+    let addr = listener.local_addr()?;
+    let config = Config::new(addr, dir.path().join("data"), None);
+    let hub = kd_karmadue::open(config, Arc::new(SystemClock), Arc::new(SystemRandom))?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = server_runtime.spawn(kd_karmadue::serve(listener, Arc::clone(&hub), async {
+        let _ = stopped.await;
+    }));
+
+    let client_args = args.clone();
+    let client_hub = Arc::clone(&hub);
+    let raw_single = rates.as_ref().map(|rates| rates.raw_single);
+    let client = std::thread::Builder::new().name("kd-client".into()).spawn(
+        move || -> anyhow::Result<Outcome> {
+            let runtime = if client_args.client_threads == 1 {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()?
+            } else {
+                tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(client_args.client_threads)
+                    .thread_name("kd-client")
+                    .enable_all()
+                    .build()?
+            };
+            runtime.block_on(client_main(addr, &client_args, client_hub, raw_single))
+        },
+    )?;
+    let outcome = client
+        .join()
+        .map_err(|_| anyhow::anyhow!("the client thread panicked"))??;
+    let _ = stop.send(());
+    server_runtime.block_on(server)??;
+
+    let report = report_json(&args, &machine, rates.as_ref(), &outcome, server_threads);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_table(&args, rates.as_ref(), &outcome, server_threads, cores);
+    }
+    Ok(())
+}
+
+fn machine(cores: usize) -> Value {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|line| line.starts_with("model name"))
+                .and_then(|line| line.split_once(':'))
+                .map(|(_, name)| name.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    json!({ "cores": cores, "cpu": cpu, "os": std::env::consts::OS, "arch": std::env::consts::ARCH })
+}
+
+fn verify_rates(args: &Args, cores: usize) -> anyhow::Result<VerifyRates> {
+    let keys: Vec<(String, ed25519_dalek::SigningKey)> = (0..args.agents)
+        .map(|index| {
+            (
+                format!("00000000-0000-4000-8000-{index:012}"),
+                load::agent_key(index),
+            )
+        })
+        .collect();
+    let samples = verify::samples(&keys, 1024);
+    let duration = Duration::from_secs_f64(args.verify_duration);
+    let before = cpu::Snapshot::take();
+    let started = Instant::now();
+    let mut rates = VerifyRates {
+        cores,
+        raw_single: verify::rate(&samples, Work::Raw, 1, duration)?,
+        raw_all: verify::rate(&samples, Work::Raw, cores, duration)?,
+        hub_single: verify::rate(&samples, Work::HubPath, 1, duration)?,
+        hub_all: verify::rate(&samples, Work::HubPath, cores, duration)?,
+        registered_single: verify::rate(&samples, Work::RegisteredKey, 1, duration)?,
+        registered_all: verify::rate(&samples, Work::RegisteredKey, cores, duration)?,
+        ..VerifyRates::default()
+    };
+    rates.seconds = started.elapsed().as_secs_f64();
+    let usage = cpu::Snapshot::take().since(&before);
+    rates.others = usage.others();
+    rates.steal = usage.machine_steal;
+    Ok(rates)
+}
+
+async fn client_main(
+    addr: SocketAddr,
+    args: &Args,
+    hub: Arc<Hub>,
+    raw_single: Option<f64>,
+) -> anyhow::Result<Outcome> {
+    let host = addr.to_string();
+    let mut agents = load::register_agents(addr, args.agents).await?;
+    let warmup = Duration::from_secs_f64(args.warmup);
+    let duration = Duration::from_secs_f64(args.duration);
+    let mut outcome = Outcome::default();
+    if args.phases.contains(&Phase::Writes) {
+        if !args.json {
+            println!("signed writes: calibrating, pre-signing, running ...");
+        }
+        outcome.writes = Some(
+            signed_writes(
+                &host,
+                addr,
+                args,
+                &hub,
+                &mut agents,
+                raw_single,
+                warmup,
+                duration,
+            )
+            .await?,
+        );
+    }
+    if args.phases.contains(&Phase::Reads) {
+        if !args.json {
+            println!("reads: running ...");
+        }
+        let plans = load::read_plans(&host, &agents, args.connections);
+        outcome.reads = Some(load::run(addr, plans, warmup, duration).await?);
+    }
+    Ok(outcome)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn signed_writes(
+    host: &str,
+    addr: SocketAddr,
+    args: &Args,
+    hub: &Arc<Hub>,
+    agents: &mut [Agent],
+    raw_single: Option<f64>,
+    warmup: Duration,
+    duration: Duration,
+) -> anyhow::Result<WriteOutcome> {
+    let log_rows = |hub: &Arc<Hub>| -> anyhow::Result<i64> {
+        Ok(hub.store.read_blocking(kd_core::eventlog::count)?)
+    };
+    let rows_before = log_rows(hub)?;
+    let connections = args.connections.min(agents.len());
+    let mut nonce_base = 0u64;
+
+    // Calibration: one second of load, to size the pre-signed pool of the timed run.
+    let calibration_pool = raw_single.unwrap_or(20_000.0).max(2_000.0) as usize;
+    let per_connection = calibration_pool.div_ceil(connections).max(16);
+    let plans = load::signed_write_plans(host, agents, connections, per_connection, nonce_base);
+    nonce_base += (connections * per_connection) as u64;
+    let calibration = load::run(addr, plans, Duration::ZERO, Duration::from_secs(1)).await?;
+    apply_renames(agents, &calibration.renamed);
+
+    let mut estimate = (calibration.ok_total + calibration.errors_total) as f64
+        * (warmup + duration).as_secs_f64()
+        * 1.5;
+    if calibration.exhausted {
+        estimate *= 2.0;
+    }
+    let per_connection = (estimate as usize).div_ceil(connections).max(64);
+    let started = Instant::now();
+    let plans = load::signed_write_plans(host, agents, connections, per_connection, nonce_base);
+    let presign_seconds = started.elapsed().as_secs_f64();
+    let timed = load::run(addr, plans, warmup, duration).await?;
+    apply_renames(agents, &timed.renamed);
+
+    let rows_after = log_rows(hub)?;
+    let chain = hub
+        .store
+        .read_blocking(kd_core::eventlog::verify_chain)
+        .context("verify_chain")?
+        .map(|report| (report.rows, report.head.seq))
+        .map_err(|broken| format!("chain broken at seq {}: {}", broken.seq, broken.reason));
+    Ok(WriteOutcome {
+        successful_writes: calibration.ok_total + timed.ok_total,
+        calibration,
+        timed,
+        presigned: connections * per_connection,
+        presign_seconds,
+        connections,
+        rows_appended: rows_after - rows_before,
+        chain,
+    })
+}
+
+fn apply_renames(agents: &mut [Agent], renamed: &[(usize, usize)]) {
+    for &(agent, name) in renamed {
+        if let Some(agent) = agents.get_mut(agent) {
+            agent.current = name;
+        }
+    }
+}
+
+fn phase_json(phase: &PhaseResult) -> Value {
+    let usage = &phase.cpu;
+    json!({
+        "seconds": phase.seconds,
+        "ok": phase.ok,
+        "errors": phase.errors,
+        "per_second": phase.rate(),
+        "latency_ms": {
+            "p50": phase.quantile_ms(0.50),
+            "p90": phase.quantile_ms(0.90),
+            "p99": phase.quantile_ms(0.99),
+            "max": phase.quantile_ms(1.0),
+        },
+        "ok_total": phase.ok_total,
+        "errors_total": phase.errors_total,
+        "error_codes": phase.error_codes,
+        "pool_exhausted": phase.exhausted,
+        "cpu_seconds": {
+            "bench_process": usage.process,
+            "by_thread_group": usage.groups,
+            "hub": hub_cpu(phase),
+            "other_processes": usage.others(),
+            "hypervisor_steal": usage.machine_steal,
+        },
+        "cpu_us_per_ok_call": if phase.ok > 0 { Some(usage.process * 1e6 / phase.ok as f64) } else { None },
+        "hub_cpu_us_per_ok_call": if phase.ok > 0 { Some(hub_cpu(phase) * 1e6 / phase.ok as f64) } else { None },
+    })
+}
+
+fn report_json(
+    args: &Args,
+    machine: &Value,
+    rates: Option<&VerifyRates>,
+    outcome: &Outcome,
+    server_threads: usize,
+) -> Value {
+    let raw_all = rates.map(|rates| rates.raw_all);
+    json!({
+        "machine": machine,
+        "settings": {
+            "duration_s": args.duration,
+            "warmup_s": args.warmup,
+            "connections": args.connections,
+            "agents": args.agents,
+            "server_threads": server_threads,
+            "client_threads": args.client_threads,
+        },
+        "verify_strict_per_second": rates.map(|rates| json!({
+            "threads_all": rates.cores,
+            "raw_single_thread": rates.raw_single,
+            "raw_all_cores": rates.raw_all,
+            "hub_path_single_thread": rates.hub_single,
+            "hub_path_all_cores": rates.hub_all,
+            "registered_key_path_single_thread": rates.registered_single,
+            "registered_key_path_all_cores": rates.registered_all,
+            "other_processes_cpu_seconds": rates.others,
+            "hypervisor_steal_cpu_seconds": rates.steal,
+            "wall_seconds": rates.seconds,
+        })),
+        "signed_writes": outcome.writes.as_ref().map(|writes| json!({
+            "connections": writes.connections,
+            "timed": phase_json(&writes.timed),
+            "calibration": phase_json(&writes.calibration),
+            "presigned": writes.presigned,
+            "presign_seconds": writes.presign_seconds,
+            "ratio_to_raw_all_core_verify": raw_all.map(|raw| writes.timed.rate() / raw),
+            "goal_ratio": GOAL_RATIO,
+            "log_rows_appended": writes.rows_appended,
+            "successful_writes": writes.successful_writes,
+            "rows_match_writes": i64::try_from(writes.successful_writes).ok() == Some(writes.rows_appended),
+            "chain": match &writes.chain {
+                Ok((rows, head)) => json!({ "ok": true, "rows": rows, "head_seq": head }),
+                Err(reason) => json!({ "ok": false, "reason": reason }),
+            },
+        })),
+        "reads": outcome.reads.as_ref().map(|reads| json!({
+            "connections": args.connections,
+            "timed": phase_json(reads),
+        })),
+    })
+}
+
+fn thousands(value: f64) -> String {
+    let digits = format!("{:.0}", value.max(0.0));
+    let mut out = String::new();
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+fn print_table(
+    args: &Args,
+    rates: Option<&VerifyRates>,
+    outcome: &Outcome,
+    server_threads: usize,
+    cores: usize,
+) {
+    println!();
+    println!(
+        "settings: agents {}, connections {}, warm-up {} s, timed {} s, hub tokio workers {}, client threads {}",
+        args.agents,
+        args.connections,
+        args.warmup,
+        args.duration,
+        server_threads,
+        args.client_threads
+    );
+    if let Some(rates) = rates {
+        println!();
+        println!(
+            "{:<58} {:>12} {:>14}",
+            "Ed25519 verify_strict over kd-mcp-v1 texts",
+            "1 thread",
+            format!("{} threads", rates.cores)
+        );
+        println!(
+            "{:<58} {:>10}/s {:>12}/s",
+            "  raw (key already decoded)",
+            thousands(rates.raw_single),
+            thousands(rates.raw_all)
+        );
+        println!(
+            "{:<58} {:>10}/s {:>12}/s",
+            "  hub path (parse_b64url key + decode sig + verify_strict)",
+            thousands(rates.hub_single),
+            thousands(rates.hub_all)
+        );
+        println!(
+            "{:<58} {:>10}/s {:>12}/s",
+            "  registered-key path (from_bytes_unchecked_registered)",
+            thousands(rates.registered_single),
+            thousands(rates.registered_all)
+        );
+        println!(
+            "  (other processes used {:.2} cpu-s and the hypervisor stole {:.2} cpu-s of the {:.0} cpu-s these took)",
+            rates.others,
+            rates.steal,
+            rates.seconds * cores as f64
+        );
+        warn_if_busy("raw verify", rates.others, rates.seconds * cores as f64);
+    }
+    let mut phases: Vec<(&str, &PhaseResult, usize)> = Vec::new();
+    if let Some(writes) = &outcome.writes {
+        phases.push((
+            "signed writes (rename_agent)",
+            &writes.timed,
+            writes.connections,
+        ));
+    }
+    if let Some(reads) = &outcome.reads {
+        phases.push(("reads (verify_agent by id)", reads, args.connections));
+    }
+    if !phases.is_empty() {
+        println!();
+        println!(
+            "{:<32} {:>6} {:>10} {:>8} {:>8} {:>8} {:>8} {:>7}",
+            "MCP tools/call over HTTP",
+            "conns",
+            "req/s",
+            "p50 ms",
+            "p90 ms",
+            "p99 ms",
+            "max ms",
+            "errors"
+        );
+        for (name, phase, conns) in &phases {
+            println!(
+                "{:<32} {:>6} {:>10} {:>8.2} {:>8.2} {:>8.2} {:>8.1} {:>7}",
+                name,
+                conns,
+                thousands(phase.rate()),
+                phase.quantile_ms(0.50),
+                phase.quantile_ms(0.90),
+                phase.quantile_ms(0.99),
+                phase.quantile_ms(1.0),
+                phase.errors
+            );
+        }
+    }
+    if let Some(writes) = &outcome.writes {
+        println!();
+        if let Some(rates) = rates {
+            let ratio = writes.timed.rate() / rates.raw_all;
+            println!(
+                "signed writes / raw all-core verify: {:.3} (goal >= {GOAL_RATIO}: {})",
+                ratio,
+                if ratio >= GOAL_RATIO { "met" } else { "MISSED" }
+            );
+            println!(
+                "signed writes / hub-path all-core verify: {:.3}",
+                writes.timed.rate() / rates.hub_all
+            );
+        }
+        let matches = i64::try_from(writes.successful_writes).ok() == Some(writes.rows_appended);
+        println!(
+            "log rows appended: {} for {} successful writes ({}); pre-signed {} requests in {:.2} s",
+            writes.rows_appended,
+            writes.successful_writes,
+            if matches { "equal" } else { "MISMATCH" },
+            writes.presigned,
+            writes.presign_seconds
+        );
+        match &writes.chain {
+            Ok((rows, head)) => println!("chain: verify_chain OK, {rows} rows, head seq {head}"),
+            Err(reason) => println!("chain: BROKEN: {reason}"),
+        }
+        if writes.timed.exhausted {
+            println!(
+                "WARNING: a connection ran out of pre-signed requests; the write rate is a lower bound"
+            );
+        }
+    }
+    for (name, phase, _) in &phases {
+        if !phase.error_codes.is_empty() {
+            println!("{name}: refusals {:?}", phase.error_codes);
+        }
+    }
+    if !phases.is_empty() {
+        println!();
+        let budget = cores as f64 * args.duration;
+        println!(
+            "CPU seconds inside the timed window ({cores} cores x {} s = {budget:.0} cpu-s)",
+            args.duration
+        );
+        let groups: BTreeSet<&str> = phases
+            .iter()
+            .flat_map(|(_, phase, _)| phase.cpu.groups.keys().copied())
+            .collect();
+        print!("{:<42}", "  thread group");
+        for (name, _, _) in &phases {
+            let short = name.split(" (").next().unwrap_or(name);
+            print!(" {short:>18}");
+        }
+        println!();
+        let row = |label: &str, value: &dyn Fn(&PhaseResult) -> f64| {
+            print!("{:<42}", format!("  {label}"));
+            for (_, phase, _) in &phases {
+                let seconds = value(phase);
+                print!(" {:>10.2} ({:>3.0}%)", seconds, 100.0 * seconds / budget);
+            }
+            println!();
+        };
+        for group in groups {
+            row(group, &|phase| {
+                phase.cpu.groups.get(group).copied().unwrap_or(0.0)
+            });
+        }
+        row("whole bench process", &|phase| phase.cpu.process);
+        row("other processes on the machine", &|phase| {
+            phase.cpu.others()
+        });
+        row("stolen by the hypervisor", &|phase| phase.cpu.machine_steal);
+        for (name, phase, _) in &phases {
+            warn_if_busy(name, phase.cpu.others(), budget);
+        }
+        for (name, phase, _) in &phases {
+            if phase.ok > 0 {
+                println!(
+                    "  {name}: {:.0} us of CPU per successful call, {:.0} us of it in the hub",
+                    phase.cpu.process * 1e6 / phase.ok as f64,
+                    hub_cpu(phase) * 1e6 / phase.ok as f64
+                );
+            }
+        }
+    }
+}
+
+/// Says so when other processes took more than a tenth of the machine during a measurement.
+fn warn_if_busy(what: &str, others: f64, budget: f64) {
+    if others > 0.1 * budget {
+        println!(
+            "WARNING: other processes used {:.0}% of the machine during {what}; its figures are low",
+            100.0 * others / budget
+        );
+    }
+}
+
+/// CPU seconds of the hub's threads (tokio workers, blocking pool, store writer) in the window.
+fn hub_cpu(phase: &PhaseResult) -> f64 {
+    ["kd-server", "kd-store-writer"]
+        .iter()
+        .map(|name| {
+            phase
+                .cpu
+                .groups
+                .get(cpu::group_of(name))
+                .copied()
+                .unwrap_or(0.0)
+        })
+        .sum()
+}
