@@ -461,7 +461,7 @@ fn connect_with_code(ctx: Ctx, args: Args) -> HandlerFuture {
         let code = normalize_code(args.required_text(&["code"])?);
         let request_id = random_id::<12>(ctx.hub.random.as_ref(), "kdl_");
         // The outer result rolls back (nothing written); the inner refusal is committed with
-        // its connect.refused event and the counted attempt (decisions 62).
+        // its connect.refused event and the counted attempt (docs/decisions.md 55).
         let answer = ctx
             .signed_write(move |txn, signed| -> Result<Result<Value, ToolError>, ToolError> {
                 let agent_id = signed.agent_id.to_string();
