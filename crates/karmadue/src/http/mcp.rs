@@ -8,7 +8,8 @@
 //!   `resultType` on every result, `ttlMs`/`cacheScope` on lists, and the `MCP-Protocol-Version`
 //!   / `Mcp-Method` / `Mcp-Name` headers checked against the body.
 //!
-//! No sessions are minted. A batch (JSON array) is refused. GET and DELETE get 405. Tool
+//! Handshake-era `initialize` answers carry a stateless `Mcp-Session-Id` (see
+//! [`SESSION_HEADER`]); the 2026-07-28 era has none. A batch (JSON array) is refused. GET and DELETE get 405. Tool
 //! refusals are results with `isError: true` and `{ok: false, error}`; an unknown tool is the
 //! JSON-RPC error -32602.
 //!
@@ -226,6 +227,16 @@ pub async fn post_endpoint(
     // Notifications a fixture tool asks to send before its result (always empty for the
     // registry's own tools).
     let mut notifications = Vec::new();
+    if era == Era::Legacy
+        && method != "initialize"
+        && let Some(session) = headers.get(SESSION_HEADER)
+        && !session.to_str().is_ok_and(|session| session_id_valid(&hub, session))
+    {
+        return reply(
+            StatusCode::NOT_FOUND,
+            error_message(Some(&id), SESSION_NOT_FOUND, "Unknown Mcp-Session-Id: initialize again.", None),
+        );
+    }
     let outcome = match (era, method) {
         (Era::Legacy, "initialize") => Ok(initialize(&hub, &params)),
         (Era::Legacy, "ping") => Ok(json!({})),
@@ -255,17 +266,24 @@ pub async fn post_endpoint(
     };
     match outcome {
         Ok(mut result) => {
-            if era == Era::Modern {
-                if let Value::Object(map) = &mut result {
-                    map.insert("resultType".into(), "complete".into());
-                }
+            if era == Era::Modern
+                && let Value::Object(map) = &mut result
+            {
+                map.insert("resultType".into(), "complete".into());
             }
             let response = json!({ "jsonrpc": "2.0", "id": id, "result": result });
             if !notifications.is_empty() && accepts_sse(&headers) {
                 notifications.push(response);
                 return respond_events(StatusCode::OK, &notifications, &request_id);
             }
-            reply(StatusCode::OK, response)
+            let mut response = reply(StatusCode::OK, response);
+            if era == Era::Legacy && method == "initialize" {
+                let session = mint_session_id(&hub);
+                if let Ok(value) = HeaderValue::from_str(&session) {
+                    response.headers_mut().insert(SESSION_HEADER, value);
+                }
+            }
+            response
         }
         Err((status, code, message)) => reply(
             status,
@@ -277,6 +295,31 @@ pub async fn post_endpoint(
             ),
         ),
     }
+}
+
+/// The session header of the handshake era.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+const SESSION_NOT_FOUND: i64 = -32001;
+
+/// A handshake-era session id. Sessions hold no state here: the id is `kds_` + 24 random hex
+/// characters + `_` + the first 22 characters of kd-passport-1's signature over
+/// `kd-session-v1\n<random>`, so any hub process with the key can tell an id it issued from
+/// one it did not (unknown ids get 404, as the transport asks) without storing anything.
+fn mint_session_id(hub: &Hub) -> String {
+    let nonce = hex::encode(kd_core::random::random_bytes::<12>(hub.random.as_ref()));
+    session_id_for(hub, &nonce)
+}
+
+fn session_id_for(hub: &Hub, nonce: &str) -> String {
+    let tag: String = hub.passport_key.sign_text(&format!("kd-session-v1\n{nonce}")).chars().take(22).collect();
+    format!("kds_{nonce}_{tag}")
+}
+
+fn session_id_valid(hub: &Hub, session: &str) -> bool {
+    session
+        .strip_prefix("kds_")
+        .and_then(|rest| rest.split_once('_'))
+        .is_some_and(|(nonce, _)| nonce.len() == 24 && session_id_for(hub, nonce) == session)
 }
 
 fn accepted() -> Response {
