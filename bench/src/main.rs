@@ -305,12 +305,14 @@ async fn signed_writes(
     let calibration = load::run(addr, plans, Duration::ZERO, Duration::from_secs(1)).await?;
     apply_renames(agents, &calibration.renamed);
 
-    let mut estimate = (calibration.ok_total + calibration.errors_total) as f64
-        * (warmup + duration).as_secs_f64()
-        * 1.5;
+    // Twice the calibrated rate, and never less than 30% of one core's raw verify rate: the
+    // calibration second may have been slowed by other processes on a shared machine.
+    let calibrated = (calibration.ok_total + calibration.errors_total) as f64;
+    let mut per_second = (2.0 * calibrated).max(0.3 * raw_single.unwrap_or(20_000.0));
     if calibration.exhausted {
-        estimate *= 2.0;
+        per_second *= 2.0;
     }
+    let estimate = per_second * (warmup + duration).as_secs_f64();
     let per_connection = (estimate as usize).div_ceil(connections).max(64);
     let started = Instant::now();
     let plans = load::signed_write_plans(host, agents, connections, per_connection, nonce_base);
