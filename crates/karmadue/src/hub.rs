@@ -261,7 +261,7 @@ impl Hub {
             ));
         }
         let public_key =
-            AgentPublicKey::parse_b64url(&public_key_text).map_err(ToolError::internal)?;
+            stored_key(&public_key_text)?;
         let text = signing::text_to_sign(
             tool.name,
             agent_text,
@@ -285,6 +285,20 @@ impl Hub {
             proof: Proof::Signature { public_key: public_key_text, nonce: nonce.as_str().to_owned() },
         })
     }
+}
+
+/// Loads a key the store already holds. It passed the full registration checks (canonical, not
+/// weak, torsion-free) when it was registered, so only the decoding is repeated here: the
+/// torsion check costs a scalar multiplication on every signed request (docs/performance.md).
+///
+/// # Errors
+/// `internal` when the stored text is not a 32-byte base64url key.
+pub fn stored_key(text: &str) -> Result<AgentPublicKey, ToolError> {
+    let bytes: [u8; 32] = kd_protocol::b64::decode_url(text)
+        .ok()
+        .and_then(|bytes| bytes.try_into().ok())
+        .ok_or_else(|| ToolError::internal("a stored agent key is not 32 base64url bytes"))?;
+    AgentPublicKey::from_bytes_unchecked_registered(bytes).map_err(ToolError::internal)
 }
 
 /// A tool's answer: its `data`, with the third-party free text lifted out of it (DESIGN rule

@@ -793,7 +793,7 @@ fn message_signature_valid(agent: &AgentRow, object: &Value) -> Result<bool, Too
     let Ok(bytes) = kd_protocol::b64::decode_signature(signature) else {
         return Ok(false);
     };
-    let key = AgentPublicKey::parse_b64url(&agent.public_key).map_err(ToolError::internal)?;
+    let key = crate::hub::stored_key(&agent.public_key)?;
     Ok(key.verify_strict(message.as_bytes(), &bytes).is_ok())
 }
 
