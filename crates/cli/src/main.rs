@@ -141,7 +141,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         }
         let hub = kd_karmadue::open(config, Arc::new(SystemClock), Arc::new(SystemRandom))?;
         let started = std::time::Instant::now();
-        if let Some(report) = kd_karmadue::prepare(&hub).await.map_err(|error| anyhow::anyhow!("{}", error.cause.unwrap_or(error.message)))? {
+        if let Some(report) = kd_karmadue::prepare(&hub)
+            .await
+            .map_err(|error| anyhow::anyhow!("{}", error.cause.unwrap_or(error.message)))?
+        {
             eprintln!(
                 "first start: loaded the bundled catalog ({} resources, {} bad rows) in {:.1} s",
                 report.imported,
@@ -251,17 +254,22 @@ fn import(data_dir: PathBuf, files: &[PathBuf]) -> anyhow::Result<ExitCode> {
     use std::io::{BufRead, BufReader, Read};
     let mut config = Config::new(DEFAULT_LISTEN.parse()?, data_dir, None);
     config.bundled_catalog = false;
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     let hub = kd_karmadue::open(config, Arc::new(SystemClock), Arc::new(SystemRandom))?;
     let mut any_bad = false;
     for path in files {
-        let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        let file =
+            std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         let size = file.metadata().map(|meta| meta.len()).unwrap_or(0);
         let bar = indicatif::ProgressBar::new(size);
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} ({eta})")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                .progress_chars("=> "),
+            indicatif::ProgressStyle::with_template(
+                "{msg} [{bar:30}] {bytes}/{total_bytes} ({eta})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
         );
         bar.set_message(path.display().to_string());
         let counted = bar.wrap_read(file);
@@ -270,9 +278,17 @@ fn import(data_dir: PathBuf, files: &[PathBuf]) -> anyhow::Result<ExitCode> {
         } else {
             Box::new(BufReader::new(counted.take(u64::MAX)))
         };
-        let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let report = runtime
-            .block_on(kd_karmadue::catalog::import::import_lines(&hub, &name, reader, |_| {}))
+            .block_on(kd_karmadue::catalog::import::import_lines(
+                &hub,
+                &name,
+                reader,
+                |_| {},
+            ))
             .map_err(|error| anyhow::anyhow!("{}", error.cause.unwrap_or(error.message)))?;
         bar.finish_and_clear();
         println!(
@@ -289,5 +305,9 @@ fn import(data_dir: PathBuf, files: &[PathBuf]) -> anyhow::Result<ExitCode> {
         any_bad |= !report.bad.is_empty();
     }
     hub.store.close();
-    Ok(if any_bad { ExitCode::from(2) } else { ExitCode::SUCCESS })
+    Ok(if any_bad {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

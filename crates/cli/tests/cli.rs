@@ -23,7 +23,14 @@ impl Drop for Hub {
 
 fn start_hub(data_dir: &Path) -> Hub {
     let mut child = Command::new(BIN)
-        .args(["serve", "--listen", "127.0.0.1:0", "--bundled-catalog", "false", "--data-dir"])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--bundled-catalog",
+            "false",
+            "--data-dir",
+        ])
         .arg(data_dir)
         .env("KARMADUE_LOG", "warn")
         .stdout(Stdio::piped())
@@ -32,9 +39,16 @@ fn start_hub(data_dir: &Path) -> Hub {
     let stdout = child.stdout.take().unwrap();
     let mut lines = BufReader::new(stdout).lines();
     let first = lines.next().unwrap().unwrap();
-    let addr = first.strip_prefix("KarmaDue hub listening on ").expect(&first).trim().to_owned();
+    let addr = first
+        .strip_prefix("KarmaDue hub listening on ")
+        .expect(&first)
+        .trim()
+        .to_owned();
     std::thread::spawn(move || for _ in lines {});
-    Hub { child, url: format!("http://{addr}") }
+    Hub {
+        child,
+        url: format!("http://{addr}"),
+    }
 }
 
 fn agent(hub: &Hub, key_file: &Path, args: &[&str]) -> (bool, serde_json::Value, String) {
@@ -61,7 +75,10 @@ fn serve_makes_its_data_folder_and_key_with_owner_only_mode() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        assert_eq!(std::fs::metadata(&key).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::metadata(&key).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
     }
 }
 
@@ -76,11 +93,24 @@ fn an_agent_registers_signs_writes_and_reads_itself_through_the_client() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        assert_eq!(std::fs::metadata(&key_file).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::metadata(&key_file).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
     }
-    let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&key_file).unwrap()).unwrap();
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&key_file).unwrap()).unwrap();
     assert_eq!(saved["agent_id"], agent_id.as_str());
-    let (ok, renamed, stderr) = agent(&hub, &key_file, &["call", "rename_agent", "--args", r#"{"name": "Cli Agent Renamed"}"#]);
+    let (ok, renamed, stderr) = agent(
+        &hub,
+        &key_file,
+        &[
+            "call",
+            "rename_agent",
+            "--args",
+            r#"{"name": "Cli Agent Renamed"}"#,
+        ],
+    );
     assert!(ok, "{renamed} {stderr}");
     assert_eq!(renamed["data"]["name"], "Cli Agent Renamed");
     let (ok, me, _) = agent(&hub, &key_file, &["whoami"]);
@@ -89,7 +119,11 @@ fn an_agent_registers_signs_writes_and_reads_itself_through_the_client() {
     let (ok, history, _) = agent(&hub, &key_file, &["call", "get_history", "--args", "{}"]);
     assert!(ok, "{history}");
     assert_eq!(history["data"]["events"][0]["kind"], "agent.renamed");
-    let (ok, refused, _) = agent(&hub, &key_file, &["call", "verify_agent", "--args", r#"{"agent_id": "nope"}"#]);
+    let (ok, refused, _) = agent(
+        &hub,
+        &key_file,
+        &["call", "verify_agent", "--args", r#"{"agent_id": "nope"}"#],
+    );
     assert!(!ok);
     assert_eq!(refused["error"]["field"], "agent_id");
     let (ok, _, stderr) = agent(&hub, &key_file, &["new", "--name", "Second"]);
@@ -104,11 +138,21 @@ fn ledger_verify_passes_a_sound_log_and_names_the_first_corrupted_row() {
     let hub = start_hub(&data);
     for n in 0..3 {
         let key_file = dir.path().join(format!("agent-{n}.json"));
-        let (ok, reply, stderr) = agent(&hub, &key_file, &["new", "--name", &format!("Ledger Agent {n}x{n}")]);
+        let (ok, reply, stderr) = agent(
+            &hub,
+            &key_file,
+            &["new", "--name", &format!("Ledger Agent {n}x{n}")],
+        );
         assert!(ok, "{reply} {stderr}");
     }
     drop(hub);
-    let verify = || Command::new(BIN).args(["ledger", "verify", "--data-dir"]).arg(&data).output().unwrap();
+    let verify = || {
+        Command::new(BIN)
+            .args(["ledger", "verify", "--data-dir"])
+            .arg(&data)
+            .output()
+            .unwrap()
+    };
     let sound = verify();
     assert!(sound.status.success());
     assert!(String::from_utf8_lossy(&sound.stdout).starts_with("ok: 3 rows verified"));
@@ -140,17 +184,37 @@ fn import_is_idempotent_and_reports_bad_rows_by_line() {
     )
     .unwrap();
     let data = dir.path().join("data");
-    let run = || Command::new(BIN).args(["import", "--data-dir"]).arg(&data).arg(&file).output().unwrap();
+    let run = || {
+        Command::new(BIN)
+            .args(["import", "--data-dir"])
+            .arg(&data)
+            .arg(&file)
+            .output()
+            .unwrap()
+    };
     let first = run();
     let said = String::from_utf8_lossy(&first.stdout).into_owned();
     assert_eq!(first.status.code(), Some(2), "{said}");
-    assert!(said.contains("5 lines, 2 imported, 0 unchanged, 2 bad"), "{said}");
+    assert!(
+        said.contains("5 lines, 2 imported, 0 unchanged, 2 bad"),
+        "{said}"
+    );
     assert!(said.contains("line 2: not JSON"), "{said}");
-    assert!(said.contains("line 3: npm locator must be npm:<name> matching the id"), "{said}");
+    assert!(
+        said.contains("line 3: npm locator must be npm:<name> matching the id"),
+        "{said}"
+    );
     let second = run();
     let said = String::from_utf8_lossy(&second.stdout).into_owned();
-    assert!(said.contains("5 lines, 0 imported, 2 unchanged, 2 bad"), "{said}");
-    let verify = Command::new(BIN).args(["ledger", "verify", "--data-dir"]).arg(&data).output().unwrap();
+    assert!(
+        said.contains("5 lines, 0 imported, 2 unchanged, 2 bad"),
+        "{said}"
+    );
+    let verify = Command::new(BIN)
+        .args(["ledger", "verify", "--data-dir"])
+        .arg(&data)
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&verify.stdout).starts_with("ok: 2 rows verified"));
 }
 
@@ -162,13 +226,29 @@ fn outbox_prints_the_mail_a_claim_request_queued() {
     let key_file = dir.path().join("agent.json");
     let (ok, reply, stderr) = agent(&hub, &key_file, &["new", "--name", "Mailing Agent"]);
     assert!(ok, "{reply} {stderr}");
-    let (ok, claimed, stderr) = agent(&hub, &key_file, &["call", "request_claim", "--args", r#"{"email": "person@example.org"}"#]);
+    let (ok, claimed, stderr) = agent(
+        &hub,
+        &key_file,
+        &[
+            "call",
+            "request_claim",
+            "--args",
+            r#"{"email": "person@example.org"}"#,
+        ],
+    );
     assert!(ok, "{claimed} {stderr}");
     drop(hub);
-    let output = Command::new(BIN).args(["outbox", "--data-dir"]).arg(&data).output().unwrap();
+    let output = Command::new(BIN)
+        .args(["outbox", "--data-dir"])
+        .arg(&data)
+        .output()
+        .unwrap();
     assert!(output.status.success());
     let printed = String::from_utf8_lossy(&output.stdout);
     assert!(printed.contains("To: person@example.org"), "{printed}");
-    assert!(printed.contains("Subject: An agent asks you to claim it on KarmaDue"), "{printed}");
+    assert!(
+        printed.contains("Subject: An agent asks you to claim it on KarmaDue"),
+        "{printed}"
+    );
     assert!(printed.ends_with("1 mail(s)\n"), "{printed}");
 }

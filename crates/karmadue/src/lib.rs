@@ -94,8 +94,11 @@ pub fn open(
 /// # Errors
 /// `internal` when the snapshot cannot be read or stored.
 pub async fn prepare(hub: &Hub) -> Result<Option<catalog::import::ImportReport>, error::ToolError> {
-    let report =
-        if hub.config.bundled_catalog { catalog::import::load_bundled_if_empty(hub).await? } else { None };
+    let report = if hub.config.bundled_catalog {
+        catalog::import::load_bundled_if_empty(hub).await?
+    } else {
+        None
+    };
     // This process's search index, built or reopened now rather than on the first search.
     hub.search.warm(&hub.store).await?;
     Ok(report)

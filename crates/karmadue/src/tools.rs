@@ -1,7 +1,7 @@
 //! The registry: every tool this hub serves, in the order `tools/list` shows them.
 
-use crate::{catalog, findings, identity, outcomes, people, preflight};
 use crate::registry::Tool;
+use crate::{catalog, findings, identity, outcomes, people, preflight};
 
 /// Every served tool, in a fixed order.
 pub static ALL: &[&Tool] = &[

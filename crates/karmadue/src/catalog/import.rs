@@ -23,10 +23,22 @@ const CHUNK: usize = 500;
 
 /// The bundled snapshot, compressed (`data/catalog/`). Loaded on first start.
 pub const BUNDLED: [(&str, &[u8]); 4] = [
-    ("catalog-github.jsonl.gz", include_bytes!("../../../../data/catalog/catalog-github.jsonl.gz")),
-    ("skills-index.jsonl.gz", include_bytes!("../../../../data/catalog/skills-index.jsonl.gz")),
-    ("catalog-npm.jsonl.gz", include_bytes!("../../../../data/catalog/catalog-npm.jsonl.gz")),
-    ("catalog-pypi.jsonl.gz", include_bytes!("../../../../data/catalog/catalog-pypi.jsonl.gz")),
+    (
+        "catalog-github.jsonl.gz",
+        include_bytes!("../../../../data/catalog/catalog-github.jsonl.gz"),
+    ),
+    (
+        "skills-index.jsonl.gz",
+        include_bytes!("../../../../data/catalog/skills-index.jsonl.gz"),
+    ),
+    (
+        "catalog-npm.jsonl.gz",
+        include_bytes!("../../../../data/catalog/catalog-npm.jsonl.gz"),
+    ),
+    (
+        "catalog-pypi.jsonl.gz",
+        include_bytes!("../../../../data/catalog/catalog-pypi.jsonl.gz"),
+    ),
 ];
 
 /// What an import did.
@@ -54,7 +66,9 @@ pub fn parse_row(line: &str, now_ms: i64) -> Result<(Resource, Vec<Claim>), Stri
         Err(error) => return Err(format!("not JSON: {error}")),
     };
     let id = text(&row, "id").ok_or("missing id")?;
-    let record_hash = hex::encode(Sha256::digest(kd_protocol::canonical::canonical_value_text(&Value::Object(row.clone())).as_bytes()));
+    let record_hash = hex::encode(Sha256::digest(
+        kd_protocol::canonical::canonical_value_text(&Value::Object(row.clone())).as_bytes(),
+    ));
     let (source, rest) = id
         .strip_prefix("kd:res:")
         .and_then(|rest| rest.split_once(':'))
@@ -80,7 +94,10 @@ pub fn parse_row(line: &str, now_ms: i64) -> Result<(Resource, Vec<Claim>), Stri
 }
 
 fn text<'a>(row: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
-    row.get(key).and_then(Value::as_str).map(str::trim).filter(|text| !text.is_empty())
+    row.get(key)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|text| !text.is_empty())
 }
 
 fn base(source: &str, locator: &str, title: &str, kind: &str, owner: &str) -> Resource {
@@ -113,14 +130,24 @@ fn npm(row: &Map<String, Value>, name: &str) -> Result<Resource, String> {
     if locator != format!("npm:{name}") {
         return Err("npm locator must be npm:<name> matching the id".into());
     }
-    let owner = name.strip_prefix('@').and_then(|scoped| scoped.split('/').next()).unwrap_or(name);
-    let mut resource = base("npm", locator, text(row, "title").unwrap_or(name), text(row, "type").unwrap_or("package"), owner);
+    let owner = name
+        .strip_prefix('@')
+        .and_then(|scoped| scoped.split('/').next())
+        .unwrap_or(name);
+    let mut resource = base(
+        "npm",
+        locator,
+        text(row, "title").unwrap_or(name),
+        text(row, "type").unwrap_or("package"),
+        owner,
+    );
     resource.description = text(row, "description").map(str::to_owned);
     resource.version = text(row, "version").map(str::to_owned);
     if let Some(downloads) = row.get("downloads_a_month").and_then(Value::as_u64) {
         // log10 scale: 10 million downloads a month reads as 1.0.
         resource.popularity = ((downloads as f64 + 1.0).log10() / 7.0).clamp(0.0, 1.0);
-        resource.popularity_label = Some(format!("{} downloads a month (npm)", thousands(downloads)));
+        resource.popularity_label =
+            Some(format!("{} downloads a month (npm)", thousands(downloads)));
     }
     Ok(resource)
 }
@@ -130,16 +157,28 @@ fn pypi(row: &Map<String, Value>, name: &str) -> Result<Resource, String> {
     if locator != format!("pypi:{name}") {
         return Err("pypi locator must be pypi:<name> matching the id".into());
     }
-    let mut resource = base("pypi", locator, text(row, "title").unwrap_or(name), text(row, "type").unwrap_or("package"), name);
+    let mut resource = base(
+        "pypi",
+        locator,
+        text(row, "title").unwrap_or(name),
+        text(row, "type").unwrap_or("package"),
+        name,
+    );
     resource.description = text(row, "description").map(str::to_owned);
     resource.version = text(row, "version").map(str::to_owned);
     if let Some(month) = text(row, "month") {
         resource.released_ms = month_start_ms(month);
     }
-    if let Some(rank) = row.get("rank_among_15000_most_downloaded").and_then(Value::as_u64) {
+    if let Some(rank) = row
+        .get("rank_among_15000_most_downloaded")
+        .and_then(Value::as_u64)
+    {
         // Rank 1 reads as 1.0, rank 15,000 as about 0.45; unranked packages stay 0.
         resource.popularity = (1.0 - (rank as f64).log10() / 8.0).clamp(0.0, 1.0);
-        resource.popularity_label = Some(format!("rank {} among the 15,000 most downloaded PyPI packages", thousands(rank)));
+        resource.popularity_label = Some(format!(
+            "rank {} among the 15,000 most downloaded PyPI packages",
+            thousands(rank)
+        ));
     }
     Ok(resource)
 }
@@ -152,12 +191,21 @@ fn github(row: &Map<String, Value>) -> Result<Resource, String> {
         return Err("github locator must be a https://github.com/ URL".into());
     }
     let title = text(row, "title").unwrap_or(repo);
-    let mut resource = base("github", locator, title, text(row, "type").unwrap_or("repo"), owner);
+    let mut resource = base(
+        "github",
+        locator,
+        title,
+        text(row, "type").unwrap_or("repo"),
+        owner,
+    );
     resource.description = text(row, "description").map(str::to_owned);
     resource.license = text(row, "license").map(str::to_owned);
     resource.version = text(row, "version").map(str::to_owned);
     resource.released_ms = text(row, "last_commit").and_then(rfc3339_ms);
-    let lists = row.get("source_list").and_then(Value::as_array).map_or(0, Vec::len);
+    let lists = row
+        .get("source_list")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
     let categories: Vec<&str> = std::iter::once(text(row, "category"))
         .flatten()
         .chain(
@@ -168,13 +216,20 @@ fn github(row: &Map<String, Value>) -> Result<Resource, String> {
                 .filter_map(|entry| entry.get("category").and_then(Value::as_str)),
         )
         .collect();
-    resource.archived = categories.iter().any(|category| category.contains("Archived"));
+    resource.archived = categories
+        .iter()
+        .any(|category| category.contains("Archived"));
     resource.curated = repo == "modelcontextprotocol/servers"
         || repo == "ggml-org/whisper.cpp"
-        || categories.iter().any(|category| *category == "Reference Servers" || *category == "Official Integrations");
+        || categories.iter().any(|category| {
+            *category == "Reference Servers" || *category == "Official Integrations"
+        });
     // No stars in the lists: being listed by several curated lists is the popularity signal.
     resource.popularity = (lists as f64 / 4.0).clamp(0.0, 1.0) * 0.6;
-    resource.popularity_label = Some(format!("listed in {lists} curated MCP server list{}", if lists == 1 { "" } else { "s" }));
+    resource.popularity_label = Some(format!(
+        "listed in {lists} curated MCP server list{}",
+        if lists == 1 { "" } else { "s" }
+    ));
     Ok(resource)
 }
 
@@ -213,7 +268,13 @@ fn metadata_claims(resource: &Resource, now_ms: i64) -> Vec<Claim> {
     let mut add = |kind: &str, value: Option<String>| {
         if let Some(value) = value {
             claims.push(Claim {
-                claim_id: claim_id(&resource.resource_id, kind, METADATA_READ, version, Some(&value)),
+                claim_id: claim_id(
+                    &resource.resource_id,
+                    kind,
+                    METADATA_READ,
+                    version,
+                    Some(&value),
+                ),
                 resource_id: resource.resource_id.clone(),
                 version: version.map(str::to_owned),
                 kind: kind.into(),
@@ -231,7 +292,10 @@ fn metadata_claims(resource: &Resource, now_ms: i64) -> Vec<Claim> {
     };
     add("license", resource.license.clone());
     add("version", resource.version.clone());
-    add("released_at", resource.released_ms.map(kd_core::clock::rfc3339_ms));
+    add(
+        "released_at",
+        resource.released_ms.map(kd_core::clock::rfc3339_ms),
+    );
     claims
 }
 
@@ -239,7 +303,7 @@ fn thousands(value: u64) -> String {
     let digits = value.to_string();
     let mut out = String::new();
     for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index) % 3 == 0 {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
             out.push(',');
         }
         out.push(digit);
@@ -248,7 +312,8 @@ fn thousands(value: u64) -> String {
 }
 
 fn rfc3339_ms(text: &str) -> Option<i64> {
-    let parsed = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
+    let parsed =
+        time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
     i64::try_from(parsed.unix_timestamp_nanos() / 1_000_000).ok()
 }
 
@@ -277,7 +342,11 @@ pub async fn import_lines(
         }
         match parse_row(&line, now) {
             Ok((resource, claims)) => match serde_json::from_str::<Value>(&line) {
-                Ok(row) => chunk.push(Parsed { row, resource, claims }),
+                Ok(row) => chunk.push(Parsed {
+                    row,
+                    resource,
+                    claims,
+                }),
                 Err(error) => report.bad.push((report.lines, error.to_string())),
             },
             Err(reason) => report.bad.push((report.lines, reason)),
@@ -299,7 +368,12 @@ struct Parsed {
     claims: Vec<Claim>,
 }
 
-async fn write_chunk(hub: &Hub, name: &str, chunk: Vec<Parsed>, report: &mut ImportReport) -> Result<(), ToolError> {
+async fn write_chunk(
+    hub: &Hub,
+    name: &str,
+    chunk: Vec<Parsed>,
+    report: &mut ImportReport,
+) -> Result<(), ToolError> {
     if chunk.is_empty() {
         return Ok(());
     }
@@ -308,7 +382,12 @@ async fn write_chunk(hub: &Hub, name: &str, chunk: Vec<Parsed>, report: &mut Imp
         .store
         .write(move |txn| -> Result<(u64, u64), ToolError> {
             let (mut imported, mut unchanged) = (0, 0);
-            for Parsed { row, resource, claims } in chunk {
+            for Parsed {
+                row,
+                resource,
+                claims,
+            } in chunk
+            {
                 let existing: Option<String> = {
                     use rusqlite::OptionalExtension;
                     txn.conn()
@@ -343,7 +422,7 @@ async fn write_chunk(hub: &Hub, name: &str, chunk: Vec<Parsed>, report: &mut Imp
 /// # Errors
 /// `internal` when a bundled file cannot be read or the store fails.
 pub async fn load_bundled_if_empty(hub: &Hub) -> Result<Option<ImportReport>, ToolError> {
-    let count = hub.store.read(|conn| super::model::resource_count(conn)).await?;
+    let count = hub.store.read(super::model::resource_count).await?;
     if count > 0 {
         return Ok(None);
     }
@@ -369,10 +448,19 @@ mod tests {
         let npm = r#"{"id":"kd:res:npm:@scope/pkg-mcp","locator":"npm:@scope/pkg-mcp","title":"@scope/pkg-mcp","type":"mcp_server","version":"1.2.0","downloads_a_month":1536,"description":"An MCP server","selection":"mcp","mcp_match":"word"}"#;
         let (resource, claims) = parse_row(npm, 1_000).unwrap();
         assert_eq!(resource.owner, "scope");
-        assert_eq!(resource.popularity_label.as_deref(), Some("1,536 downloads a month (npm)"));
+        assert_eq!(
+            resource.popularity_label.as_deref(),
+            Some("1,536 downloads a month (npm)")
+        );
         assert_eq!(resource.released_source, "import");
-        assert_eq!(claims.len(), 2, "version and released_at; npm rows carry no license");
-        assert!(claims.iter().all(|claim| claim.method == METADATA_READ && !claim.counts_as_verification && claim.evidence_type == "provider_confirmed"));
+        assert_eq!(
+            claims.len(),
+            2,
+            "version and released_at; npm rows carry no license"
+        );
+        assert!(claims.iter().all(|claim| claim.method == METADATA_READ
+            && !claim.counts_as_verification
+            && claim.evidence_type == "provider_confirmed"));
         let github = r#"{"id":"kd:res:github:modelcontextprotocol/servers-archived/src/postgres","locator":"https://github.com/modelcontextprotocol/servers-archived/tree/main/src/postgres","title":"PostgreSQL","type":"mcp_server","repo":"modelcontextprotocol/servers-archived","subpath":"src/postgres","description":"Read-only database access with schema inspection.","category":"Reference Servers / Archived","source_list":["a"],"categories":[],"popularity":null,"license":null,"version":null,"last_commit":null}"#;
         let (resource, _) = parse_row(github, 1_000).unwrap();
         assert!(resource.archived);
@@ -381,11 +469,25 @@ mod tests {
 
     #[test]
     fn bad_rows_say_why() {
-        assert!(parse_row("not json", 0).unwrap_err().starts_with("not JSON"));
+        assert!(
+            parse_row("not json", 0)
+                .unwrap_err()
+                .starts_with("not JSON")
+        );
         assert_eq!(parse_row("[]", 0).unwrap_err(), "not a JSON object");
-        assert_eq!(parse_row(r#"{"id":"kd:res:npm:x","locator":"npm:y"}"#, 0).unwrap_err(), "npm locator must be npm:<name> matching the id");
-        assert!(parse_row(r#"{"id":"kd:res:gem:x"}"#, 0).unwrap_err().contains("unknown source"));
-        assert_eq!(parse_row(r#"{"locator":"npm:y"}"#, 0).unwrap_err(), "missing id");
+        assert_eq!(
+            parse_row(r#"{"id":"kd:res:npm:x","locator":"npm:y"}"#, 0).unwrap_err(),
+            "npm locator must be npm:<name> matching the id"
+        );
+        assert!(
+            parse_row(r#"{"id":"kd:res:gem:x"}"#, 0)
+                .unwrap_err()
+                .contains("unknown source")
+        );
+        assert_eq!(
+            parse_row(r#"{"locator":"npm:y"}"#, 0).unwrap_err(),
+            "missing id"
+        );
     }
 
     #[test]

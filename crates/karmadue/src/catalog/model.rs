@@ -18,8 +18,13 @@ use crate::error::ToolError;
 pub const METADATA_READ: &str = "metadata-read@1";
 
 /// Evidence types, weakest first (spec `lookup_findings.min_evidence`).
-pub const EVIDENCE_TYPES: [&str; 5] =
-    ["agent_reported", "provider_confirmed", "kd_check", "human_verified", "outcome_observed"];
+pub const EVIDENCE_TYPES: [&str; 5] = [
+    "agent_reported",
+    "provider_confirmed",
+    "kd_check",
+    "human_verified",
+    "outcome_observed",
+];
 
 /// Evidence types that count as verification (spec "Verification").
 pub const VERIFICATION_GRADE: [&str; 3] = ["kd_check", "human_verified", "outcome_observed"];
@@ -102,14 +107,29 @@ pub struct Claim {
 }
 
 /// A stable claim id from the fact's identity.
-pub fn claim_id(resource_id: &str, kind: &str, method: &str, version: Option<&str>, value: Option<&str>) -> String {
-    let text = format!("{resource_id}\n{kind}\n{method}\n{}\n{}", version.unwrap_or(""), value.unwrap_or(""));
-    format!("clm_{}", &hex::encode(Sha256::digest(text.as_bytes()))[..20])
+pub fn claim_id(
+    resource_id: &str,
+    kind: &str,
+    method: &str,
+    version: Option<&str>,
+    value: Option<&str>,
+) -> String {
+    let text = format!(
+        "{resource_id}\n{kind}\n{method}\n{}\n{}",
+        version.unwrap_or(""),
+        value.unwrap_or("")
+    );
+    format!(
+        "clm_{}",
+        &hex::encode(Sha256::digest(text.as_bytes()))[..20]
+    )
 }
 
 /// Evidence type rank (0 = weakest), or None for an unknown type.
 pub fn evidence_rank(evidence_type: &str) -> Option<usize> {
-    EVIDENCE_TYPES.iter().position(|known| *known == evidence_type)
+    EVIDENCE_TYPES
+        .iter()
+        .position(|known| *known == evidence_type)
 }
 
 impl Claim {
@@ -223,7 +243,9 @@ fn claim_from_row(row: &Row<'_>) -> rusqlite::Result<Claim> {
 /// `internal` when the store fails.
 pub fn load_resource(conn: &Connection, resource_id: &str) -> Result<Option<Resource>, ToolError> {
     Ok(conn
-        .prepare_cached(&format!("SELECT {RESOURCE_COLUMNS} FROM resources WHERE resource_id = ?1"))?
+        .prepare_cached(&format!(
+            "SELECT {RESOURCE_COLUMNS} FROM resources WHERE resource_id = ?1"
+        ))?
         .query_row([resource_id], resource_from_row)
         .optional()?)
 }
@@ -233,8 +255,12 @@ pub fn load_resource(conn: &Connection, resource_id: &str) -> Result<Option<Reso
 /// # Errors
 /// `internal` when the store fails.
 pub fn resources_by_locator(conn: &Connection, locator: &str) -> Result<Vec<Resource>, ToolError> {
-    let mut statement = conn.prepare_cached(&format!("SELECT {RESOURCE_COLUMNS} FROM resources WHERE locator = ?1"))?;
-    let rows = statement.query_map([locator], resource_from_row)?.collect::<Result<Vec<_>, _>>()?;
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT {RESOURCE_COLUMNS} FROM resources WHERE locator = ?1"
+    ))?;
+    let rows = statement
+        .query_map([locator], resource_from_row)?
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
 
@@ -242,11 +268,16 @@ pub fn resources_by_locator(conn: &Connection, locator: &str) -> Result<Vec<Reso
 ///
 /// # Errors
 /// `internal` when the store fails.
-pub fn resources_by_package_id(conn: &Connection, package_id: &str) -> Result<Vec<Resource>, ToolError> {
+pub fn resources_by_package_id(
+    conn: &Connection,
+    package_id: &str,
+) -> Result<Vec<Resource>, ToolError> {
     let mut statement = conn.prepare_cached(&format!(
         "SELECT {RESOURCE_COLUMNS} FROM resources r WHERE EXISTS (SELECT 1 FROM json_each(r.package_ids) p WHERE p.value = ?1)"
     ))?;
-    let rows = statement.query_map([package_id], resource_from_row)?.collect::<Result<Vec<_>, _>>()?;
+    let rows = statement
+        .query_map([package_id], resource_from_row)?
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
 
@@ -254,13 +285,19 @@ pub fn resources_by_package_id(conn: &Connection, package_id: &str) -> Result<Ve
 ///
 /// # Errors
 /// `internal` when the store fails.
-pub fn load_claims(conn: &Connection, resource_id: &str, version: Option<&str>) -> Result<Vec<Claim>, ToolError> {
+pub fn load_claims(
+    conn: &Connection,
+    resource_id: &str,
+    version: Option<&str>,
+) -> Result<Vec<Claim>, ToolError> {
     let mut statement = conn.prepare_cached(&format!(
         "SELECT {CLAIM_COLUMNS} FROM claims WHERE resource_id = ?1 AND status = 'public'
            AND (?2 IS NULL OR version = ?2)
          ORDER BY observed_ms DESC, claim_id"
     ))?;
-    let rows = statement.query_map(params![resource_id, version], claim_from_row)?.collect::<Result<Vec<_>, _>>()?;
+    let rows = statement
+        .query_map(params![resource_id, version], claim_from_row)?
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
 
@@ -268,7 +305,12 @@ pub fn load_claims(conn: &Connection, resource_id: &str, version: Option<&str>) 
 ///
 /// # Errors
 /// `internal` when the store fails.
-pub fn store_resource(conn: &Connection, resource: &Resource, claims: &[Claim], now_ms: i64) -> Result<(), ToolError> {
+pub fn store_resource(
+    conn: &Connection,
+    resource: &Resource,
+    claims: &[Claim],
+    now_ms: i64,
+) -> Result<(), ToolError> {
     conn.prepare_cached(
         "INSERT INTO resources (resource_id, source, locator, title, type, description, owner, license, version,
             released_ms, released_source, popularity, popularity_label, curated, archived, risky, demo, package_ids,

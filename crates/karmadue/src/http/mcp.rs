@@ -230,11 +230,18 @@ pub async fn post_endpoint(
     if era == Era::Legacy
         && method != "initialize"
         && let Some(session) = headers.get(SESSION_HEADER)
-        && !session.to_str().is_ok_and(|session| session_id_valid(&hub, session))
+        && !session
+            .to_str()
+            .is_ok_and(|session| session_id_valid(&hub, session))
     {
         return reply(
             StatusCode::NOT_FOUND,
-            error_message(Some(&id), SESSION_NOT_FOUND, "Unknown Mcp-Session-Id: initialize again.", None),
+            error_message(
+                Some(&id),
+                SESSION_NOT_FOUND,
+                "Unknown Mcp-Session-Id: initialize again.",
+                None,
+            ),
         );
     }
     let outcome = match (era, method) {
@@ -311,7 +318,12 @@ fn mint_session_id(hub: &Hub) -> String {
 }
 
 fn session_id_for(hub: &Hub, nonce: &str) -> String {
-    let tag: String = hub.passport_key.sign_text(&format!("kd-session-v1\n{nonce}")).chars().take(22).collect();
+    let tag: String = hub
+        .passport_key
+        .sign_text(&format!("kd-session-v1\n{nonce}"))
+        .chars()
+        .take(22)
+        .collect();
     format!("kds_{nonce}_{tag}")
 }
 

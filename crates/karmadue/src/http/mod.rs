@@ -42,7 +42,10 @@ pub fn router(hub: Arc<Hub>) -> Router {
             "/functions/v1/public-api/v1/verify/{agent_id}",
             get(rest::verify),
         )
-        .route("/functions/v1/public-api/v1/preflight", post(rest::preflight))
+        .route(
+            "/functions/v1/public-api/v1/preflight",
+            post(rest::preflight),
+        )
         .route(resource_page::BADGE_PATH, get(resource_page::badge))
         .route(resource_page::PAGE_PATH, get(resource_page::resource_page))
         .route("/.well-known/jwks.json", get(pages::jwks))
@@ -51,14 +54,26 @@ pub fn router(hub: Arc<Hub>) -> Router {
             get(pages::jwks),
         )
         .route("/functions/v1/docs/docs/{page}", get(pages::doc_page))
-        .route("/signup", get(app_pages::signup_page).post(app_pages::signup))
-        .route("/signin", get(app_pages::signin_page).post(app_pages::signin))
+        .route(
+            "/signup",
+            get(app_pages::signup_page).post(app_pages::signup),
+        )
+        .route(
+            "/signin",
+            get(app_pages::signin_page).post(app_pages::signin),
+        )
         .route("/signout", post(app_pages::signout))
-        .route("/connect", get(app_pages::connect_page).post(app_pages::connect_mint))
+        .route(
+            "/connect",
+            get(app_pages::connect_page).post(app_pages::connect_mint),
+        )
         .route("/you", get(app_pages::you_page))
         .route("/you/requests", post(app_pages::decide))
         .route("/you/agents", post(app_pages::act))
-        .route("/inbox", get(app_pages::inbox_page).post(app_pages::inbox_decide))
+        .route(
+            "/inbox",
+            get(app_pages::inbox_page).post(app_pages::inbox_decide),
+        )
         .route(
             crate::people::findings::ADOPT_PATH,
             get(app_pages::adopt_page).post(app_pages::adopt),

@@ -101,10 +101,10 @@ pub fn present(outcome: Result<Answer, ToolError>, request_id: &str, tool: &str)
     let mut response = (status, body.to_string()).into_response();
     super::json_content_type(response.headers_mut());
     super::set_request_id(response.headers_mut(), request_id);
-    if let Some(seconds) = retry_after {
-        if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
-            response.headers_mut().insert("retry-after", value);
-        }
+    if let Some(seconds) = retry_after
+        && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
+    {
+        response.headers_mut().insert("retry-after", value);
     }
     response
 }

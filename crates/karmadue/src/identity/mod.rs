@@ -630,13 +630,13 @@ fn register_agent(ctx: Ctx, args: Args) -> HandlerFuture {
                 }))
             })
             .await;
-        if let Err(error) = &result {
-            if matches!(error.code, ErrorCode::LabelReserved | ErrorCode::LabelYours) {
-                // After a label refusal the challenge is spent: a new one is needed.
-                let now = ctx.hub.clock.now_ms();
-                ctx.write(move |txn| burn_challenge(txn.conn(), &burn_id, now))
-                    .await?;
-            }
+        if let Err(error) = &result
+            && matches!(error.code, ErrorCode::LabelReserved | ErrorCode::LabelYours)
+        {
+            // After a label refusal the challenge is spent: a new one is needed.
+            let now = ctx.hub.clock.now_ms();
+            ctx.write(move |txn| burn_challenge(txn.conn(), &burn_id, now))
+                .await?;
         }
         result
     })
@@ -694,8 +694,14 @@ fn current(agent: &AgentRow, grant: Option<&crate::people::Grant>) -> Value {
         "reads_per_minute": if active { 60 } else { 0 },
         "writes_per_minute": if active { 20 } else { 0 },
     });
-    let mut scopes: Vec<String> =
-        if active { READ_ONLY_SCOPES.iter().map(|scope| (*scope).to_owned()).collect() } else { Vec::new() };
+    let mut scopes: Vec<String> = if active {
+        READ_ONLY_SCOPES
+            .iter()
+            .map(|scope| (*scope).to_owned())
+            .collect()
+    } else {
+        Vec::new()
+    };
     if let (true, Some(grant)) = (active, grant) {
         limits["spend_usd_per_day"] = json!(grant.spend_usd_per_day);
         limits["spend_usd_per_action"] = json!(grant.spend_usd_per_action);
@@ -1071,20 +1077,33 @@ impl Scores {
 
 fn get_receipt(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
-        let field = if args.text(&["receipt_id"]).is_some() { "receipt_id" } else { "credential_id" };
+        let field = if args.text(&["receipt_id"]).is_some() {
+            "receipt_id"
+        } else {
+            "credential_id"
+        };
         let id = args.required_text(&[field])?.to_owned();
-        let missing = move || ToolError::not_found(field, format!("No passport or receipt has this {field}."));
+        let missing = move || {
+            ToolError::not_found(field, format!("No passport or receipt has this {field}."))
+        };
         let key = ctx.hub.passport_key.clone();
         if id.starts_with("kdr_") {
             // A pre-flight receipt (kd-receipt-v1).
-            let receipt = ctx.read(move |conn| crate::preflight::Receipt::load(conn, &id)).await?.ok_or_else(missing)?;
+            let receipt = ctx
+                .read(move |conn| crate::preflight::Receipt::load(conn, &id))
+                .await?
+                .ok_or_else(missing)?;
             let mut shown = receipt.to_json(&key);
             shown["kind"] = json!("receipt");
-            shown["label"] = json!("Pre-flight receipt (a record that a check was made, not a verification)");
+            shown["label"] =
+                json!("Pre-flight receipt (a record that a check was made, not a verification)");
             shown["signature_valid"] = Value::Bool(receipt.verifies(&key));
             return Ok(shown);
         }
-        let passport = ctx.read(move |conn| passport::load(conn, &id)).await?.ok_or_else(missing)?;
+        let passport = ctx
+            .read(move |conn| passport::load(conn, &id))
+            .await?
+            .ok_or_else(missing)?;
         let mut shown = passport.to_json(&key);
         shown["signature_valid"] = Value::Bool(passport.signature_valid(&key));
         Ok(shown)

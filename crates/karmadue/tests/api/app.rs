@@ -63,16 +63,20 @@ fn scratch_root() -> &'static std::path::Path {
     static CLEANED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
     let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
     CLEANED.get_or_init(|| {
-        let Ok(entries) = std::fs::read_dir(root) else { return };
+        let Ok(entries) = std::fs::read_dir(root) else {
+            return;
+        };
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let pid = name
-                .strip_prefix("catalog-template-")
-                .or_else(|| name.strip_prefix("app-").and_then(|rest| rest.split('-').next()));
-            if let Some(pid) = pid {
-                if pid != std::process::id().to_string() && !std::path::Path::new("/proc").join(pid).exists() {
-                    let _ = std::fs::remove_dir_all(entry.path());
-                }
+            let pid = name.strip_prefix("catalog-template-").or_else(|| {
+                name.strip_prefix("app-")
+                    .and_then(|rest| rest.split('-').next())
+            });
+            if let Some(pid) = pid
+                && pid != std::process::id().to_string()
+                && !std::path::Path::new("/proc").join(pid).exists()
+            {
+                let _ = std::fs::remove_dir_all(entry.path());
             }
         }
     });
@@ -89,17 +93,30 @@ fn catalog_template() -> &'static std::path::Path {
         let root = scratch_root();
         let dir = root.join(format!("catalog-template-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
         let mut config = Config::new("127.0.0.1:0".parse().unwrap(), dir.join("data"), None);
         config.bundled_catalog = true;
-        let hub = kd_karmadue::open(config, Arc::new(ManualClock::new(START_MS)), Arc::new(SeededRandom::new(1))).unwrap();
-        let report = runtime.block_on(kd_karmadue::prepare(&hub)).unwrap().unwrap();
+        let hub = kd_karmadue::open(
+            config,
+            Arc::new(ManualClock::new(START_MS)),
+            Arc::new(SeededRandom::new(1)),
+        )
+        .unwrap();
+        let report = runtime
+            .block_on(kd_karmadue::prepare(&hub))
+            .unwrap()
+            .unwrap();
         assert!(report.bad.is_empty(), "{:?}", report.bad);
         hub.store.close();
         drop(hub);
         drop(runtime);
         let conn = rusqlite::Connection::open(dir.join("data").join("karmadue.sqlite")).unwrap();
-        conn.pragma_update(None, "wal_checkpoint", "TRUNCATE").unwrap();
+        conn.pragma_update(None, "wal_checkpoint", "TRUNCATE")
+            .unwrap();
         dir.join("data")
     })
 }
@@ -116,9 +133,16 @@ impl TestApp {
         Self::start_with(move |config| {
             let data = &config.data_dir;
             std::fs::create_dir_all(data.join("keys")).unwrap();
-            std::fs::copy(template.join("karmadue.sqlite"), data.join("karmadue.sqlite")).unwrap();
-            std::fs::copy(template.join("keys").join("kd-passport-1.key"), data.join("keys").join("kd-passport-1.key"))
-                .unwrap();
+            std::fs::copy(
+                template.join("karmadue.sqlite"),
+                data.join("karmadue.sqlite"),
+            )
+            .unwrap();
+            std::fs::copy(
+                template.join("keys").join("kd-passport-1.key"),
+                data.join("keys").join("kd-passport-1.key"),
+            )
+            .unwrap();
         })
     }
 
@@ -346,7 +370,7 @@ impl TestApp {
     pub fn log_len(&self) -> i64 {
         self.hub
             .store
-            .read_blocking(|conn| kd_core::eventlog::count(conn))
+            .read_blocking(kd_core::eventlog::count)
             .unwrap()
     }
 
@@ -355,7 +379,7 @@ impl TestApp {
         let report = self
             .hub
             .store
-            .read_blocking(|conn| kd_core::eventlog::verify_chain(conn))
+            .read_blocking(kd_core::eventlog::verify_chain)
             .unwrap();
         assert!(report.is_ok(), "{report:?}");
     }
@@ -412,7 +436,11 @@ impl TestApp {
             .max_redirects_will_error(false)
             .build()
             .into();
-        Browser { app: self, http, cookies: std::sync::Mutex::new(Vec::new()) }
+        Browser {
+            app: self,
+            http,
+            cookies: std::sync::Mutex::new(Vec::new()),
+        }
     }
 
     /// Every event row's kind, actor, subject and payload, as one text (for secret scans).
@@ -420,7 +448,9 @@ impl TestApp {
         self.hub
             .store
             .read_blocking(|conn| -> Result<String, kd_core::store::StoreError> {
-                let mut statement = conn.prepare("SELECT kind || ' ' || actor || ' ' || subject || ' ' || payload FROM events")?;
+                let mut statement = conn.prepare(
+                    "SELECT kind || ' ' || actor || ' ' || subject || ' ' || payload FROM events",
+                )?;
                 let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
                 Ok(rows.collect::<Result<Vec<_>, _>>()?.join("\n"))
             })
@@ -430,22 +460,43 @@ impl TestApp {
 
 impl Browser<'_> {
     fn send(&self, method: &str, path: &str, form: Option<&[(&str, &str)]>) -> Reply {
-        let mut builder = ureq::http::Request::builder().method(method).uri(format!("{}{path}", self.app.base));
-        let jar = self.cookies.lock().unwrap().iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ");
+        let mut builder = ureq::http::Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.app.base));
+        let jar = self
+            .cookies
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ");
         if !jar.is_empty() {
             builder = builder.header("cookie", jar);
         }
         let body = form.map(|fields| {
-            fields.iter().map(|(k, v)| format!("{}={}", urlencode(k), urlencode(v))).collect::<Vec<_>>().join("&")
+            fields
+                .iter()
+                .map(|(k, v)| format!("{}={}", urlencode(k), urlencode(v)))
+                .collect::<Vec<_>>()
+                .join("&")
         });
         if body.is_some() {
             builder = builder.header("content-type", "application/x-www-form-urlencoded");
         }
-        let mut response = self.http.run(builder.body(body.unwrap_or_default().into_bytes()).unwrap()).unwrap();
+        let mut response = self
+            .http
+            .run(builder.body(body.unwrap_or_default().into_bytes()).unwrap())
+            .unwrap();
         let headers: Vec<(String, String)> = response
             .headers()
             .iter()
-            .map(|(name, value)| (name.to_string(), value.to_str().unwrap_or_default().to_owned()))
+            .map(|(name, value)| {
+                (
+                    name.to_string(),
+                    value.to_str().unwrap_or_default().to_owned(),
+                )
+            })
             .collect();
         for (_, value) in headers.iter().filter(|(name, _)| name == "set-cookie") {
             let pair = value.split(';').next().unwrap();
@@ -458,7 +509,11 @@ impl Browser<'_> {
         }
         let status = response.status().as_u16();
         let text = response.body_mut().read_to_string().unwrap_or_default();
-        Reply { status, headers, text }
+        Reply {
+            status,
+            headers,
+            text,
+        }
     }
 
     pub fn get(&self, path: &str) -> Reply {
@@ -470,7 +525,12 @@ impl Browser<'_> {
     }
 
     pub fn cookie(&self, name: &str) -> Option<String> {
-        self.cookies.lock().unwrap().iter().find(|(key, _)| key == name).map(|(_, value)| value.clone())
+        self.cookies
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.clone())
     }
 
     /// The csrf hidden field of the page at `path`.
@@ -483,7 +543,15 @@ impl Browser<'_> {
     /// Signs up (email, name, password) and returns the session token.
     pub fn sign_up(&self, email: &str, name: &str, password: &str) -> String {
         let csrf = self.csrf("/signup");
-        let reply = self.post("/signup", &[("csrf", &csrf), ("email", email), ("display_name", name), ("password", password)]);
+        let reply = self.post(
+            "/signup",
+            &[
+                ("csrf", &csrf),
+                ("email", email),
+                ("display_name", name),
+                ("password", password),
+            ],
+        );
         assert_eq!(reply.status, 303, "{}", reply.text);
         self.cookie("kd_session").unwrap()
     }
@@ -492,14 +560,19 @@ impl Browser<'_> {
 /// The value of the first hidden field `name` in an HTML page.
 pub fn hidden(html: &str, name: &str) -> String {
     let marker = format!("name=\"{name}\" value=\"");
-    let start = html.find(&marker).unwrap_or_else(|| panic!("no {name} field in {html}")) + marker.len();
+    let start = html
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no {name} field in {html}"))
+        + marker.len();
     html[start..].split('"').next().unwrap().to_owned()
 }
 
 fn urlencode(text: &str) -> String {
     text.bytes()
         .map(|byte| match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => char::from(byte).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                char::from(byte).to_string()
+            }
             _ => format!("%{byte:02X}"),
         })
         .collect()

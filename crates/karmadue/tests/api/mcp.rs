@@ -298,14 +298,27 @@ fn initialize_issues_a_session_id_that_later_requests_may_carry_and_unknown_ids_
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }).to_string();
     let reply = app.mcp_raw(&body, &[]);
     let session = reply.header("mcp-session-id").unwrap().to_owned();
-    assert!(session.starts_with("kds_") && session.bytes().all(|b| (0x21..=0x7e).contains(&b)), "{session}");
+    assert!(
+        session.starts_with("kds_") && session.bytes().all(|b| (0x21..=0x7e).contains(&b)),
+        "{session}"
+    );
     let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
-    assert_eq!(app.mcp_raw(ping, &[("mcp-session-id", &session)]).status, 200);
+    assert_eq!(
+        app.mcp_raw(ping, &[("mcp-session-id", &session)]).status,
+        200
+    );
     let mut forged = session.clone();
     forged.replace_range(4..5, if &session[4..5] == "a" { "b" } else { "a" });
     let refused = app.mcp_raw(ping, &[("mcp-session-id", &forged)]);
     assert_eq!(refused.status, 404);
     assert_eq!(refused.json()["error"]["code"], -32001);
-    assert_eq!(app.mcp_raw(ping, &[("mcp-session-id", "made-up")]).status, 404);
-    assert_eq!(app.mcp_raw(ping, &[]).status, 200, "a session id stays optional");
+    assert_eq!(
+        app.mcp_raw(ping, &[("mcp-session-id", "made-up")]).status,
+        404
+    );
+    assert_eq!(
+        app.mcp_raw(ping, &[]).status,
+        200,
+        "a session id stays optional"
+    );
 }

@@ -854,6 +854,9 @@ fn get_receipt_reads_a_preflight_receipt_by_its_id() {
     assert_eq!(reply["data"]["target"]["kd_resource_id"], SERVERS);
     assert_eq!(reply["data"]["agent_id"], agent.agent_id.as_str());
     assert_eq!(reply["data"]["signature_valid"], true);
-    let missing = app.call("get_receipt", json!({ "receipt_id": "kdr_000000000000000000000000" }));
+    let missing = app.call(
+        "get_receipt",
+        json!({ "receipt_id": "kdr_000000000000000000000000" }),
+    );
     assert_eq!(missing["error"]["code"], "not_found");
 }

@@ -392,14 +392,29 @@ fn a_read_that_names_its_agent_must_carry_a_good_signature() {
     let arguments = json!({ "agent_id": other.agent_id }).to_string();
     let (reply, is_error) = app.call_text("verify_agent", &arguments, &[]);
     assert!(!is_error, "an anonymous read works: {reply}");
-    let mut good = app.sign(&agent.key, "verify_agent", &agent.agent_id, &arguments, &fresh_nonce());
+    let mut good = app.sign(
+        &agent.key,
+        "verify_agent",
+        &agent.agent_id,
+        &arguments,
+        &fresh_nonce(),
+    );
     good.push(("x-karmadue-agent".into(), agent.agent_id.clone()));
     let (reply, is_error) = app.call_text("verify_agent", &arguments, &pairs(&good));
     assert!(!is_error, "{reply}");
-    let mut bad = app.sign(&other.key, "verify_agent", &agent.agent_id, &arguments, &fresh_nonce());
+    let mut bad = app.sign(
+        &other.key,
+        "verify_agent",
+        &agent.agent_id,
+        &arguments,
+        &fresh_nonce(),
+    );
     bad.push(("x-karmadue-agent".into(), agent.agent_id.clone()));
     let (reply, _) = app.call_text("verify_agent", &arguments, &pairs(&bad));
-    assert_eq!(reply["error"]["code"], "bad_signature", "a bad signature on a read is refused, not downgraded");
+    assert_eq!(
+        reply["error"]["code"], "bad_signature",
+        "a bad signature on a read is refused, not downgraded"
+    );
     let named_only = [("x-karmadue-agent", agent.agent_id.as_str())];
     let (reply, _) = app.call_text("verify_agent", &arguments, &named_only);
     assert_eq!(reply["error"]["code"], "signature_required", "{reply}");
@@ -412,10 +427,19 @@ fn garbage_in_the_signature_header_is_bad_signature_and_writes_nothing() {
     let arguments = json!({ "agent_id": agent.agent_id, "name": "Garbage Renamed" }).to_string();
     let before = app.log_len();
     for garbage in ["***", "", "AAAA", "-_-_+/+/"] {
-        let mut headers = app.sign(&agent.key, "rename_agent", &agent.agent_id, &arguments, &fresh_nonce());
+        let mut headers = app.sign(
+            &agent.key,
+            "rename_agent",
+            &agent.agent_id,
+            &arguments,
+            &fresh_nonce(),
+        );
         headers[0].1 = garbage.to_owned();
         let (reply, _) = app.call_text("rename_agent", &arguments, &pairs(&headers));
-        assert_eq!(reply["error"]["code"], "bad_signature", "{garbage:?}: {reply}");
+        assert_eq!(
+            reply["error"]["code"], "bad_signature",
+            "{garbage:?}: {reply}"
+        );
     }
     assert_eq!(app.log_len(), before);
 }
