@@ -18,6 +18,11 @@ use super::model::{Claim, METADATA_READ, Resource, claim_id, store_resource};
 use crate::error::ToolError;
 use crate::hub::Hub;
 
+/// The evidence label of a `released_at` claim whose source gives no time (it holds the
+/// import time instead; spec issue: "released_at as the upstream time read or the import time").
+pub const IMPORT_TIME_LABEL: &str =
+    "The source gives no release time: this is when this hub imported the record; not a check.";
+
 /// Rows per write transaction.
 const CHUNK: usize = 500;
 
@@ -265,7 +270,7 @@ fn metadata_claims(resource: &Resource, now_ms: i64) -> Vec<Claim> {
     let label = format!("Read from {place}. Not confirmed by the maker and not a check.");
     let version = resource.version.as_deref();
     let mut claims = Vec::new();
-    let mut add = |kind: &str, value: Option<String>| {
+    let mut add = |kind: &str, value: Option<String>, label: &str| {
         if let Some(value) = value {
             claims.push(Claim {
                 claim_id: claim_id(
@@ -281,7 +286,7 @@ fn metadata_claims(resource: &Resource, now_ms: i64) -> Vec<Claim> {
                 value: Some(value),
                 method: METADATA_READ.into(),
                 evidence_type: "provider_confirmed".into(),
-                evidence_label: label.clone(),
+                evidence_label: label.to_owned(),
                 counts_as_verification: false,
                 source: Some(resource.locator.clone()),
                 observed_ms: now_ms,
@@ -290,11 +295,17 @@ fn metadata_claims(resource: &Resource, now_ms: i64) -> Vec<Claim> {
             });
         }
     };
-    add("license", resource.license.clone());
-    add("version", resource.version.clone());
+    add("license", resource.license.clone(), &label);
+    add("version", resource.version.clone(), &label);
+    let released_label = if resource.released_source == "import" {
+        IMPORT_TIME_LABEL.to_owned()
+    } else {
+        label.clone()
+    };
     add(
         "released_at",
         resource.released_ms.map(kd_core::clock::rfc3339_ms),
+        &released_label,
     );
     claims
 }

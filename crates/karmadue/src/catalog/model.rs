@@ -151,7 +151,12 @@ impl Claim {
         let what = match self.kind.as_str() {
             "license" => format!("The license is {value}"),
             "version" => format!("The current version is {value}"),
-            "released_at" => format!("This version was released or last seen at {value}"),
+            "released_at" if self.evidence_label == super::import::IMPORT_TIME_LABEL => {
+                format!(
+                    "No upstream release time is known; this hub imported the record at {value}"
+                )
+            }
+            "released_at" => format!("This version was released upstream at {value}"),
             other => format!("{other}: {value}"),
         };
         let how = if self.counts_as_verification {

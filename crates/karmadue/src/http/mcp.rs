@@ -120,7 +120,7 @@ pub async fn post_endpoint(
     State(hub): State<Arc<Hub>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
     let request_id = hub.request_id();
     if let Some(refusal) = check_host_and_origin(&hub, &headers) {
@@ -128,6 +128,16 @@ pub async fn post_endpoint(
     }
     let sse = wants_sse_only(&headers);
     let reply = |status: StatusCode, message: Value| respond(status, &message, &request_id, sse);
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => {
+            let message = format!("The body was refused: {}.", rejection.body_text());
+            return reply(
+                rejection.status(),
+                error_message(None, INVALID_REQUEST, &message, None),
+            );
+        }
+    };
     let Ok(text) = std::str::from_utf8(&body) else {
         return reply(
             StatusCode::BAD_REQUEST,

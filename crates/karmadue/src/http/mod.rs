@@ -81,17 +81,25 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/", get(pages::index))
         .fallback(pages::not_found)
         .layer(DefaultBodyLimit::max(limit))
+        // No response is ever to be sniffed into another type (third-party text is data).
+        .layer(
+            tower_http::set_header::SetResponseHeaderLayer::if_not_present(
+                axum::http::header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            ),
+        )
         .with_state(hub)
 }
 
 /// Reads the signature headers, an `Authorization: Bearer` owner session and the peer address
 /// into a [`RequestAuth`].
 pub fn request_auth(headers: &HeaderMap, peer: Option<SocketAddr>) -> RequestAuth {
+    // Lossy, so that a non-ASCII nonce or signature is refused for what it is (bad_nonce,
+    // bad_signature) rather than read as missing.
     let text = |name: &str| {
         headers
             .get(name)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned)
+            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
     };
     RequestAuth {
         signature: text("x-kd-signature"),

@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -21,23 +22,19 @@ pub async fn call_tool(
     Path(name): Path<String>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let request_id = hub.request_id();
     let Some(tool) = hub.tool(&name) else {
         let error = ToolError::not_found("name", format!("Unknown tool: {name}"));
         return present(Err(error), &request_id, &name);
     };
-    let text = match std::str::from_utf8(&body) {
-        Ok(text) if text.trim().is_empty() => "{}",
+    let text = match arguments_text(&headers, body) {
         Ok(text) => text,
-        Err(_) => {
-            let error = ToolError::validation("arguments", "The body is not UTF-8.");
-            return present(Err(error), &request_id, tool.name);
-        }
+        Err((status, error)) => return present_with(status, error, &request_id, tool.name),
     };
     let auth = super::request_auth(&headers, Some(peer));
-    let outcome = hub.call(tool, Some(text), auth, request_id.clone()).await;
+    let outcome = hub.call(tool, Some(&text), auth, request_id.clone()).await;
     present(outcome, &request_id, tool.name)
 }
 
@@ -65,18 +62,71 @@ pub async fn preflight(
     State(hub): State<Arc<Hub>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let request_id = hub.request_id();
     let tool = &crate::preflight::CHECK_BEFORE_ACTING;
-    let Ok(text) = std::str::from_utf8(&body) else {
-        let error = ToolError::validation("arguments", "The body is not UTF-8.");
-        return present(Err(error), &request_id, tool.name);
+    let text = match arguments_text(&headers, body) {
+        Ok(text) => text,
+        Err((status, error)) => return present_with(status, error, &request_id, tool.name),
     };
-    let text = if text.trim().is_empty() { "{}" } else { text };
     let auth = super::request_auth(&headers, Some(peer));
-    let outcome = hub.call(tool, Some(text), auth, request_id.clone()).await;
+    let outcome = hub.call(tool, Some(&text), auth, request_id.clone()).await;
     present(outcome, &request_id, tool.name)
+}
+
+/// The arguments text of a REST tool call: the body, as UTF-8 JSON (`{}` when empty). A body
+/// over the size cap is 413, a body that is not `application/json` is 415 (so that a web page
+/// cannot post a plain form to a tool from a visitor's browser), and non-UTF-8 is 400; each
+/// with the JSON error envelope.
+fn arguments_text(
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<String, (StatusCode, ToolError)> {
+    let body = body.map_err(|rejection| {
+        let status = rejection.status();
+        (
+            status,
+            ToolError::validation(
+                "arguments",
+                format!("The body was refused: {}.", rejection.body_text()),
+            ),
+        )
+    })?;
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok("{}".to_owned());
+    }
+    let json = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| {
+            value
+                .trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        });
+    if !json {
+        return Err((
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ToolError::validation(
+                "arguments",
+                "Send the arguments as JSON with Content-Type: application/json.",
+            ),
+        ));
+    }
+    String::from_utf8(body.to_vec()).map_err(|_| {
+        (
+            StatusCode::BAD_REQUEST,
+            ToolError::validation("arguments", "The body is not UTF-8."),
+        )
+    })
+}
+
+/// A refusal decided by the adapter itself, with its own status and the JSON error envelope.
+fn present_with(status: StatusCode, error: ToolError, request_id: &str, tool: &str) -> Response {
+    let mut response = present(Err(error), request_id, tool);
+    *response.status_mut() = status;
+    response
 }
 
 /// The REST presentation of an outcome: `{ok, data | error, request_id}` with the spec

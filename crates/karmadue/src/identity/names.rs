@@ -29,25 +29,64 @@ pub fn check_name(name: &str, field: &str) -> Result<String, ToolError> {
             format!("{field} must be 2 to 40 characters"),
         ));
     }
-    if name.chars().any(char::is_control) {
+    if name.chars().any(|c| c.is_control() || invisible(c)) {
         return Err(ToolError::validation(
             field,
-            format!("{field} must not contain control characters"),
+            format!("{field} must not contain control, invisible or text-direction characters"),
         ));
     }
-    if fold(name).chars().count() < 2 {
+    let folded = fold(name);
+    if folded.chars().count() < 2 {
         return Err(ToolError::validation(
             field,
             format!("{field} needs at least two letters or digits"),
         ));
     }
+    if RESERVED
+        .iter()
+        .any(|reserved| within_one_edit(&folded, &fold(reserved)))
+    {
+        return Err(ToolError::new(
+            crate::error::ErrorCode::LabelReserved,
+            "label taken: exact or lookalike of a name reserved for the hub itself",
+        )
+        .with_field(field));
+    }
     Ok(name.to_owned())
 }
 
-/// The folded form used for reservation.
+/// Names no agent may take, nor a lookalike of: the hub's own.
+pub const RESERVED: [&str; 8] = [
+    "KarmaDue",
+    "KarmaDue official",
+    "admin",
+    "administrator",
+    "system",
+    "operator",
+    "support",
+    "moderator",
+];
+
+/// Characters that render as nothing or reorder text: Unicode default-ignorable code points
+/// (zero-width spaces and joiners, soft hyphen, BOM, variation selectors, ...) and the bidi
+/// controls. A name holding one could look like another name.
+fn invisible(c: char) -> bool {
+    matches!(
+        u32::from(c),
+        0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180B..=0x180F | 0x200B..=0x200F
+            | 0x202A..=0x202E | 0x2060..=0x206F | 0x3164 | 0xFE00..=0xFE0F | 0xFEFF | 0xFFA0 | 0xFFF0..=0xFFF8
+            | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0000..=0xE0FFF
+    )
+}
+
+/// The folded form used for reservation: NFKC, lowercase, separators dropped, lookalike
+/// characters mapped to one letter.
 pub fn fold(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    // NFKC first: fullwidth letters, roman numerals and other compatibility forms become the
+    // plain letters they look like.
     let mapped: String = name
-        .chars()
+        .nfkc()
         .flat_map(char::to_lowercase)
         .filter(|c| !c.is_whitespace() && !matches!(c, '-' | '_' | '.' | '\'' | '`'))
         .map(|c| match c {
@@ -231,6 +270,45 @@ mod tests {
         assert!(!within_one_edit("scout", "scouter"));
         assert!(!within_one_edit("scout", "trout"));
         assert!(!within_one_edit("ab", "ba-x"));
+    }
+
+    #[test]
+    fn compatibility_forms_fold_to_the_plain_name() {
+        assert_eq!(
+            fold("Ｑｕｉｃｋｓｔａｒｔ Ｓｃｏｕｔ ＩＩ"),
+            fold("Quickstart Scout II")
+        );
+        assert_eq!(
+            fold("Quickstart Scout \u{2161}"),
+            fold("Quickstart Scout II")
+        );
+    }
+
+    #[test]
+    fn invisible_and_direction_characters_and_the_hubs_names_are_refused() {
+        for name in [
+            "\u{2066}Scout\u{2069}",
+            "\u{202e}tuocS",
+            "Sc\u{200b}out",
+            "\u{feff}Scout",
+            "Sc\u{ad}out",
+        ] {
+            assert_eq!(
+                check_name(name, "name").unwrap_err().field.as_deref(),
+                Some("name"),
+                "{name:?}"
+            );
+        }
+        for name in [
+            "KarmaDue",
+            "karmadue official",
+            "Admin",
+            "SYSTEM",
+            "Karma Due",
+        ] {
+            let error = check_name(name, "name").unwrap_err();
+            assert_eq!(error.code, crate::error::ErrorCode::LabelReserved, "{name}");
+        }
     }
 
     #[test]

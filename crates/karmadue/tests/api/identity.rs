@@ -441,3 +441,23 @@ fn release_of_an_independent_agent_changes_nothing() {
     assert_eq!(reply["data"]["released"], false, "{reply}");
     assert_eq!(app.log_len(), before);
 }
+
+#[test]
+fn compatibility_lookalikes_invisible_characters_and_the_hubs_own_names_are_refused() {
+    let app = TestApp::start();
+    app.register("Quickstart Scout II");
+    let before = app.log_len();
+    for (name, code) in [
+        ("Ｑｕｉｃｋｓｔａｒｔ Ｓｃｏｕｔ ＩＩ", "label_reserved"),
+        ("Quickstart Scout \u{2161}", "label_reserved"),
+        ("\u{2066}Quickstart Scout II\u{2069}", "validation"),
+        ("\u{202e}II tuocS tratskciuQ", "validation"),
+        ("\u{200b}\u{200b}\u{200b}", "validation"),
+        ("KarmaDue", "label_reserved"),
+        ("admin", "label_reserved"),
+    ] {
+        let reply = app.try_register(name, &SigningKey::from_bytes(&[31; 32]), "t");
+        assert_eq!(reply["error"]["code"], code, "{name:?}: {reply}");
+    }
+    assert_eq!(app.log_len(), before);
+}

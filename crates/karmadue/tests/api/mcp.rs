@@ -322,3 +322,38 @@ fn initialize_issues_a_session_id_that_later_requests_may_carry_and_unknown_ids_
         "a session id stays optional"
     );
 }
+
+#[test]
+fn oversized_and_non_json_bodies_get_the_json_error_envelope_and_every_answer_says_nosniff() {
+    let app = TestApp::start();
+    let big = format!(r#"{{"need":"{}"}}"#, "x".repeat(300 * 1024));
+    let mcp = app.mcp_raw(&big, &[]);
+    assert_eq!(mcp.status, 413);
+    assert_eq!(mcp.json()["error"]["code"], -32600);
+    let (status, body) = app.rest("register_challenge", &big, &[]);
+    assert_eq!(status, 413);
+    assert_eq!(
+        (body["ok"].as_bool(), body["error"]["field"].as_str()),
+        (Some(false), Some("arguments"))
+    );
+    let form = app.request(
+        "POST",
+        "/functions/v1/public-api/v1/tools/register_challenge",
+        Some(b"{}"),
+        &[("content-type", "text/plain")],
+    );
+    assert_eq!(form.status, 415, "{}", form.text);
+    assert_eq!(form.json()["ok"], false);
+    for path in [
+        "/",
+        "/functions/v1/docs/docs/tools.md",
+        "/.well-known/jwks.json",
+    ] {
+        assert_eq!(
+            app.request("GET", path, None, &[])
+                .header("x-content-type-options"),
+            Some("nosniff"),
+            "{path}"
+        );
+    }
+}

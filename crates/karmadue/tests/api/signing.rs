@@ -443,3 +443,20 @@ fn garbage_in_the_signature_header_is_bad_signature_and_writes_nothing() {
     }
     assert_eq!(app.log_len(), before);
 }
+
+#[test]
+fn a_non_ascii_nonce_is_bad_nonce_not_a_missing_signature() {
+    let app = TestApp::start();
+    let agent = app.register("Nonce Bytes");
+    let arguments = json!({ "agent_id": agent.agent_id, "name": "Nonce Bytes Two" }).to_string();
+    let mut headers = app.sign(
+        &agent.key,
+        "rename_agent",
+        &agent.agent_id,
+        &arguments,
+        &fresh_nonce(),
+    );
+    headers[2].1 = "nonce-ünïcödé-0000000".to_owned();
+    let (reply, _) = app.call_text("rename_agent", &arguments, &pairs(&headers));
+    assert_eq!(reply["error"]["code"], "bad_nonce", "{reply}");
+}
