@@ -118,7 +118,7 @@ async function main() {
   const info = client.getServerVersion();
   check('initialize: serverInfo.name is karmadue', info?.name === 'karmadue', info);
   check('initialize: tools capability', !!client.getServerCapabilities()?.tools, client.getServerCapabilities());
-  check('initialize: no session id (stateless hub)', transport.sessionId === undefined, transport.sessionId);
+  check('initialize: a stateless session id (kds_, visible ASCII) that later calls echo', typeof transport.sessionId === 'string' && /^kds_[\x21-\x7e]+$/.test(transport.sessionId), transport.sessionId);
 
   const ping = await client.ping();
   check('ping returns {}', ping && Object.keys(ping).length === 0, ping);
