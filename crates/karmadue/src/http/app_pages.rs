@@ -112,6 +112,17 @@ fn redirect(to: &'static str, cookies: &[String]) -> Response {
     response
 }
 
+/// The error page for `error`, its status from [`error_status`].
+fn error_page(error: &AppError, signed_in: bool) -> Response {
+    page(
+        error_status(error),
+        "Error",
+        signed_in,
+        &escape(&error.to_string()),
+        &[],
+    )
+}
+
 fn error_status(error: &AppError) -> StatusCode {
     match error {
         AppError::Invalid(_) | AppError::WrongCredentials => StatusCode::BAD_REQUEST,
@@ -338,13 +349,7 @@ async fn signed_in_post(
         }
         Ok(Some(_)) => Err(forbidden_form(true)),
         Ok(None) => Err(redirect("/signin", &[])),
-        Err(error) => Err(page(
-            error_status(&error),
-            "Error",
-            false,
-            &escape(&error.to_string()),
-            &[],
-        )),
+        Err(error) => Err(error_page(&error, false)),
     }
 }
 
@@ -360,13 +365,7 @@ pub async fn signout(
     };
     match people::sign_out(&hub, &token).await {
         Ok(()) => redirect("/signin", &[set_cookie(&hub, SESSION_COOKIE, "", 0)]),
-        Err(error) => page(
-            error_status(&error),
-            "Error",
-            true,
-            &escape(&error.to_string()),
-            &[],
-        ),
+        Err(error) => error_page(&error, true),
     }
 }
 
@@ -420,13 +419,7 @@ pub async fn connect_page(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Re
             &[],
         ),
         Ok(None) => redirect("/signin", &[]),
-        Err(error) => page(
-            error_status(&error),
-            "Error",
-            false,
-            &escape(&error.to_string()),
-            &[],
-        ),
+        Err(error) => error_page(&error, false),
     }
 }
 
@@ -570,13 +563,7 @@ pub async fn you_page(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Respon
             you_response(&hub, &person, &session, StatusCode::OK, None).await
         }
         Ok(None) => redirect("/signin", &[]),
-        Err(error) => page(
-            error_status(&error),
-            "Error",
-            false,
-            &escape(&error.to_string()),
-            &[],
-        ),
+        Err(error) => error_page(&error, false),
     }
 }
 
@@ -714,13 +701,7 @@ pub async fn inbox_page(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Resp
             inbox_response(&hub, &person, &session, StatusCode::OK, None).await
         }
         Ok(None) => redirect("/signin", &[]),
-        Err(error) => page(
-            error_status(&error),
-            "Error",
-            false,
-            &escape(&error.to_string()),
-            &[],
-        ),
+        Err(error) => error_page(&error, false),
     }
 }
 
@@ -790,13 +771,7 @@ pub async fn adopt_page(
              <p><a href=\"/signin\">Sign in</a> · <a href=\"/signup\">Sign up</a></p>",
             &[],
         ),
-        Err(error) => page(
-            error_status(&error),
-            "Error",
-            false,
-            &escape(&error.to_string()),
-            &[],
-        ),
+        Err(error) => error_page(&error, false),
     }
 }
 
