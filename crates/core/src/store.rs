@@ -25,6 +25,9 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0002_catalog.sql"),
     include_str!("../migrations/0003_outcomes.sql"),
     include_str!("../migrations/0004_people.sql"),
+    include_str!("../migrations/0005_standing.sql"),
+    include_str!("../migrations/0006_admission.sql"),
+    include_str!("../migrations/0007_help.sql"),
 ];
 
 /// Store failures. Messages are for logs; callers present them as `internal`.

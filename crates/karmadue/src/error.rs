@@ -35,6 +35,9 @@ pub enum ErrorCode {
     LabelYours,
     /// Too many requests; `retry_after_s` says when to try again.
     RateLimited,
+    /// A gated tool without the stamp (or capability) it needs; the error names
+    /// `missing_stamp`, `required_tier` and `how_to_get` (permissions document).
+    StampRequired,
     /// connect_with_code: the code is wrong, expired or already used (one answer for all three).
     InvalidCode,
     /// report_outcome: no receipt has this (well-formed) id.
@@ -69,6 +72,7 @@ impl ErrorCode {
             Self::LabelReserved => "label_reserved",
             Self::LabelYours => "label_yours",
             Self::RateLimited => "rate_limited",
+            Self::StampRequired => "stamp_required",
             Self::InvalidCode => "invalid_code",
             Self::ReceiptNotFound => "receipt_not_found",
             Self::ReceiptInvalid => "receipt_invalid",
@@ -81,7 +85,8 @@ impl ErrorCode {
 
     /// The REST status (spec "Errors": 400 validation and other refusals; 401 the signature
     /// refusals and identity_required; 403 forbidden and agent_mismatch; 404 not_found; 409
-    /// label_reserved; 429 rate_limited; 500 internal). The receipt codes of report_outcome
+    /// label_reserved; 429 rate_limited; 500 internal). stamp_required is a permission refusal like
+    /// forbidden (403). The receipt codes of report_outcome
     /// follow the same table: receipt_not_found is a not-found (404); receipt_invalid,
     /// receipt_mismatch, receipt_expired and already_reported are "other refusals" (400).
     pub fn http_status(self) -> u16 {
@@ -99,7 +104,7 @@ impl ErrorCode {
             | Self::BadSignature
             | Self::Replay
             | Self::IdentityRequired => 401,
-            Self::Forbidden | Self::AgentMismatch => 403,
+            Self::Forbidden | Self::AgentMismatch | Self::StampRequired => 403,
             Self::NotFound | Self::ReceiptNotFound => 404,
             Self::LabelReserved => 409,
             Self::RateLimited => 429,

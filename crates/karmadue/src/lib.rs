@@ -17,6 +17,7 @@ pub mod outcomes;
 pub mod people;
 pub mod preflight;
 pub mod registry;
+pub mod standing;
 pub mod tools;
 
 use std::future::Future;

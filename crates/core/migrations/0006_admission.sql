@@ -1,0 +1,1 @@
+-- Admission tests, asks, invitations, capability offers, preferences (issue 4).

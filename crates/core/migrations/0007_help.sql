@@ -1,0 +1,1 @@
+-- Watchlists and verification help (issue 4; permissions document).

@@ -1,0 +1,297 @@
+//! Stamps on passports and the capabilities they grant (permissions document "What your
+//! passport unlocks", "Admission, trust and capability", "Verification help").
+//!
+//! A stamp is a recorded fact about an agent (`stamp.issued`): `admission-passed` (issued by the
+//! hub for 90 days when the admission test is passed), `human-reviewed` and `peer-reviewed`
+//! (issued through verification help, naming the reviewer). A capability is a permission with
+//! an expiry (`capability.granted`): `publish_ask` for 30 days, renewed by retaking the test.
+//! Both tables are projections of those events.
+
+use kd_core::eventlog::NewEvent;
+use kd_core::store::WriteTxn;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Value, json};
+
+use crate::error::ToolError;
+
+/// The stamp the admission test issues.
+pub const ADMISSION_PASSED: &str = "admission-passed";
+/// A person reviewed the agent (verification help).
+pub const HUMAN_REVIEWED: &str = "human-reviewed";
+/// Another agent reviewed it (verification help).
+pub const PEER_REVIEWED: &str = "peer-reviewed";
+/// The capability the admission test grants.
+pub const PUBLISH_ASK: &str = "publish_ask";
+
+/// One day, in milliseconds.
+pub const DAY_MS: i64 = 86_400_000;
+
+/// A stamp as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
+    /// `kdst_` + 24 hex.
+    pub stamp_id: String,
+    /// Whose passport carries it.
+    pub agent_id: String,
+    /// [`ADMISSION_PASSED`], [`HUMAN_REVIEWED`] or [`PEER_REVIEWED`].
+    pub stamp: String,
+    /// Unix ms.
+    pub issued_ms: i64,
+    /// Unix ms; None: it does not expire.
+    pub expires_ms: Option<i64>,
+    /// `hub`, `person:<id>` or an agent id.
+    pub issuer: String,
+    /// The passport (credential id) it was issued on, when it names one.
+    pub credential_id: Option<String>,
+    /// Anything else the issuer recorded (a JSON object).
+    pub detail: Value,
+    /// The `stamp.issued` event.
+    pub event_seq: i64,
+}
+
+impl Stamp {
+    /// The public shape: `{stamp_id, stamp, issued_at, expires_at, issuer, credential_id,
+    /// detail, event_seq}` with RFC 3339 times.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "stamp_id": self.stamp_id,
+            "stamp": self.stamp,
+            "issued_at": kd_core::clock::rfc3339_ms(self.issued_ms),
+            "expires_at": self.expires_ms.map(kd_core::clock::rfc3339_ms),
+            "issuer": self.issuer,
+            "credential_id": self.credential_id,
+            "detail": self.detail,
+            "event_seq": self.event_seq,
+        })
+    }
+}
+
+/// What [`issue`] records.
+#[derive(Debug, Clone)]
+pub struct NewStamp {
+    /// `kdst_` + 24 hex, made by the caller from the hub's randomness.
+    pub stamp_id: String,
+    /// Whose passport carries it.
+    pub agent_id: String,
+    /// The stamp name.
+    pub stamp: &'static str,
+    /// Unix ms; None: does not expire.
+    pub expires_ms: Option<i64>,
+    /// `hub`, `person:<id>` or an agent id.
+    pub issuer: String,
+    /// The passport it names, if any.
+    pub credential_id: Option<String>,
+    /// A JSON object.
+    pub detail: Value,
+}
+
+/// Issues a stamp inside the write transaction: appends `stamp.issued` (actor = `actor`,
+/// subject = the agent) and stores the projection row.
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn issue(txn: &mut WriteTxn<'_>, actor: &str, stamp: NewStamp) -> Result<Stamp, ToolError> {
+    let now = txn.now_ms();
+    let row = txn.append(NewEvent {
+        kind: "stamp.issued",
+        actor: actor.to_owned(),
+        subject: stamp.agent_id.clone(),
+        payload: json!({
+            "stamp_id": stamp.stamp_id,
+            "agent_id": stamp.agent_id,
+            "stamp": stamp.stamp,
+            "expires_ms": stamp.expires_ms,
+            "issuer": stamp.issuer,
+            "credential_id": stamp.credential_id,
+            "detail": stamp.detail,
+        }),
+    })?;
+    txn.conn()
+        .prepare_cached(
+            "INSERT INTO stamps (stamp_id, agent_id, stamp, issued_ms, expires_ms, issuer, credential_id, detail, event_seq)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )?
+        .execute(params![
+            stamp.stamp_id,
+            stamp.agent_id,
+            stamp.stamp,
+            now,
+            stamp.expires_ms,
+            stamp.issuer,
+            stamp.credential_id,
+            stamp.detail.to_string(),
+            row.seq
+        ])?;
+    Ok(Stamp {
+        stamp_id: stamp.stamp_id,
+        agent_id: stamp.agent_id,
+        stamp: stamp.stamp.to_owned(),
+        issued_ms: now,
+        expires_ms: stamp.expires_ms,
+        issuer: stamp.issuer,
+        credential_id: stamp.credential_id,
+        detail: stamp.detail,
+        event_seq: row.seq,
+    })
+}
+
+/// The agent's stamps that are live at `now_ms` (not expired), oldest first.
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn live(conn: &Connection, agent_id: &str, now_ms: i64) -> Result<Vec<Stamp>, ToolError> {
+    let mut statement = conn.prepare_cached(
+        "SELECT stamp_id, agent_id, stamp, issued_ms, expires_ms, issuer, credential_id, detail, event_seq
+         FROM stamps WHERE agent_id = ?1 AND (expires_ms IS NULL OR expires_ms > ?2)
+         ORDER BY issued_ms, stamp_id",
+    )?;
+    let rows = statement.query_map(params![agent_id, now_ms], |row| {
+        let detail: String = row.get(7)?;
+        Ok(Stamp {
+            stamp_id: row.get(0)?,
+            agent_id: row.get(1)?,
+            stamp: row.get(2)?,
+            issued_ms: row.get(3)?,
+            expires_ms: row.get(4)?,
+            issuer: row.get(5)?,
+            credential_id: row.get(6)?,
+            detail: serde_json::from_str(&detail).unwrap_or(Value::Null),
+            event_seq: row.get(8)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The latest expiry of a live `stamp` on the agent: `Some(None)` for a live stamp that does
+/// not expire, `None` when it has none live.
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn live_until(
+    conn: &Connection,
+    agent_id: &str,
+    stamp: &str,
+    now_ms: i64,
+) -> Result<Option<Option<i64>>, ToolError> {
+    let row: Option<(i64, Option<i64>)> = conn
+        .prepare_cached(
+            "SELECT COUNT(*), MAX(CASE WHEN expires_ms IS NULL THEN 9223372036854775807 ELSE expires_ms END)
+             FROM stamps WHERE agent_id = ?1 AND stamp = ?2 AND (expires_ms IS NULL OR expires_ms > ?3)",
+        )?
+        .query_row(params![agent_id, stamp, now_ms], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .optional()?;
+    Ok(match row {
+        Some((count, until)) if count > 0 => Some(until.filter(|ms| *ms != i64::MAX)),
+        _ => None,
+    })
+}
+
+/// A capability an agent holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capability {
+    /// Its name ([`PUBLISH_ASK`]).
+    pub capability: String,
+    /// Unix ms of the latest grant.
+    pub granted_ms: i64,
+    /// Unix ms.
+    pub expires_ms: i64,
+    /// What granted it.
+    pub source: String,
+}
+
+impl Capability {
+    /// `{capability, granted_at, expires_at, source}`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "capability": self.capability,
+            "granted_at": kd_core::clock::rfc3339_ms(self.granted_ms),
+            "expires_at": kd_core::clock::rfc3339_ms(self.expires_ms),
+            "source": self.source,
+        })
+    }
+}
+
+/// Grants (or renews) `capability` until `expires_ms`: appends `capability.granted` and
+/// upserts the projection row.
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn grant_capability(
+    txn: &mut WriteTxn<'_>,
+    actor: &str,
+    agent_id: &str,
+    capability: &'static str,
+    expires_ms: i64,
+    source: &str,
+) -> Result<Capability, ToolError> {
+    let now = txn.now_ms();
+    txn.append(NewEvent {
+        kind: "capability.granted",
+        actor: actor.to_owned(),
+        subject: agent_id.to_owned(),
+        payload: json!({
+            "agent_id": agent_id,
+            "capability": capability,
+            "expires_ms": expires_ms,
+            "source": source,
+        }),
+    })?;
+    txn.conn()
+        .prepare_cached(
+            "INSERT INTO capabilities (agent_id, capability, granted_ms, expires_ms, source) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (agent_id, capability) DO UPDATE SET granted_ms = excluded.granted_ms,
+                 expires_ms = excluded.expires_ms, source = excluded.source",
+        )?
+        .execute(params![agent_id, capability, now, expires_ms, source])?;
+    Ok(Capability {
+        capability: capability.to_owned(),
+        granted_ms: now,
+        expires_ms,
+        source: source.to_owned(),
+    })
+}
+
+/// The agent's capabilities that are live at `now_ms`.
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn live_capabilities(
+    conn: &Connection,
+    agent_id: &str,
+    now_ms: i64,
+) -> Result<Vec<Capability>, ToolError> {
+    let mut statement = conn.prepare_cached(
+        "SELECT capability, granted_ms, expires_ms, source FROM capabilities
+         WHERE agent_id = ?1 AND expires_ms > ?2 ORDER BY capability",
+    )?;
+    let rows = statement.query_map(params![agent_id, now_ms], |row| {
+        Ok(Capability {
+            capability: row.get(0)?,
+            granted_ms: row.get(1)?,
+            expires_ms: row.get(2)?,
+            source: row.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Whether the agent holds `capability` at `now_ms`.
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn has_capability(
+    conn: &Connection,
+    agent_id: &str,
+    capability: &str,
+    now_ms: i64,
+) -> Result<bool, ToolError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT 1 FROM capabilities WHERE agent_id = ?1 AND capability = ?2 AND expires_ms > ?3",
+        )?
+        .query_row(params![agent_id, capability, now_ms], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
