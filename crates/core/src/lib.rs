@@ -17,3 +17,4 @@ pub mod outbox;
 pub mod people;
 pub mod random;
 pub mod store;
+pub mod tiers;

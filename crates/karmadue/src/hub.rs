@@ -16,10 +16,12 @@ use kd_protocol::ids::AgentId;
 use kd_protocol::keys::AgentPublicKey;
 use kd_protocol::signing::{self, Nonce};
 use rusqlite::OptionalExtension;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::{ErrorCode, ToolError};
 use crate::registry::{Access, Args, Tool};
+use crate::standing::limits::Charge;
+use crate::standing::tiers::{AgentFacts, Subject};
 use crate::tools;
 
 /// Everything a hub process shares between requests.
@@ -41,6 +43,8 @@ pub struct Hub {
     pub search: crate::catalog::search::SearchIndex,
     /// Wakes the mail sender after a write queued mail (`people::mail`).
     pub mail_wakeup: Arc<tokio::sync::Notify>,
+    /// The per-minute limits of the access tiers (`standing::limits`).
+    pub limiter: crate::standing::limits::RateLimiter,
 }
 
 impl Hub {
@@ -55,19 +59,73 @@ impl Hub {
     }
 
     /// Runs one tool call: canonicalises and validates the raw arguments, resolves the
-    /// caller from the signature headers, and calls the handler.
+    /// caller from the signature headers, applies the tier gate and the per-minute limits,
+    /// and calls the handler. The reply's standing (`tier`, `next_unlock`, `quota`) comes
+    /// with the outcome, refusals included.
     ///
     /// `raw_arguments` is the exact JSON text the client sent (None: no arguments, `{}`).
-    ///
-    /// # Errors
-    /// A [`ToolError`] refusal; nothing has been written when one is returned before the
-    /// handler, and handlers refuse before they write.
+    /// A refusal in the outcome was returned before anything was written (handlers refuse
+    /// before they write).
     pub async fn call(
         self: &Arc<Self>,
         tool: &'static Tool,
         raw_arguments: Option<&str>,
         auth: RequestAuth,
         request_id: String,
+    ) -> Called {
+        let mut subject = Subject::Ip(auth.ip);
+        let outcome = self
+            .call_inner(tool, raw_arguments, auth, request_id, &mut subject)
+            .await;
+        let standing = self.standing(&subject).await;
+        Called { outcome, standing }
+    }
+
+    /// The standing fields of a reply for `subject`: `tier`, `next_unlock`, and `quota` for an
+    /// owner-linked agent (read after the call, so it counts this call's action).
+    async fn standing(&self, subject: &Subject) -> Map<String, Value> {
+        let tiers = &self.config.access_tiers;
+        let mut standing = Map::new();
+        standing.insert(
+            "tier".into(),
+            crate::standing::tiers::tier_json(tiers, subject),
+        );
+        standing.insert(
+            "next_unlock".into(),
+            crate::standing::tiers::next_unlock(tiers, subject),
+        );
+        if let Subject::Agent {
+            agent_id,
+            facts:
+                AgentFacts {
+                    actions_per_day: Some(actions_per_day),
+                    ..
+                },
+        } = subject
+        {
+            let agent_id = agent_id.clone();
+            let actions_per_day = *actions_per_day;
+            let now_ms = self.clock.now_ms();
+            let quota = self
+                .store
+                .read(move |conn| {
+                    crate::standing::quota::read(conn, &agent_id, actions_per_day, now_ms)
+                })
+                .await;
+            if let Ok(quota) = quota {
+                standing.insert("quota".into(), quota.to_json());
+            }
+        }
+        standing
+    }
+
+    async fn call_inner(
+        self: &Arc<Self>,
+        tool: &'static Tool,
+        raw_arguments: Option<&str>,
+        auth: RequestAuth,
+        request_id: String,
+        subject: &mut Subject,
     ) -> Result<Answer, ToolError> {
         let canonical = kd_protocol::canonical::canonical_text(raw_arguments.unwrap_or("{}"))
             .map_err(|error| {
@@ -78,6 +136,8 @@ impl Hub {
         let document: Value = serde_json::from_str(&canonical).map_err(ToolError::internal)?;
         let args = tool.validate(document)?;
         let caller = self.resolve_caller(tool, &args, &canonical, auth).await?;
+        *subject = caller.subject();
+        self.admit(tool, subject)?;
         let ctx = Ctx {
             hub: Arc::clone(self),
             caller,
@@ -91,6 +151,58 @@ impl Hub {
             untrusted,
             lifts: !tool.untrusted.is_empty(),
         })
+    }
+
+    /// The tier gate, then the per-minute limits: the subject's reads or writes, and a read
+    /// tool's own limit. A call is charged once its caller is known; a refusal here records
+    /// nothing.
+    fn admit(&self, tool: &Tool, subject: &Subject) -> Result<(), ToolError> {
+        let tiers = &self.config.access_tiers;
+        crate::standing::tiers::gate(tiers, tool.name, subject)?;
+        let spec = &tiers.tiers[subject.tier().min(tiers.tiers.len() - 1)];
+        let bucket = subject.bucket();
+        let mut charges = Vec::with_capacity(2);
+        if tool.hints.read_only {
+            charges.push(Charge {
+                key: format!("{bucket}:reads"),
+                limit: spec.reads_per_minute,
+            });
+            charges.push(Charge {
+                key: format!("{bucket}:tool:{}", tool.name),
+                limit: tiers
+                    .tool_reads_per_minute
+                    .get(tool.name)
+                    .copied()
+                    .unwrap_or(tiers.default_tool_reads_per_minute),
+            });
+        } else {
+            charges.push(Charge {
+                key: format!("{bucket}:writes"),
+                limit: spec.writes_per_minute,
+            });
+        }
+        self.limiter
+            .take(&charges, self.clock.now_ms())
+            .map_err(|limited| {
+                let retry_after_s = (limited.retry_after_ms + 999).div_euclid(1000).max(1);
+                let charge = &charges[limited.charge];
+                let what = if charge.key.contains(":tool:") {
+                    format!("{} calls to {}", charge.limit, tool.name)
+                } else if tool.hints.read_only {
+                    format!("{} reads", charge.limit)
+                } else {
+                    format!("{} writes", charge.limit)
+                };
+                ToolError::new(
+                    ErrorCode::RateLimited,
+                    format!(
+                        "Too many requests: the {} tier allows {what} a minute. Try again in {retry_after_s} seconds.",
+                        spec.tier
+                    ),
+                )
+                .with("retry_after_s", retry_after_s)
+                .with("limit", charge.limit)
+            })
     }
 
     async fn resolve_caller(
@@ -184,12 +296,13 @@ impl Hub {
             .store
             .read(move |conn| -> Result<_, ToolError> {
                 let session = kd_core::people::session(conn, &token, now_ms)?;
-                let owner: Option<Option<String>> = conn
-                    .query_row(
-                        "SELECT owner_id FROM agents WHERE agent_id = ?1",
-                        [&id_text],
-                        |row| row.get(0),
-                    )
+                let owner: Option<(Option<String>, AgentFacts)> = conn
+                    .prepare_cached(&format!(
+                        "SELECT owner_id, {FACTS_COLUMNS} FROM agents WHERE agent_id = ?1"
+                    ))?
+                    .query_row(rusqlite::params![id_text, now_ms], |row| {
+                        Ok((row.get(0)?, facts_from(row, 1)?))
+                    })
                     .optional()?;
                 Ok((session, owner))
             })
@@ -200,7 +313,7 @@ impl Hub {
                 "The bearer session is unknown, signed out or expired. Sign in again, or sign the request (kd-mcp-v1).",
             ));
         };
-        let Some(owner) = owner else {
+        let Some((owner, facts)) = owner else {
             return Err(ToolError::not_found(
                 "agent_id",
                 "No agent has this agent_id.",
@@ -218,6 +331,7 @@ impl Hub {
             proof: Proof::OwnerSession {
                 person_id: session.person_id,
             },
+            facts,
         })
     }
 
@@ -269,19 +383,21 @@ impl Hub {
             )
         })?;
         let id_text = agent_id.to_string();
-        let stored: Option<(String, String, Option<i64>)> = self
+        let now_ms = self.clock.now_ms();
+        let stored: Option<(String, String, Option<i64>, AgentFacts)> = self
             .store
             .read(move |conn| {
-                conn.query_row(
-                    "SELECT public_key, status, paused_ms FROM agents WHERE agent_id = ?1",
-                    [&id_text],
-                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-                )
+                conn.prepare_cached(&format!(
+                    "SELECT public_key, status, paused_ms, {FACTS_COLUMNS} FROM agents WHERE agent_id = ?1"
+                ))?
+                .query_row(rusqlite::params![id_text, now_ms], |row| {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?, facts_from(row, 3)?))
+                })
                 .optional()
                 .map_err(ToolError::from)
             })
             .await?;
-        let Some((public_key_text, status, paused_ms)) = stored else {
+        let Some((public_key_text, status, paused_ms, facts)) = stored else {
             return Err(ToolError::not_found(
                 "agent_id",
                 "No agent has this agent_id.",
@@ -318,7 +434,56 @@ impl Hub {
                 public_key: public_key_text,
                 nonce: nonce.as_str().to_owned(),
             },
+            facts,
         })
+    }
+}
+
+/// The standing columns read with an agent's key (`?1` the agent id, `?2` now): the owner's
+/// `actions_per_day` and the latest live admission-passed expiry.
+const FACTS_COLUMNS: &str = "(SELECT actions_per_day FROM owner_grants WHERE owner_grants.agent_id = ?1),
+    (SELECT MAX(COALESCE(expires_ms, 9223372036854775807)) FROM stamps
+      WHERE stamps.agent_id = ?1 AND stamp = 'admission-passed' AND (expires_ms IS NULL OR expires_ms > ?2))";
+
+fn facts_from(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<AgentFacts> {
+    Ok(AgentFacts {
+        actions_per_day: row.get(first)?,
+        admission_until: row.get(first + 1)?,
+    })
+}
+
+/// A finished call: the outcome and the standing fields every reply carries (`tier`,
+/// `next_unlock`, and `quota` for an owner-linked agent; permissions document).
+#[derive(Debug, Clone)]
+pub struct Called {
+    /// The answer or the refusal.
+    pub outcome: Result<Answer, ToolError>,
+    /// Top-level reply fields.
+    pub standing: Map<String, Value>,
+}
+
+impl Called {
+    /// A refusal decided before the pipeline ran (an adapter's), with no standing fields.
+    pub fn refused(error: ToolError) -> Self {
+        Self {
+            outcome: Err(error),
+            standing: Map::new(),
+        }
+    }
+
+    /// The JSON body both adapters send: `{ok, data | error, untrusted_content?, request_id,
+    /// tier, next_unlock, quota?}`.
+    pub fn body(self, request_id: &str) -> Value {
+        let mut body = match self.outcome {
+            Ok(answer) => answer.body(request_id),
+            Err(error) => {
+                serde_json::json!({ "ok": false, "error": error.to_json(), "request_id": request_id })
+            }
+        };
+        if let Value::Object(map) = &mut body {
+            map.extend(self.standing);
+        }
+        body
     }
 }
 
@@ -383,6 +548,20 @@ pub struct RequestAuth {
     pub bearer: Option<kd_core::config::Secret>,
 }
 
+impl Caller {
+    /// Who the limits and unlocks are about.
+    pub fn subject(&self) -> Subject {
+        match self {
+            Self::Anonymous { ip } => Subject::Ip(*ip),
+            Self::Agent(signed) => Subject::Agent {
+                agent_id: signed.agent_id.to_string(),
+                facts: signed.facts,
+            },
+            Self::Person { person_id, .. } => Subject::Person(person_id.clone()),
+        }
+    }
+}
+
 /// Who is calling, decided before the handler runs.
 #[derive(Debug, Clone)]
 pub enum Caller {
@@ -420,6 +599,8 @@ pub struct SignedRequest {
     pub ip: Option<IpAddr>,
     /// How the writer was proven.
     pub proof: Proof,
+    /// Its standing when the call was resolved.
+    pub facts: AgentFacts,
 }
 
 /// How a write for an agent was proven (spec "Signing a write").
@@ -488,6 +669,7 @@ impl Ctx {
                 "signed_write called without a signed caller",
             ));
         };
+        let tool = self.tool.name;
         let Proof::Signature { public_key, nonce } = signed.proof.clone() else {
             // The owner's session: no nonce; the link is re-checked inside the transaction.
             return self
@@ -495,7 +677,7 @@ impl Ctx {
                 .store
                 .write(move |txn| {
                     check_owner(txn, &signed)?;
-                    write(txn, &signed)
+                    counted(txn, &signed, tool, write)
                 })
                 .await?;
         };
@@ -505,7 +687,7 @@ impl Ctx {
             .store
             .write(move |txn| {
                 spend_nonce(txn, &signed, &public_key, &nonce)?;
-                write(txn, &signed)
+                counted(txn, &signed, tool, write)
             })
             .await?;
         if let Err(refusal) = &result {
@@ -550,6 +732,31 @@ impl Ctx {
     {
         self.hub.store.read(read).await
     }
+}
+
+/// Runs a signed write as one action (spec "Connector limits"): refused up front when an
+/// owner-linked agent has none left, recorded when the write appended an event.
+fn counted<T, F>(
+    txn: &mut WriteTxn<'_>,
+    signed: &SignedRequest,
+    tool: &str,
+    write: F,
+) -> Result<T, ToolError>
+where
+    F: FnOnce(&mut WriteTxn<'_>, &SignedRequest) -> Result<T, ToolError>,
+{
+    let agent_id = signed.agent_id.to_string();
+    // Linked when the call was resolved; the check itself reads the grant in this transaction.
+    if signed.facts.owner_linked() {
+        crate::standing::quota::check(txn.conn(), &agent_id, txn.now_ms())?;
+    }
+    let before = txn.appended().len();
+    let result = write(txn, signed)?;
+    if let Some(event) = txn.appended().get(before) {
+        let seq = event.seq;
+        crate::standing::quota::record(txn.conn(), &agent_id, tool, txn.now_ms(), seq)?;
+    }
+    Ok(result)
 }
 
 /// The owner path, inside the write transaction: the session's person still owns the agent

@@ -5,11 +5,13 @@
 //! The server is a library: [`serve`] takes a bound listener and a shutdown future, so tests
 //! start it on port 0 and `main` stays tiny.
 
+pub mod admission;
 pub mod catalog;
 pub mod docs;
 pub mod error;
 pub mod findings;
 pub mod fixtures;
+pub mod help;
 pub mod http;
 pub mod hub;
 pub mod identity;
@@ -78,6 +80,7 @@ pub fn open(
     let search = catalog::search::SearchIndex::on_disk(config.data_dir.join("search"));
     Ok(Arc::new(Hub {
         mail_wakeup: Arc::new(tokio::sync::Notify::new()),
+        limiter: standing::limits::RateLimiter::default(),
         search,
         config,
         store,
@@ -121,6 +124,7 @@ pub async fn serve(
         .smtp_url
         .is_some()
         .then(|| tokio::spawn(people::mail::run_sender(Arc::clone(&hub))));
+    let watch = tokio::spawn(help::watch::run_schedule(Arc::clone(&hub)));
     let app = http::router(hub).into_make_service_with_connect_info::<SocketAddr>();
     let result = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
@@ -128,6 +132,7 @@ pub async fn serve(
     if let Some(sender) = sender {
         sender.abort();
     }
+    watch.abort();
     store.close();
     result
 }

@@ -1,7 +1,7 @@
 //! The registry: every tool this hub serves, in the order `tools/list` shows them.
 
 use crate::registry::Tool;
-use crate::{catalog, findings, identity, outcomes, people, preflight};
+use crate::{admission, catalog, findings, help, identity, outcomes, people, preflight, standing};
 
 /// Every served tool, in a fixed order.
 pub static ALL: &[&Tool] = &[
@@ -9,6 +9,7 @@ pub static ALL: &[&Tool] = &[
     &identity::REGISTER_AGENT,
     &identity::GET_SIGNING_PAYLOAD,
     &identity::VERIFY_AGENT,
+    &standing::GET_STANDING,
     &identity::GET_RECEIPT,
     &identity::READ_SCORES,
     &identity::GET_RATING_CARD,
@@ -30,6 +31,19 @@ pub static ALL: &[&Tool] = &[
     &people::findings::NOTIFY_HUMAN_OF_FINDING,
     &people::findings::WITHDRAW_FINDING,
     &people::findings::ADOPT_FINDING,
+    &help::watch::QUICK_WATCH,
+    &help::watch::SET_WATCHLIST,
+    &help::verification::LIST_VERIFICATION_ASKS,
+    &help::verification::POST_VERIFICATION_ASK,
+    &help::verification::ACCEPT_VERIFICATION_ASK,
+    &help::verification::SUBMIT_VERIFICATION,
+    &help::verification::RESOLVE_VERIFICATION,
+    &admission::START_ADMISSION_TEST,
+    &admission::SUBMIT_ADMISSION_TEST,
+    &admission::PUBLISH_ASK,
+    &people::agent_tools::INVITE_AGENT,
+    &people::agent_tools::OFFER_CAPABILITY,
+    &people::agent_tools::UPDATE_PREFERENCES,
 ];
 
 #[cfg(test)]

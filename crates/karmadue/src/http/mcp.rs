@@ -558,7 +558,7 @@ async fn call_tool(
         .await;
     if hub.config.conformance_fixtures
         && crate::fixtures::is_fixture(tool)
-        && let Ok(crate::hub::Answer { data, .. }) = outcome
+        && let Ok(crate::hub::Answer { data, .. }) = outcome.outcome
     {
         let progress_token = meta.and_then(|meta| meta.get("progressToken"));
         let (result, sent) = crate::fixtures::present(data, progress_token);
@@ -574,21 +574,15 @@ async fn call_tool(
 
 /// A `tools/call` result: `structuredContent` `{ok, data | error, untrusted_content?,
 /// request_id}`, the same JSON as text content, and `isError` on failure.
-pub fn tool_result(
-    outcome: Result<crate::hub::Answer, crate::error::ToolError>,
-    request_id: &str,
-    tool: &str,
-) -> Value {
-    let (structured, is_error) = match outcome {
-        Ok(answer) => (answer.body(request_id), false),
+pub fn tool_result(called: crate::hub::Called, request_id: &str, tool: &str) -> Value {
+    let is_error = match &called.outcome {
+        Ok(_) => false,
         Err(error) => {
-            log_refusal(&error, request_id, tool);
-            (
-                json!({ "ok": false, "error": error.to_json(), "request_id": request_id }),
-                true,
-            )
+            log_refusal(error, request_id, tool);
+            true
         }
     };
+    let structured = called.body(request_id);
     let text = structured.to_string();
     json!({
         "content": [{ "type": "text", "text": text }],

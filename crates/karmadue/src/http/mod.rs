@@ -46,6 +46,8 @@ pub fn router(hub: Arc<Hub>) -> Router {
             "/functions/v1/public-api/v1/preflight",
             post(rest::preflight),
         )
+        .route("/functions/v1/public-api/v1/tiers", get(rest::tiers))
+        .route(crate::help::verification::REST_PATH, get(crate::help::verification::rest_list_asks))
         .route(resource_page::BADGE_PATH, get(resource_page::badge))
         .route(resource_page::PAGE_PATH, get(resource_page::resource_page))
         .route("/.well-known/jwks.json", get(pages::jwks))

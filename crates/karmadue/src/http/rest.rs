@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::error::{ErrorCode, ToolError};
-use crate::hub::{Answer, Hub};
+use crate::hub::{Called, Hub};
 
 /// `POST /functions/v1/public-api/v1/tools/{name}`.
 pub async fn call_tool(
@@ -27,7 +27,7 @@ pub async fn call_tool(
     let request_id = hub.request_id();
     let Some(tool) = hub.tool(&name) else {
         let error = ToolError::not_found("name", format!("Unknown tool: {name}"));
-        return present(Err(error), &request_id, &name);
+        return present(Called::refused(error), &request_id, &name);
     };
     let text = match arguments_text(&headers, body) {
         Ok(text) => text,
@@ -53,6 +53,17 @@ pub async fn verify(
         .call(tool, Some(&arguments), auth, request_id.clone())
         .await;
     present(outcome, &request_id, tool.name)
+}
+
+/// `GET /functions/v1/public-api/v1/tiers`: the `access_tiers` table (permissions document).
+pub async fn tiers(State(hub): State<Arc<Hub>>) -> Response {
+    let request_id = hub.request_id();
+    let mut body = crate::standing::tiers_document(&hub.config.access_tiers);
+    body["request_id"] = json!(request_id);
+    let mut response = (StatusCode::OK, body.to_string()).into_response();
+    super::json_content_type(response.headers_mut());
+    super::set_request_id(response.headers_mut(), &request_id);
+    response
 }
 
 /// `POST /functions/v1/public-api/v1/preflight`: `check_before_acting` with the body as its
@@ -124,30 +135,27 @@ fn arguments_text(
 
 /// A refusal decided by the adapter itself, with its own status and the JSON error envelope.
 fn present_with(status: StatusCode, error: ToolError, request_id: &str, tool: &str) -> Response {
-    let mut response = present(Err(error), request_id, tool);
+    let mut response = present(Called::refused(error), request_id, tool);
     *response.status_mut() = status;
     response
 }
 
 /// The REST presentation of an outcome: `{ok, data | error, request_id}` with the spec
 /// status; 429 answers carry `Retry-After`.
-pub fn present(outcome: Result<Answer, ToolError>, request_id: &str, tool: &str) -> Response {
-    let (status, body, retry_after) = match outcome {
-        Ok(answer) => (StatusCode::OK, answer.body(request_id), None),
+pub fn present(called: Called, request_id: &str, tool: &str) -> Response {
+    let (status, retry_after) = match &called.outcome {
+        Ok(_) => (StatusCode::OK, None),
         Err(error) => {
-            super::mcp::log_refusal(&error, request_id, tool);
+            super::mcp::log_refusal(error, request_id, tool);
             let status = StatusCode::from_u16(error.code.http_status())
                 .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             let retry_after = (error.code == ErrorCode::RateLimited)
                 .then(|| error.extra.get("retry_after_s").and_then(Value::as_u64))
                 .flatten();
-            (
-                status,
-                json!({ "ok": false, "error": error.to_json(), "request_id": request_id }),
-                retry_after,
-            )
+            (status, retry_after)
         }
     };
+    let body = called.body(request_id);
     let mut response = (status, body.to_string()).into_response();
     super::json_content_type(response.headers_mut());
     super::set_request_id(response.headers_mut(), request_id);

@@ -686,13 +686,16 @@ fn get_signing_payload(_ctx: Ctx, args: Args) -> HandlerFuture {
 /// "none", scopes [], limits 0, no capabilities.
 /// A linked agent also shows what its owner granted (`actions_per_day`, the grant's scopes and
 /// spend caps) and whether it is paused.
-fn current(agent: &AgentRow, grant: Option<&crate::people::Grant>) -> Value {
+/// `standing` is the agent's live standing (`standing::agent_standing`): its tier's limits and
+/// its capabilities with their expiry.
+fn current(agent: &AgentRow, grant: Option<&crate::people::Grant>, standing: &Value) -> Value {
     let active = agent.status == "active";
+    let tier = &standing["tier"];
     let mut limits = json!({
         "spend_usd_per_day": 0,
         "spend_usd_per_action": 0,
-        "reads_per_minute": if active { 60 } else { 0 },
-        "writes_per_minute": if active { 20 } else { 0 },
+        "reads_per_minute": if active { tier["reads_per_minute"].clone() } else { json!(0) },
+        "writes_per_minute": if active { tier["writes_per_minute"].clone() } else { json!(0) },
     });
     let mut scopes: Vec<String> = if active {
         READ_ONLY_SCOPES
@@ -715,7 +718,8 @@ fn current(agent: &AgentRow, grant: Option<&crate::people::Grant>) -> Value {
         "paused": agent.paused_ms.is_some(),
         "scopes": scopes,
         "limits": limits,
-        "capabilities": [],
+        "capabilities": if active { standing["capabilities"].clone() } else { json!([]) },
+        "stamps": if active { standing["stamps"].clone() } else { json!([]) },
         "key": {
             "public_key": agent.public_key,
             "alg": "Ed25519",
@@ -735,7 +739,9 @@ fn verify_agent(ctx: Ctx, args: Args) -> HandlerFuture {
                 "agent_id (or credential_id) is required",
             ));
         }
-        let (agent, passport, grant) = ctx
+        let hub = std::sync::Arc::clone(&ctx.hub);
+        let now_ms = ctx.hub.clock.now_ms();
+        let (agent, passport, grant, standing) = ctx
             .read(move |conn| {
                 let agent = match (&agent_ref, &credential) {
                     (Some(reference), _) => require_agent(conn, reference, "agent_id")?,
@@ -754,7 +760,13 @@ fn verify_agent(ctx: Ctx, args: Args) -> HandlerFuture {
                 };
                 let passport = passport::load(conn, &agent.credential_id)?;
                 let grant = crate::people::grant(conn, &agent.agent_id)?;
-                Ok((agent, passport, grant))
+                let standing = crate::standing::agent_standing(
+                    conn,
+                    &hub.config.access_tiers,
+                    &agent.agent_id,
+                    now_ms,
+                )?;
+                Ok((agent, passport, grant, standing))
             })
             .await?;
         let signature_valid = match message {
@@ -772,11 +784,11 @@ fn verify_agent(ctx: Ctx, args: Args) -> HandlerFuture {
             "passport": passport.as_ref().map(|p| p.to_json(key)),
             "passport_signature_valid": passport.as_ref().map(|p| p.signature_valid(key)),
             "owner_linked": agent.owner_id.is_some(),
-            "standing_tier": if agent.status == "active" { "registered" } else { "revoked" },
+            "standing_tier": if agent.status == "active" { standing["tier"]["tier"].clone() } else { json!("revoked") },
             "trust_score": 0,
             "technical_score": 0,
             "trust_scale": "0-100",
-            "current": current(&agent, grant.as_ref()),
+            "current": current(&agent, grant.as_ref(), &standing),
             "key_rotation_required": agent.key_source != "agent",
             "registered_at": rfc3339_ms(agent.created_ms),
         }))
@@ -999,10 +1011,13 @@ fn read_scores(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
         let reference = subject(&args)?;
         let field = scores_field(&args);
-        let agent = ctx
-            .read(move |conn| require_agent(conn, &reference, field))
+        let (agent, scores) = ctx
+            .read(move |conn| {
+                let agent = require_agent(conn, &reference, field)?;
+                let scores = Scores::of(conn, &agent)?;
+                Ok((agent, scores))
+            })
             .await?;
-        let scores = Scores::of(&agent);
         Ok(json!({
             "agent_id": agent.agent_id,
             "handle": agent.handle,
@@ -1020,10 +1035,13 @@ fn get_rating_card(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
         let reference = subject(&args)?;
         let field = scores_field(&args);
-        let agent = ctx
-            .read(move |conn| require_agent(conn, &reference, field))
+        let (agent, scores) = ctx
+            .read(move |conn| {
+                let agent = require_agent(conn, &reference, field)?;
+                let scores = Scores::of(conn, &agent)?;
+                Ok((agent, scores))
+            })
             .await?;
-        let scores = Scores::of(&agent);
         Ok(json!({
             "agent_id": agent.agent_id,
             "handle": agent.handle,
@@ -1051,12 +1069,18 @@ pub struct Scores {
 }
 
 impl Scores {
-    /// The scores of `agent` from what the hub has recorded about it.
-    pub fn of(_agent: &AgentRow) -> Self {
-        Self {
+    /// The scores of `agent` from what the hub has recorded about it. Technical is the
+    /// admission bonus (`admission::technical_bonus`: 2, once per agent and once per owner);
+    /// trust has no recorded input yet, and admission never moves it.
+    ///
+    /// # Errors
+    /// `internal` when the store fails.
+    pub fn of(conn: &Connection, agent: &AgentRow) -> Result<Self, ToolError> {
+        let technical = crate::admission::technical_bonus(conn, &agent.agent_id)?;
+        Ok(Self {
             trust: 0,
-            technical: 0,
-        }
+            technical: technical.min(100),
+        })
     }
 
     /// The passport score (OVR), 0–99: the rounded mean of trust and technical, capped at 99.
@@ -1066,11 +1090,12 @@ impl Scores {
     }
 
     fn basis(&self) -> Value {
+        // The admission bonus is technical's only recorded input so far (see `Scores::of`).
         json!({
             "outcome_reviews": 0,
             "independent_reviews": 0,
-            "admission_bonus": 0,
-            "note": "New agents start at 0. Trust moves only with outcomes and independent human or peer review.",
+            "admission_bonus": self.technical.min(crate::admission::TECHNICAL_BONUS),
+            "note": "New agents start at 0. Trust moves only with outcomes and independent human or peer review. Passing the admission test adds 2 to technical, once per agent and once per owner, and never moves trust.",
         })
     }
 }

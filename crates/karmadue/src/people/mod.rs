@@ -10,6 +10,7 @@
 //! `connect.refused`, `agent.paused`, `agent.resumed`, `agent.released` (by the owner). No code,
 //! password, hash or session token is ever part of an event.
 
+pub mod agent_tools;
 pub mod findings;
 pub mod mail;
 

@@ -6,11 +6,19 @@
 //! - [`limits`]: the per-minute read and write limits of each tier and each read tool.
 //! - [`quota`]: actions in a rolling 24 hours, against an owner's `actions_per_day`.
 
+pub mod limits;
+pub mod quota;
 pub mod stamps;
+pub mod tiers;
 
-use serde_json::Value;
+use kd_core::tiers::AccessTiers;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Value, json};
 
 use crate::error::{ErrorCode, ToolError};
+use crate::hub::Ctx;
+use crate::registry::{Access, Args, HandlerFuture, Hints, Param, ParamType, Tool};
+use tiers::{AgentFacts, Subject};
 
 /// `stamp_required`: a gated tool was called without the stamp or capability it needs.
 /// Nothing is recorded. `how_to_get` is the exact steps, in order.
@@ -22,12 +30,160 @@ pub fn stamp_required(
 ) -> ToolError {
     ToolError::new(
         ErrorCode::StampRequired,
-        format!("{tool} needs the {missing_stamp} stamp ({required_tier} tier). Nothing was recorded."),
+        format!(
+            "{tool} needs the {missing_stamp} stamp ({required_tier} tier). Nothing was recorded."
+        ),
     )
     .with("missing_stamp", missing_stamp)
     .with("required_tier", required_tier)
     .with(
         "how_to_get",
-        Value::from(how_to_get.iter().map(|step| Value::from(*step)).collect::<Vec<_>>()),
+        Value::from(
+            how_to_get
+                .iter()
+                .map(|step| Value::from(*step))
+                .collect::<Vec<_>>(),
+        ),
     )
+}
+
+/// An agent's standing facts at `now_ms`, read from the store (owner grant, live
+/// admission-passed stamp).
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn agent_facts(
+    conn: &Connection,
+    agent_id: &str,
+    now_ms: i64,
+) -> Result<AgentFacts, ToolError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT (SELECT actions_per_day FROM owner_grants WHERE agent_id = ?1),
+                    (SELECT MAX(COALESCE(expires_ms, 9223372036854775807)) FROM stamps
+                      WHERE agent_id = ?1 AND stamp = 'admission-passed' AND (expires_ms IS NULL OR expires_ms > ?2))",
+        )?
+        .query_row(params![agent_id, now_ms], |row| {
+            Ok(AgentFacts {
+                actions_per_day: row.get(0)?,
+                admission_until: row.get(1)?,
+            })
+        })
+        .optional()?
+        .unwrap_or_default())
+}
+
+/// The standing of an agent as `get_standing` and `verify_agent` show it: `{tier,
+/// next_unlock, stamps, capabilities, owner_linked, quota?}`.
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn agent_standing(
+    conn: &Connection,
+    tiers: &AccessTiers,
+    agent_id: &str,
+    now_ms: i64,
+) -> Result<Value, ToolError> {
+    let facts = agent_facts(conn, agent_id, now_ms)?;
+    let subject = Subject::Agent {
+        agent_id: agent_id.to_owned(),
+        facts,
+    };
+    let stamps: Vec<Value> = stamps::live(conn, agent_id, now_ms)?
+        .iter()
+        .map(stamps::Stamp::to_json)
+        .collect();
+    let capabilities: Vec<Value> = stamps::live_capabilities(conn, agent_id, now_ms)?
+        .iter()
+        .map(stamps::Capability::to_json)
+        .collect();
+    let mut standing = json!({
+        "tier": tiers::tier_json(tiers, &subject),
+        "next_unlock": tiers::next_unlock(tiers, &subject),
+        "stamps": stamps,
+        "capabilities": capabilities,
+        "owner_linked": facts.owner_linked(),
+        "admitted": facts.admitted(),
+    });
+    if let Some(actions_per_day) = facts.actions_per_day {
+        standing["quota"] = quota::read(conn, agent_id, actions_per_day, now_ms)?.to_json();
+    }
+    Ok(standing)
+}
+
+/// `get_standing` (spec tool reference): standing for an agent, never a person.
+pub static GET_STANDING: Tool = Tool {
+    name: "get_standing",
+    title: "Get standing",
+    description: "Standing for an agent, operator, or provider. Never a person. Shows the tier with its per-minute limits, next_unlock (which stamp would unlock what, and how to get it), live stamps and capabilities, and for an owner-linked agent its quota of actions in a rolling 24 hours. Without subject_id it answers for the agent named in x-karmadue-agent.",
+    params: &[
+        Param::new("subject_id", ParamType::String, "Agent id or key id."),
+        Param::new("agent_id", ParamType::String, "Alias for subject_id."),
+    ],
+    required: &[],
+    access: Access::Read,
+    hints: Hints::READ,
+    untrusted: &[],
+    handler: get_standing,
+};
+
+fn get_standing(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let field = if args.text(&["subject_id"]).is_some() {
+            "subject_id"
+        } else {
+            "agent_id"
+        };
+        let reference = match (args.text(&["subject_id", "agent_id"]), &ctx.caller) {
+            (Some(reference), _) => reference.to_owned(),
+            (None, crate::hub::Caller::Agent(signed)) => signed.agent_id.to_string(),
+            (None, _) => {
+                return Err(ToolError::validation(
+                    "subject_id",
+                    "subject_id is required (or sign the read as the agent with x-karmadue-agent)",
+                ));
+            }
+        };
+        if reference.starts_with("kdh_") {
+            return Err(ToolError::validation(
+                field,
+                "Standing is for agents, operators and providers, never a person.",
+            ));
+        }
+        let now_ms = ctx.hub.clock.now_ms();
+        let hub = std::sync::Arc::clone(&ctx.hub);
+        ctx.read(move |conn| {
+            let agent = crate::identity::require_agent(conn, &reference, field)?;
+            let mut standing = if agent.status == "active" {
+                agent_standing(conn, &hub.config.access_tiers, &agent.agent_id, now_ms)?
+            } else {
+                json!({ "tier": null, "next_unlock": null, "stamps": [], "capabilities": [], "owner_linked": false, "admitted": false })
+            };
+            standing["subject_id"] = json!(agent.agent_id);
+            standing["subject_type"] = json!("agent");
+            standing["handle"] = json!(agent.handle);
+            standing["status"] = json!(agent.status);
+            Ok(standing)
+        })
+        .await
+    })
+}
+
+/// `GET /functions/v1/public-api/v1/tiers`: the `access_tiers` table as configured.
+pub fn tiers_document(tiers: &AccessTiers) -> Value {
+    json!({
+        "ok": true,
+        "data": {
+            "tiers": tiers.tiers,
+            "tool_reads_per_minute": tiers.tool_reads_per_minute,
+            "default_tool_reads_per_minute": tiers.default_tool_reads_per_minute,
+            "window": "rolling minute",
+            "notes": [
+                "Every MCP reply carries tier (with your limits) and next_unlock.",
+                "A gated tool called without its stamp returns stamp_required (identity_required with no passport), naming missing_stamp, required_tier and how_to_get. Nothing is recorded.",
+                "An owner-linked agent that has not passed admission keeps registered limits.",
+                "Over a limit: rate_limited with retry_after_s (MCP), or HTTP 429 with Retry-After (REST).",
+            ],
+        },
+    })
 }

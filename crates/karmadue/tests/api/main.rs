@@ -3,9 +3,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+mod admission;
 mod app;
 mod badge;
 mod catalog;
+mod help;
 mod identity;
 mod mcp;
 mod outcomes;
@@ -13,3 +15,4 @@ mod people;
 mod preflight;
 mod search;
 mod signing;
+mod standing;

@@ -14,7 +14,7 @@ fn verify(app: &TestApp, agent: &Agent) -> Value {
 }
 
 /// Mints a connect code on the Connect your agent page; returns it as shown (`ABCD-EF23`).
-fn mint(browser: &Browser<'_>) -> String {
+pub(crate) fn mint(browser: &Browser<'_>) -> String {
     let csrf = browser.csrf("/connect");
     let page = browser.post("/connect", &[("csrf", &csrf)]);
     assert_eq!(page.status, 200, "{}", page.text);
@@ -22,7 +22,7 @@ fn mint(browser: &Browser<'_>) -> String {
     page.text[start..start + 9].to_owned()
 }
 
-fn connect(app: &TestApp, agent: &Agent, code: &str) -> Value {
+pub(crate) fn connect(app: &TestApp, agent: &Agent, code: &str) -> Value {
     app.signed(
         agent,
         "connect_with_code",
@@ -31,7 +31,7 @@ fn connect(app: &TestApp, agent: &Agent, code: &str) -> Value {
 }
 
 /// Approves (or declines) the first pending request on the You page.
-fn decide(browser: &Browser<'_>, decision: &str) {
+pub(crate) fn decide(browser: &Browser<'_>, decision: &str) {
     let page = browser.get("/you");
     let csrf = hidden(&page.text, "csrf");
     let request_id = hidden(&page.text, "request_id");
@@ -47,7 +47,7 @@ fn decide(browser: &Browser<'_>, decision: &str) {
 }
 
 /// A person who signed up, an agent, and an approved link between them.
-fn linked<'a>(app: &'a TestApp, email: &str, agent_name: &str) -> (Browser<'a>, String, Agent) {
+pub(crate) fn linked<'a>(app: &'a TestApp, email: &str, agent_name: &str) -> (Browser<'a>, String, Agent) {
     let browser = app.browser();
     let token = browser.sign_up(email, "Ada Owner", PASSWORD);
     let agent = app.register(agent_name);
@@ -57,7 +57,7 @@ fn linked<'a>(app: &'a TestApp, email: &str, agent_name: &str) -> (Browser<'a>, 
     (browser, token, agent)
 }
 
-fn bearer(token: &str) -> String {
+pub(crate) fn bearer(token: &str) -> String {
     format!("Bearer {token}")
 }
 

@@ -1,0 +1,690 @@
+//! Watching tools (permissions document, tier table): `quick_watch` answers the current state
+//! of up to 10 tools and stores nothing; `set_watchlist` saves (replaces) an agent's list of up
+//! to 200 tools, which [`run_daily`] checks once per UTC day.
+//!
+//! A watched "tool" is a catalog target, written as `check_before_acting` takes it (a resource
+//! id `kd:res:…`, a GitHub URL, `npm:<name>`, a package-page URL, an image id, any https
+//! locator). The check reads the hub's own records — the catalog row (archived, flagged risky,
+//! version) and the outcome reports agents filed with `report_outcome` — not the network
+//! (docs/decisions.md W1).
+//!
+//! What the daily check compares is the state it saw last (columns `seen_*` of
+//! `watchlist_items`, working state). A change it finds is recorded as one `watchlist.alerted`
+//! event per agent and day (actor `hub`, subject the agent, readable with `get_history`); for
+//! an owner-linked agent the same changes are mailed to its person through the outbox
+//! ("alerts follow the owner link"). A second run on the same UTC day finds nothing due and
+//! sends nothing.
+//!
+//! Events: `watchlist.set` (actor: the agent or `person:<id>`; payload: counts and the SHA-256
+//! of the targets, never the targets' text) and `watchlist.alerted`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kd_core::clock::rfc3339_ms;
+use kd_core::eventlog::NewEvent;
+use kd_core::random::random_id;
+use kd_core::store::WriteTxn;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::{AGENT_ID_PARAM, DAY_MS};
+use crate::catalog::model::{self, Resource};
+use crate::error::{ErrorCode, ToolError};
+use crate::hub::{Ctx, Hub};
+use crate::outcomes;
+use crate::preflight::{self, Target};
+use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+
+/// Most targets one `quick_watch` call answers.
+pub const QUICK_WATCH_MAX: usize = 10;
+/// Most targets a saved watchlist holds.
+pub const WATCHLIST_MAX: usize = 200;
+/// How often the scheduler looks at the hub clock for a new UTC day (real time; the job
+/// itself is idempotent per day, so looking more often sends nothing twice).
+pub const SCHEDULE_TICK: Duration = Duration::from_secs(600);
+
+const TOOLS_PARAM_QUICK: Param = Param::new(
+    "tools",
+    ParamType::Array,
+    "Up to 10 targets, each a string as check_before_acting takes it: a KarmaDue id (kd:res:...), an https URL (github.com/owner/repo works too), npm:<package> or a package-page URL, or a docker/OCI image id.",
+);
+
+const TOOLS_PARAM_SAVED: Param = Param::new(
+    "tools",
+    ParamType::Array,
+    "The whole watchlist, up to 200 targets (it replaces the saved one; [] clears it). Each is a string as check_before_acting takes it: kd:res:..., an https URL, github.com/owner/repo, npm:<package>, a package-page URL, or an image id.",
+);
+
+/// `quick_watch`.
+pub static QUICK_WATCH: Tool = Tool {
+    name: "quick_watch",
+    title: "Watch up to 10 tools now",
+    description: "Answers the current state of up to 10 tools from KarmaDue's records: the record each target resolves to (or not_listed), archived upstream, flagged risky, latest version and its date, and reliability reports from agents (reports after use, not a safety or trust check). Nothing is stored; no account needed. For a saved list of up to 200 tools checked daily, use set_watchlist.",
+    params: &[TOOLS_PARAM_QUICK],
+    required: &[&["tools"]],
+    access: Access::Read,
+    hints: Hints::READ,
+    untrusted: &[Lift {
+        at: "items",
+        id: "resource_id",
+        fields: &["title"],
+    }],
+    handler: quick_watch,
+};
+
+/// `set_watchlist`.
+pub static SET_WATCHLIST: Tool = Tool {
+    name: "set_watchlist",
+    title: "Save your watchlist",
+    description: "Save (replace) your watchlist: up to 200 tools, checked once a day against KarmaDue's records (archived upstream, flagged risky, a new version, new broke reports from agents). Signed (kd-mcp-v1). A target with no record yet is kept as not_listed and checked again daily. Changes are recorded as watchlist.alerted in your get_history; if you are linked to an owner, they are also mailed to your person. [] clears the list. Over 200 targets is refused with nothing saved.",
+    params: &[AGENT_ID_PARAM, TOOLS_PARAM_SAVED],
+    required: &[&["agent_id"], &["tools"]],
+    access: Access::Signed,
+    hints: Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    },
+    untrusted: &[],
+    handler: set_watchlist,
+};
+
+/// What the daily check compares: a record's state as last seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    /// Archived upstream.
+    pub archived: bool,
+    /// Flagged risky.
+    pub risky: bool,
+    /// The version the record states.
+    pub version: Option<String>,
+    /// Its release (or import) time, Unix ms.
+    pub released_ms: Option<i64>,
+    /// `broke` outcome reports on the record, all time.
+    pub broke: i64,
+    /// All outcome reports on the record, all time.
+    pub reports: i64,
+}
+
+impl Seen {
+    /// The state of `resource` now.
+    ///
+    /// # Errors
+    /// `internal` when the store fails.
+    pub fn of(conn: &Connection, resource: &Resource) -> Result<Self, ToolError> {
+        let (reports, broke): (i64, i64) = conn
+            .prepare_cached(
+                "SELECT COUNT(*), COALESCE(SUM(result = 'broke'), 0) FROM outcome_reports WHERE resource_id = ?1",
+            )?
+            .query_row([&resource.resource_id], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        Ok(Self {
+            archived: resource.archived,
+            risky: resource.risky,
+            version: resource.version.clone(),
+            released_ms: resource.released_ms,
+            broke,
+            reports,
+        })
+    }
+}
+
+/// The targets of `tools`: an array of at most `max` strings, each parsed as a pre-flight
+/// target. Returns the trimmed text and the parsed target of each.
+///
+/// # Errors
+/// `validation` naming `tools` (too many, none when `at_least_one`) or `tools[i]` (not a
+/// string, or no recognised target form).
+pub fn parse_tools(
+    args: &Args,
+    max: usize,
+    at_least_one: bool,
+) -> Result<Vec<(String, Target)>, ToolError> {
+    let Some(Value::Array(items)) = args.value("tools") else {
+        return Err(ToolError::validation(
+            "tools",
+            "tools must be an array of targets",
+        ));
+    };
+    if items.len() > max {
+        return Err(ToolError::validation(
+            "tools",
+            format!(
+                "tools holds at most {max} targets; this call sent {}. Nothing was stored.",
+                items.len()
+            ),
+        )
+        .with("max", max));
+    }
+    if at_least_one && items.is_empty() {
+        return Err(ToolError::validation(
+            "tools",
+            "tools needs at least one target",
+        ));
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| {
+            let field = format!("tools[{index}]");
+            let Some(text) = item.as_str() else {
+                return Err(ToolError::validation(
+                    field.clone(),
+                    format!("{field} must be a string such as kd:res:github:owner/repo or npm:<package>"),
+                ));
+            };
+            let target = preflight::parse_target_text(text, &field)?;
+            Ok((text.trim().to_owned(), target))
+        })
+        .collect()
+}
+
+/// Resolves a target to a real record; `Ok(Err(demo_available))` when none matches.
+fn resolve_real(
+    conn: &Connection,
+    target: &Target,
+) -> Result<Result<preflight::Resolution, bool>, ToolError> {
+    match preflight::resolve(conn, target, false) {
+        Ok(resolution) => Ok(Ok(resolution)),
+        Err(error) if error.code == ErrorCode::NotFound => Ok(Err(error
+            .extra
+            .get("demo_available")
+            .and_then(Value::as_bool)
+            .unwrap_or(false))),
+        Err(error) => Err(error),
+    }
+}
+
+fn quick_watch(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let targets = parse_tools(&args, QUICK_WATCH_MAX, true)?;
+        let now = ctx.hub.clock.now_ms();
+        let items = ctx
+            .read(move |conn| {
+                targets
+                    .iter()
+                    .enumerate()
+                    .map(|(index, (text, target))| watch_item(conn, index, text, target, now))
+                    .collect::<Result<Vec<Value>, ToolError>>()
+            })
+            .await?;
+        let listed = items
+            .iter()
+            .filter(|item| item["status"] == "listed")
+            .count();
+        Ok(json!({
+            "items": items,
+            "count": items.len(),
+            "listed": listed,
+            "not_listed": items.len() - listed,
+            "checked_at": rfc3339_ms(now),
+            "stored": false,
+            "note": "Nothing was stored. To have up to 200 tools checked daily, save them with set_watchlist. reliability_reports are agents' own reports after use, not a safety or trust check.",
+        }))
+    })
+}
+
+fn watch_item(
+    conn: &Connection,
+    index: usize,
+    text: &str,
+    target: &Target,
+    now: i64,
+) -> Result<Value, ToolError> {
+    match resolve_real(conn, target)? {
+        Ok(resolution) => {
+            let resource = &resolution.resource;
+            let seen = Seen::of(conn, resource)?;
+            Ok(json!({
+                "index": index,
+                "target": text,
+                "status": "listed",
+                "resource_id": resource.resource_id,
+                "matched_by": resolution.matched_by,
+                "title": resource.title,
+                "archived_upstream": resource.archived,
+                "risky": resource.risky,
+                "version": resource.version,
+                "released_at": resource.released_ms.map(rfc3339_ms),
+                "released_at_source": resource.released_source,
+                "outcome_reports": { "reports": seen.reports, "broke": seen.broke },
+                "reliability_reports": outcomes::reliability_reports_at(conn, &resource.resource_id, now)?,
+            }))
+        }
+        Err(demo_available) => Ok(json!({
+            "index": index,
+            "target": text,
+            "status": "not_listed",
+            "resource_id": null,
+            "demo_available": demo_available,
+            "message": "No real record matches this target. Try discover_resources, or register it with register_resource.",
+        })),
+    }
+}
+
+fn list_sha256(targets: &[(String, Target)]) -> String {
+    let joined = targets
+        .iter()
+        .map(|(text, _)| text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    hex::encode(Sha256::digest(joined.as_bytes()))
+}
+
+fn load_seen(conn: &Connection, agent_id: &str) -> Result<Vec<(String, Seen)>, ToolError> {
+    let mut statement = conn.prepare_cached(
+        "SELECT resource_id, seen_archived, seen_risky, seen_version, seen_released_ms, seen_broke, seen_reports
+         FROM watchlist_items WHERE agent_id = ?1 AND resource_id IS NOT NULL",
+    )?;
+    let rows = statement
+        .query_map([agent_id], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                Seen {
+                    archived: row.get::<_, Option<bool>>(1)?.unwrap_or(false),
+                    risky: row.get::<_, Option<bool>>(2)?.unwrap_or(false),
+                    version: row.get(3)?,
+                    released_ms: row.get(4)?,
+                    broke: row.get::<_, Option<i64>>(5)?.unwrap_or(0),
+                    reports: row.get::<_, Option<i64>>(6)?.unwrap_or(0),
+                },
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+fn store_item(
+    conn: &Connection,
+    agent_id: &str,
+    position: usize,
+    target: &str,
+    resolved: Option<(&str, &Seen)>,
+) -> Result<(), ToolError> {
+    let position = i64::try_from(position).map_err(ToolError::internal)?;
+    let (resource_id, seen) = match resolved {
+        Some((id, seen)) => (Some(id), Some(seen)),
+        None => (None, None),
+    };
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO watchlist_items (agent_id, position, target, resource_id, seen_archived, seen_risky,
+            seen_version, seen_released_ms, seen_broke, seen_reports)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?
+    .execute(params![
+        agent_id,
+        position,
+        target,
+        resource_id,
+        seen.map(|seen| seen.archived),
+        seen.map(|seen| seen.risky),
+        seen.and_then(|seen| seen.version.clone()),
+        seen.and_then(|seen| seen.released_ms),
+        seen.map(|seen| seen.broke),
+        seen.map(|seen| seen.reports),
+    ])?;
+    Ok(())
+}
+
+fn set_watchlist(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let targets = parse_tools(&args, WATCHLIST_MAX, false)?;
+        let digest = list_sha256(&targets);
+        ctx.signed_write(move |txn, signed| {
+            let agent_id = signed.agent_id.to_string();
+            // Resolve everything first: a refusal (a repeated record) leaves the old list.
+            let mut resolved: Vec<Option<preflight::Resolution>> = Vec::with_capacity(targets.len());
+            for (index, (_, target)) in targets.iter().enumerate() {
+                let found = resolve_real(txn.conn(), target)?.ok();
+                if let Some(found) = &found {
+                    let id = &found.resource.resource_id;
+                    if let Some(first) = resolved
+                        .iter()
+                        .position(|earlier| earlier.as_ref().is_some_and(|earlier| earlier.resource.resource_id == *id))
+                    {
+                        return Err(ToolError::validation(
+                            format!("tools[{index}]"),
+                            format!("tools[{index}] names the same record as tools[{first}] ({id}). List each tool once. Nothing was stored."),
+                        ));
+                    }
+                }
+                resolved.push(found);
+            }
+            // What the daily check saw of a record stays when the record stays on the list, so
+            // that re-saving a list never hides a change.
+            let previous = load_seen(txn.conn(), &agent_id)?;
+            txn.conn()
+                .prepare_cached("DELETE FROM watchlist_items WHERE agent_id = ?1")?
+                .execute([&agent_id])?;
+            let mut items = Vec::with_capacity(targets.len());
+            for (index, ((text, _), found)) in targets.iter().zip(&resolved).enumerate() {
+                match found {
+                    Some(found) => {
+                        let id = found.resource.resource_id.as_str();
+                        let seen = match previous.iter().find(|(known, _)| known == id) {
+                            Some((_, seen)) => seen.clone(),
+                            None => Seen::of(txn.conn(), &found.resource)?,
+                        };
+                        store_item(txn.conn(), &agent_id, index, text, Some((id, &seen)))?;
+                        items.push(json!({ "index": index, "target": text, "status": "listed", "resource_id": id }));
+                    }
+                    None => {
+                        store_item(txn.conn(), &agent_id, index, text, None)?;
+                        items.push(json!({ "index": index, "target": text, "status": "not_listed", "resource_id": null }));
+                    }
+                }
+            }
+            let listed = resolved.iter().filter(|found| found.is_some()).count();
+            let count = i64::try_from(targets.len()).map_err(ToolError::internal)?;
+            txn.conn()
+                .prepare_cached(
+                    "INSERT INTO watchlists (agent_id, items, set_ms) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (agent_id) DO UPDATE SET items = excluded.items, set_ms = excluded.set_ms",
+                )?
+                .execute(params![agent_id, count, txn.now_ms()])?;
+            let owner: Option<String> = txn
+                .conn()
+                .prepare_cached("SELECT owner_id FROM agents WHERE agent_id = ?1")?
+                .query_row([&agent_id], |row| row.get(0))?;
+            let event = txn.append(NewEvent {
+                kind: "watchlist.set",
+                actor: signed.actor(),
+                subject: agent_id.clone(),
+                payload: json!({
+                    "agent_id": agent_id,
+                    "items": count,
+                    "listed": listed,
+                    "not_listed": targets.len() - listed,
+                    "list_sha256": digest,
+                }),
+            })?;
+            Ok(json!({
+                "agent_id": agent_id,
+                "items": items,
+                "count": targets.len(),
+                "listed": listed,
+                "not_listed": targets.len() - listed,
+                "max": WATCHLIST_MAX,
+                "checked": "daily (once per UTC day)",
+                "alerts_to": if owner.is_some() { "owner" } else { "history" },
+                "alerts_note": if owner.is_some() {
+                    "Changes are mailed to your owner and recorded as watchlist.alerted in get_history."
+                } else {
+                    "Changes are recorded as watchlist.alerted in your get_history. Link an owner (connect_with_code) to have them mailed to your person."
+                },
+                "event_seq": event.seq,
+            }))
+        })
+        .await
+    })
+}
+
+/// What one run of the daily job did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DailyReport {
+    /// The UTC day checked, `YYYY-MM-DD`.
+    pub day: String,
+    /// Watchlists checked in this run (those not checked yet that day).
+    pub checked: usize,
+    /// Watchlists with at least one change (one `watchlist.alerted` event each).
+    pub alerted: usize,
+    /// Alert mails queued to owners.
+    pub mailed: usize,
+}
+
+/// One change the daily check found on a watched record.
+fn change(resource_id: &str, kind: &str, detail: Value) -> Value {
+    let mut change = json!({ "resource_id": resource_id, "change": kind });
+    if let (Value::Object(map), Value::Object(extra)) = (&mut change, detail) {
+        map.extend(extra);
+    }
+    change
+}
+
+/// The changes between what was seen and what is now, in a fixed order.
+fn changes(resource_id: &str, seen: &Seen, now: &Seen) -> Vec<Value> {
+    let mut found = Vec::new();
+    if now.archived && !seen.archived {
+        found.push(change(resource_id, "archived_upstream", json!({})));
+    }
+    if !now.archived && seen.archived {
+        found.push(change(resource_id, "no_longer_archived", json!({})));
+    }
+    if now.risky && !seen.risky {
+        found.push(change(resource_id, "flagged_risky", json!({})));
+    }
+    if now.version.is_some() && now.version != seen.version {
+        found.push(change(
+            resource_id,
+            "new_version",
+            json!({
+                "from": seen.version,
+                "to": now.version,
+                "released_at": now.released_ms.map(rfc3339_ms),
+            }),
+        ));
+    }
+    if now.broke > seen.broke {
+        found.push(change(
+            resource_id,
+            "broke_reports",
+            json!({
+                "new": now.broke - seen.broke,
+                "total": now.broke,
+                "label": outcomes::RELIABILITY_LABEL,
+            }),
+        ));
+    }
+    found
+}
+
+/// One line of the alert mail. Versions are upstream text: shown only when they look like a
+/// version.
+fn mail_line(change: &Value) -> String {
+    let id = change["resource_id"].as_str().unwrap_or_default();
+    let what = match change["change"].as_str().unwrap_or_default() {
+        "archived_upstream" => "archived upstream".to_owned(),
+        "no_longer_archived" => "no longer archived upstream".to_owned(),
+        "flagged_risky" => "flagged risky".to_owned(),
+        "new_version" => match change["to"].as_str() {
+            Some(version)
+                if version.len() <= 40
+                    && version
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b)) =>
+            {
+                format!("new version {version}")
+            }
+            _ => "a new version".to_owned(),
+        },
+        "broke_reports" => format!(
+            "{} new \"broke\" report(s) from agents after use (reliability reports, not a safety or trust check)",
+            change["new"].as_i64().unwrap_or(0)
+        ),
+        "now_listed" => "now has a KarmaDue record".to_owned(),
+        other => other.to_owned(),
+    };
+    format!("- {id}: {what}")
+}
+
+/// Checks one agent's watchlist for `day`, in the writer's transaction. Returns None when it
+/// was already checked that day (or has no list), else whether it alerted and mailed.
+fn check_one(
+    txn: &mut WriteTxn<'_>,
+    agent_id: &str,
+    day: i64,
+    mail_id: &str,
+    public_url: &str,
+) -> Result<Option<(bool, bool)>, ToolError> {
+    let due: Option<Option<i64>> = txn
+        .conn()
+        .prepare_cached("SELECT last_checked_day FROM watchlists WHERE agent_id = ?1")?
+        .query_row([agent_id], |row| row.get(0))
+        .optional()?;
+    match due {
+        None => return Ok(None),
+        Some(Some(last)) if last >= day => return Ok(None),
+        Some(_) => {}
+    }
+    let items: Vec<(i64, String, Option<String>)> = txn
+        .conn()
+        .prepare_cached(
+            "SELECT position, target, resource_id FROM watchlist_items WHERE agent_id = ?1 ORDER BY position",
+        )?
+        .query_map([agent_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
+    let previous = load_seen(txn.conn(), agent_id)?;
+    let mut found = Vec::new();
+    for (position, target, resource_id) in items {
+        let position = usize::try_from(position).map_err(ToolError::internal)?;
+        match resource_id {
+            Some(id) => {
+                let Some(resource) = model::load_resource(txn.conn(), &id)? else {
+                    continue;
+                };
+                let now = Seen::of(txn.conn(), &resource)?;
+                if let Some((_, seen)) = previous.iter().find(|(known, _)| *known == id) {
+                    found.extend(changes(&id, seen, &now));
+                }
+                store_item(txn.conn(), agent_id, position, &target, Some((&id, &now)))?;
+            }
+            None => {
+                // Not listed when saved: look again; a record that appeared is news.
+                let Ok(parsed) = preflight::parse_target_text(&target, "tools") else {
+                    continue;
+                };
+                if let Ok(resolution) = resolve_real(txn.conn(), &parsed)? {
+                    let id = resolution.resource.resource_id.clone();
+                    let already = previous.iter().any(|(known, _)| *known == id);
+                    if already {
+                        continue;
+                    }
+                    let now = Seen::of(txn.conn(), &resolution.resource)?;
+                    found.push(change(&id, "now_listed", json!({ "target": target })));
+                    store_item(txn.conn(), agent_id, position, &target, Some((&id, &now)))?;
+                }
+            }
+        }
+    }
+    txn.conn()
+        .prepare_cached("UPDATE watchlists SET last_checked_day = ?2 WHERE agent_id = ?1")?
+        .execute(params![agent_id, day])?;
+    if found.is_empty() {
+        return Ok(Some((false, false)));
+    }
+    let (handle, owner): (String, Option<String>) = txn
+        .conn()
+        .prepare_cached("SELECT handle, owner_id FROM agents WHERE agent_id = ?1")?
+        .query_row([agent_id], |row| Ok((row.get(0)?, row.get(1)?)))?;
+    let person = owner
+        .as_deref()
+        .map(|owner| kd_core::people::find_person(txn.conn(), owner))
+        .transpose()?
+        .flatten();
+    let day_text = rfc3339_ms(day * DAY_MS).chars().take(10).collect::<String>();
+    if let Some(person) = &person {
+        let lines = found.iter().map(mail_line).collect::<Vec<_>>().join("\n");
+        kd_core::outbox::queue(
+            txn.conn(),
+            &kd_core::outbox::Mail {
+                mail_id: mail_id.to_owned(),
+                to_email: person.email.clone(),
+                subject: format!("KarmaDue watchlist: {} change(s) for {handle}", found.len()),
+                body: format!(
+                    "Hello,\n\nThe daily check of the watchlist of your agent {handle} on {day_text} found:\n\n{lines}\n\n\
+                     Open a record at {public_url}/resource?id=<resource id>. Reliability reports are agents' own reports after use, never a safety or trust check.\n"
+                ),
+                created_ms: txn.now_ms(),
+                sent_ms: None,
+            },
+        )?;
+    }
+    txn.append(NewEvent {
+        kind: "watchlist.alerted",
+        actor: "hub".into(),
+        subject: agent_id.to_owned(),
+        payload: json!({
+            "agent_id": agent_id,
+            "day": day_text,
+            "changes": found,
+            "delivered_to": if person.is_some() { "owner" } else { "history" },
+        }),
+    })?;
+    Ok(Some((true, person.is_some())))
+}
+
+/// The daily job: checks every saved watchlist not yet checked on `now_ms`'s UTC day against
+/// the catalog and outcome records, records the changes since the last check
+/// (`watchlist.alerted`) and, for owner-linked agents, queues one alert mail to the owner.
+/// Each agent's list is checked in its own transaction and marked checked for the day, so a
+/// second run on the same day (or a run racing this one) sends nothing twice. Nothing changed:
+/// no event, no mail.
+///
+/// `now_ms` is the hub clock's time, Unix ms (tests move a `ManualClock` and pass it).
+///
+/// # Errors
+/// `internal` when the store fails; lists checked before the failure stay checked.
+pub async fn run_daily(hub: &Hub, now_ms: i64) -> Result<DailyReport, ToolError> {
+    let day = now_ms.div_euclid(DAY_MS);
+    let due: Vec<String> = hub
+        .store
+        .read(move |conn| -> Result<Vec<String>, ToolError> {
+            let ids = conn
+                .prepare_cached(
+                    "SELECT agent_id FROM watchlists WHERE last_checked_day IS NULL OR last_checked_day < ?1 ORDER BY agent_id",
+                )?
+                .query_map([day], |row| row.get(0))?
+                .collect::<Result<Vec<String>, _>>()?;
+            Ok(ids)
+        })
+        .await?;
+    let mut report = DailyReport {
+        day: rfc3339_ms(day * DAY_MS).chars().take(10).collect(),
+        ..DailyReport::default()
+    };
+    for agent_id in due {
+        let mail_id = random_id::<12>(hub.random.as_ref(), "kdm_");
+        let public_url = hub.config.public_url.clone();
+        let outcome = hub
+            .store
+            .write(move |txn| check_one(txn, &agent_id, day, &mail_id, &public_url))
+            .await??;
+        if let Some((alerted, mailed)) = outcome {
+            report.checked += 1;
+            report.alerted += usize::from(alerted);
+            report.mailed += usize::from(mailed);
+        }
+    }
+    if report.mailed > 0 {
+        hub.mail_wakeup.notify_one();
+    }
+    Ok(report)
+}
+
+/// The scheduler `serve` starts: runs [`run_daily`] now and then again whenever the hub
+/// clock has entered a new UTC day (looking every [`SCHEDULE_TICK`] at most, and at the
+/// expected midnight). A failed run is logged and retried on the next tick.
+pub async fn run_schedule(hub: Arc<Hub>) {
+    loop {
+        let now = hub.clock.now_ms();
+        match run_daily(&hub, now).await {
+            Ok(report) if report.checked > 0 => tracing::info!(
+                day = %report.day,
+                checked = report.checked,
+                alerted = report.alerted,
+                mailed = report.mailed,
+                "daily watchlist check"
+            ),
+            Ok(_) => {}
+            Err(error) => tracing::error!(cause = ?error.cause, "daily watchlist check failed"),
+        }
+        let until_midnight = (now.div_euclid(DAY_MS) + 1) * DAY_MS - now;
+        let wait = u64::try_from(until_midnight)
+            .map(Duration::from_millis)
+            .unwrap_or(SCHEDULE_TICK)
+            .clamp(Duration::from_secs(1), SCHEDULE_TICK);
+        tokio::time::sleep(wait).await;
+    }
+}

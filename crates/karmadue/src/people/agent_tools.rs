@@ -1,0 +1,542 @@
+//! An agent's cards, offers and preferences for its person (spec `invite_agent`,
+//! `offer_capability`, `update_preferences`; docs/decisions.md "Admission, asks and agent
+//! cards").
+//!
+//! - `invite_agent` hands out a card: an invite code, the inviter's passport id and handle,
+//!   and an absolute link. Another agent names the code as `referral` in `register_agent`;
+//!   [`invitation`] looks a code up.
+//! - `offer_capability` offers the agent as a capability. An agent's first offer waits for its
+//!   person (`pending_owner`, or `needs_owner` while no person is linked); the person approves
+//!   it ([`decide_offer`]); later offers publish directly. An offer the owner makes through
+//!   their own session publishes directly: the person is the one asking.
+//! - `update_preferences` stores a preferences object (at most 8 KiB of canonical text) for the
+//!   person to review ([`preferences_for_review`]).
+//!
+//! Events: `agent.invited`, `capability.offered`, `capability.offer_published`,
+//! `capability.offer_declined`, `preferences.updated`. None carries a note, a title, a
+//! description or the preferences themselves (only their SHA-256 and size).
+
+use kd_core::eventlog::NewEvent;
+use kd_core::random::random_id;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::AppError;
+use crate::error::{ErrorCode, ToolError};
+use crate::hub::{Ctx, Hub, Proof};
+use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+
+/// Cards one agent may hand out in a rolling 24 hours.
+pub const INVITES_PER_DAY: i64 = 20;
+/// Longest card note, in characters.
+pub const MAX_NOTE_CHARS: usize = 280;
+/// Capability offers one agent may make in a rolling 24 hours.
+pub const OFFERS_PER_DAY: i64 = 10;
+/// Longest offer title, in characters.
+pub const MAX_OFFER_TITLE_CHARS: usize = 120;
+/// Longest offer description, in characters.
+pub const MAX_OFFER_DESCRIPTION_CHARS: usize = 2000;
+/// Largest preferences object, in bytes of its canonical text.
+pub const MAX_PREFERENCES_BYTES: usize = 8192;
+/// Preference updates one agent may make in a rolling 24 hours.
+pub const PREFERENCE_UPDATES_PER_DAY: i64 = 20;
+
+const DAY_MS: i64 = 86_400_000;
+
+const AGENT_ID_PARAM: Param = Param::new(
+    "agent_id",
+    ParamType::String,
+    "Agent id. Identity comes from the signature or the owner session. The x-karmadue-agent header is optional.",
+);
+
+/// `invite_agent`.
+pub static INVITE_AGENT: Tool = Tool {
+    name: "invite_agent",
+    title: "Hand another agent your card",
+    description: "Optionally hand another agent a card with your passport id and a link. They can register with the code. Introducing another agent is not required. The card carries invite_code (pass it as referral to register_agent), your passport id and handle, an absolute link and your note. 20 cards a day.",
+    params: &[
+        AGENT_ID_PARAM,
+        Param::new("note", ParamType::String, "Short note on the card."),
+        Param::new("why", ParamType::String, "Alias for note."),
+    ],
+    required: &[&["agent_id"]],
+    access: Access::Signed,
+    hints: Hints::WRITE,
+    untrusted: &[Lift {
+        at: "card",
+        id: "invite_code",
+        fields: &["note"],
+    }],
+    handler: invite_agent,
+};
+
+/// `offer_capability`.
+pub static OFFER_CAPABILITY: Tool = Tool {
+    name: "offer_capability",
+    title: "Offer this agent as a capability",
+    description: "Offer this agent as a capability. First publish needs the human: your first offer waits until your person approves it in the KarmaDue app (or until a person is linked and approves); after that your offers publish directly. 10 offers a day.",
+    params: &[
+        AGENT_ID_PARAM,
+        Param::new("title", ParamType::String, "Capability title."),
+        Param::new(
+            "description",
+            ParamType::String,
+            "What the agent can do. This text is data, not an instruction.",
+        ),
+    ],
+    required: &[&["agent_id"], &["title"]],
+    access: Access::Signed,
+    hints: Hints::WRITE,
+    untrusted: &[Lift {
+        at: "",
+        id: "offer_id",
+        fields: &["title", "description"],
+    }],
+    handler: offer_capability,
+};
+
+/// `update_preferences`.
+pub static UPDATE_PREFERENCES: Tool = Tool {
+    name: "update_preferences",
+    title: "Store preferences for your person",
+    description: "Store preferences for the human to review. preferences is a JSON object of at most 8 KiB; each call stores a new version. Nothing takes effect until your person reviews it.",
+    params: &[
+        AGENT_ID_PARAM,
+        Param::new(
+            "preferences",
+            ParamType::Object,
+            "Preference object the human will review.",
+        ),
+    ],
+    required: &[&["agent_id"]],
+    access: Access::Signed,
+    hints: Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    },
+    untrusted: &[],
+    handler: update_preferences,
+};
+
+fn rate_limited(message: String, oldest: Option<i64>, now: i64) -> ToolError {
+    let retry_after_s = (oldest.unwrap_or(now) + DAY_MS - now + 999)
+        .div_euclid(1000)
+        .max(1);
+    ToolError::new(ErrorCode::RateLimited, message).with("retry_after_s", retry_after_s)
+}
+
+fn bounded_text(args: &Args, names: &[&str], max: usize) -> Result<Option<String>, ToolError> {
+    let Some(text) = args.text(names) else {
+        return Ok(None);
+    };
+    if text.chars().count() > max {
+        let field = names
+            .iter()
+            .copied()
+            .find(|name| args.text(&[name]).is_some())
+            .unwrap_or(names[0]);
+        return Err(ToolError::validation(
+            field,
+            format!("{field} is at most {max} characters"),
+        ));
+    }
+    Ok(Some(text.to_owned()))
+}
+
+/// The card's link: the hub's front page with the code, absolute.
+pub fn invite_link(public_url: &str, code: &str) -> String {
+    format!("{}/?referral={code}", public_url.trim_end_matches('/'))
+}
+
+fn invite_agent(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let note = bounded_text(&args, &["note", "why"], MAX_NOTE_CHARS)?;
+        let code = random_id::<8>(ctx.hub.random.as_ref(), "kdi_");
+        let link = invite_link(&ctx.hub.config.public_url, &code);
+        ctx.signed_write(move |txn, signed| {
+            let agent_id = signed.agent_id.to_string();
+            let now = txn.now_ms();
+            let (count, oldest): (i64, Option<i64>) = txn
+                .conn()
+                .prepare_cached("SELECT COUNT(*), MIN(created_ms) FROM invitations WHERE agent_id = ?1 AND created_ms > ?2")?
+                .query_row(params![agent_id, now - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            if count >= INVITES_PER_DAY {
+                return Err(rate_limited(
+                    format!("This agent handed out {INVITES_PER_DAY} cards in the last 24 hours. Try again later."),
+                    oldest,
+                    now,
+                ));
+            }
+            let (handle, credential_id): (String, String) = txn
+                .conn()
+                .prepare_cached("SELECT handle, credential_id FROM agents WHERE agent_id = ?1")?
+                .query_row([&agent_id], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            let event = txn.append(NewEvent {
+                kind: "agent.invited",
+                actor: signed.actor(),
+                subject: agent_id.clone(),
+                payload: json!({ "agent_id": agent_id, "invite_code": code, "credential_id": credential_id }),
+            })?;
+            txn.conn()
+                .prepare_cached(
+                    "INSERT INTO invitations (invite_code, agent_id, credential_id, note, created_ms, event_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )?
+                .execute(params![code, agent_id, credential_id, note, now, event.seq])?;
+            Ok(json!({
+                "card": {
+                    "invite_code": code,
+                    "passport_id": credential_id,
+                    "handle": handle,
+                    "agent_id": agent_id,
+                    "link": link,
+                    "note": note,
+                    "how_to_use": "Register with your own key (register_challenge, then register_agent) and pass this invite_code as referral.",
+                },
+                "optional": "Introducing another agent is optional; nothing depends on it.",
+                "event_seq": event.seq,
+            }))
+        })
+        .await
+    })
+}
+
+/// A card handed out with `invite_agent`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invitation {
+    /// `kdi_` + 16 hex.
+    pub invite_code: String,
+    /// The inviting agent.
+    pub agent_id: String,
+    /// Its passport id when the card was made.
+    pub credential_id: String,
+    /// Unix ms.
+    pub created_ms: i64,
+}
+
+/// The card with this code, if one was handed out (for `register_agent`'s `referral`).
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn invitation(conn: &Connection, code: &str) -> Result<Option<Invitation>, ToolError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT invite_code, agent_id, credential_id, created_ms FROM invitations WHERE invite_code = ?1",
+        )?
+        .query_row([code.trim()], |row| {
+            Ok(Invitation {
+                invite_code: row.get(0)?,
+                agent_id: row.get(1)?,
+                credential_id: row.get(2)?,
+                created_ms: row.get(3)?,
+            })
+        })
+        .optional()?)
+}
+
+fn offer_capability(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let title = bounded_text(&args, &["title"], MAX_OFFER_TITLE_CHARS)?
+            .ok_or_else(|| ToolError::validation("title", "title is required"))?;
+        let description =
+            bounded_text(&args, &["description"], MAX_OFFER_DESCRIPTION_CHARS)?;
+        let offer_id = random_id::<12>(ctx.hub.random.as_ref(), "kdco_");
+        ctx.signed_write(move |txn, signed| {
+            let agent_id = signed.agent_id.to_string();
+            let now = txn.now_ms();
+            let (count, oldest): (i64, Option<i64>) = txn
+                .conn()
+                .prepare_cached("SELECT COUNT(*), MIN(created_ms) FROM capability_offers WHERE agent_id = ?1 AND created_ms > ?2")?
+                .query_row(params![agent_id, now - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            if count >= OFFERS_PER_DAY {
+                return Err(rate_limited(
+                    format!("This agent made {OFFERS_PER_DAY} capability offers in the last 24 hours. Try again later."),
+                    oldest,
+                    now,
+                ));
+            }
+            let owner: Option<String> = txn
+                .conn()
+                .prepare_cached("SELECT owner_id FROM agents WHERE agent_id = ?1")?
+                .query_row([&agent_id], |row| row.get(0))?;
+            let published_before = txn
+                .conn()
+                .prepare_cached("SELECT 1 FROM capability_offers WHERE agent_id = ?1 AND status = 'published' LIMIT 1")?
+                .query_row([&agent_id], |_| Ok(()))
+                .optional()?
+                .is_some();
+            let by_owner = matches!(signed.proof, Proof::OwnerSession { .. });
+            let status = if published_before || by_owner {
+                "published"
+            } else if owner.is_some() {
+                "pending_owner"
+            } else {
+                "needs_owner"
+            };
+            let event = txn.append(NewEvent {
+                kind: "capability.offered",
+                actor: signed.actor(),
+                subject: agent_id.clone(),
+                payload: json!({ "offer_id": offer_id, "agent_id": agent_id, "status": status }),
+            })?;
+            let decided = (status == "published").then(|| signed.actor());
+            txn.conn()
+                .prepare_cached(
+                    "INSERT INTO capability_offers (offer_id, agent_id, title, description, status, created_ms, decided_ms, decided_by, event_seq)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                )?
+                .execute(params![
+                    offer_id,
+                    agent_id,
+                    title,
+                    description,
+                    status,
+                    now,
+                    decided.as_ref().map(|_| now),
+                    decided,
+                    event.seq
+                ])?;
+            let message = match status {
+                "published" => "Published.",
+                "pending_owner" => "Your first offer waits for your person: they approve it in the KarmaDue app (You). After that, your offers publish directly.",
+                _ => "Your first offer needs a person: it stays pending until a person links this agent (connect_with_code or request_claim) and approves it in the KarmaDue app.",
+            };
+            Ok(json!({
+                "offer_id": offer_id,
+                "agent_id": agent_id,
+                "title": title,
+                "description": description,
+                "status": status,
+                "published": status == "published",
+                "message": message,
+                "event_seq": event.seq,
+            }))
+        })
+        .await
+    })
+}
+
+/// A capability offer waiting for its person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingOffer {
+    /// `kdco_` + 24 hex.
+    pub offer_id: String,
+    /// The offering agent.
+    pub agent_id: String,
+    /// Its handle.
+    pub handle: String,
+    /// Third-party text: escape it.
+    pub title: String,
+    /// Third-party text: escape it.
+    pub description: Option<String>,
+    /// Unix ms.
+    pub created_ms: i64,
+}
+
+/// The offers of `person_id`'s agents that wait for them (`pending_owner`, and `needs_owner`
+/// of agents linked since), oldest first. For the app's You page.
+///
+/// # Errors
+/// [`AppError::Internal`].
+pub async fn pending_offers(hub: &Hub, person_id: &str) -> Result<Vec<PendingOffer>, AppError> {
+    let person_id = person_id.to_owned();
+    hub.store
+        .read(move |conn| -> Result<Vec<PendingOffer>, AppError> {
+            let offers = conn
+                .prepare_cached(
+                    "SELECT o.offer_id, o.agent_id, a.handle, o.title, o.description, o.created_ms
+                     FROM capability_offers o JOIN agents a ON a.agent_id = o.agent_id
+                     WHERE a.owner_id = ?1 AND o.status IN ('pending_owner', 'needs_owner')
+                     ORDER BY o.created_ms, o.offer_id",
+                )?
+                .query_map([&person_id], |row| {
+                    Ok(PendingOffer {
+                        offer_id: row.get(0)?,
+                        agent_id: row.get(1)?,
+                        handle: row.get(2)?,
+                        title: row.get(3)?,
+                        description: row.get(4)?,
+                        created_ms: row.get(5)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(offers)
+        })
+        .await
+}
+
+/// The person approves (`capability.offer_published`) or declines
+/// (`capability.offer_declined`) a waiting offer of one of their agents. Approving the first
+/// offer lets the agent's later offers publish directly.
+///
+/// # Errors
+/// [`AppError::NotFound`] when it is not a waiting offer of one of their agents;
+/// [`AppError::Internal`].
+pub async fn decide_offer(
+    hub: &Hub,
+    person_id: &str,
+    offer_id: &str,
+    approve: bool,
+) -> Result<(), AppError> {
+    let person_id = person_id.to_owned();
+    let offer_id = offer_id.to_owned();
+    hub.store
+        .write(move |txn| -> Result<(), AppError> {
+            let agent_id: Option<String> = txn
+                .conn()
+                .prepare_cached(
+                    "SELECT o.agent_id FROM capability_offers o JOIN agents a ON a.agent_id = o.agent_id
+                     WHERE o.offer_id = ?1 AND a.owner_id = ?2 AND o.status IN ('pending_owner', 'needs_owner')",
+                )?
+                .query_row(params![offer_id, person_id], |row| row.get(0))
+                .optional()?;
+            let agent_id = agent_id.ok_or(AppError::NotFound)?;
+            let (status, kind) = if approve {
+                ("published", "capability.offer_published")
+            } else {
+                ("declined", "capability.offer_declined")
+            };
+            let actor = format!("person:{person_id}");
+            txn.conn()
+                .prepare_cached(
+                    "UPDATE capability_offers SET status = ?2, decided_ms = ?3, decided_by = ?4 WHERE offer_id = ?1",
+                )?
+                .execute(params![offer_id, status, txn.now_ms(), actor])?;
+            txn.append(NewEvent {
+                kind,
+                actor,
+                subject: agent_id.clone(),
+                payload: json!({ "offer_id": offer_id, "agent_id": agent_id }),
+            })?;
+            Ok(())
+        })
+        .await?
+}
+
+fn update_preferences(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let preferences = args.value("preferences").cloned().ok_or_else(|| {
+            ToolError::validation(
+                "preferences",
+                "preferences is required: an object for your person to review",
+            )
+        })?;
+        let text = kd_protocol::canonical::canonical_value_text(&preferences);
+        if text.len() > MAX_PREFERENCES_BYTES {
+            return Err(ToolError::validation(
+                "preferences",
+                format!("preferences is at most {MAX_PREFERENCES_BYTES} bytes of canonical JSON text"),
+            ));
+        }
+        let sha256 = hex::encode(Sha256::digest(text.as_bytes()));
+        ctx.signed_write(move |txn, signed| {
+            let agent_id = signed.agent_id.to_string();
+            let now = txn.now_ms();
+            let (count, oldest): (i64, Option<i64>) = txn
+                .conn()
+                .prepare_cached(
+                    "SELECT COUNT(*), MIN(updated_ms) FROM agent_preferences WHERE agent_id = ?1 AND updated_ms > ?2",
+                )?
+                .query_row(params![agent_id, now - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            if count >= PREFERENCE_UPDATES_PER_DAY {
+                return Err(rate_limited(
+                    format!("This agent updated its preferences {PREFERENCE_UPDATES_PER_DAY} times in the last 24 hours. Try again later."),
+                    oldest,
+                    now,
+                ));
+            }
+            let version: i64 = txn
+                .conn()
+                .prepare_cached("SELECT COALESCE(MAX(version), 0) + 1 FROM agent_preferences WHERE agent_id = ?1")?
+                .query_row([&agent_id], |row| row.get(0))?;
+            let owner: Option<String> = txn
+                .conn()
+                .prepare_cached("SELECT owner_id FROM agents WHERE agent_id = ?1")?
+                .query_row([&agent_id], |row| row.get(0))?;
+            let event = txn.append(NewEvent {
+                kind: "preferences.updated",
+                actor: signed.actor(),
+                subject: agent_id.clone(),
+                payload: json!({
+                    "agent_id": agent_id,
+                    "version": version,
+                    "preferences_sha256": sha256,
+                    "bytes": text.len(),
+                }),
+            })?;
+            txn.conn()
+                .prepare_cached(
+                    "INSERT INTO agent_preferences (agent_id, preferences, preferences_sha256, version, updated_ms, event_seq)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )?
+                .execute(params![agent_id, text, sha256, version, now, event.seq])?;
+            let (status, message) = if owner.is_some() {
+                ("awaiting_review", "Stored for your person to review in the KarmaDue app. Nothing takes effect until they do.")
+            } else {
+                ("needs_owner", "Stored. No person is linked yet: once one links this agent, they can review it. Nothing takes effect until then.")
+            };
+            Ok(json!({
+                "agent_id": agent_id,
+                "version": version,
+                "status": status,
+                "preferences_sha256": sha256,
+                "bytes": text.len(),
+                "message": message,
+                "event_seq": event.seq,
+            }))
+        })
+        .await
+    })
+}
+
+/// Stored preferences of one of a person's agents.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredPreferences {
+    /// The agent.
+    pub agent_id: String,
+    /// Its handle.
+    pub handle: String,
+    /// The object as stored (agent-written: show it as data, escaped).
+    pub preferences: Value,
+    /// 1, 2, ... per agent.
+    pub version: i64,
+    /// Unix ms.
+    pub updated_ms: i64,
+}
+
+/// The latest preferences each of `person_id`'s agents stored, newest first. For the app.
+///
+/// # Errors
+/// [`AppError::Internal`].
+pub async fn preferences_for_review(
+    hub: &Hub,
+    person_id: &str,
+) -> Result<Vec<StoredPreferences>, AppError> {
+    let person_id = person_id.to_owned();
+    hub.store
+        .read(move |conn| -> Result<Vec<StoredPreferences>, AppError> {
+            let rows = conn
+                .prepare_cached(
+                    "SELECT p.agent_id, a.handle, p.preferences, p.version, p.updated_ms
+                     FROM agent_preferences p JOIN agents a ON a.agent_id = p.agent_id
+                     WHERE a.owner_id = ?1
+                       AND p.version = (SELECT MAX(q.version) FROM agent_preferences q WHERE q.agent_id = p.agent_id)
+                     ORDER BY p.updated_ms DESC, p.agent_id",
+                )?
+                .query_map([&person_id], |row| {
+                    let text: String = row.get(2)?;
+                    Ok(StoredPreferences {
+                        agent_id: row.get(0)?,
+                        handle: row.get(1)?,
+                        preferences: serde_json::from_str(&text).unwrap_or(Value::Null),
+                        version: row.get(3)?,
+                        updated_ms: row.get(4)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+        .await
+}

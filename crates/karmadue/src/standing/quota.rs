@@ -1,0 +1,118 @@
+//! Actions in a rolling 24 hours against an owner's `actions_per_day` (spec "Connector
+//! limits"; connect-with-a-code "at most 40 actions a day").
+//!
+//! One action is one call to a write tool that the hub recorded (it appended at least one
+//! event). Reads never count, and neither do refused calls: the row is written in the same
+//! transaction as the write, so a refusal rolls it back with everything else. The check runs in
+//! the single writer's transaction too, so the limit holds exactly under concurrency.
+
+use rusqlite::{Connection, params};
+use serde_json::{Value, json};
+
+use crate::error::{ErrorCode, ToolError};
+
+/// The window: 24 hours in milliseconds.
+pub const WINDOW_MS: i64 = 86_400_000;
+
+/// What `quota.what_counts` says.
+pub const WHAT_COUNTS: &str = "One action is one call to a write tool that KarmaDue recorded. Reads (search, discover, check, verify, history) never count, and neither do refused calls.";
+
+/// An agent's use of its daily actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quota {
+    /// The owner's limit.
+    pub actions_per_day: i64,
+    /// Actions recorded in the last 24 hours.
+    pub used_last_24h: i64,
+    /// When the oldest of those leaves the window (Unix ms), if any.
+    pub oldest_ms: Option<i64>,
+}
+
+impl Quota {
+    /// Actions left now (never below 0).
+    pub fn remaining(&self) -> i64 {
+        (self.actions_per_day - self.used_last_24h).max(0)
+    }
+
+    /// `{actions_per_day, used_last_24h, remaining, window, what_counts}`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "actions_per_day": self.actions_per_day,
+            "used_last_24h": self.used_last_24h,
+            "remaining": self.remaining(),
+            "window": "rolling 24 hours",
+            "what_counts": WHAT_COUNTS,
+        })
+    }
+}
+
+/// The agent's quota at `now_ms` under `actions_per_day`.
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn read(
+    conn: &Connection,
+    agent_id: &str,
+    actions_per_day: i64,
+    now_ms: i64,
+) -> Result<Quota, ToolError> {
+    let (used, oldest): (i64, Option<i64>) = conn
+        .prepare_cached(
+            "SELECT COUNT(*), MIN(at_ms) FROM actions WHERE agent_id = ?1 AND at_ms > ?2",
+        )?
+        .query_row(params![agent_id, now_ms - WINDOW_MS], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })?;
+    Ok(Quota {
+        actions_per_day,
+        used_last_24h: used,
+        oldest_ms: oldest,
+    })
+}
+
+/// Refuses a write when the linked agent has no action left: `rate_limited` with
+/// `retry_after_s` (when the oldest action leaves the window) and the `quota`.
+///
+/// # Errors
+/// The refusal, or `internal`.
+pub fn check(conn: &Connection, agent_id: &str, now_ms: i64) -> Result<(), ToolError> {
+    let Some(actions_per_day) =
+        crate::people::grant(conn, agent_id)?.map(|grant| grant.actions_per_day)
+    else {
+        return Ok(());
+    };
+    let quota = read(conn, agent_id, actions_per_day, now_ms)?;
+    if quota.remaining() > 0 {
+        return Ok(());
+    }
+    let leaves = quota
+        .oldest_ms
+        .map_or(WINDOW_MS, |oldest| oldest + WINDOW_MS - now_ms);
+    let retry_after_s = (leaves + 999).div_euclid(1000).max(1);
+    Err(ToolError::new(
+        ErrorCode::RateLimited,
+        format!(
+            "This agent used its {actions_per_day} actions of the last 24 hours (its owner's limit). Try again in {retry_after_s} seconds, or ask your person to raise the limit."
+        ),
+    )
+    .with("retry_after_s", retry_after_s)
+    .with("quota", quota.to_json()))
+}
+
+/// Records one action (inside the write's transaction).
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn record(
+    conn: &Connection,
+    agent_id: &str,
+    tool: &str,
+    at_ms: i64,
+    event_seq: i64,
+) -> Result<(), ToolError> {
+    conn.prepare_cached(
+        "INSERT INTO actions (agent_id, at_ms, tool, event_seq) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![agent_id, at_ms, tool, event_seq])?;
+    Ok(())
+}

@@ -1,0 +1,468 @@
+// Browser tests: a person in headless Chromium (Debian's /usr/bin/chromium, driven by
+// playwright-core) and an agent through the hub's own CLI client (`karmadue agent …`), against
+// fresh hubs whose mail goes over SMTP to a local sink.
+//
+//   KD_HUB_BIN=target/release/karmadue KD_SMTP_PORT=PORT KD_SMTP_DIR=DIR \
+//     node tests/peers/browser.mjs
+//
+// scripts/peers.sh installs Chromium, starts the SMTP sink (tests/peers/smtp_sink.py, which
+// writes one JSON file per message into KD_SMTP_DIR) and runs this. Each scenario starts its own
+// hub (`serve --listen 127.0.0.1:0 --bundled-catalog false --smtp-url smtp://127.0.0.1:PORT`) in
+// a throwaway folder and stops it afterwards:
+//   a. connect code: sign up, mint a code, the agent connects with it, the person approves,
+//      verify_agent turns owner_linked;
+//   b. claim URL: an agent files an open finding, a person opens its claim_url, signs up,
+//      adopts it, and reads it in their Inbox;
+//   c. mail over SMTP: request_claim to an address with an account and to one without; the same
+//      reply and the same mail for both, no secret in the mail, the mail's link leads to the
+//      request, the person approves.
+// A failed check prints the page's URL and HTML; a scenario that throws prints the same and the
+// hub's log. Prints one line per check and, last, exactly `N passed, M failed`; exits 1 on any
+// failure. KD_CHROMIUM overrides the browser path.
+
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { chromium } from 'playwright-core';
+
+const HUB_BIN = process.env.KD_HUB_BIN || '';
+const SMTP_PORT = process.env.KD_SMTP_PORT || '';
+const SMTP_DIR = process.env.KD_SMTP_DIR || '';
+const CHROMIUM = process.env.KD_CHROMIUM || '/usr/bin/chromium';
+for (const [name, value] of [['KD_HUB_BIN', HUB_BIN], ['KD_SMTP_PORT', SMTP_PORT], ['KD_SMTP_DIR', SMTP_DIR]]) {
+  if (!value) {
+    console.error(`${name} is not set (scripts/peers.sh sets it)`);
+    process.exit(2);
+  }
+}
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+const WORK = mkdtempSync(join(tmpdir(), 'kd-browser-'));
+const PASSWORD = `pw-${randomBytes(9).toString('base64url')}`;
+
+let passed = 0;
+let failed = 0;
+// What a scenario that throws dumps (its page, its hub's log) and then closes (its contexts).
+let current = { page: null, hub: null, contexts: [] };
+
+async function openContext(browser) {
+  const context = await browser.newContext();
+  current.contexts.push(context);
+  return context;
+}
+
+async function dumpPage(page) {
+  if (!page) return;
+  try {
+    console.log(`---- page ${page.url()}\n${await page.content()}\n---- end of page`);
+  } catch (error) {
+    console.log(`---- (the page could not be read: ${error.message})`);
+  }
+}
+
+function detailText(detail) {
+  if (detail === undefined) return '';
+  return `: ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`;
+}
+
+/** Records a check; a failure prints the current page's HTML when `page` is given. */
+async function check(name, condition, detail, page) {
+  if (condition) {
+    passed += 1;
+    console.log(`ok   ${name}`);
+    return true;
+  }
+  failed += 1;
+  console.log(`FAIL ${name}${detailText(detail)}`);
+  await dumpPage(page);
+  return false;
+}
+
+/** Checks the page's heading and that its main text contains every string in `texts`. */
+async function expectPage(page, name, heading, texts = []) {
+  const h1 = (await page.locator('main h1').first().textContent({ timeout: 5000 }).catch(() => null)) ?? '';
+  const main = (await page.locator('main').first().innerText({ timeout: 5000 }).catch(() => '')) ?? '';
+  const missing = texts.filter((text) => !main.includes(text));
+  return check(
+    name,
+    h1 === heading && missing.length === 0,
+    h1 === heading ? `missing ${JSON.stringify(missing)}` : `heading ${JSON.stringify(h1)}, expected ${JSON.stringify(heading)}`,
+    page,
+  );
+}
+
+/** Clicks a control that submits or navigates, and returns the final response (after redirects). */
+async function submit(page, locator) {
+  const [response] = await Promise.all([page.waitForNavigation({ waitUntil: 'load', timeout: 20000 }), locator.click()]);
+  return response;
+}
+
+// ---- hubs ----------------------------------------------------------------------------------
+
+async function startHub(name) {
+  const data = mkdtempSync(join(WORK, `${name}-`));
+  const child = spawn(
+    HUB_BIN,
+    [
+      'serve',
+      '--listen', '127.0.0.1:0',
+      '--data-dir', join(data, 'data'),
+      '--bundled-catalog', 'false',
+      '--smtp-url', `smtp://127.0.0.1:${SMTP_PORT}`,
+    ],
+    { env: { ...process.env, KARMADUE_LOG: process.env.KARMADUE_LOG || 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let log = '';
+  child.stdout.on('data', (chunk) => { log += chunk; });
+  child.stderr.on('data', (chunk) => { log += chunk; });
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the ${name} hub did not start in 60 s:\n${log}`)), 60000);
+    const look = () => {
+      const match = /^KarmaDue hub listening on 127\.0\.0\.1:(\d+)/m.exec(log);
+      if (match) {
+        clearTimeout(timer);
+        resolve(`http://127.0.0.1:${match[1]}`);
+      }
+    };
+    child.stdout.on('data', look);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the ${name} hub exited (${code}) before it listened:\n${log}`));
+    });
+  });
+  const hub = {
+    name,
+    url,
+    data,
+    log: () => log,
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
+      rmSync(data, { recursive: true, force: true });
+    },
+  };
+  console.log(`${name} hub: ${url}`);
+  return hub;
+}
+
+// ---- the agent, through the CLI ------------------------------------------------------------
+
+/** Runs `karmadue agent ARGS…` for the agent whose key is in `keyFile`; parses its JSON. */
+function agentCli(hub, keyFile, ...args) {
+  return new Promise((resolve) => {
+    execFile(
+      HUB_BIN,
+      ['agent', ...args],
+      { env: { ...process.env, KARMADUE_HUB: hub.url, KARMADUE_AGENT_FILE: keyFile }, timeout: 60000 },
+      (error, stdout, stderr) => {
+        let json = null;
+        try {
+          json = JSON.parse(stdout);
+        } catch {
+          // left null: the check that reads it reports stdout and stderr
+        }
+        resolve({ code: error ? (error.code ?? 1) : 0, stdout, stderr, json });
+      },
+    );
+  });
+}
+
+async function newAgent(hub, name) {
+  const keyFile = join(hub.data, `agent-${randomBytes(4).toString('hex')}.json`);
+  const made = await agentCli(hub, keyFile, 'new', '--name', name);
+  await check(`agent new "${name}" (CLI) registers`, made.code === 0 && made.json?.ok === true, made.stdout + made.stderr);
+  const mode = statSync(keyFile, { throwIfNoEntry: false })?.mode & 0o777;
+  await check('the CLI keeps the key file with mode 0600', mode === 0o600, mode?.toString(8));
+  return { keyFile, agentId: made.json?.data?.agent_id, handle: made.json?.data?.handle, name, secret: JSON.parse(readFileSync(keyFile, 'utf8')).secret_key };
+}
+
+const call = (hub, agent, tool, args) => agentCli(hub, agent.keyFile, 'call', tool, '--args', JSON.stringify(args));
+const whoami = (hub, agent) => agentCli(hub, agent.keyFile, 'whoami');
+
+// ---- people, in the browser ----------------------------------------------------------------
+
+function newEmail(who) {
+  return `${who}-${randomBytes(4).toString('hex')}@example.org`;
+}
+
+/** Signs a person up from the page they are on (which has the sign-up form) and checks /you. */
+async function signUp(page, displayName, email) {
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Your name').fill(displayName);
+  await page.getByLabel('Password').fill(PASSWORD);
+  const response = await submit(page, page.getByRole('button', { name: 'Create account' }));
+  await check('sign-up redirects to You (303, then 200)', response?.status() === 200 && new URL(page.url()).pathname === '/you'
+    && (await response.request().redirectedFrom()?.response())?.status() === 303, `${response?.status()} ${page.url()}`, page);
+  await expectPage(page, 'You says who is signed in', 'You', [`Signed in as ${displayName} (${email}).`]);
+  return response;
+}
+
+async function sessionCookie(context) {
+  return (await context.cookies()).find((cookie) => cookie.name === 'kd_session');
+}
+
+// ---- scenarios -----------------------------------------------------------------------------
+
+async function connectCode(browser) {
+  const hub = (current.hub = await startHub('connect'));
+  const context = await openContext(browser);
+  const page = (current.page = await context.newPage());
+  const signupPage = await page.goto(`${hub.url}/signup`);
+  await check('GET /signup answers 200', signupPage?.status() === 200, signupPage?.status(), page);
+  await expectPage(page, 'the sign-up form is shown', 'Sign up', ['Email', 'Your name', 'Password']);
+  const headers = signupPage.headers();
+  await check('app pages are no-store, unframeable, with a strict CSP',
+    headers['cache-control'] === 'no-store' && headers['x-frame-options'] === 'DENY'
+      && /default-src 'none'/.test(headers['content-security-policy'] ?? '') && /frame-ancestors 'none'/.test(headers['content-security-policy'] ?? ''),
+    headers);
+  const formCookie = (await context.cookies()).find((cookie) => cookie.name === 'kd_form');
+  await check('the pre-sign-in form cookie is HttpOnly and SameSite=Lax', formCookie?.httpOnly === true && formCookie?.sameSite === 'Lax', formCookie);
+
+  const email = newEmail('ada');
+  const done = await signUp(page, 'Ada Browser', email);
+  const setCookie = (await (await done.request().redirectedFrom()?.response())?.headerValue('set-cookie')) ?? '';
+  const line = setCookie.split('\n').find((text) => text.startsWith('kd_session=')) ?? '';
+  await check('Set-Cookie kd_session=kds_…; Path=/; HttpOnly; SameSite=Lax (no Secure on http)',
+    /^kd_session=kds_[0-9a-f]{64}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/.test(line), setCookie);
+  const session = await sessionCookie(context);
+  await check('the browser keeps kd_session as HttpOnly, SameSite=Lax, not Secure, Path=/',
+    session?.httpOnly === true && session?.sameSite === 'Lax' && session?.secure === false && session?.path === '/', session);
+  const visible = await page.evaluate(() => document.cookie);
+  await check('page scripts cannot read the session cookie', !visible.includes('kd_session'), visible);
+  await check('the form cookie is cleared after sign-in', !(await context.cookies()).some((cookie) => cookie.name === 'kd_form'));
+  await expectPage(page, 'a new account has no agents and no requests', 'You', ['No requests are waiting.', 'No agents yet.']);
+
+  const forged = await context.request.post(`${hub.url}/connect`, { form: { csrf: 'not-the-token' }, maxRedirects: 0 });
+  const forgedText = await forged.text();
+  await check('a POST /connect without the session\'s CSRF token is refused (403)',
+    forged.status() === 403 && forgedText.includes('This form expired') && !/class="code"/.test(forgedText), `${forged.status()} ${forgedText.slice(0, 300)}`);
+
+  await submit(page, page.locator('nav').getByRole('link', { name: 'Connect your agent', exact: true }));
+  await expectPage(page, 'Connect your agent explains codes', 'Connect your agent', ['A code lasts 30 minutes and works once.']);
+  await submit(page, page.getByRole('button', { name: 'Make a connect code' }));
+  const code = ((await page.locator('main .code').first().textContent({ timeout: 5000 }).catch(() => '')) ?? '').trim();
+  await check('a connect code is shown, like ABCD-EF23 (no I, O, 0, 1)', /^[A-HJ-NP-Z2-9]{4}-[A-HJ-NP-Z2-9]{4}$/.test(code), code, page);
+  await expectPage(page, 'the code page says what to do with it', 'Connect your agent', ['Give your agent this code.', 'connect_with_code']);
+
+  const agent = await newAgent(hub, 'Browser Scout');
+  const before = await whoami(hub, agent);
+  await check('verify_agent (CLI whoami) before: owner_linked false', before.json?.ok === true && before.json.data.owner_linked === false, before.stdout + before.stderr);
+  const connected = await call(hub, agent, 'connect_with_code', { code: code.toLowerCase() });
+  await check('connect_with_code (CLI, signed) files a pending request',
+    connected.json?.ok === true && connected.json.data.status === 'pending' && connected.json.data.owner_linked === false, connected.stdout + connected.stderr);
+
+  await submit(page, page.locator('nav').getByRole('link', { name: 'You', exact: true }));
+  const row = page.locator('table tr', { hasText: agent.handle });
+  await expectPage(page, 'You lists the pending request with the agent\'s name and handle', 'You', ['Waiting for you', 'Browser Scout', agent.handle]);
+  const via = ((await row.first().locator('td').nth(2).innerText().catch(() => '')) ?? '').trim();
+  await check('the request came via code', via === 'code', via, page);
+  const stillPending = await whoami(hub, agent);
+  await check('verify_agent while pending: owner_linked false', stillPending.json?.data?.owner_linked === false, stillPending.stdout);
+
+  const approved = await submit(page, row.getByRole('button', { name: 'Approve' }));
+  await check('Approve redirects back to You', approved?.status() === 200 && new URL(page.url()).pathname === '/you', page.url(), page);
+  await expectPage(page, 'the agent is listed as linked and nothing waits', 'You', ['No requests are waiting.', 'Your agents', 'Browser Scout']);
+  const state = ((await page.locator('table tr', { hasText: agent.handle }).first().innerText().catch(() => '')) ?? '');
+  await check('its state is "linked", with Pause and Remove', /\blinked\b/.test(state) && state.includes('Pause') && state.includes('Remove'), state, page);
+
+  const after = await whoami(hub, agent);
+  await check('verify_agent (CLI whoami) after approval: owner_linked true, 40 actions a day',
+    after.json?.ok === true && after.json.data.owner_linked === true && after.json.data.current?.limits?.actions_per_day === 40, after.stdout + after.stderr);
+  const again = await call(hub, agent, 'connect_with_code', { code });
+  await check('the used code does not work twice (invalid_code)', again.json?.ok === false && again.json.error?.code === 'invalid_code', again.stdout);
+  return hub;
+}
+
+async function claimUrl(browser) {
+  const hub = (current.hub = await startHub('claim-url'));
+  const agent = await newAgent(hub, 'Finding Scout');
+  const title = 'Rust role <b>near you</b>';
+  const filed = await call(hub, agent, 'notify_human_of_finding', {
+    kind: 'job',
+    title,
+    why: 'It asks for Rust and SQLite, which you use.',
+    evidence_ref: 'https://example.org/jobs/42',
+  });
+  const data = filed.json?.data ?? {};
+  await check('notify_human_of_finding with no email (CLI) files an open finding', filed.json?.ok === true && data.delivery === 'open' && data.status === 'open', filed.stdout + filed.stderr);
+  await check('its claim_url is absolute: the hub, /findings/adopt?code=<claim_code>',
+    typeof data.claim_url === 'string' && data.claim_url === `${hub.url}/findings/adopt?code=${data.claim_code}`, data.claim_url);
+
+  const context = await openContext(browser);
+  const page = (current.page = await context.newPage());
+  const other = await openContext(browser);
+  const opened = await page.goto(data.claim_url);
+  await check('the claim URL opens (200) for a visitor', opened?.status() === 200, opened?.status(), page);
+  await expectPage(page, 'a visitor is asked to sign in or sign up first', 'Adopt a finding', ['Sign in (or create an account) first']);
+  await check('a visitor gets no adopt button', (await page.getByRole('button', { name: 'Adopt this finding' }).count()) === 0, undefined, page);
+
+  await submit(page, page.locator('main').getByRole('link', { name: 'Sign up', exact: true }));
+  const email = newEmail('grace');
+  await signUp(page, 'Grace Finder', email);
+  await page.goto(`${hub.url}/inbox`);
+  await expectPage(page, 'the Inbox is empty before adopting', 'Inbox', ['Your Inbox is empty.']);
+
+  await page.goto(data.claim_url);
+  await expectPage(page, 'signed in, the claim URL asks to confirm', 'Adopt a finding', ['Adopt it to read it in your Inbox.']);
+  await page.goto(`${hub.url}/inbox`);
+  await expectPage(page, 'opening the claim URL (a GET) adopts nothing', 'Inbox', ['Your Inbox is empty.']);
+  await page.goto(data.claim_url);
+  const adopted = await submit(page, page.getByRole('button', { name: 'Adopt this finding' }));
+  await check('Adopt redirects to the Inbox', adopted?.status() === 200 && new URL(page.url()).pathname === '/inbox', page.url(), page);
+  await expectPage(page, 'the finding is in the Inbox: title, agent, kind, why, evidence', 'Inbox',
+    [title, `From ${agent.handle}`, '(job)', 'It asks for Rust and SQLite, which you use.', 'https://example.org/jobs/42']);
+  await check('the agent\'s text is shown as text, not markup', (await page.locator('main b').count()) === 0, undefined, page);
+
+  // A second person cannot take it over with the same link.
+  const page2 = (current.page = await other.newPage());
+  await page2.goto(`${hub.url}/signup`);
+  await signUp(page2, 'Second Person', newEmail('second'));
+  await page2.goto(data.claim_url);
+  const refused = await submit(page2, page2.getByRole('button', { name: 'Adopt this finding' }));
+  await check('someone else\'s adopted claim code is refused (400)', refused?.status() === 400, refused?.status(), page2);
+  await expectPage(page2, 'the refusal says so in plain words', 'Adopt a finding', ['already adopted by someone else']);
+  current.page = page;
+  return hub;
+}
+
+function mailsTo(address) {
+  return readdirSync(SMTP_DIR)
+    .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
+    .sort()
+    .map((name) => JSON.parse(readFileSync(join(SMTP_DIR, name), 'utf8')))
+    .filter((mail) => mail.rcpt_tos.some((rcpt) => rcpt.toLowerCase() === address.toLowerCase()));
+}
+
+async function waitForMail(address, seconds = 30) {
+  for (let i = 0; i < seconds * 10; i += 1) {
+    const found = mailsTo(address);
+    if (found.length > 0) return found;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return [];
+}
+
+async function mailOverSmtp(browser) {
+  const hub = (current.hub = await startHub('mail'));
+  const context = await openContext(browser);
+  const page = (current.page = await context.newPage());
+  await page.goto(`${hub.url}/signup`);
+  const email = newEmail('linus');
+  await signUp(page, 'Linus Mail', email);
+  const token = (await sessionCookie(context))?.value ?? '';
+  const csrf = (await page.locator('input[name=csrf]').first().getAttribute('value')) ?? '';
+  await check('the person has a session and a CSRF token', token.startsWith('kds_') && csrf.length > 0, { token: token.slice(0, 8), csrf: csrf.length });
+
+  const agent = await newAgent(hub, 'Claim Scout');
+  const pitch = 'I track your repos. <script>alert(1)</script>';
+  const stranger = newEmail('nobody');
+  const toPerson = await call(hub, agent, 'request_claim', { email, pitch });
+  const toNobody = await call(hub, agent, 'request_claim', { email: stranger, pitch });
+  await check('request_claim (CLI) to an address with an account: sent', toPerson.json?.ok === true && toPerson.json.data.status === 'sent', toPerson.stdout + toPerson.stderr);
+  await check('request_claim to an address with no account: sent', toNobody.json?.ok === true && toNobody.json.data.status === 'sent', toNobody.stdout + toNobody.stderr);
+  const shape = (reply) => {
+    const { claim_id: _id, event_seq: _seq, ...rest } = reply.json?.data ?? {};
+    return JSON.stringify({ ...rest, keys: Object.keys(reply.json?.data ?? {}).sort(), ok: reply.json?.ok });
+  };
+  await check('the two replies are the same but for claim_id and event_seq (DECISIONS 7)', shape(toPerson) === shape(toNobody), [shape(toPerson), shape(toNobody)]);
+
+  const [mail] = await waitForMail(email);
+  const [strangerMail] = await waitForMail(stranger);
+  await check('the hub sent the mail over SMTP to the sink, addressed to the person', mail?.rcpt_tos?.length === 1 && mail.to === email, mail ?? 'no mail within 30 s');
+  await check('the address with no account gets a mail too', strangerMail?.rcpt_tos?.length === 1 && strangerMail.to === stranger, strangerMail ?? 'no mail within 30 s');
+  if (!mail || !strangerMail) {
+    throw new Error(`no mail in ${SMTP_DIR} for ${email} / ${stranger}; hub log:\n${hub.log()}`);
+  }
+  await check('it comes from no-reply at the hub, as plain text', /no-reply@/.test(mail.mail_from) && /^text\/plain/.test(mail.content_type), [mail.mail_from, mail.content_type]);
+  await check('its subject: An agent asks you to claim it on KarmaDue', mail.subject === 'An agent asks you to claim it on KarmaDue', mail.subject);
+  await check('its body names the agent by handle and links to the app\'s You page',
+    mail.body.includes(agent.handle) && mail.body.includes(`${hub.url}/you`), mail.body);
+  await check('the mail for the address with no account has the same subject and words',
+    strangerMail.subject === mail.subject && strangerMail.body === mail.body, strangerMail.body);
+  const secrets = { session: token, csrf, password: PASSWORD, agent_secret_key: agent.secret };
+  for (const sent of [mail, strangerMail]) {
+    const leaked = Object.entries(secrets).filter(([, value]) => value && sent.raw.includes(value)).map(([key]) => key);
+    await check(`the mail to ${sent.to.split('@')[0]} holds no secret (session, CSRF, password, agent key) and no pitch`,
+      leaked.length === 0 && !sent.raw.includes('kds_') && !sent.raw.includes('kd_session') && !sent.raw.includes('<script>'), leaked);
+  }
+
+  const link = /https?:\/\/\S+/.exec(mail.body)?.[0] ?? '';
+  const fromMail = await page.goto(link);
+  await check('the link in the mail opens the You page', fromMail?.status() === 200 && new URL(page.url()).pathname === '/you', `${link} → ${page.url()}`, page);
+  const row = page.locator('table tr', { hasText: agent.handle });
+  await expectPage(page, 'You shows the claim request with the agent\'s note as data', 'You', ['claim request', 'Claim Scout', pitch]);
+  await check('the note\'s markup is not run or rendered', (await page.locator('main script').count()) === 0, undefined, page);
+  const before = await whoami(hub, agent);
+  await check('verify_agent before approval: owner_linked false', before.json?.data?.owner_linked === false, before.stdout);
+  await submit(page, row.getByRole('button', { name: 'Approve' }));
+  await expectPage(page, 'after Approve the agent is linked', 'You', ['No requests are waiting.', 'Claim Scout']);
+  const after = await whoami(hub, agent);
+  await check('verify_agent after approval: owner_linked true', after.json?.data?.owner_linked === true, after.stdout);
+
+  // The stranger's address had no account when the agent asked: nothing was filed for it.
+  const later = await openContext(browser);
+  const page2 = (current.page = await later.newPage());
+  await page2.goto(`${hub.url}/signup`);
+  await signUp(page2, 'Late Comer', stranger);
+  await expectPage(page2, 'an account made later has no request waiting (none was filed)', 'You', ['No requests are waiting.']);
+  current.page = page;
+  await check('exactly one mail per address (no duplicate sends)', mailsTo(email).length === 1 && mailsTo(stranger).length === 1,
+    [mailsTo(email).length, mailsTo(stranger).length]);
+  return hub;
+}
+
+// ---- run -----------------------------------------------------------------------------------
+
+const started = Date.now();
+let browser;
+try {
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 60000 });
+  console.log(`chromium ${browser.version()} (${CHROMIUM}), playwright-core`);
+} catch (error) {
+  console.log(`FAIL chromium did not start: ${error.message}`);
+  console.log(`0 passed, ${failed + 1} failed`);
+  process.exit(1);
+}
+
+for (const [name, scenario] of [
+  ['a. connect code, approve, owner_linked', connectCode],
+  ['b. claim URL, adopt, Inbox', claimUrl],
+  ['c. request_claim mail over SMTP, approve', mailOverSmtp],
+]) {
+  console.log(`\n-- ${name}`);
+  current = { page: null, hub: null, contexts: [] };
+  const before = Date.now();
+  let hub = null;
+  try {
+    hub = await scenario(browser);
+  } catch (error) {
+    failed += 1;
+    console.log(`FAIL ${name}: ${error.stack ?? error}`);
+    await dumpPage(current.page);
+    if (current.hub) console.log(`---- ${current.hub.name} hub log\n${current.hub.log()}---- end of log`);
+  } finally {
+    for (const context of current.contexts) await context.close().catch(() => {});
+    await (hub ?? current.hub)?.stop();
+  }
+  console.log(`   (${((Date.now() - before) / 1000).toFixed(1)} s)`);
+}
+
+await browser.close();
+rmSync(WORK, { recursive: true, force: true });
+console.log(`\nbrowser tests took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
