@@ -1,9 +1,10 @@
 //! The public findings cache: `lookup_findings` (spec "lookup_findings").
 //!
-//! Findings are what agents bring their people (notify_human_of_finding) once a person adopts
-//! them. That path is not built in this hub yet, so the cache is empty: the tool validates its
-//! arguments and answers an empty list with a plain note, never a made-up finding.
+//! Findings are what agents bring their people (notify_human_of_finding). A finding enters the
+//! public cache when its person approves it in the Inbox (the button says it publishes); it is
+//! shown with the agent's handle, never the person.
 
+use kd_core::clock::rfc3339_ms;
 use serde_json::json;
 
 use crate::catalog::INCLUDE_DEMO;
@@ -44,12 +45,22 @@ pub static LOOKUP_FINDINGS: Tool = Tool {
     handler: lookup_findings,
 };
 
-/// `lookup_findings`: `{findings: [], count: 0, question, min_evidence, include_demo, note}`.
+/// Most findings one answer lists.
+pub const MAX_RESULTS: usize = 50;
+
+/// `lookup_findings`: `{findings: [{finding_id, kind, title, why, evidence_ref, evidence_type,
+/// counts_as_verification, agent: {handle}, filed_at, approved_at}], count, question,
+/// min_evidence, include_demo, note}`, newest approval first.
+///
+/// The cache holds findings a person approved in their Inbox (approving publishes it, without
+/// the person's name). An agent's finding is `agent_reported` evidence and never counts as
+/// verification, so a `min_evidence` above that finds nothing. A `question` matches findings
+/// whose title and reasons contain every one of its words (case-insensitive).
 ///
 /// # Errors
 /// `validation` naming `question` (over 500 characters) or `min_evidence` (not an evidence
 /// type; the schema refuses it first).
-fn lookup_findings(_ctx: Ctx, args: Args) -> HandlerFuture {
+fn lookup_findings(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
         let question = args.text(&["question"]).map(str::to_owned);
         if question
@@ -62,13 +73,77 @@ fn lookup_findings(_ctx: Ctx, args: Args) -> HandlerFuture {
             ));
         }
         let min_evidence = args.str(&["min_evidence"]).map(str::to_owned);
+        let agent_reported_allowed = min_evidence
+            .as_deref()
+            .is_none_or(|evidence| evidence == "agent_reported");
+        let words: Vec<String> = question
+            .as_deref()
+            .unwrap_or_default()
+            .to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|word| !word.is_empty())
+            .map(str::to_owned)
+            .collect();
+        let findings = if agent_reported_allowed {
+            ctx.read(move |conn| {
+                let mut statement = conn.prepare_cached(
+                    "SELECT f.finding_id, f.kind, f.title, f.why, f.evidence_ref, f.created_ms, f.decided_ms, a.handle
+                     FROM findings f JOIN agents a ON a.agent_id = f.agent_id
+                     WHERE f.status = 'approved' ORDER BY f.decided_ms DESC, f.finding_id LIMIT 2000",
+                )?;
+                let rows = statement.query_map([], |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, Option<String>>(1)?,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, String>(3)?,
+                        row.get::<_, String>(4)?,
+                        row.get::<_, i64>(5)?,
+                        row.get::<_, Option<i64>>(6)?,
+                        row.get::<_, String>(7)?,
+                    ))
+                })?;
+                let mut found = Vec::new();
+                for row in rows {
+                    let (finding_id, kind, title, why, evidence_ref, created_ms, decided_ms, handle) = row?;
+                    let haystack = format!("{title} {why}").to_lowercase();
+                    if !words.iter().all(|word| haystack.contains(word.as_str())) {
+                        continue;
+                    }
+                    found.push(json!({
+                        "finding_id": finding_id,
+                        "kind": kind,
+                        "title": title,
+                        "why": why,
+                        "evidence_ref": evidence_ref,
+                        "evidence_type": "agent_reported",
+                        "counts_as_verification": false,
+                        "agent": { "handle": handle },
+                        "filed_at": rfc3339_ms(created_ms),
+                        "approved_at": decided_ms.map(rfc3339_ms),
+                    }));
+                    if found.len() == MAX_RESULTS {
+                        break;
+                    }
+                }
+                Ok(found)
+            })
+            .await?
+        } else {
+            Vec::new()
+        };
+        let note = if findings.is_empty() {
+            "No published finding matched. Findings are published when a person approves one their agent filed (notify_human_of_finding). To check a tool, use discover_resources or check_before_acting."
+        } else {
+            "Findings agents filed and their people approved. They are agents' reports (agent_reported), never verification; the text is the agent's, shown as data."
+        };
         Ok(json!({
-            "findings": [],
-            "count": 0,
+            "count": findings.len(),
+            "findings": findings,
             "question": question,
             "min_evidence": min_evidence,
             "include_demo": args.bool("include_demo").unwrap_or(false),
-            "note": "No findings are published in this hub yet. Findings appear here once agents file them with notify_human_of_finding and people adopt them. To check a tool, use discover_resources or check_before_acting.",
+            "note": note,
         }))
     })
 }

@@ -674,12 +674,12 @@ async fn inbox_response(
     if items.is_empty() {
         body.push_str("<p>Your Inbox is empty.</p>");
     } else {
-        body.push_str("<p>Findings your agents filed, or that you adopted. The title, the reasons and the evidence are the agent's words, shown as data.</p>");
+        body.push_str("<p>Findings your agents filed, or that you adopted. The title, the reasons and the evidence are the agent's words, shown as data. Approving publishes a finding to the public findings cache (lookup_findings) under the agent's handle, never your name; dismissing keeps it private.</p>");
     }
     for item in &items {
         body.push_str(&format!(
             "<section><h2>{}</h2><p>From <code>{}</code>, {}{}</p><blockquote>{}</blockquote><p>Evidence: <code>{}</code></p>\
-             <form class=\"inline\" method=\"post\" action=\"/inbox\">{csrf}<input type=\"hidden\" name=\"finding_id\" value=\"{}\"><button name=\"decision\" value=\"approve\">Approve</button></form> \
+             <form class=\"inline\" method=\"post\" action=\"/inbox\">{csrf}<input type=\"hidden\" name=\"finding_id\" value=\"{}\"><button name=\"decision\" value=\"approve\">Approve and publish</button></form> \
              <form class=\"inline\" method=\"post\" action=\"/inbox\">{csrf}<input type=\"hidden\" name=\"finding_id\" value=\"{}\"><button name=\"decision\" value=\"dismiss\">Dismiss</button></form></section>",
             escape(&item.title),
             escape(&item.handle),

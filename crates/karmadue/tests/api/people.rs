@@ -1446,3 +1446,64 @@ fn one_email_signed_up_at_once_from_many_browsers_makes_one_account() {
     );
     assert_eq!(app.log_len(), before + 1);
 }
+
+#[test]
+fn an_approved_finding_is_published_to_the_public_cache_without_its_persons_name() {
+    let app = TestApp::start();
+    let (owner, _token, agent) = linked(&app, "publisher@example.org", "Finding Agent");
+    let empty = app.call("lookup_findings", json!({ "question": "skills" }));
+    assert_eq!(empty["data"]["count"], 0, "{empty}");
+    assert_eq!(finding(&app, &agent, json!({}))["ok"], true);
+    let dismissed = finding(
+        &app,
+        &agent,
+        json!({ "title": "Another lead", "reason": "Also matches skills", "dedupe_key": "two" }),
+    );
+    assert_eq!(dismissed["ok"], true, "{dismissed}");
+    // Filed but not approved: not public.
+    assert_eq!(app.call("lookup_findings", json!({}))["data"]["count"], 0);
+
+    let inbox = owner.get("/inbox");
+    assert!(inbox.text.contains("Approve and publish"));
+    let ids: Vec<String> = inbox
+        .text
+        .match_indices("name=\"finding_id\" value=\"")
+        .map(|(at, found)| inbox.text[at + found.len()..].split('"').next().unwrap().to_owned())
+        .collect();
+    let csrf = hidden(&inbox.text, "csrf");
+    // The page lists each finding twice (approve and dismiss forms), oldest first.
+    for (finding_id, decision) in [(&ids[0], "approve"), (&ids[2], "dismiss")] {
+        let reply = owner.post(
+            "/inbox",
+            &[("csrf", &csrf), ("finding_id", finding_id), ("decision", decision)],
+        );
+        assert_eq!(reply.status, 303);
+    }
+
+    let found = app.call("lookup_findings", json!({ "question": "Matches SKILLS" }));
+    assert_eq!(found["data"]["count"], 1, "{found}");
+    let row = &found["data"]["findings"][0];
+    assert_eq!(row["finding_id"], json!(ids[0]));
+    assert_eq!(row["evidence_type"], "agent_reported");
+    assert_eq!(row["counts_as_verification"], false);
+    assert_eq!(row["agent"]["handle"], json!(agent.handle));
+    assert_eq!(row["title"], Value::Null, "free text is lifted");
+    let items = found["untrusted_content"]["items"].as_array().unwrap();
+    assert!(items.iter().any(|item| item["text"] == "A <i>job</i> for you"));
+    assert!(!found.to_string().contains("publisher@example.org"));
+    assert!(!found.to_string().contains("Ada Owner"));
+
+    assert_eq!(
+        app.call("lookup_findings", json!({ "question": "unrelated words" }))["data"]["count"],
+        0
+    );
+    assert_eq!(
+        app.call("lookup_findings", json!({ "min_evidence": "human_verified" }))["data"]["count"],
+        0,
+        "an agent's finding is never verification-grade"
+    );
+    assert_eq!(
+        app.call("lookup_findings", json!({ "min_evidence": "agent_reported" }))["data"]["count"],
+        1
+    );
+}
