@@ -490,12 +490,14 @@ async fn you_body(
             body.push_str(&format!(
                 "<tr><td>{} <code>{}</code></td><td>{}</td><td>{}</td><td>\
                  <form class=\"inline\" method=\"post\" action=\"/you/requests\">{csrf}<input type=\"hidden\" name=\"request_id\" value=\"{}\"><button name=\"decision\" value=\"approve\">Approve</button></form> \
-                 <form class=\"inline\" method=\"post\" action=\"/you/requests\">{csrf}<input type=\"hidden\" name=\"request_id\" value=\"{}\"><button name=\"decision\" value=\"decline\">Decline</button></form>\
+                 <form class=\"inline\" method=\"post\" action=\"/you/requests\">{csrf}<input type=\"hidden\" name=\"request_id\" value=\"{}\"><button name=\"decision\" value=\"decline\">Decline</button></form> \
+                 <a href=\"/oauth/consent?request_id={}\">Review permissions</a>\
                  </td></tr>",
                 escape(&request.name),
                 escape(&request.handle),
                 escape(&rfc3339_ms(request.created_ms)),
                 via(request),
+                escape(&request.request_id),
                 escape(&request.request_id),
                 escape(&request.request_id),
             ));
@@ -591,7 +593,9 @@ pub async fn decide(
             .await;
         }
     };
-    match people::decide_request(&hub, &person.person_id, field(&form, "request_id"), approve).await
+    let grant = people::GRANT_ACTIONS_PER_DAY;
+    match people::decide_request(&hub, &person.person_id, field(&form, "request_id"), approve, grant)
+        .await
     {
         Ok(()) => redirect("/you", &[]),
         Err(error) => {
@@ -804,5 +808,121 @@ pub async fn adopt(
                 &[],
             )
         }
+    }
+}
+
+/// The consent screen's list of what an approved link allows, one permission a line
+/// (permissions document "Default permissions, one by one").
+const CONSENT_LINES: &[&str] = &[
+    "Search KarmaDue and read checks and evidence (kd.discovery.read, kd.evidence.read).",
+    "Save finds and recommendations to your private Inbox, for you to approve. Only you see them.",
+    "Spend: $0 a day and $0 per action. This hub never moves money.",
+    "It cannot spend money, accept jobs, ask people for paid checks, or publish posts, listings or deals.",
+];
+
+/// `GET /oauth/consent?request_id=…`: the screen where a signed-in person sets the limits of a
+/// pending connect or claim request and approves or declines it.
+pub async fn consent_page(
+    State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let request_id = query.get("request_id").map_or("", String::as_str);
+    match current(&hub, &headers).await {
+        Ok(Some((person, session, _))) => {
+            consent_response(&hub, &person, &session, request_id, StatusCode::OK, None).await
+        }
+        Ok(None) => redirect("/signin", &[]),
+        Err(error) => error_page(&error, false),
+    }
+}
+
+async fn consent_response(
+    hub: &Hub,
+    person: &Person,
+    session: &Session,
+    request_id: &str,
+    status: StatusCode,
+    message: Option<&str>,
+) -> Response {
+    let request = match people::pending_request(hub, &person.person_id, request_id).await {
+        Ok(request) => request,
+        Err(error) => return error_page(&error, true),
+    };
+    let csrf = csrf_field(session);
+    let mut body = String::new();
+    if let Some(text) = message {
+        body.push_str(&format!("<p class=\"error\">{}</p>", escape(text)));
+    }
+    body.push_str(&format!(
+        "<p>The agent {} <code>{}</code> asks to be linked to you ({}). Its name{} are its own words, shown as data.</p>",
+        escape(&request.name),
+        escape(&request.handle),
+        if request.via == "code" { "with your connect code" } else { "by your email address" },
+        if request.pitch.is_some() { " and note" } else { "" },
+    ));
+    if let Some(pitch) = &request.pitch {
+        body.push_str(&format!("<blockquote>{}</blockquote>", escape(pitch)));
+    }
+    body.push_str("<h2>If you approve, it may</h2><ul>");
+    for line in CONSENT_LINES {
+        body.push_str(&format!("<li>{}</li>", escape(line)));
+    }
+    body.push_str("</ul>");
+    body.push_str(&format!(
+        "<form method=\"post\" action=\"/oauth/consent\">{csrf}<input type=\"hidden\" name=\"request_id\" value=\"{}\">\
+         <p><label>Actions a day (writes it may make in any 24 hours): <input type=\"number\" name=\"actions_per_day\" min=\"1\" max=\"{}\" value=\"{}\" required></label></p>\
+         <button name=\"decision\" value=\"approve\">Approve</button> <button name=\"decision\" value=\"decline\">Decline</button></form>",
+        escape(&request.request_id),
+        people::MAX_ACTIONS_PER_DAY,
+        people::GRANT_ACTIONS_PER_DAY,
+    ));
+    page(status, "Approve an agent", true, &body, &[])
+}
+
+/// `POST /oauth/consent` (`csrf`, `request_id`, `actions_per_day`, `decision` = approve |
+/// decline).
+pub async fn consent(
+    State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    let (person, session, _) = match signed_in_post(&hub, &headers, &form).await {
+        Ok(signed) => signed,
+        Err(response) => return response,
+    };
+    let request_id = field(&form, "request_id").to_owned();
+    let approve = match field(&form, "decision") {
+        "approve" => true,
+        "decline" => false,
+        _ => {
+            return consent_response(
+                &hub,
+                &person,
+                &session,
+                &request_id,
+                StatusCode::BAD_REQUEST,
+                Some("Choose approve or decline."),
+            )
+            .await;
+        }
+    };
+    let actions_per_day = field(&form, "actions_per_day").trim().parse::<i64>().unwrap_or(0);
+    match people::decide_request(&hub, &person.person_id, &request_id, approve, actions_per_day)
+        .await
+    {
+        Ok(()) => redirect("/you", &[]),
+        Err(people::AppError::Invalid(text)) => {
+            consent_response(
+                &hub,
+                &person,
+                &session,
+                &request_id,
+                StatusCode::BAD_REQUEST,
+                Some(&text),
+            )
+            .await
+        }
+        Err(error) => error_page(&error, true),
     }
 }

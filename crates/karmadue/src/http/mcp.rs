@@ -115,6 +115,16 @@ pub async fn method_not_allowed() -> Response {
     response
 }
 
+/// `OPTIONS /functions/v1/mcp`: 204 naming the one method the endpoint serves (`Allow:
+/// POST`), instead of the router's list of every routed method.
+pub async fn options() -> Response {
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    response
+}
+
 /// `POST /functions/v1/mcp`.
 pub async fn post_endpoint(
     State(hub): State<Arc<Hub>>,

@@ -32,7 +32,8 @@ pub fn router(hub: Arc<Hub>) -> Router {
             mcp::PATH,
             post(mcp::post_endpoint)
                 .get(mcp::method_not_allowed)
-                .delete(mcp::method_not_allowed),
+                .delete(mcp::method_not_allowed)
+                .options(mcp::options),
         )
         .route(
             "/functions/v1/public-api/v1/tools/{name}",
@@ -70,6 +71,10 @@ pub fn router(hub: Arc<Hub>) -> Router {
             get(app_pages::connect_page).post(app_pages::connect_mint),
         )
         .route("/you", get(app_pages::you_page))
+        .route(
+            "/oauth/consent",
+            get(app_pages::consent_page).post(app_pages::consent),
+        )
         .route("/you/requests", post(app_pages::decide))
         .route("/you/agents", post(app_pages::act))
         .route(
@@ -83,6 +88,16 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/", get(pages::index))
         .fallback(pages::not_found)
         .layer(DefaultBodyLimit::max(limit))
+        // Pages that set no policy of their own (the index, the docs) get the strictest one:
+        // no script, no frames, nothing loaded from elsewhere.
+        .layer(
+            tower_http::set_header::SetResponseHeaderLayer::if_not_present(
+                axum::http::header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static(
+                    "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+                ),
+            ),
+        )
         // No response is ever to be sniffed into another type (third-party text is data).
         .layer(
             tower_http::set_header::SetResponseHeaderLayer::if_not_present(

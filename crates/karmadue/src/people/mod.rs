@@ -761,20 +761,30 @@ pub async fn overview(hub: &Hub, person_id: &str) -> Result<Overview, AppError> 
         .await
 }
 
+/// Most actions a day a person may grant on the consent screen.
+pub const MAX_ACTIONS_PER_DAY: i64 = 200;
+
 /// Approves (`approve`) or declines a pending request addressed to `person_id`. Approval sets
 /// the agent's owner and grants [`READ_ONLY_SCOPES`], $0 a day, $0 per action and
-/// [`GRANT_ACTIONS_PER_DAY`] actions (`owner.linked`); declining changes nothing else
-/// (`owner.link_declined`).
+/// `actions_per_day` actions ([`GRANT_ACTIONS_PER_DAY`] from the You page; 1 to
+/// [`MAX_ACTIONS_PER_DAY`] from the consent screen) (`owner.linked`); declining changes nothing
+/// else (`owner.link_declined`).
 ///
 /// # Errors
 /// [`AppError::NotFound`] (not theirs, or not pending); [`AppError::Invalid`] when the agent is
-/// revoked or has another owner; [`AppError::Internal`].
+/// revoked or has another owner, or `actions_per_day` is out of range; [`AppError::Internal`].
 pub async fn decide_request(
     hub: &Hub,
     person_id: &str,
     request_id: &str,
     approve: bool,
+    actions_per_day: i64,
 ) -> Result<(), AppError> {
+    if !(1..=MAX_ACTIONS_PER_DAY).contains(&actions_per_day) {
+        return Err(AppError::Invalid(format!(
+            "Actions a day must be a whole number from 1 to {MAX_ACTIONS_PER_DAY}."
+        )));
+    }
     let person_id = person_id.to_owned();
     let request_id = request_id.to_owned();
     hub.store
@@ -822,7 +832,7 @@ pub async fn decide_request(
                     "INSERT OR REPLACE INTO owner_grants (agent_id, person_id, scopes, spend_usd_per_day, spend_usd_per_action, actions_per_day, granted_ms)
                      VALUES (?1, ?2, ?3, 0, 0, ?4, ?5)",
                 )?
-                .execute(params![agent_id, person_id, scopes.to_string(), GRANT_ACTIONS_PER_DAY, now])?;
+                .execute(params![agent_id, person_id, scopes.to_string(), actions_per_day, now])?;
             txn.append(NewEvent {
                 kind: "owner.linked",
                 actor,
@@ -834,12 +844,47 @@ pub async fn decide_request(
                     "scopes": scopes,
                     "spend_usd_per_day": 0,
                     "spend_usd_per_action": 0,
-                    "actions_per_day": GRANT_ACTIONS_PER_DAY,
+                    "actions_per_day": actions_per_day,
                 }),
             })?;
             Ok(())
         })
         .await?
+}
+
+/// The pending request `request_id` addressed to `person_id`.
+///
+/// # Errors
+/// [`AppError::NotFound`] when it is not theirs or not pending; [`AppError::Internal`].
+pub async fn pending_request(
+    hub: &Hub,
+    person_id: &str,
+    request_id: &str,
+) -> Result<PendingRequest, AppError> {
+    let person_id = person_id.to_owned();
+    let request_id = request_id.to_owned();
+    hub.store
+        .read(move |conn| -> Result<PendingRequest, AppError> {
+            conn.prepare_cached(
+                "SELECT r.request_id, a.name, a.handle, r.via, r.pitch, r.agent_id, r.created_ms FROM owner_requests r
+                 JOIN agents a ON a.agent_id = r.agent_id
+                 WHERE r.request_id = ?1 AND r.person_id = ?2 AND r.status = 'pending'",
+            )?
+            .query_row(params![request_id, person_id], |row| {
+                Ok(PendingRequest {
+                    request_id: row.get(0)?,
+                    name: row.get(1)?,
+                    handle: row.get(2)?,
+                    via: row.get(3)?,
+                    pitch: row.get(4)?,
+                    agent_id: row.get(5)?,
+                    created_ms: row.get(6)?,
+                })
+            })
+            .optional()?
+            .ok_or(AppError::NotFound)
+        })
+        .await
 }
 
 /// What an owner does to one of their agents on the You page.

@@ -1507,3 +1507,61 @@ fn an_approved_finding_is_published_to_the_public_cache_without_its_persons_name
         1
     );
 }
+
+#[test]
+fn the_consent_screen_lists_each_permission_and_sets_the_actions_a_day() {
+    let app = TestApp::start();
+    let person = app.browser();
+    person.sign_up("consent@example.org", "Cora Consent", PASSWORD);
+    let agent = app.register("Consent Agent");
+    let code = mint(&person);
+    assert_eq!(connect(&app, &agent, &code)["ok"], true);
+    let you = person.get("/you");
+    let request_id = hidden(&you.text, "request_id");
+    assert!(you.text.contains(&format!("/oauth/consent?request_id={request_id}")));
+
+    let screen = person.get(&format!("/oauth/consent?request_id={request_id}"));
+    assert_eq!(screen.status, 200, "{}", screen.text);
+    for line in [
+        "kd.discovery.read, kd.evidence.read",
+        "private Inbox",
+        "$0 a day and $0 per action",
+        "cannot spend money",
+        "name=\"actions_per_day\"",
+        "value=\"40\"",
+    ] {
+        assert!(screen.text.contains(line), "{line}");
+    }
+    let csrf = hidden(&screen.text, "csrf");
+    let before = app.log_len();
+    for bad in ["0", "201", "many", ""] {
+        let refused = person.post(
+            "/oauth/consent",
+            &[("csrf", &csrf), ("request_id", &request_id), ("actions_per_day", bad), ("decision", "approve")],
+        );
+        assert_eq!(refused.status, 400, "{bad}");
+        assert!(refused.text.contains("from 1 to 200"));
+    }
+    assert_eq!(app.log_len(), before, "a refused consent changes nothing");
+    assert_eq!(verify(&app, &agent)["owner_linked"], false);
+
+    // Another person cannot open or decide it; a visitor is sent to sign in.
+    let other = app.browser();
+    other.sign_up("other@example.org", "Otto Other", PASSWORD);
+    assert_eq!(other.get(&format!("/oauth/consent?request_id={request_id}")).status, 404);
+    assert_eq!(app.browser().get(&format!("/oauth/consent?request_id={request_id}")).status, 303);
+
+    let approved = person.post(
+        "/oauth/consent",
+        &[("csrf", &csrf), ("request_id", &request_id), ("actions_per_day", "25"), ("decision", "approve")],
+    );
+    assert_eq!(approved.status, 303, "{}", approved.text);
+    let verified = verify(&app, &agent);
+    assert_eq!(verified["owner_linked"], true);
+    assert_eq!(verified["current"]["limits"]["actions_per_day"], 25);
+    assert_eq!(verified["current"]["limits"]["spend_usd_per_day"], 0);
+    let standing = app.call("get_standing", json!({ "subject_id": agent.agent_id }));
+    assert_eq!(standing["data"]["quota"]["actions_per_day"], 25);
+    // Decided: the screen is gone.
+    assert_eq!(person.get(&format!("/oauth/consent?request_id={request_id}")).status, 404);
+}

@@ -72,6 +72,20 @@ fn the_tiers_table_is_served_as_configured() {
             .contains(&json!("publish_ask"))
     );
     assert_eq!(body["data"]["tool_reads_per_minute"]["discover_resources"], 40);
+
+    // The permissions page is generated from the same table.
+    let page = app.request("GET", "/functions/v1/docs/docs/permissions.md", None, &[]);
+    assert_eq!(page.status, 200);
+    for line in [
+        "| Anonymous | Nothing | 30 / 10 (per IP) |",
+        "| Owner-linked and admitted |",
+        "240 / 60 (per agent)",
+        "`publish_ask`",
+        "- `discover_resources`: 40",
+        &format!("{}/functions/v1/public-api/v1/tiers", app.hub.config.public_url),
+    ] {
+        assert!(page.text.contains(line), "{line}\n{}", page.text);
+    }
 }
 
 #[test]
