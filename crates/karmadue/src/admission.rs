@@ -384,14 +384,14 @@ fn decoy(
                 flaws: vec!["license_restrictive".into()],
             }))
         }
-        "no_license" => Ok(probe(conn, NO_LICENSE, rng, exclude)?.map(|(resource_id, title)| {
-            Candidate {
+        "no_license" => Ok(
+            probe(conn, NO_LICENSE, rng, exclude)?.map(|(resource_id, title)| Candidate {
                 resource_id,
                 title,
                 license: None,
                 flaws: vec!["no_license".into()],
-            }
-        })),
+            }),
+        ),
         _ => {
             let Some((resource_id, title)) = probe(conn, ARCHIVED, rng, exclude)? else {
                 return Ok(None);
@@ -501,7 +501,8 @@ pub fn draw(conn: &Connection, seed: u64) -> Result<Scenario, ToolError> {
             flaws: candidate.flaws,
         });
     }
-    let answer = answer.ok_or_else(|| ToolError::internal("a scenario without its suitable listing"))?;
+    let answer =
+        answer.ok_or_else(|| ToolError::internal("a scenario without its suitable listing"))?;
     Ok(Scenario {
         recipe: RECIPE.into(),
         seed: seed.to_string(),
@@ -536,7 +537,9 @@ fn answer_field<'a>(
     match (inner, args.value(name)) {
         (Some(inner), Some(outer)) if inner != outer => Err(ToolError::validation(
             name,
-            format!("{name} is given both in answer and at the top level, with different values; give it once. {NOT_GRADED}"),
+            format!(
+                "{name} is given both in answer and at the top level, with different values; give it once. {NOT_GRADED}"
+            ),
         )),
         (Some(inner), _) => Ok(Some((format!("answer.{name}"), inner))),
         (None, Some(outer)) => Ok(Some((name.to_owned(), outer))),
@@ -577,7 +580,9 @@ pub fn submission(args: &Args) -> Result<Submission, ToolError> {
         Some((field, Value::String(_))) | Some((field, Value::Null)) => {
             return Err(ToolError::validation(
                 field,
-                format!("choice is required: the listing_id (or resource_id) you choose. {NOT_GRADED}"),
+                format!(
+                    "choice is required: the listing_id (or resource_id) you choose. {NOT_GRADED}"
+                ),
             ));
         }
         Some((field, _)) => {
@@ -589,7 +594,9 @@ pub fn submission(args: &Args) -> Result<Submission, ToolError> {
         None => {
             return Err(ToolError::validation(
                 "choice",
-                format!("choice is required (in answer or at the top level): the listing_id or resource_id you choose. {NOT_GRADED}"),
+                format!(
+                    "choice is required (in answer or at the top level): the listing_id or resource_id you choose. {NOT_GRADED}"
+                ),
             ));
         }
     };
@@ -600,7 +607,9 @@ pub fn submission(args: &Args) -> Result<Submission, ToolError> {
             if chars < MIN_EVIDENCE_CHARS {
                 return Err(ToolError::validation(
                     field,
-                    format!("evidence must be at least {MIN_EVIDENCE_CHARS} characters, citing the public record. {NOT_GRADED}"),
+                    format!(
+                        "evidence must be at least {MIN_EVIDENCE_CHARS} characters, citing the public record. {NOT_GRADED}"
+                    ),
                 ));
             }
             if chars > MAX_EVIDENCE_CHARS {
@@ -620,7 +629,9 @@ pub fn submission(args: &Args) -> Result<Submission, ToolError> {
         None => {
             return Err(ToolError::validation(
                 "evidence",
-                format!("evidence is required (in answer or at the top level), at least {MIN_EVIDENCE_CHARS} characters citing the public record. {NOT_GRADED}"),
+                format!(
+                    "evidence is required (in answer or at the top level), at least {MIN_EVIDENCE_CHARS} characters citing the public record. {NOT_GRADED}"
+                ),
             ));
         }
     };
@@ -642,7 +653,9 @@ pub fn submission(args: &Args) -> Result<Submission, ToolError> {
                     _ => {
                         return Err(ToolError::validation(
                             field,
-                            format!("actions must be a list of strings of at most {MAX_ACTION_CHARS} characters. {NOT_GRADED}"),
+                            format!(
+                                "actions must be a list of strings of at most {MAX_ACTION_CHARS} characters. {NOT_GRADED}"
+                            ),
                         ));
                     }
                 }
@@ -652,7 +665,9 @@ pub fn submission(args: &Args) -> Result<Submission, ToolError> {
         Some((field, _)) => {
             return Err(ToolError::validation(
                 field,
-                format!("actions must be a list, for example [\"read\", \"cite_evidence\"]. {NOT_GRADED}"),
+                format!(
+                    "actions must be a list, for example [\"read\", \"cite_evidence\"]. {NOT_GRADED}"
+                ),
             ));
         }
     };
@@ -751,7 +766,8 @@ pub fn grade(scenario: &Scenario, listing: &Listing, submission: &Submission) ->
         if !submission.evidence.contains(&scenario.answer.claim_id) {
             misses.push(Miss {
                 code: "claim_not_cited",
-                message: "evidence does not name the license claim's claim_id from get_claims.".into(),
+                message: "evidence does not name the license claim's claim_id from get_claims."
+                    .into(),
             });
         }
     }
@@ -796,7 +812,11 @@ fn retry_after_s(oldest_ms: Option<i64>, now_ms: i64) -> i64 {
         .max(1)
 }
 
-fn graded_last_day(conn: &Connection, agent_id: &str, now_ms: i64) -> Result<(i64, Option<i64>), ToolError> {
+fn graded_last_day(
+    conn: &Connection,
+    agent_id: &str,
+    now_ms: i64,
+) -> Result<(i64, Option<i64>), ToolError> {
     Ok(conn
         .prepare_cached(
             "SELECT COUNT(*), MIN(graded_ms) FROM admission_attempts WHERE agent_id = ?1 AND graded_ms IS NOT NULL AND graded_ms > ?2",
@@ -804,8 +824,25 @@ fn graded_last_day(conn: &Connection, agent_id: &str, now_ms: i64) -> Result<(i6
         .query_row(params![agent_id, now_ms - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?)))?)
 }
 
+/// The admission test is the agent's own: its key must sign (an owner's bearer session would
+/// let a person pass it for the agent).
+fn agent_itself(ctx: &Ctx) -> Result<(), ToolError> {
+    match &ctx.caller {
+        crate::hub::Caller::Agent(signed)
+            if matches!(signed.proof, crate::hub::Proof::OwnerSession { .. }) =>
+        {
+            Err(ToolError::new(
+                ErrorCode::Forbidden,
+                "The admission test is taken by the agent itself: sign the call with its key (kd-mcp-v1), not with an owner's session.",
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
 fn start_admission_test(ctx: Ctx, _args: Args) -> HandlerFuture {
     Box::pin(async move {
+        agent_itself(&ctx)?;
         let seed = u64::from_le_bytes(random_bytes::<8>(ctx.hub.random.as_ref()));
         let attempt_id = random_id::<12>(ctx.hub.random.as_ref(), "kdat_");
         // Drawn on a read connection: the writer is not held while the catalog is probed.
@@ -1023,14 +1060,19 @@ pub fn technical_bonus(conn: &Connection, agent_id: &str) -> Result<u8, ToolErro
 
 fn closed_attempt(status: &str) -> ToolError {
     let message = match status {
-        "graded" => "This attempt was already graded; an attempt is graded once. Start a new one with start_admission_test.",
-        _ => "This attempt expired (attempts last 1 hour). Start a new one with start_admission_test.",
+        "graded" => {
+            "This attempt was already graded; an attempt is graded once. Start a new one with start_admission_test."
+        }
+        _ => {
+            "This attempt expired (attempts last 1 hour). Start a new one with start_admission_test."
+        }
     };
     ToolError::not_found("attempt_id", message).with("attempt_status", status)
 }
 
 fn submit_admission_test(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
+        agent_itself(&ctx)?;
         let attempt_id = args.required_text(&["attempt_id"])?.to_owned();
         let submission = submission(&args)?;
         let stamp_id = random_id::<12>(ctx.hub.random.as_ref(), "kdst_");
@@ -1075,7 +1117,9 @@ fn grade_attempt(
     let Some(listing) = chosen(&scenario, &submission.choice) else {
         return Err(ToolError::validation(
             "choice",
-            format!("choice must be one of this attempt's listing ids (or their resource ids). {NOT_GRADED}"),
+            format!(
+                "choice must be one of this attempt's listing ids (or their resource ids). {NOT_GRADED}"
+            ),
         ));
     };
     let (graded, oldest) = graded_last_day(txn.conn(), &agent_id, now)?;
@@ -1145,7 +1189,9 @@ fn grade_attempt(
             .collect();
         reply["offending_actions"] = json!(grade.offending_actions);
         reply["choice_flaws"] = json!(grade.choice_flaws);
-        reply["message"] = json!("Not passed. Start a new attempt to try again; each attempt draws a fresh scenario.");
+        reply["message"] = json!(
+            "Not passed. Start a new attempt to try again; each attempt draws a fresh scenario."
+        );
         reply["event_seq"] = json!(event.seq);
     }
     Ok(reply)
@@ -1185,7 +1231,9 @@ fn topic(args: &Args) -> Result<String, ToolError> {
     if !ok {
         return Err(ToolError::validation(
             "topic",
-            format!("topic must be 1 to {MAX_TOPIC_CHARS} characters of a-z, 0-9, - and _ (for example general)"),
+            format!(
+                "topic must be 1 to {MAX_TOPIC_CHARS} characters of a-z, 0-9, - and _ (for example general)"
+            ),
         ));
     }
     Ok(topic.to_owned())
@@ -1197,7 +1245,9 @@ fn publish_ask(ctx: Ctx, args: Args) -> HandlerFuture {
         if title.chars().count() > MAX_ASK_TITLE_CHARS || title.chars().any(char::is_control) {
             return Err(ToolError::validation(
                 "title",
-                format!("title is at most {MAX_ASK_TITLE_CHARS} characters, without control characters"),
+                format!(
+                    "title is at most {MAX_ASK_TITLE_CHARS} characters, without control characters"
+                ),
             ));
         }
         let topic = topic(&args)?;
@@ -1214,18 +1264,6 @@ fn publish_ask(ctx: Ctx, args: Args) -> HandlerFuture {
                 ));
             }
             let operator = operator(txn.conn(), &agent_id)?;
-            let (today, oldest): (i64, Option<i64>) = txn
-                .conn()
-                .prepare_cached("SELECT COUNT(*), MIN(created_ms) FROM asks WHERE operator = ?1 AND created_ms > ?2")?
-                .query_row(params![operator, now - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?)))?;
-            if today >= ASKS_PER_OPERATOR_PER_DAY {
-                return Err(ToolError::new(
-                    ErrorCode::RateLimited,
-                    format!("This operator's agents published {ASKS_PER_OPERATOR_PER_DAY} asks in the last 24 hours (the daily cap is shared by the operator). Try again later."),
-                )
-                .with("cap", "asks_per_day")
-                .with("retry_after_s", retry_after_s(oldest, now)));
-            }
             let (open, first_expiry): (i64, Option<i64>) = txn
                 .conn()
                 .prepare_cached("SELECT COUNT(*), MIN(expires_ms) FROM asks WHERE operator = ?1 AND status = 'open' AND expires_ms > ?2")?
@@ -1238,6 +1276,18 @@ fn publish_ask(ctx: Ctx, args: Args) -> HandlerFuture {
                 )
                 .with("cap", "open_asks")
                 .with("retry_after_s", retry));
+            }
+            let (today, oldest): (i64, Option<i64>) = txn
+                .conn()
+                .prepare_cached("SELECT COUNT(*), MIN(created_ms) FROM asks WHERE operator = ?1 AND created_ms > ?2")?
+                .query_row(params![operator, now - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            if today >= ASKS_PER_OPERATOR_PER_DAY {
+                return Err(ToolError::new(
+                    ErrorCode::RateLimited,
+                    format!("This operator's agents published {ASKS_PER_OPERATOR_PER_DAY} asks in the last 24 hours (the daily cap is shared by the operator). Try again later."),
+                )
+                .with("cap", "asks_per_day")
+                .with("retry_after_s", retry_after_s(oldest, now)));
             }
             let expires_ms = now + ASK_DAYS * DAY_MS;
             let event = txn.append(NewEvent {
@@ -1286,8 +1336,18 @@ mod tests {
 
     #[test]
     fn licenses_are_classified_without_case_or_a_trailing_license_word() {
-        for permissive in ["MIT", "MIT license", "mit License", "Apache-2.0 license", "BSD-3-Clause"] {
-            assert_eq!(license_class(permissive), LicenseClass::Permissive, "{permissive}");
+        for permissive in [
+            "MIT",
+            "MIT license",
+            "mit License",
+            "Apache-2.0 license",
+            "BSD-3-Clause",
+        ] {
+            assert_eq!(
+                license_class(permissive),
+                LicenseClass::Permissive,
+                "{permissive}"
+            );
         }
         for restrictive in [
             "GPL-3.0 license",
@@ -1296,9 +1356,17 @@ mod tests {
             "Proprietary. LICENSE.txt has complete terms",
             "Unknown",
         ] {
-            assert_eq!(license_class(restrictive), LicenseClass::Restrictive, "{restrictive}");
+            assert_eq!(
+                license_class(restrictive),
+                LicenseClass::Restrictive,
+                "{restrictive}"
+            );
         }
-        for unclear in ["MIT (README badge)", "https://github.com/x/y/blob/main/LICENSE", "MPL-2.0"] {
+        for unclear in [
+            "MIT (README badge)",
+            "https://github.com/x/y/blob/main/LICENSE",
+            "MPL-2.0",
+        ] {
             assert_eq!(license_class(unclear), LicenseClass::Unclear, "{unclear}");
         }
     }

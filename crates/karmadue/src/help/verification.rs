@@ -221,7 +221,11 @@ pub static SUBMIT_VERIFICATION: Tool = Tool {
             ParamType::String,
             "Evidence link: an https URL, up to 500 characters.",
         ),
-        Param::new("evidence_link", ParamType::String, "Alias for evidence_ref."),
+        Param::new(
+            "evidence_link",
+            ParamType::String,
+            "Alias for evidence_ref.",
+        ),
         Param::new("evidence", ParamType::String, "Alias for evidence_ref."),
         Param::new(
             "note",
@@ -338,6 +342,10 @@ const ASK_COLUMNS: &str = "a.ask_id, a.requester_id, r.handle, a.subject_id, s.h
     a.reward_note, a.deadline_ms, a.status, a.reviewer, a.accepted_ms, a.accept_until_ms, a.result, a.evidence_ref, a.note,
     a.submitted_ms, a.resolution, a.resolved_ms, a.stamp_id, a.created_ms";
 const ASK_FROM: &str = "verification_asks a JOIN agents r ON r.agent_id = a.requester_id JOIN agents s ON s.agent_id = a.subject_id";
+/// The open rule at `?1` (now, Unix ms), as [`Ask::state`] reads it: open before the deadline,
+/// or accepted with its 72 hours run out before the deadline. `list_verification_asks` and
+/// [`open_asks_for_people`] share it.
+const OPEN_SQL: &str = "((a.status = 'open' AND a.deadline_ms > ?1) OR (a.status = 'accepted' AND a.accept_until_ms <= ?1 AND a.deadline_ms > ?1))";
 
 fn ask_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Ask> {
     Ok(Ask {
@@ -382,6 +390,50 @@ pub fn load_ask(conn: &Connection, ask_id: &str) -> Result<Option<Ask>, ToolErro
 fn require_ask(conn: &Connection, ask_id: &str) -> Result<Ask, ToolError> {
     load_ask(conn, ask_id)?
         .ok_or_else(|| ToolError::not_found("ask_id", "No verification ask has this ask_id."))
+}
+
+/// The open `human-reviewed` asks at `now_ms` (the ones a signed-in person takes; an accepted
+/// ask whose 72 hours ran out counts as open, as `list_verification_asks` lists it), newest
+/// first, at most `limit` (1 to 50), and how many there are in all. The app's /verify-help.
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn open_asks_for_people(
+    conn: &Connection,
+    now_ms: i64,
+    limit: i64,
+) -> Result<(Vec<Ask>, i64), ToolError> {
+    let filter = format!("{OPEN_SQL} AND a.stamp = ?2");
+    let total: i64 = conn
+        .prepare_cached(&format!("SELECT COUNT(*) FROM {ASK_FROM} WHERE {filter}"))?
+        .query_row(params![now_ms, HUMAN_REVIEWED], |row| row.get(0))?;
+    let asks = conn
+        .prepare_cached(&format!(
+            "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE {filter} ORDER BY a.created_ms DESC, a.ask_id LIMIT ?3"
+        ))?
+        .query_map(params![now_ms, HUMAN_REVIEWED, limit.clamp(1, 50)], ask_from_row)?
+        .collect::<Result<Vec<Ask>, _>>()?;
+    Ok((asks, total))
+}
+
+/// The asks `reviewer` holds at `now_ms` (accepted, its 72 hours still running) or submitted
+/// and waiting for the requester, soonest hold end first. The app's /verify-help.
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn asks_held_by(
+    conn: &Connection,
+    reviewer: &Reviewer,
+    now_ms: i64,
+) -> Result<Vec<Ask>, ToolError> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE a.reviewer = ?1
+               AND ((a.status = 'accepted' AND a.accept_until_ms > ?2) OR a.status = 'submitted')
+             ORDER BY a.status, a.accept_until_ms, a.ask_id LIMIT 200"
+        ))?
+        .query_map(params![reviewer.key(), now_ms], ask_from_row)?
+        .collect::<Result<Vec<Ask>, _>>()?)
 }
 
 impl Ask {
@@ -454,7 +506,11 @@ fn owner_of(conn: &Connection, agent_id: &str) -> Result<Option<String>, ToolErr
 ///
 /// # Errors
 /// `forbidden` with `reason` `own_ask`, `own_passport` or `shares_owner`; `internal`.
-pub fn check_independent(conn: &Connection, reviewer: &Reviewer, ask: &Ask) -> Result<(), ToolError> {
+pub fn check_independent(
+    conn: &Connection,
+    reviewer: &Reviewer,
+    ask: &Ask,
+) -> Result<(), ToolError> {
     let requester_owner = owner_of(conn, &ask.requester_id)?;
     let subject_owner = owner_of(conn, &ask.subject_id)?;
     let reviewer_owner = match reviewer {
@@ -526,8 +582,8 @@ fn bounded(
 
 /// Parses an RFC 3339 time to Unix ms.
 fn parse_time(text: &str) -> Option<i64> {
-    let at = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
-        .ok()?;
+    let at =
+        time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
     i64::try_from(at.unix_timestamp_nanos().div_euclid(1_000_000)).ok()
 }
 
@@ -545,7 +601,9 @@ pub fn check_evidence(text: &str, field: &str) -> Result<String, ToolError> {
     if !shaped {
         return Err(ToolError::validation(
             field,
-            format!("{field} must be an https URL on one line, up to {MAX_EVIDENCE_CHARS} characters"),
+            format!(
+                "{field} must be an https URL on one line, up to {MAX_EVIDENCE_CHARS} characters"
+            ),
         ));
     }
     Ok(text.to_owned())
@@ -715,7 +773,7 @@ fn list_verification_asks(ctx: Ctx, args: Args) -> HandlerFuture {
                 None => None,
             };
             let state = match status.as_str() {
-                "open" => "((a.status = 'open' AND a.deadline_ms > ?1) OR (a.status = 'accepted' AND a.accept_until_ms <= ?1 AND a.deadline_ms > ?1))",
+                "open" => OPEN_SQL,
                 "accepted" => "(a.status = 'accepted' AND a.accept_until_ms > ?1)",
                 "submitted" => "(a.status = 'submitted' AND ?1 = ?1)",
                 "resolved" => "(a.status IN ('resolved', 'closed') AND ?1 = ?1)",
@@ -841,7 +899,9 @@ fn accept_in(
     }
     let until = (now + ACCEPT_WINDOW_MS).min(ask.deadline_ms);
     // A lapsed taker's hold ended: the ask reopened and this reviewer takes it.
-    let reopened_from = (ask.status == "accepted").then(|| ask.reviewer.clone()).flatten();
+    let reopened_from = (ask.status == "accepted")
+        .then(|| ask.reviewer.clone())
+        .flatten();
     txn.conn()
         .prepare_cached(
             "UPDATE verification_asks SET status = 'accepted', reviewer = ?2, accepted_ms = ?3, accept_until_ms = ?4,
@@ -993,7 +1053,11 @@ fn submit_verification(ctx: Ctx, args: Args) -> HandlerFuture {
 /// # Errors
 /// `not_found`, `validation` (not open), `forbidden` (`reason`: `needs_agent`, `shares_owner`,
 /// `disputed_before`), `internal`.
-pub async fn accept_as_person(hub: &Hub, person_id: &str, ask_id: &str) -> Result<Value, ToolError> {
+pub async fn accept_as_person(
+    hub: &Hub,
+    person_id: &str,
+    ask_id: &str,
+) -> Result<Value, ToolError> {
     let reviewer = Reviewer::Person(person_id.to_owned());
     let ask_id = ask_id.trim().to_owned();
     hub.store
@@ -1025,7 +1089,10 @@ pub async fn submit_as_person(
         ));
     }
     let evidence_ref = check_evidence(evidence_ref, "evidence_ref")?;
-    let note = note.map(str::trim).filter(|note| !note.is_empty()).map(str::to_owned);
+    let note = note
+        .map(str::trim)
+        .filter(|note| !note.is_empty())
+        .map(str::to_owned);
     if note
         .as_deref()
         .is_some_and(|note| note.chars().count() > MAX_NOTE_CHARS)

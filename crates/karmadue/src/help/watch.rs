@@ -172,7 +172,9 @@ pub fn parse_tools(
             let Some(text) = item.as_str() else {
                 return Err(ToolError::validation(
                     field.clone(),
-                    format!("{field} must be a string such as kd:res:github:owner/repo or npm:<package>"),
+                    format!(
+                        "{field} must be a string such as kd:res:github:owner/repo or npm:<package>"
+                    ),
                 ));
             };
             let target = preflight::parse_target_text(text, &field)?;
@@ -583,7 +585,10 @@ fn check_one(
         .map(|owner| kd_core::people::find_person(txn.conn(), owner))
         .transpose()?
         .flatten();
-    let day_text = rfc3339_ms(day * DAY_MS).chars().take(10).collect::<String>();
+    let day_text = rfc3339_ms(day * DAY_MS)
+        .chars()
+        .take(10)
+        .collect::<String>();
     if let Some(person) = &person {
         let lines = found.iter().map(mail_line).collect::<Vec<_>>().join("\n");
         kd_core::outbox::queue(
@@ -615,7 +620,7 @@ fn check_one(
     Ok(Some((true, person.is_some())))
 }
 
-/// The daily job: checks every saved watchlist not yet checked on `now_ms`'s UTC day against
+/// The daily job: checks every active agent's saved watchlist not yet checked on `now_ms`'s UTC day against
 /// the catalog and outcome records, records the changes since the last check
 /// (`watchlist.alerted`) and, for owner-linked agents, queues one alert mail to the owner.
 /// Each agent's list is checked in its own transaction and marked checked for the day, so a
@@ -633,7 +638,9 @@ pub async fn run_daily(hub: &Hub, now_ms: i64) -> Result<DailyReport, ToolError>
         .read(move |conn| -> Result<Vec<String>, ToolError> {
             let ids = conn
                 .prepare_cached(
-                    "SELECT agent_id FROM watchlists WHERE last_checked_day IS NULL OR last_checked_day < ?1 ORDER BY agent_id",
+                    "SELECT w.agent_id FROM watchlists w JOIN agents a ON a.agent_id = w.agent_id
+                     WHERE a.status = 'active' AND (w.last_checked_day IS NULL OR w.last_checked_day < ?1)
+                     ORDER BY w.agent_id",
                 )?
                 .query_map([day], |row| row.get(0))?
                 .collect::<Result<Vec<String>, _>>()?;

@@ -61,7 +61,7 @@ fn page(
     cookies: &[String],
 ) -> Response {
     let nav = if signed_in {
-        "<nav><a href=\"/you\">You</a><a href=\"/inbox\">Inbox</a><a href=\"/connect\">Connect your agent</a></nav>"
+        "<nav><a href=\"/you\">You</a><a href=\"/inbox\">Inbox</a><a href=\"/connect\">Connect your agent</a><a href=\"/verify-help\">Verification help</a></nav>"
     } else {
         "<nav><a href=\"/signin\">Sign in</a><a href=\"/signup\">Sign up</a></nav>"
     };
@@ -594,8 +594,14 @@ pub async fn decide(
         }
     };
     let grant = people::GRANT_ACTIONS_PER_DAY;
-    match people::decide_request(&hub, &person.person_id, field(&form, "request_id"), approve, grant)
-        .await
+    match people::decide_request(
+        &hub,
+        &person.person_id,
+        field(&form, "request_id"),
+        approve,
+        grant,
+    )
+    .await
     {
         Ok(()) => redirect("/you", &[]),
         Err(error) => {
@@ -907,9 +913,18 @@ pub async fn consent(
             .await;
         }
     };
-    let actions_per_day = field(&form, "actions_per_day").trim().parse::<i64>().unwrap_or(0);
-    match people::decide_request(&hub, &person.person_id, &request_id, approve, actions_per_day)
-        .await
+    let actions_per_day = field(&form, "actions_per_day")
+        .trim()
+        .parse::<i64>()
+        .unwrap_or(0);
+    match people::decide_request(
+        &hub,
+        &person.person_id,
+        &request_id,
+        approve,
+        actions_per_day,
+    )
+    .await
     {
         Ok(()) => redirect("/you", &[]),
         Err(people::AppError::Invalid(text)) => {
@@ -924,5 +939,303 @@ pub async fn consent(
             .await
         }
         Err(error) => error_page(&error, true),
+    }
+}
+
+// ---- Verification help (`/verify-help`) --------------------------------------------------
+//
+// A signed-in person takes `human-reviewed` verification asks and submits results
+// (permissions document "Verification help"; docs/decisions.md W6, W11). The rules, the
+// independence check and the 72 hours live in `crate::help::verification`.
+
+/// The verification help page's path.
+pub const VERIFY_HELP_PATH: &str = "/verify-help";
+
+/// The most open asks the page lists (newest first).
+const VERIFY_HELP_LIMIT: i64 = 50;
+
+/// What the page shows: the asks the person holds (or submitted), the open asks with the
+/// independence refusal each would get (None: the person may take it), how many are open in
+/// all, and the person's verifier record.
+struct VerifyHelpData {
+    held: Vec<crate::help::verification::Ask>,
+    open: Vec<(crate::help::verification::Ask, Option<String>)>,
+    open_total: i64,
+    record: serde_json::Value,
+}
+
+/// The requester's words (criteria and reward note): third-party text, escaped and labelled.
+fn requester_words(ask: &crate::help::verification::Ask) -> String {
+    let mut html = format!(
+        "<p><em>The requester's words (third-party text written by the agent <code>{}</code>, shown as data; not instructions from KarmaDue):</em></p>\
+         <p>Criteria:</p><blockquote style=\"white-space:pre-wrap\">{}</blockquote>",
+        escape(&ask.requester_handle),
+        escape(&ask.criteria)
+    );
+    if let Some(note) = &ask.reward_note {
+        html.push_str(&format!(
+            "<p>Reward note (payouts are off):</p><blockquote style=\"white-space:pre-wrap\">{}</blockquote>",
+            escape(note)
+        ));
+    }
+    html
+}
+
+/// One line naming the subject, its passport version, the stamp and the deadline.
+fn ask_facts(ask: &crate::help::verification::Ask) -> String {
+    format!(
+        "<p>Subject agent <code>{}</code> · passport id <code>{}</code> · stamp sought <strong>{}</strong> · asked by <code>{}</code> · deadline {} · ask <code>{}</code></p>",
+        escape(&ask.subject_handle),
+        escape(&ask.credential_id),
+        escape(&ask.stamp),
+        escape(&ask.requester_handle),
+        escape(&rfc3339_ms(ask.deadline_ms)),
+        escape(&ask.ask_id)
+    )
+}
+
+fn verify_help_body(
+    session: &Session,
+    data: &VerifyHelpData,
+    message: Option<&str>,
+    prefill: Option<&HashMap<String, String>>,
+) -> String {
+    let csrf = csrf_field(session);
+    let mut body = String::new();
+    if let Some(text) = message {
+        body.push_str(&format!("<p class=\"error\">{}</p>", escape(text)));
+    }
+    body.push_str(
+        "<p>Check one agent's passport, at one exact version, against the requester's criteria. \
+         Take an ask and you hold it for 72 hours (never past its deadline); then submit met or unmet \
+         with an evidence link. The requester accepts (a human-reviewed stamp naming you, or a public \
+         refusal when unmet) or disputes. You cannot take an ask when you own the requesting agent or \
+         the subject. Payouts are off: helping builds your verifier record.</p>",
+    );
+    let record = &data.record;
+    body.push_str(&format!(
+        "<p>Your verifier record: {} completed ({} stamps issued, {} refusals), {} disputed.</p>",
+        record["completed"].as_i64().unwrap_or(0),
+        record["stamps_issued"].as_i64().unwrap_or(0),
+        record["refusals"].as_i64().unwrap_or(0),
+        record["disputed"].as_i64().unwrap_or(0),
+    ));
+
+    body.push_str("<h2>Asks you hold</h2>");
+    if data.held.is_empty() {
+        body.push_str("<p>You hold no asks.</p>");
+    }
+    for ask in &data.held {
+        body.push_str("<section>");
+        body.push_str(&ask_facts(ask));
+        body.push_str(&requester_words(ask));
+        if ask.status == "submitted" {
+            body.push_str(&format!(
+                "<p>You submitted <strong>{}</strong> with evidence <code>{}</code>{}. Waiting for the requester to accept or dispute.</p>",
+                escape(ask.result.as_deref().unwrap_or("")),
+                escape(ask.evidence_ref.as_deref().unwrap_or("")),
+                ask.submitted_ms
+                    .map(|at| format!(" at {}", escape(&rfc3339_ms(at))))
+                    .unwrap_or_default(),
+            ));
+        } else {
+            let mine = prefill.filter(|form| field(form, "ask_id").trim() == ask.ask_id);
+            let result = mine.map_or("", |form| field(form, "result"));
+            let checked = |value: &str| if result == value { " checked" } else { "" };
+            body.push_str(&format!(
+                "<p>You hold this ask until {}. Submit before then; after that it reopens for others.</p>\
+                 <form method=\"post\" action=\"/verify-help/submit\">{csrf}<input type=\"hidden\" name=\"ask_id\" value=\"{}\">\
+                 <fieldset><legend>Result</legend>\
+                 <label><input type=\"radio\" name=\"result\" value=\"met\" required{}> Met: the passport meets the criteria</label>\
+                 <label><input type=\"radio\" name=\"result\" value=\"unmet\"{}> Unmet: it does not</label></fieldset>\
+                 <label>Evidence link (an https URL) <input type=\"url\" name=\"evidence_ref\" maxlength=\"{}\" value=\"{}\" required></label>\
+                 <label>Note (optional, up to {} characters; shown publicly as your words) <textarea name=\"note\" maxlength=\"{}\" rows=\"3\" cols=\"50\">{}</textarea></label>\
+                 <button type=\"submit\">Submit result</button></form>",
+                escape(&rfc3339_ms(ask.accept_until_ms.unwrap_or(ask.deadline_ms))),
+                escape(&ask.ask_id),
+                checked("met"),
+                checked("unmet"),
+                crate::help::verification::MAX_EVIDENCE_CHARS,
+                escape(mine.map_or("", |form| field(form, "evidence_ref"))),
+                crate::help::verification::MAX_NOTE_CHARS,
+                crate::help::verification::MAX_NOTE_CHARS,
+                escape(mine.map_or("", |form| field(form, "note"))),
+            ));
+        }
+        body.push_str("</section>");
+    }
+
+    body.push_str("<h2>Open asks for a person</h2>");
+    if data.open.is_empty() {
+        body.push_str("<p>No human-reviewed asks are open right now.</p>");
+    } else if data.open_total > i64::try_from(data.open.len()).unwrap_or(i64::MAX) {
+        body.push_str(&format!(
+            "<p>The newest {} of {} open asks.</p>",
+            data.open.len(),
+            data.open_total
+        ));
+    }
+    for (ask, refusal) in &data.open {
+        body.push_str("<section>");
+        body.push_str(&ask_facts(ask));
+        body.push_str(&requester_words(ask));
+        match refusal {
+            Some(text) => body.push_str(&format!("<p>{}</p>", escape(text))),
+            None => body.push_str(&format!(
+                "<form method=\"post\" action=\"/verify-help/accept\">{csrf}<input type=\"hidden\" name=\"ask_id\" value=\"{}\">\
+                 <button type=\"submit\">Take this ask (72 hours)</button></form>",
+                escape(&ask.ask_id)
+            )),
+        }
+        body.push_str("</section>");
+    }
+    body.push_str(&format!(
+        "<p>Open asks, peer-reviewed ones included, are also listed for anyone at <a href=\"{0}\"><code>{0}</code></a>.</p>",
+        escape(crate::help::verification::REST_PATH)
+    ));
+    body
+}
+
+async fn verify_help_data(
+    hub: &Hub,
+    person: &Person,
+) -> Result<VerifyHelpData, crate::error::ToolError> {
+    use crate::help::verification::{self, Reviewer};
+    let reviewer = Reviewer::Person(person.person_id.clone());
+    let now = hub.clock.now_ms();
+    hub.store
+        .read(move |conn| {
+            let held = verification::asks_held_by(conn, &reviewer, now)?;
+            let (asks, open_total) =
+                verification::open_asks_for_people(conn, now, VERIFY_HELP_LIMIT)?;
+            let mut open = Vec::with_capacity(asks.len());
+            for ask in asks {
+                let refusal = match verification::check_independent(conn, &reviewer, &ask) {
+                    Ok(()) => None,
+                    // Shown before any attempt, so not the refusal's "Nothing was recorded".
+                    Err(error) if error.code == crate::error::ErrorCode::Forbidden => Some(
+                        "You own the requesting agent or the subject of this ask, so you cannot take it: an independent reviewer must.".to_owned(),
+                    ),
+                    Err(error) => return Err(error),
+                };
+                open.push((ask, refusal));
+            }
+            let record = verification::verifier_record(conn, &reviewer.key())?;
+            Ok(VerifyHelpData {
+                held,
+                open,
+                open_total,
+                record,
+            })
+        })
+        .await
+}
+
+/// The status and message a refusal of the verification functions shows: 400 validation,
+/// 403 forbidden, 404 not_found (the spec's REST table); internal failures are logged once.
+fn tool_refusal(error: &crate::error::ToolError) -> (StatusCode, String) {
+    if let Some(cause) = &error.cause {
+        tracing::error!(cause = %cause, "verification help page failed");
+    }
+    let status = StatusCode::from_u16(error.code.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
+    (status, error.message.clone())
+}
+
+async fn verify_help_response(
+    hub: &Hub,
+    person: &Person,
+    session: &Session,
+    status: StatusCode,
+    message: Option<&str>,
+    prefill: Option<&HashMap<String, String>>,
+) -> Response {
+    match verify_help_data(hub, person).await {
+        Ok(data) => page(
+            status,
+            "Verification help",
+            true,
+            &verify_help_body(session, &data, message, prefill),
+            &[],
+        ),
+        Err(error) => {
+            let (status, text) = tool_refusal(&error);
+            page(
+                status,
+                "Verification help",
+                true,
+                &format!("<p class=\"error\">{}</p>", escape(&text)),
+                &[],
+            )
+        }
+    }
+}
+
+/// `GET /verify-help`: the asks the person holds (with the result form) and the open
+/// human-reviewed asks (with "Take this ask"). Signed out: to /signin.
+pub async fn verify_help_page(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response {
+    match current(&hub, &headers).await {
+        Ok(Some((person, session, _))) => {
+            verify_help_response(&hub, &person, &session, StatusCode::OK, None, None).await
+        }
+        Ok(None) => redirect("/signin", &[]),
+        Err(error) => error_page(&error, false),
+    }
+}
+
+/// `POST /verify-help/accept` (`csrf`, `ask_id`): takes the ask for 72 hours
+/// ([`crate::help::verification::accept_as_person`]); a refusal re-shows the page with its
+/// message and nothing changed.
+pub async fn verify_help_accept(
+    State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    let (person, session, _) = match signed_in_post(&hub, &headers, &form).await {
+        Ok(signed) => signed,
+        Err(response) => return response,
+    };
+    match crate::help::verification::accept_as_person(
+        &hub,
+        &person.person_id,
+        field(&form, "ask_id"),
+    )
+    .await
+    {
+        Ok(_) => redirect(VERIFY_HELP_PATH, &[]),
+        Err(error) => {
+            let (status, text) = tool_refusal(&error);
+            verify_help_response(&hub, &person, &session, status, Some(&text), None).await
+        }
+    }
+}
+
+/// `POST /verify-help/submit` (`csrf`, `ask_id`, `result` = met | unmet, `evidence_ref`,
+/// `note`): submits the result of a held ask
+/// ([`crate::help::verification::submit_as_person`]); a refusal re-shows the page with its
+/// message and the form as filled in, and nothing changed.
+pub async fn verify_help_submit(
+    State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    let (person, session, _) = match signed_in_post(&hub, &headers, &form).await {
+        Ok(signed) => signed,
+        Err(response) => return response,
+    };
+    match crate::help::verification::submit_as_person(
+        &hub,
+        &person.person_id,
+        field(&form, "ask_id"),
+        field(&form, "result"),
+        field(&form, "evidence_ref"),
+        Some(field(&form, "note")),
+    )
+    .await
+    {
+        Ok(_) => redirect(VERIFY_HELP_PATH, &[]),
+        Err(error) => {
+            let (status, text) = tool_refusal(&error);
+            verify_help_response(&hub, &person, &session, status, Some(&text), Some(&form)).await
+        }
     }
 }

@@ -48,7 +48,10 @@ pub fn router(hub: Arc<Hub>) -> Router {
             post(rest::preflight),
         )
         .route("/functions/v1/public-api/v1/tiers", get(rest::tiers))
-        .route(crate::help::verification::REST_PATH, get(crate::help::verification::rest_list_asks))
+        .route(
+            crate::help::verification::REST_PATH,
+            get(crate::help::verification::rest_list_asks),
+        )
         .route(resource_page::BADGE_PATH, get(resource_page::badge))
         .route(resource_page::PAGE_PATH, get(resource_page::resource_page))
         .route("/.well-known/jwks.json", get(pages::jwks))
@@ -81,6 +84,12 @@ pub fn router(hub: Arc<Hub>) -> Router {
             "/inbox",
             get(app_pages::inbox_page).post(app_pages::inbox_decide),
         )
+        .route(
+            app_pages::VERIFY_HELP_PATH,
+            get(app_pages::verify_help_page),
+        )
+        .route("/verify-help/accept", post(app_pages::verify_help_accept))
+        .route("/verify-help/submit", post(app_pages::verify_help_submit))
         .route(
             crate::people::findings::ADOPT_PATH,
             get(app_pages::adopt_page).post(app_pages::adopt),

@@ -741,7 +741,7 @@ fn verify_agent(ctx: Ctx, args: Args) -> HandlerFuture {
         }
         let hub = std::sync::Arc::clone(&ctx.hub);
         let now_ms = ctx.hub.clock.now_ms();
-        let (agent, passport, grant, standing) = ctx
+        let (agent, passport, grant, standing, scores) = ctx
             .read(move |conn| {
                 let agent = match (&agent_ref, &credential) {
                     (Some(reference), _) => require_agent(conn, reference, "agent_id")?,
@@ -766,7 +766,8 @@ fn verify_agent(ctx: Ctx, args: Args) -> HandlerFuture {
                     &agent.agent_id,
                     now_ms,
                 )?;
-                Ok((agent, passport, grant, standing))
+                let scores = Scores::of(conn, &agent, now_ms)?;
+                Ok((agent, passport, grant, standing, scores))
             })
             .await?;
         let signature_valid = match message {
@@ -785,10 +786,12 @@ fn verify_agent(ctx: Ctx, args: Args) -> HandlerFuture {
             "passport_signature_valid": passport.as_ref().map(|p| p.signature_valid(key)),
             "owner_linked": agent.owner_id.is_some(),
             "standing_tier": if agent.status == "active" { standing["tier"]["tier"].clone() } else { json!("revoked") },
-            "trust_score": 0,
-            "technical_score": 0,
+            "trust_score": scores.trust,
+            "technical_score": scores.technical,
             "trust_scale": "0-100",
             "current": current(&agent, grant.as_ref(), &standing),
+            "verifier_record": standing["verifier_record"].clone(),
+            "verifications": standing["verifications"].clone(),
             "key_rotation_required": agent.key_source != "agent",
             "registered_at": rfc3339_ms(agent.created_ms),
         }))
@@ -1011,10 +1014,11 @@ fn read_scores(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
         let reference = subject(&args)?;
         let field = scores_field(&args);
+        let now_ms = ctx.hub.clock.now_ms();
         let (agent, scores) = ctx
             .read(move |conn| {
                 let agent = require_agent(conn, &reference, field)?;
-                let scores = Scores::of(conn, &agent)?;
+                let scores = Scores::of(conn, &agent, now_ms)?;
                 Ok((agent, scores))
             })
             .await?;
@@ -1035,10 +1039,11 @@ fn get_rating_card(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
         let reference = subject(&args)?;
         let field = scores_field(&args);
+        let now_ms = ctx.hub.clock.now_ms();
         let (agent, scores) = ctx
             .read(move |conn| {
                 let agent = require_agent(conn, &reference, field)?;
-                let scores = Scores::of(conn, &agent)?;
+                let scores = Scores::of(conn, &agent, now_ms)?;
                 Ok((agent, scores))
             })
             .await?;
@@ -1066,20 +1071,42 @@ pub struct Scores {
     pub trust: u8,
     /// 0–100; admission adds 2 once, accepted work adds more.
     pub technical: u8,
+    /// Live human-reviewed stamps.
+    pub human_reviews: i64,
+    /// Live peer-reviewed stamps.
+    pub peer_reviews: i64,
 }
+
+/// Trust points per live human-reviewed stamp.
+pub const TRUST_PER_HUMAN_REVIEW: i64 = 20;
+/// Trust points per live peer-reviewed stamp.
+pub const TRUST_PER_PEER_REVIEW: i64 = 10;
 
 impl Scores {
     /// The scores of `agent` from what the hub has recorded about it. Technical is the
-    /// admission bonus (`admission::technical_bonus`: 2, once per agent and once per owner);
-    /// trust has no recorded input yet, and admission never moves it.
+    /// admission bonus (`admission::technical_bonus`: 2, once per agent and once per owner).
+    /// Trust is independent review only: [`TRUST_PER_HUMAN_REVIEW`] for each live
+    /// human-reviewed stamp and [`TRUST_PER_PEER_REVIEW`] for each live peer-reviewed stamp
+    /// (verification help), capped at 100; admission never moves it.
     ///
     /// # Errors
     /// `internal` when the store fails.
-    pub fn of(conn: &Connection, agent: &AgentRow) -> Result<Self, ToolError> {
+    pub fn of(conn: &Connection, agent: &AgentRow, now_ms: i64) -> Result<Self, ToolError> {
         let technical = crate::admission::technical_bonus(conn, &agent.agent_id)?;
+        let (human, peer): (i64, i64) = conn
+            .prepare_cached(
+                "SELECT COALESCE(SUM(stamp = 'human-reviewed'), 0), COALESCE(SUM(stamp = 'peer-reviewed'), 0)
+                 FROM stamps WHERE agent_id = ?1 AND (expires_ms IS NULL OR expires_ms > ?2)",
+            )?
+            .query_row(rusqlite::params![agent.agent_id, now_ms], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })?;
+        let trust = human * TRUST_PER_HUMAN_REVIEW + peer * TRUST_PER_PEER_REVIEW;
         Ok(Self {
-            trust: 0,
+            trust: u8::try_from(trust.clamp(0, 100)).unwrap_or(100),
             technical: technical.min(100),
+            human_reviews: human,
+            peer_reviews: peer,
         })
     }
 
@@ -1093,9 +1120,11 @@ impl Scores {
         // The admission bonus is technical's only recorded input so far (see `Scores::of`).
         json!({
             "outcome_reviews": 0,
-            "independent_reviews": 0,
+            "independent_reviews": self.human_reviews + self.peer_reviews,
+            "human_reviews": self.human_reviews,
+            "peer_reviews": self.peer_reviews,
             "admission_bonus": self.technical.min(crate::admission::TECHNICAL_BONUS),
-            "note": "New agents start at 0. Trust moves only with outcomes and independent human or peer review. Passing the admission test adds 2 to technical, once per agent and once per owner, and never moves trust.",
+            "note": "New agents start at 0. Trust moves only with outcomes and independent human or peer review: 20 for each live human-reviewed stamp and 10 for each live peer-reviewed stamp (verification help), up to 100. Passing the admission test adds 2 to technical, once per agent and once per owner, and never moves trust.",
         })
     }
 }
@@ -1144,7 +1173,9 @@ mod tests {
         assert_eq!(
             Scores {
                 trust: 0,
-                technical: 0
+                technical: 0,
+                human_reviews: 0,
+                peer_reviews: 0,
             }
             .overall(),
             0
@@ -1152,7 +1183,9 @@ mod tests {
         assert_eq!(
             Scores {
                 trust: 100,
-                technical: 100
+                technical: 100,
+                human_reviews: 0,
+                peer_reviews: 0,
             }
             .overall(),
             99
@@ -1160,7 +1193,9 @@ mod tests {
         assert_eq!(
             Scores {
                 trust: 3,
-                technical: 0
+                technical: 0,
+                human_reviews: 0,
+                peer_reviews: 0,
             }
             .overall(),
             2

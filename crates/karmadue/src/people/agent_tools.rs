@@ -240,8 +240,7 @@ fn offer_capability(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
         let title = bounded_text(&args, &["title"], MAX_OFFER_TITLE_CHARS)?
             .ok_or_else(|| ToolError::validation("title", "title is required"))?;
-        let description =
-            bounded_text(&args, &["description"], MAX_OFFER_DESCRIPTION_CHARS)?;
+        let description = bounded_text(&args, &["description"], MAX_OFFER_DESCRIPTION_CHARS)?;
         let offer_id = random_id::<12>(ctx.hub.random.as_ref(), "kdco_");
         ctx.signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();
@@ -427,7 +426,9 @@ fn update_preferences(ctx: Ctx, args: Args) -> HandlerFuture {
         if text.len() > MAX_PREFERENCES_BYTES {
             return Err(ToolError::validation(
                 "preferences",
-                format!("preferences is at most {MAX_PREFERENCES_BYTES} bytes of canonical JSON text"),
+                format!(
+                    "preferences is at most {MAX_PREFERENCES_BYTES} bytes of canonical JSON text"
+                ),
             ));
         }
         let sha256 = hex::encode(Sha256::digest(text.as_bytes()));

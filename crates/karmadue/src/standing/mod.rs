@@ -74,7 +74,8 @@ pub fn agent_facts(
 }
 
 /// The standing of an agent as `get_standing` and `verify_agent` show it: `{tier,
-/// next_unlock, stamps, capabilities, owner_linked, quota?}`.
+/// next_unlock, stamps, capabilities, owner_linked, admitted, verifier_record (the help it
+/// gave), verifications (resolved asks about it, refusals included), quota?}`.
 ///
 /// # Errors
 /// `internal` when the store fails.
@@ -105,6 +106,8 @@ pub fn agent_standing(
         "owner_linked": facts.owner_linked(),
         "admitted": facts.admitted(),
     });
+    standing["verifier_record"] = crate::help::verification::verifier_record(conn, agent_id)?;
+    standing["verifications"] = json!(crate::help::verification::subject_record(conn, agent_id)?);
     if let Some(actions_per_day) = facts.actions_per_day {
         standing["quota"] = quota::read(conn, agent_id, actions_per_day, now_ms)?.to_json();
     }

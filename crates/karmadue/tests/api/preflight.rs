@@ -614,7 +614,7 @@ fn lookup_findings_answers_an_empty_cache_in_plain_words_and_validates_min_evide
         reply["data"]["note"]
             .as_str()
             .unwrap()
-            .contains("No findings")
+            .contains("No published finding matched")
     );
     assert_eq!(app.call("lookup_findings", json!({}))["ok"], true);
     let bad = app.call("lookup_findings", json!({ "min_evidence": "rumour" }));

@@ -116,6 +116,8 @@ fn every_reply_carries_the_callers_tier_and_next_unlock() {
     assert_eq!(read["data"]["subject_id"], json!(agent.agent_id));
     assert_eq!(read["data"]["tier"]["tier"], "registered");
     assert!(read["data"].get("quota").is_none(), "unlinked: no quota");
+    assert_eq!(read["data"]["verifier_record"]["completed"], 0);
+    assert_eq!(read["data"]["verifications"], json!([]));
 
     // REST answers carry the same fields.
     let (status, body) = app.rest("verify_agent", &json!({ "agent_id": agent.agent_id }).to_string(), &[]);
@@ -123,6 +125,7 @@ fn every_reply_carries_the_callers_tier_and_next_unlock() {
     assert_eq!(body["tier"]["tier"], "anonymous");
     assert_eq!(body["data"]["standing_tier"], "registered");
     assert_eq!(body["data"]["current"]["limits"]["reads_per_minute"], 60);
+    assert_eq!(body["data"]["verifier_record"]["reviewer"], json!(agent.agent_id));
 }
 
 #[test]
