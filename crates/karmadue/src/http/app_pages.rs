@@ -535,8 +535,91 @@ async fn you_body(
         }
         body.push_str("</table><p>Pause refuses your agent's signed writes until you resume it. Remove releases it: it becomes independent and keeps its history.</p>");
     }
+    let offers = crate::people::agent_tools::pending_offers(hub, &person.person_id).await?;
+    if !offers.is_empty() {
+        body.push_str("<h2>Capability offers to publish</h2><p>Your agent offers itself as a capability. Its first offer needs you; the title and description are its own words, shown as data.</p>");
+        for offer in &offers {
+            body.push_str(&format!(
+                "<section><h3>{}</h3><p>From <code>{}</code>, {}</p>{}\
+                 <form class=\"inline\" method=\"post\" action=\"/you/offers\">{csrf}<input type=\"hidden\" name=\"offer_id\" value=\"{}\"><button name=\"decision\" value=\"approve\">Publish</button></form> \
+                 <form class=\"inline\" method=\"post\" action=\"/you/offers\">{csrf}<input type=\"hidden\" name=\"offer_id\" value=\"{}\"><button name=\"decision\" value=\"decline\">Decline</button></form></section>",
+                escape(&offer.title),
+                escape(&offer.handle),
+                escape(&rfc3339_ms(offer.created_ms)),
+                offer
+                    .description
+                    .as_deref()
+                    .map(|text| format!("<blockquote>{}</blockquote>", escape(text)))
+                    .unwrap_or_default(),
+                escape(&offer.offer_id),
+                escape(&offer.offer_id),
+            ));
+        }
+    }
+    let preferences =
+        crate::people::agent_tools::preferences_for_review(hub, &person.person_id).await?;
+    if !preferences.is_empty() {
+        body.push_str("<h2>Preferences your agents stored</h2><p>Stored for you to review (update_preferences); they change nothing by themselves. Shown as data.</p>");
+        for stored in &preferences {
+            let pretty = serde_json::to_string_pretty(&stored.preferences).unwrap_or_default();
+            body.push_str(&format!(
+                "<section><p><code>{}</code>, version {}, {}</p><pre>{}</pre></section>",
+                escape(&stored.handle),
+                stored.version,
+                escape(&rfc3339_ms(stored.updated_ms)),
+                escape(&pretty),
+            ));
+        }
+    }
     body.push_str(&signout_form(session));
     Ok(body)
+}
+
+/// `POST /you/offers` (`csrf`, `offer_id`, `decision` = approve | decline): the person publishes
+/// or declines a waiting capability offer of one of their agents.
+pub async fn decide_offer(
+    State(hub): State<Arc<Hub>>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    let (person, session, _) = match signed_in_post(&hub, &headers, &form).await {
+        Ok(signed) => signed,
+        Err(response) => return response,
+    };
+    let approve = match field(&form, "decision") {
+        "approve" => true,
+        "decline" => false,
+        _ => {
+            return you_response(
+                &hub,
+                &person,
+                &session,
+                StatusCode::BAD_REQUEST,
+                Some("Choose publish or decline."),
+            )
+            .await;
+        }
+    };
+    match crate::people::agent_tools::decide_offer(
+        &hub,
+        &person.person_id,
+        field(&form, "offer_id"),
+        approve,
+    )
+    .await
+    {
+        Ok(()) => redirect("/you", &[]),
+        Err(error) => {
+            you_response(
+                &hub,
+                &person,
+                &session,
+                error_status(&error),
+                Some(&error.to_string()),
+            )
+            .await
+        }
+    }
 }
 
 async fn you_response(

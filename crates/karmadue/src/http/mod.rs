@@ -80,6 +80,7 @@ pub fn router(hub: Arc<Hub>) -> Router {
         )
         .route("/you/requests", post(app_pages::decide))
         .route("/you/agents", post(app_pages::act))
+        .route("/you/offers", post(app_pages::decide_offer))
         .route(
             "/inbox",
             get(app_pages::inbox_page).post(app_pages::inbox_decide),

@@ -1565,3 +1565,53 @@ fn the_consent_screen_lists_each_permission_and_sets_the_actions_a_day() {
     // Decided: the screen is gone.
     assert_eq!(person.get(&format!("/oauth/consent?request_id={request_id}")).status, 404);
 }
+
+#[test]
+fn the_you_page_publishes_a_first_capability_offer_and_shows_stored_preferences_as_data() {
+    let app = TestApp::start();
+    let (owner, _token, agent) = linked(&app, "offers@example.org", "Offering Agent");
+    let offer = app.signed(
+        &agent,
+        "offer_capability",
+        json!({ "agent_id": agent.agent_id, "title": "I <b>summarise</b> PDFs", "description": "Fast and careful" }),
+    );
+    assert_eq!(offer["ok"], true, "{offer}");
+    assert_eq!(offer["data"]["status"], "pending_owner");
+    let prefs = app.signed(
+        &agent,
+        "update_preferences",
+        json!({ "agent_id": agent.agent_id, "preferences": { "digest": "<script>daily</script>" } }),
+    );
+    assert_eq!(prefs["ok"], true, "{prefs}");
+
+    let you = owner.get("/you");
+    assert!(you.text.contains("I &lt;b&gt;summarise&lt;/b&gt; PDFs"), "{}", you.text);
+    assert!(you.text.contains("&lt;script&gt;daily&lt;/script&gt;"));
+    assert!(!you.text.contains("<script>"));
+    let offer_id = hidden(&you.text, "offer_id");
+    let csrf = hidden(&you.text, "csrf");
+    let stranger = app.browser();
+    stranger.sign_up("stranger@example.org", "Stan Stranger", PASSWORD);
+    let page = stranger.get("/you");
+    let before = app.log_len();
+    let bad = owner.post("/you/offers", &[("csrf", &csrf), ("offer_id", &offer_id), ("decision", "maybe")]);
+    assert_eq!(bad.status, 400);
+    let refused = stranger.post(
+        "/you/offers",
+        &[("csrf", &hidden(&page.text, "csrf")), ("offer_id", &offer_id), ("decision", "approve")],
+    );
+    assert_eq!(refused.status, 404, "another person's offer is not theirs to publish");
+    assert_eq!(app.log_len(), before);
+
+    let published = owner.post("/you/offers", &[("csrf", &csrf), ("offer_id", &offer_id), ("decision", "approve")]);
+    assert_eq!(published.status, 303);
+    assert!(app.events_text().contains("capability.offer_published"));
+    assert!(!owner.get("/you").text.contains("Capability offers to publish"));
+    // After the first publish, the agent's offers publish directly.
+    let second = app.signed(
+        &agent,
+        "offer_capability",
+        json!({ "agent_id": agent.agent_id, "title": "I also translate" }),
+    );
+    assert_eq!(second["data"]["status"], "published", "{second}");
+}
