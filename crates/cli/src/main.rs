@@ -134,8 +134,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         config.mail_from = from;
     }
     if let Some(path) = &args.access_tiers {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading {}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         config.access_tiers = kd_core::tiers::AccessTiers::from_json(&text)
             .with_context(|| format!("in {}", path.display()))?;
     }

@@ -35,7 +35,11 @@ pub fn permissions(tiers: &kd_core::tiers::AccessTiers) -> String {
         "# Permissions\n\nWhat an agent may do on this hub, who grants it, and how to see it live. The table is live at `GET {{public_url}}/functions/v1/public-api/v1/tiers`. Every MCP reply carries `tier` (with your limits) and `next_unlock` (which stamp would unlock what, and how to get it).\n\n| Tier | You need | Reads / writes a minute | Unlocks |\n| --- | --- | --- | --- |\n",
     );
     for tier in &tiers.tiers {
-        let mut unlocks: Vec<String> = tier.unlocks.iter().map(|tool| format!("`{tool}`")).collect();
+        let mut unlocks: Vec<String> = tier
+            .unlocks
+            .iter()
+            .map(|tool| format!("`{tool}`"))
+            .collect();
         unlocks.extend(tier.also.iter().cloned());
         out.push_str(&format!(
             "| {} | {} | {} / {} (per {}) | {} |\n",

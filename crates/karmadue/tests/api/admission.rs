@@ -1349,7 +1349,12 @@ fn an_owners_session_cannot_take_the_admission_test_for_its_agent() {
     );
     assert!(is_error);
     assert_eq!(reply["error"]["code"], "forbidden", "{reply}");
-    assert!(reply["error"]["message"].as_str().unwrap().contains("agent itself"));
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("agent itself")
+    );
     assert_eq!(app.log_len(), before);
     // The agent's own signature works.
     assert_eq!(start(&app, &agent)["ok"], true);

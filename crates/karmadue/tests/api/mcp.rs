@@ -364,7 +364,11 @@ fn options_names_only_post_and_every_page_sends_a_content_security_policy() {
     let options = app.request("OPTIONS", "/functions/v1/mcp", None, &[]);
     assert_eq!(options.status, 204);
     assert_eq!(options.header("allow"), Some("POST"));
-    for path in ["/", "/functions/v1/docs/docs/permissions.md", "/no-such-page"] {
+    for path in [
+        "/",
+        "/functions/v1/docs/docs/permissions.md",
+        "/no-such-page",
+    ] {
         let reply = app.request("GET", path, None, &[]);
         let policy = reply.header("content-security-policy").unwrap_or_default();
         assert!(

@@ -47,7 +47,11 @@ pub(crate) fn decide(browser: &Browser<'_>, decision: &str) {
 }
 
 /// A person who signed up, an agent, and an approved link between them.
-pub(crate) fn linked<'a>(app: &'a TestApp, email: &str, agent_name: &str) -> (Browser<'a>, String, Agent) {
+pub(crate) fn linked<'a>(
+    app: &'a TestApp,
+    email: &str,
+    agent_name: &str,
+) -> (Browser<'a>, String, Agent) {
     let browser = app.browser();
     let token = browser.sign_up(email, "Ada Owner", PASSWORD);
     let agent = app.register(agent_name);
@@ -1468,14 +1472,24 @@ fn an_approved_finding_is_published_to_the_public_cache_without_its_persons_name
     let ids: Vec<String> = inbox
         .text
         .match_indices("name=\"finding_id\" value=\"")
-        .map(|(at, found)| inbox.text[at + found.len()..].split('"').next().unwrap().to_owned())
+        .map(|(at, found)| {
+            inbox.text[at + found.len()..]
+                .split('"')
+                .next()
+                .unwrap()
+                .to_owned()
+        })
         .collect();
     let csrf = hidden(&inbox.text, "csrf");
     // The page lists each finding twice (approve and dismiss forms), oldest first.
     for (finding_id, decision) in [(&ids[0], "approve"), (&ids[2], "dismiss")] {
         let reply = owner.post(
             "/inbox",
-            &[("csrf", &csrf), ("finding_id", finding_id), ("decision", decision)],
+            &[
+                ("csrf", &csrf),
+                ("finding_id", finding_id),
+                ("decision", decision),
+            ],
         );
         assert_eq!(reply.status, 303);
     }
@@ -1489,7 +1503,11 @@ fn an_approved_finding_is_published_to_the_public_cache_without_its_persons_name
     assert_eq!(row["agent"]["handle"], json!(agent.handle));
     assert_eq!(row["title"], Value::Null, "free text is lifted");
     let items = found["untrusted_content"]["items"].as_array().unwrap();
-    assert!(items.iter().any(|item| item["text"] == "A <i>job</i> for you"));
+    assert!(
+        items
+            .iter()
+            .any(|item| item["text"] == "A <i>job</i> for you")
+    );
     assert!(!found.to_string().contains("publisher@example.org"));
     assert!(!found.to_string().contains("Ada Owner"));
 
@@ -1498,12 +1516,18 @@ fn an_approved_finding_is_published_to_the_public_cache_without_its_persons_name
         0
     );
     assert_eq!(
-        app.call("lookup_findings", json!({ "min_evidence": "human_verified" }))["data"]["count"],
+        app.call(
+            "lookup_findings",
+            json!({ "min_evidence": "human_verified" })
+        )["data"]["count"],
         0,
         "an agent's finding is never verification-grade"
     );
     assert_eq!(
-        app.call("lookup_findings", json!({ "min_evidence": "agent_reported" }))["data"]["count"],
+        app.call(
+            "lookup_findings",
+            json!({ "min_evidence": "agent_reported" })
+        )["data"]["count"],
         1
     );
 }
@@ -1518,7 +1542,10 @@ fn the_consent_screen_lists_each_permission_and_sets_the_actions_a_day() {
     assert_eq!(connect(&app, &agent, &code)["ok"], true);
     let you = person.get("/you");
     let request_id = hidden(&you.text, "request_id");
-    assert!(you.text.contains(&format!("/oauth/consent?request_id={request_id}")));
+    assert!(
+        you.text
+            .contains(&format!("/oauth/consent?request_id={request_id}"))
+    );
 
     let screen = person.get(&format!("/oauth/consent?request_id={request_id}"));
     assert_eq!(screen.status, 200, "{}", screen.text);
@@ -1537,7 +1564,12 @@ fn the_consent_screen_lists_each_permission_and_sets_the_actions_a_day() {
     for bad in ["0", "201", "many", ""] {
         let refused = person.post(
             "/oauth/consent",
-            &[("csrf", &csrf), ("request_id", &request_id), ("actions_per_day", bad), ("decision", "approve")],
+            &[
+                ("csrf", &csrf),
+                ("request_id", &request_id),
+                ("actions_per_day", bad),
+                ("decision", "approve"),
+            ],
         );
         assert_eq!(refused.status, 400, "{bad}");
         assert!(refused.text.contains("from 1 to 200"));
@@ -1548,12 +1580,27 @@ fn the_consent_screen_lists_each_permission_and_sets_the_actions_a_day() {
     // Another person cannot open or decide it; a visitor is sent to sign in.
     let other = app.browser();
     other.sign_up("other@example.org", "Otto Other", PASSWORD);
-    assert_eq!(other.get(&format!("/oauth/consent?request_id={request_id}")).status, 404);
-    assert_eq!(app.browser().get(&format!("/oauth/consent?request_id={request_id}")).status, 303);
+    assert_eq!(
+        other
+            .get(&format!("/oauth/consent?request_id={request_id}"))
+            .status,
+        404
+    );
+    assert_eq!(
+        app.browser()
+            .get(&format!("/oauth/consent?request_id={request_id}"))
+            .status,
+        303
+    );
 
     let approved = person.post(
         "/oauth/consent",
-        &[("csrf", &csrf), ("request_id", &request_id), ("actions_per_day", "25"), ("decision", "approve")],
+        &[
+            ("csrf", &csrf),
+            ("request_id", &request_id),
+            ("actions_per_day", "25"),
+            ("decision", "approve"),
+        ],
     );
     assert_eq!(approved.status, 303, "{}", approved.text);
     let verified = verify(&app, &agent);
@@ -1563,7 +1610,12 @@ fn the_consent_screen_lists_each_permission_and_sets_the_actions_a_day() {
     let standing = app.call("get_standing", json!({ "subject_id": agent.agent_id }));
     assert_eq!(standing["data"]["quota"]["actions_per_day"], 25);
     // Decided: the screen is gone.
-    assert_eq!(person.get(&format!("/oauth/consent?request_id={request_id}")).status, 404);
+    assert_eq!(
+        person
+            .get(&format!("/oauth/consent?request_id={request_id}"))
+            .status,
+        404
+    );
 }
 
 #[test]
@@ -1585,7 +1637,11 @@ fn the_you_page_publishes_a_first_capability_offer_and_shows_stored_preferences_
     assert_eq!(prefs["ok"], true, "{prefs}");
 
     let you = owner.get("/you");
-    assert!(you.text.contains("I &lt;b&gt;summarise&lt;/b&gt; PDFs"), "{}", you.text);
+    assert!(
+        you.text.contains("I &lt;b&gt;summarise&lt;/b&gt; PDFs"),
+        "{}",
+        you.text
+    );
     assert!(you.text.contains("&lt;script&gt;daily&lt;/script&gt;"));
     assert!(!you.text.contains("<script>"));
     let offer_id = hidden(&you.text, "offer_id");
@@ -1594,19 +1650,45 @@ fn the_you_page_publishes_a_first_capability_offer_and_shows_stored_preferences_
     stranger.sign_up("stranger@example.org", "Stan Stranger", PASSWORD);
     let page = stranger.get("/you");
     let before = app.log_len();
-    let bad = owner.post("/you/offers", &[("csrf", &csrf), ("offer_id", &offer_id), ("decision", "maybe")]);
+    let bad = owner.post(
+        "/you/offers",
+        &[
+            ("csrf", &csrf),
+            ("offer_id", &offer_id),
+            ("decision", "maybe"),
+        ],
+    );
     assert_eq!(bad.status, 400);
     let refused = stranger.post(
         "/you/offers",
-        &[("csrf", &hidden(&page.text, "csrf")), ("offer_id", &offer_id), ("decision", "approve")],
+        &[
+            ("csrf", &hidden(&page.text, "csrf")),
+            ("offer_id", &offer_id),
+            ("decision", "approve"),
+        ],
     );
-    assert_eq!(refused.status, 404, "another person's offer is not theirs to publish");
+    assert_eq!(
+        refused.status, 404,
+        "another person's offer is not theirs to publish"
+    );
     assert_eq!(app.log_len(), before);
 
-    let published = owner.post("/you/offers", &[("csrf", &csrf), ("offer_id", &offer_id), ("decision", "approve")]);
+    let published = owner.post(
+        "/you/offers",
+        &[
+            ("csrf", &csrf),
+            ("offer_id", &offer_id),
+            ("decision", "approve"),
+        ],
+    );
     assert_eq!(published.status, 303);
     assert!(app.events_text().contains("capability.offer_published"));
-    assert!(!owner.get("/you").text.contains("Capability offers to publish"));
+    assert!(
+        !owner
+            .get("/you")
+            .text
+            .contains("Capability offers to publish")
+    );
     // After the first publish, the agent's offers publish directly.
     let second = app.signed(
         &agent,

@@ -56,7 +56,12 @@ fn the_tiers_table_is_served_as_configured() {
             ("anonymous".to_owned(), 30, 10, "ip".to_owned()),
             ("registered".to_owned(), 60, 20, "agent".to_owned()),
             ("admission_passed".to_owned(), 120, 30, "agent".to_owned()),
-            ("owner_linked_admitted".to_owned(), 240, 60, "agent".to_owned()),
+            (
+                "owner_linked_admitted".to_owned(),
+                240,
+                60,
+                "agent".to_owned()
+            ),
         ]
     );
     assert!(
@@ -71,7 +76,10 @@ fn the_tiers_table_is_served_as_configured() {
             .unwrap()
             .contains(&json!("publish_ask"))
     );
-    assert_eq!(body["data"]["tool_reads_per_minute"]["discover_resources"], 40);
+    assert_eq!(
+        body["data"]["tool_reads_per_minute"]["discover_resources"],
+        40
+    );
 
     // The permissions page is generated from the same table.
     let page = app.request("GET", "/functions/v1/docs/docs/permissions.md", None, &[]);
@@ -82,7 +90,10 @@ fn the_tiers_table_is_served_as_configured() {
         "240 / 60 (per agent)",
         "`publish_ask`",
         "- `discover_resources`: 40",
-        &format!("{}/functions/v1/public-api/v1/tiers", app.hub.config.public_url),
+        &format!(
+            "{}/functions/v1/public-api/v1/tiers",
+            app.hub.config.public_url
+        ),
     ] {
         assert!(page.text.contains(line), "{line}\n{}", page.text);
     }
@@ -91,7 +102,10 @@ fn the_tiers_table_is_served_as_configured() {
 #[test]
 fn every_reply_carries_the_callers_tier_and_next_unlock() {
     let app = strict();
-    let anonymous = app.call("get_resource", json!({ "resource_id": "kd:res:npm:nothing" }));
+    let anonymous = app.call(
+        "get_resource",
+        json!({ "resource_id": "kd:res:npm:nothing" }),
+    );
     assert_eq!(anonymous["ok"], false, "refusals carry it too");
     assert_eq!(anonymous["tier"]["tier"], "anonymous");
     assert_eq!(anonymous["tier"]["reads_per_minute"], 30);
@@ -120,12 +134,19 @@ fn every_reply_carries_the_callers_tier_and_next_unlock() {
     assert_eq!(read["data"]["verifications"], json!([]));
 
     // REST answers carry the same fields.
-    let (status, body) = app.rest("verify_agent", &json!({ "agent_id": agent.agent_id }).to_string(), &[]);
+    let (status, body) = app.rest(
+        "verify_agent",
+        &json!({ "agent_id": agent.agent_id }).to_string(),
+        &[],
+    );
     assert_eq!(status, 200);
     assert_eq!(body["tier"]["tier"], "anonymous");
     assert_eq!(body["data"]["standing_tier"], "registered");
     assert_eq!(body["data"]["current"]["limits"]["reads_per_minute"], 60);
-    assert_eq!(body["data"]["verifier_record"]["reviewer"], json!(agent.agent_id));
+    assert_eq!(
+        body["data"]["verifier_record"]["reviewer"],
+        json!(agent.agent_id)
+    );
 }
 
 #[test]
@@ -133,8 +154,14 @@ fn anonymous_reads_stop_at_thirty_a_minute_per_address_until_the_window_moves() 
     let app = strict();
     let before = app.log_len();
     for index in 0..30 {
-        let reply = app.call("get_resource", json!({ "resource_id": format!("kd:res:npm:n{index}") }));
-        assert_ne!(reply["error"]["code"], "rate_limited", "call {index}: {reply}");
+        let reply = app.call(
+            "get_resource",
+            json!({ "resource_id": format!("kd:res:npm:n{index}") }),
+        );
+        assert_ne!(
+            reply["error"]["code"], "rate_limited",
+            "call {index}: {reply}"
+        );
     }
     let limited = app.call("get_resource", json!({ "resource_id": "kd:res:npm:x" }));
     assert_eq!(limited["error"]["code"], "rate_limited", "{limited}");
@@ -179,7 +206,12 @@ fn anonymous_writes_stop_at_ten_a_minute_and_concurrent_reads_never_over_admit()
         json!({ "name": "Nobody X", "public_key": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", "challenge_id": "kdc_missing", "signature": "AA", "platform": "t" }),
     );
     assert_eq!(limited["error"]["code"], "rate_limited", "{limited}");
-    assert!(limited["error"]["message"].as_str().unwrap().contains("10 writes"));
+    assert!(
+        limited["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("10 writes")
+    );
 
     // 60 reads at once from one address: exactly 30 get through.
     let app = std::sync::Arc::new(strict());
@@ -189,14 +221,18 @@ fn anonymous_writes_stop_at_ten_a_minute_and_concurrent_reads_never_over_admit()
             std::thread::spawn(move || {
                 (0..10)
                     .filter(|_| {
-                        app.call("get_resource", json!({ "resource_id": "kd:res:npm:x" }))["error"]["code"]
+                        app.call("get_resource", json!({ "resource_id": "kd:res:npm:x" }))["error"]
+                            ["code"]
                             != "rate_limited"
                     })
                     .count()
             })
         })
         .collect();
-    let admitted: usize = threads.into_iter().map(|thread| thread.join().unwrap()).sum();
+    let admitted: usize = threads
+        .into_iter()
+        .map(|thread| thread.join().unwrap())
+        .sum();
     assert_eq!(admitted, 30);
 }
 
@@ -205,13 +241,26 @@ fn each_read_tool_has_its_own_limit_per_caller() {
     let app = strict();
     let agent = app.register("Busy Searcher");
     for index in 0..40 {
-        let reply = signed_read(&app, &agent, "discover_resources", &json!({ "need": format!("thing {index}") }));
+        let reply = signed_read(
+            &app,
+            &agent,
+            "discover_resources",
+            &json!({ "need": format!("thing {index}") }),
+        );
         assert_eq!(reply["ok"], true, "call {index}: {reply}");
     }
-    let limited = signed_read(&app, &agent, "discover_resources", &json!({ "need": "one more" }));
+    let limited = signed_read(
+        &app,
+        &agent,
+        "discover_resources",
+        &json!({ "need": "one more" }),
+    );
     assert_eq!(limited["error"]["code"], "rate_limited");
     assert!(
-        limited["error"]["message"].as_str().unwrap().contains("40 calls to discover_resources"),
+        limited["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("40 calls to discover_resources"),
         "{limited}"
     );
     // Other reads still fit in the registered tier's 60.
@@ -232,12 +281,20 @@ fn a_gated_tool_without_its_stamp_is_refused_naming_how_to_get_it_and_records_no
     let agent = app.register("Gated Agent");
     let before = app.log_len();
     let anonymous = app.call("get_resource", json!({ "resource_id": "kd:res:npm:x" }));
-    assert_eq!(anonymous["error"]["code"], "identity_required", "{anonymous}");
+    assert_eq!(
+        anonymous["error"]["code"], "identity_required",
+        "{anonymous}"
+    );
     assert_eq!(anonymous["error"]["missing_stamp"], "passport");
     assert_eq!(anonymous["error"]["required_tier"], "registered");
     assert!(anonymous["error"]["how_to_get"][0].is_string());
 
-    let stamp = signed_read(&app, &agent, "verify_agent", &json!({ "agent_id": agent.agent_id }));
+    let stamp = signed_read(
+        &app,
+        &agent,
+        "verify_agent",
+        &json!({ "agent_id": agent.agent_id }),
+    );
     assert_eq!(stamp["error"]["code"], "stamp_required", "{stamp}");
     assert_eq!(stamp["error"]["missing_stamp"], "admission-passed");
     assert_eq!(stamp["error"]["required_tier"], "admission_passed");
@@ -257,12 +314,22 @@ fn a_gated_tool_without_its_stamp_is_refused_naming_how_to_get_it_and_records_no
 
     // With a live admission-passed stamp the gate opens; when it lapses it closes again.
     stamp_admission(&app, &agent, 90);
-    let open = signed_read(&app, &agent, "verify_agent", &json!({ "agent_id": agent.agent_id }));
+    let open = signed_read(
+        &app,
+        &agent,
+        "verify_agent",
+        &json!({ "agent_id": agent.agent_id }),
+    );
     assert_eq!(open["ok"], true, "{open}");
     assert_eq!(open["tier"]["tier"], "admission_passed");
     assert_eq!(open["next_unlock"]["missing_stamp"], "owner-link");
     app.clock.advance_ms(90 * 86_400_000);
-    let lapsed = signed_read(&app, &agent, "verify_agent", &json!({ "agent_id": agent.agent_id }));
+    let lapsed = signed_read(
+        &app,
+        &agent,
+        "verify_agent",
+        &json!({ "agent_id": agent.agent_id }),
+    );
     assert_eq!(lapsed["error"]["code"], "stamp_required");
 }
 
@@ -271,7 +338,9 @@ fn a_gated_tool_without_its_stamp_is_refused_naming_how_to_get_it_and_records_no
 fn stamp_admission(app: &TestApp, agent: &Agent, days: i64) {
     let agent_id = agent.agent_id.clone();
     let hub = std::sync::Arc::clone(&app.hub);
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     runtime
         .block_on(hub.store.write(move |txn| {
             let expires = txn.now_ms() + days * 86_400_000;
@@ -304,7 +373,12 @@ fn an_owner_linked_agent_has_a_daily_action_quota_that_refused_calls_and_reads_d
     assert_eq!(linked_reply["quota"]["used_last_24h"], 2);
     assert_eq!(linked_reply["quota"]["remaining"], 38);
     assert_eq!(linked_reply["quota"]["window"], "rolling 24 hours");
-    assert!(linked_reply["quota"]["what_counts"].as_str().unwrap().contains("refused"));
+    assert!(
+        linked_reply["quota"]["what_counts"]
+            .as_str()
+            .unwrap()
+            .contains("refused")
+    );
 
     // Lower the owner's limit to 4 to reach it quickly.
     set_actions_per_day(&app, &agent, 4);
@@ -312,9 +386,15 @@ fn an_owner_linked_agent_has_a_daily_action_quota_that_refused_calls_and_reads_d
     let refused = rename(&app, &agent, "");
     assert_eq!(refused["ok"], false);
     let _ = signed_read(&app, &agent, "get_standing", &json!({}));
-    assert_eq!(rename(&app, &agent, "Quota Agent Two")["quota"]["used_last_24h"], 3);
+    assert_eq!(
+        rename(&app, &agent, "Quota Agent Two")["quota"]["used_last_24h"],
+        3
+    );
     app.clock.advance_ms(3_600_000);
-    assert_eq!(rename(&app, &agent, "Quota Agent Three")["quota"]["remaining"], 0);
+    assert_eq!(
+        rename(&app, &agent, "Quota Agent Three")["quota"]["remaining"],
+        0
+    );
     let before = app.log_len();
     let limited = rename(&app, &agent, "Quota Agent Four");
     assert_eq!(limited["error"]["code"], "rate_limited", "{limited}");
@@ -335,7 +415,9 @@ fn an_owner_linked_agent_has_a_daily_action_quota_that_refused_calls_and_reads_d
 fn set_actions_per_day(app: &TestApp, agent: &Agent, limit: i64) {
     let agent_id = agent.agent_id.clone();
     let hub = std::sync::Arc::clone(&app.hub);
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     runtime
         .block_on(hub.store.write(move |txn| {
             txn.conn().execute(
@@ -358,7 +440,9 @@ fn concurrent_writes_never_exceed_the_daily_actions() {
         .map(|index| {
             let app = std::sync::Arc::clone(&app);
             let agent = std::sync::Arc::clone(&agent);
-            std::thread::spawn(move || rename(&app, &agent, &format!("Racer Number {index}"))["ok"] == true)
+            std::thread::spawn(move || {
+                rename(&app, &agent, &format!("Racer Number {index}"))["ok"] == true
+            })
         })
         .collect();
     let admitted = threads
@@ -374,7 +458,10 @@ fn concurrent_writes_never_exceed_the_daily_actions() {
 #[test]
 fn get_standing_is_never_about_a_person_and_names_unknown_agents() {
     let app = TestApp::start();
-    let person = app.call("get_standing", json!({ "subject_id": "kdh_0123456789abcdef01234567" }));
+    let person = app.call(
+        "get_standing",
+        json!({ "subject_id": "kdh_0123456789abcdef01234567" }),
+    );
     assert_eq!(person["error"]["code"], "validation");
     assert_eq!(person["error"]["field"], "subject_id");
     let unknown = app.call("get_standing", json!({ "agent_id": "kd_000000000000" }));
