@@ -127,6 +127,7 @@ impl Hub {
         request_id: String,
         subject: &mut Subject,
     ) -> Result<Answer, ToolError> {
+        self.admit_address(tool, &auth)?;
         let canonical = kd_protocol::canonical::canonical_text(raw_arguments.unwrap_or("{}"))
             .map_err(|error| {
                 let field = error.field().unwrap_or("arguments").to_owned();
@@ -153,55 +154,128 @@ impl Hub {
         })
     }
 
-    /// The tier gate, then the per-minute limits: the subject's reads or writes, and a read
-    /// tool's own limit. A call is charged once its caller is known; a refusal here records
-    /// nothing.
-    fn admit(&self, tool: &Tool, subject: &Subject) -> Result<(), ToolError> {
+    /// Whether a tool counts as a read for the per-minute limits: it does not change state, or
+    /// it has a per-tool read limit of its own in the table (get_history: a signed read).
+    fn counts_as_read(&self, tool: &Tool) -> bool {
+        tool.hints.read_only
+            || self
+                .config
+                .access_tiers
+                .tool_reads_per_minute
+                .contains_key(tool.name)
+    }
+
+    /// The first charge, before anything else is done with the request (spec "Search": every
+    /// request counts per IP): the address's ceiling (the top tier's limits, so that many
+    /// agents behind one address cannot multiply it), and for a request that carries no proof
+    /// at all the anonymous tier's limits and the read tool's own limit, per address. Charged
+    /// even when the call is refused later.
+    fn admit_address(&self, tool: &Tool, auth: &RequestAuth) -> Result<(), ToolError> {
         let tiers = &self.config.access_tiers;
-        crate::standing::tiers::gate(tiers, tool.name, subject)?;
+        let address = Subject::Ip(auth.ip);
+        let bucket = address.bucket();
+        let read = self.counts_as_read(tool);
+        let Some(top) = tiers.tiers.last() else {
+            return Ok(());
+        };
+        let mut charges = vec![Charge {
+            key: format!("{bucket}:all:{}", if read { "reads" } else { "writes" }),
+            limit: if read {
+                top.reads_per_minute
+            } else {
+                top.writes_per_minute
+            },
+        }];
+        let unproven = auth.signature.is_none()
+            && auth.timestamp.is_none()
+            && auth.nonce.is_none()
+            && auth.bearer.is_none();
+        if unproven {
+            charges.extend(self.tier_charges(tool, &address));
+        }
+        self.take(tool, &charges, &address, true)
+    }
+
+    /// The tier gate, then the per-minute limits of a proven caller (its tier's reads or
+    /// writes, and a read tool's own limit, per agent or person). A refusal records nothing.
+    fn admit(&self, tool: &Tool, subject: &Subject) -> Result<(), ToolError> {
+        crate::standing::tiers::gate(&self.config.access_tiers, tool.name, subject)?;
+        if matches!(subject, Subject::Ip(_)) {
+            return Ok(()); // charged up front by `admit_address`
+        }
+        let charges = self.tier_charges(tool, subject);
+        self.take(tool, &charges, subject, false)
+    }
+
+    fn tier_charges(&self, tool: &Tool, subject: &Subject) -> Vec<Charge> {
+        let tiers = &self.config.access_tiers;
         let spec = &tiers.tiers[subject.tier().min(tiers.tiers.len() - 1)];
         let bucket = subject.bucket();
-        let mut charges = Vec::with_capacity(2);
-        if tool.hints.read_only {
-            charges.push(Charge {
-                key: format!("{bucket}:reads"),
-                limit: spec.reads_per_minute,
-            });
-            charges.push(Charge {
-                key: format!("{bucket}:tool:{}", tool.name),
-                limit: tiers
-                    .tool_reads_per_minute
-                    .get(tool.name)
-                    .copied()
-                    .unwrap_or(tiers.default_tool_reads_per_minute),
-            });
+        if self.counts_as_read(tool) {
+            vec![
+                Charge {
+                    key: format!("{bucket}:reads"),
+                    limit: spec.reads_per_minute,
+                },
+                Charge {
+                    key: format!("{bucket}:tool:{}", tool.name),
+                    limit: tiers
+                        .tool_reads_per_minute
+                        .get(tool.name)
+                        .copied()
+                        .unwrap_or(tiers.default_tool_reads_per_minute),
+                },
+            ]
         } else {
-            charges.push(Charge {
+            vec![Charge {
                 key: format!("{bucket}:writes"),
                 limit: spec.writes_per_minute,
-            });
+            }]
         }
+    }
+
+    /// Takes the charges, or says which limit was full: `rate_limited` with `retry_after_s`
+    /// and `limit`.
+    fn take(
+        &self,
+        tool: &Tool,
+        charges: &[Charge],
+        subject: &Subject,
+        address: bool,
+    ) -> Result<(), ToolError> {
+        let tiers = &self.config.access_tiers;
+        let spec = &tiers.tiers[subject.tier().min(tiers.tiers.len() - 1)];
         self.limiter
-            .take(&charges, self.clock.now_ms())
+            .take(charges, self.clock.now_ms())
             .map_err(|limited| {
                 let retry_after_s = (limited.retry_after_ms + 999).div_euclid(1000).max(1);
                 let charge = &charges[limited.charge];
-                let what = if charge.key.contains(":tool:") {
-                    format!("{} calls to {}", charge.limit, tool.name)
-                } else if tool.hints.read_only {
-                    format!("{} reads", charge.limit)
+                let kind = if self.counts_as_read(tool) {
+                    "reads"
                 } else {
-                    format!("{} writes", charge.limit)
+                    "writes"
                 };
-                ToolError::new(
-                    ErrorCode::RateLimited,
+                let message = if charge.key.contains(":all:") {
                     format!(
-                        "Too many requests: the {} tier allows {what} a minute. Try again in {retry_after_s} seconds.",
-                        spec.tier
-                    ),
-                )
-                .with("retry_after_s", retry_after_s)
-                .with("limit", charge.limit)
+                        "Too many requests from this address: at most {} {kind} a minute from one address, whoever signs them. Try again in {retry_after_s} seconds.",
+                        charge.limit
+                    )
+                } else if charge.key.contains(":tool:") {
+                    format!(
+                        "Too many requests: {} allows {} calls a minute per caller. Try again in {retry_after_s} seconds.",
+                        tool.name, charge.limit
+                    )
+                } else {
+                    format!(
+                        "Too many requests: the {} tier allows {} {kind} a minute{}. Try again in {retry_after_s} seconds.",
+                        spec.tier,
+                        charge.limit,
+                        if address { " per address" } else { "" }
+                    )
+                };
+                ToolError::new(ErrorCode::RateLimited, message)
+                    .with("retry_after_s", retry_after_s)
+                    .with("limit", charge.limit)
             })
     }
 

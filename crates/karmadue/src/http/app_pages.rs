@@ -508,7 +508,9 @@ async fn you_body(
     if overview.agents.is_empty() {
         body.push_str("<p>No agents yet. <a href=\"/connect\">Connect your agent</a>.</p>");
     } else {
-        body.push_str("<table><tr><th>Agent</th><th>State</th><th></th></tr>");
+        body.push_str(
+            "<table><tr><th>Agent</th><th>State</th><th>Actions a day</th><th></th></tr>",
+        );
         for agent in &overview.agents {
             let state = match (agent.status.as_str(), agent.paused) {
                 ("active", false) => "linked",
@@ -520,8 +522,15 @@ async fn you_body(
             } else {
                 ("pause", "Pause")
             };
+            let limit = agent.actions_per_day.map_or_else(String::new, |actions| {
+                format!(
+                    "<form class=\"inline\" method=\"post\" action=\"/you/agents\">{csrf}<input type=\"hidden\" name=\"agent_id\" value=\"{}\"><input type=\"number\" name=\"actions_per_day\" min=\"1\" max=\"{}\" value=\"{actions}\" required> <button name=\"action\" value=\"limit\">Set</button></form>",
+                    escape(&agent.agent_id),
+                    people::MAX_ACTIONS_PER_DAY,
+                )
+            });
             body.push_str(&format!(
-                "<tr><td>{} <code>{}</code></td><td>{state}</td><td>\
+                "<tr><td>{} <code>{}</code></td><td>{state}</td><td>{limit}</td><td>\
                  <form class=\"inline\" method=\"post\" action=\"/you/agents\">{csrf}<input type=\"hidden\" name=\"agent_id\" value=\"{}\"><button name=\"action\" value=\"{}\">{}</button></form> \
                  <form class=\"inline\" method=\"post\" action=\"/you/agents\">{csrf}<input type=\"hidden\" name=\"agent_id\" value=\"{}\"><button name=\"action\" value=\"remove\">Remove</button></form>\
                  </td></tr>",
@@ -533,7 +542,7 @@ async fn you_body(
                 escape(&agent.agent_id),
             ));
         }
-        body.push_str("</table><p>Pause refuses your agent's signed writes until you resume it. Remove releases it: it becomes independent and keeps its history.</p>");
+        body.push_str("</table><p>Pause refuses your agent's signed writes until you resume it. Remove releases it: it becomes independent and keeps its history. Actions a day is how many writes it may make in any 24 hours (reads never count).</p>");
     }
     let offers = crate::people::agent_tools::pending_offers(hub, &person.person_id).await?;
     if !offers.is_empty() {
@@ -714,13 +723,39 @@ pub async fn act(
         "pause" => OwnerAction::Pause,
         "resume" => OwnerAction::Resume,
         "remove" => OwnerAction::Remove,
+        "limit" => {
+            let actions_per_day = field(&form, "actions_per_day")
+                .trim()
+                .parse::<i64>()
+                .unwrap_or(0);
+            return match people::set_actions_per_day(
+                &hub,
+                &person.person_id,
+                field(&form, "agent_id"),
+                actions_per_day,
+            )
+            .await
+            {
+                Ok(()) => redirect("/you", &[]),
+                Err(error) => {
+                    you_response(
+                        &hub,
+                        &person,
+                        &session,
+                        error_status(&error),
+                        Some(&error.to_string()),
+                    )
+                    .await
+                }
+            };
+        }
         _ => {
             return you_response(
                 &hub,
                 &person,
                 &session,
                 StatusCode::BAD_REQUEST,
-                Some("Choose pause, resume or remove."),
+                Some("Choose pause, resume, remove or a limit."),
             )
             .await;
         }
@@ -944,11 +979,11 @@ async fn consent_response(
         body.push_str(&format!("<p class=\"error\">{}</p>", escape(text)));
     }
     body.push_str(&format!(
-        "<p>The agent {} <code>{}</code> asks to be linked to you ({}). Its name{} are its own words, shown as data.</p>",
+        "<p>The agent {} <code>{}</code> asks to be linked to you ({}). {} its own words, shown as data.</p>",
         escape(&request.name),
         escape(&request.handle),
         if request.via == "code" { "with your connect code" } else { "by your email address" },
-        if request.pitch.is_some() { " and note" } else { "" },
+        if request.pitch.is_some() { "Its name and note are" } else { "Its name is" },
     ));
     if let Some(pitch) = &request.pitch {
         body.push_str(&format!("<blockquote>{}</blockquote>", escape(pitch)));
@@ -996,10 +1031,15 @@ pub async fn consent(
             .await;
         }
     };
-    let actions_per_day = field(&form, "actions_per_day")
-        .trim()
-        .parse::<i64>()
-        .unwrap_or(0);
+    // Declining takes no number: the field only matters for an approval.
+    let actions_per_day = if approve {
+        field(&form, "actions_per_day")
+            .trim()
+            .parse::<i64>()
+            .unwrap_or(0)
+    } else {
+        people::GRANT_ACTIONS_PER_DAY
+    };
     match people::decide_request(
         &hub,
         &person.person_id,

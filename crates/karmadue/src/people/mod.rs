@@ -686,6 +686,56 @@ pub struct OwnedAgent {
     pub status: String,
     /// Paused by the owner.
     pub paused: bool,
+    /// The actions a day the person granted (None: no grant, e.g. revoked).
+    pub actions_per_day: Option<i64>,
+}
+
+/// Changes the actions a day `person_id` grants their agent `agent_id` (1 to
+/// [`MAX_ACTIONS_PER_DAY`]; "the person can raise limits later in the app"):
+/// `owner.grant_changed`. The 24-hour count keeps running: only the limit changes.
+///
+/// # Errors
+/// [`AppError::Invalid`] for a number out of range; [`AppError::NotFound`] when the person does
+/// not own the agent; [`AppError::Internal`].
+pub async fn set_actions_per_day(
+    hub: &Hub,
+    person_id: &str,
+    agent_id: &str,
+    actions_per_day: i64,
+) -> Result<(), AppError> {
+    if !(1..=MAX_ACTIONS_PER_DAY).contains(&actions_per_day) {
+        return Err(AppError::Invalid(format!(
+            "Actions a day must be a whole number from 1 to {MAX_ACTIONS_PER_DAY}."
+        )));
+    }
+    let person_id = person_id.to_owned();
+    let agent_id = agent_id.to_owned();
+    hub.store
+        .write(move |txn| -> Result<(), AppError> {
+            let before: Option<i64> = txn
+                .conn()
+                .prepare_cached(
+                    "SELECT g.actions_per_day FROM owner_grants g JOIN agents a ON a.agent_id = g.agent_id
+                     WHERE g.agent_id = ?1 AND g.person_id = ?2 AND a.owner_id = ?2",
+                )?
+                .query_row(params![agent_id, person_id], |row| row.get(0))
+                .optional()?;
+            let before = before.ok_or(AppError::NotFound)?;
+            if before == actions_per_day {
+                return Ok(());
+            }
+            txn.conn()
+                .prepare_cached("UPDATE owner_grants SET actions_per_day = ?2 WHERE agent_id = ?1")?
+                .execute(params![agent_id, actions_per_day])?;
+            txn.append(NewEvent {
+                kind: "owner.grant_changed",
+                actor: format!("person:{person_id}"),
+                subject: agent_id.clone(),
+                payload: json!({ "agent_id": agent_id, "actions_per_day": actions_per_day, "previous_actions_per_day": before }),
+            })?;
+            Ok(())
+        })
+        .await?
 }
 
 /// A pending link request addressed to a person.
@@ -726,7 +776,9 @@ pub async fn overview(hub: &Hub, person_id: &str) -> Result<Overview, AppError> 
         .read(move |conn| -> Result<Overview, AppError> {
             let agents = conn
                 .prepare_cached(
-                    "SELECT agent_id, handle, name, status, paused_ms FROM agents WHERE owner_id = ?1 ORDER BY updated_ms DESC",
+                    "SELECT a.agent_id, a.handle, a.name, a.status, a.paused_ms, g.actions_per_day
+                     FROM agents a LEFT JOIN owner_grants g ON g.agent_id = a.agent_id AND g.person_id = a.owner_id
+                     WHERE a.owner_id = ?1 ORDER BY a.updated_ms DESC",
                 )?
                 .query_map([&person_id], |row| {
                     Ok(OwnedAgent {
@@ -735,6 +787,7 @@ pub async fn overview(hub: &Hub, person_id: &str) -> Result<Overview, AppError> 
                         name: row.get(2)?,
                         status: row.get(3)?,
                         paused: row.get::<_, Option<i64>>(4)?.is_some(),
+                        actions_per_day: row.get(5)?,
                     })
                 })?
                 .collect::<Result<Vec<_>, _>>()?;

@@ -11,14 +11,23 @@ use std::sync::Mutex;
 
 use kd_core::tiers::WINDOW_MS;
 
-/// Buckets kept before a sweep drops the idle ones.
+/// Buckets kept before the first sweep drops the idle ones. After a sweep the next one waits
+/// until the map has doubled, so sweeping costs O(1) per call amortised however many buckets
+/// are live.
 const SWEEP_AT: usize = 4096;
 
 /// The limiter a hub process shares between requests. State is in memory: a restart forgets
 /// the last minute, which costs at most one minute's allowance.
 #[derive(Debug, Default)]
 pub struct RateLimiter {
-    buckets: Mutex<HashMap<String, VecDeque<i64>>>,
+    buckets: Mutex<Buckets>,
+}
+
+#[derive(Debug, Default)]
+struct Buckets {
+    logs: HashMap<String, VecDeque<i64>>,
+    /// Sweep when `logs` reaches this many entries (0: [`SWEEP_AT`]).
+    sweep_at: usize,
 }
 
 /// One bucket a call is charged to.
@@ -46,10 +55,12 @@ impl RateLimiter {
     /// # Errors
     /// [`Limited`] for the first full bucket.
     pub fn take(&self, charges: &[Charge], now_ms: i64) -> Result<(), Limited> {
-        let mut buckets = self
+        let mut guard = self
             .buckets
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let state = &mut *guard;
+        let buckets = &mut state.logs;
         let since = now_ms - WINDOW_MS;
         for (index, charge) in charges.iter().enumerate() {
             let Some(log) = buckets.get_mut(&charge.key) else {
@@ -78,8 +89,9 @@ impl RateLimiter {
                 .or_default()
                 .push_back(now_ms);
         }
-        if buckets.len() > SWEEP_AT {
+        if buckets.len() >= state.sweep_at.max(SWEEP_AT) {
             buckets.retain(|_, log| log.back().is_some_and(|at| *at > since));
+            state.sweep_at = (buckets.len() * 2).max(SWEEP_AT);
         }
         Ok(())
     }

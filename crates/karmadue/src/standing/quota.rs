@@ -46,7 +46,9 @@ impl Quota {
     }
 }
 
-/// The agent's quota at `now_ms` under `actions_per_day`.
+/// The agent's quota at `now_ms` under `actions_per_day`: its actions of the last 24 hours
+/// since its owner granted the link (what it did before the person approved is not the
+/// person's allowance).
 ///
 /// # Errors
 /// `internal` when the store fails.
@@ -58,7 +60,8 @@ pub fn read(
 ) -> Result<Quota, ToolError> {
     let (used, oldest): (i64, Option<i64>) = conn
         .prepare_cached(
-            "SELECT COUNT(*), MIN(at_ms) FROM actions WHERE agent_id = ?1 AND at_ms > ?2",
+            "SELECT COUNT(*), MIN(at_ms) FROM actions WHERE agent_id = ?1 AND at_ms > ?2
+               AND at_ms >= COALESCE((SELECT granted_ms FROM owner_grants WHERE agent_id = ?1), 0)",
         )?
         .query_row(params![agent_id, now_ms - WINDOW_MS], |row| {
             Ok((row.get(0)?, row.get(1)?))

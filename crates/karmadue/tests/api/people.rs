@@ -1697,3 +1697,63 @@ fn the_you_page_publishes_a_first_capability_offer_and_shows_stored_preferences_
     );
     assert_eq!(second["data"]["status"], "published", "{second}");
 }
+
+#[test]
+fn a_person_changes_the_actions_a_day_of_a_linked_agent_on_the_you_page() {
+    let app = TestApp::start();
+    let (owner, _token, agent) = linked(&app, "limits@example.org", "Limited Agent");
+    let you = owner.get("/you");
+    assert!(you.text.contains("name=\"actions_per_day\""));
+    assert!(you.text.contains("value=\"40\""));
+    let csrf = hidden(&you.text, "csrf");
+    let before = app.log_len();
+    for bad in ["0", "201", "lots"] {
+        let refused = owner.post(
+            "/you/agents",
+            &[
+                ("csrf", &csrf),
+                ("agent_id", &agent.agent_id),
+                ("action", "limit"),
+                ("actions_per_day", bad),
+            ],
+        );
+        assert_eq!(refused.status, 400, "{bad}");
+    }
+    let stranger = app.browser();
+    stranger.sign_up("limits-stranger@example.org", "Sid Stranger", PASSWORD);
+    let page = stranger.get("/you");
+    let before_stranger = app.log_len();
+    let refused = stranger.post(
+        "/you/agents",
+        &[
+            ("csrf", &hidden(&page.text, "csrf")),
+            ("agent_id", &agent.agent_id),
+            ("action", "limit"),
+            ("actions_per_day", "200"),
+        ],
+    );
+    assert_eq!(refused.status, 404);
+    assert_eq!(app.log_len(), before_stranger);
+    assert_eq!(
+        before_stranger,
+        before + 1,
+        "only the stranger's sign-up was recorded"
+    );
+
+    let changed = owner.post(
+        "/you/agents",
+        &[
+            ("csrf", &csrf),
+            ("agent_id", &agent.agent_id),
+            ("action", "limit"),
+            ("actions_per_day", "120"),
+        ],
+    );
+    assert_eq!(changed.status, 303);
+    assert_eq!(
+        verify(&app, &agent)["current"]["limits"]["actions_per_day"],
+        120
+    );
+    assert!(app.events_text().contains("owner.grant_changed"));
+    assert!(owner.get("/you").text.contains("value=\"120\""));
+}

@@ -5,7 +5,22 @@ use kd_core::tiers::AccessTiers;
 use serde_json::{Value, json};
 
 use crate::app::{Agent, TestApp, fresh_nonce};
-use crate::people::linked;
+use crate::people::{connect, decide, mint};
+
+const PASSWORD: &str = "correct horse battery staple";
+
+/// A person and an agent linked by a connect code, approved one second after the agent
+/// connected (so the connect itself is before the grant).
+fn linked<'a>(app: &'a TestApp, email: &str, name: &str) -> (crate::app::Browser<'a>, Agent) {
+    let browser = app.browser();
+    browser.sign_up(email, "Quinn Quota", PASSWORD);
+    let agent = app.register(name);
+    let code = mint(&browser);
+    assert_eq!(connect(app, &agent, &code)["ok"], true);
+    app.clock.advance_ms(1_000);
+    decide(&browser, "approve");
+    (browser, agent)
+}
 
 /// A hub with the permissions document's own limits.
 fn strict() -> TestApp {
@@ -260,7 +275,7 @@ fn each_read_tool_has_its_own_limit_per_caller() {
         limited["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("40 calls to discover_resources"),
+            .contains("discover_resources allows 40 calls a minute"),
         "{limited}"
     );
     // Other reads still fit in the registered tier's 60.
@@ -365,13 +380,13 @@ fn stamp_admission(app: &TestApp, agent: &Agent, days: i64) {
 #[test]
 fn an_owner_linked_agent_has_a_daily_action_quota_that_refused_calls_and_reads_do_not_use() {
     let app = TestApp::start();
-    let (_browser, _token, agent) = linked(&app, "quota@example.com", "Quota Agent");
-    // connect_with_code was the agent's first action (it recorded the request).
+    let (_browser, agent) = linked(&app, "quota@example.com", "Quota Agent");
+    // connect_with_code was before the person approved: not the person's allowance.
     let linked_reply = rename(&app, &agent, "Quota Agent One");
     assert_eq!(linked_reply["ok"], true, "{linked_reply}");
     assert_eq!(linked_reply["quota"]["actions_per_day"], 40);
-    assert_eq!(linked_reply["quota"]["used_last_24h"], 2);
-    assert_eq!(linked_reply["quota"]["remaining"], 38);
+    assert_eq!(linked_reply["quota"]["used_last_24h"], 1);
+    assert_eq!(linked_reply["quota"]["remaining"], 39);
     assert_eq!(linked_reply["quota"]["window"], "rolling 24 hours");
     assert!(
         linked_reply["quota"]["what_counts"]
@@ -380,15 +395,15 @@ fn an_owner_linked_agent_has_a_daily_action_quota_that_refused_calls_and_reads_d
             .contains("refused")
     );
 
-    // Lower the owner's limit to 4 to reach it quickly.
-    set_actions_per_day(&app, &agent, 4);
+    // Lower the owner's limit to 3 to reach it quickly.
+    set_actions_per_day(&app, &agent, 3);
     // A refused call and reads do not count.
     let refused = rename(&app, &agent, "");
     assert_eq!(refused["ok"], false);
     let _ = signed_read(&app, &agent, "get_standing", &json!({}));
     assert_eq!(
         rename(&app, &agent, "Quota Agent Two")["quota"]["used_last_24h"],
-        3
+        2
     );
     app.clock.advance_ms(3_600_000);
     assert_eq!(
@@ -403,7 +418,7 @@ fn an_owner_linked_agent_has_a_daily_action_quota_that_refused_calls_and_reads_d
     assert_eq!(limited["error"]["retry_after_s"], 23 * 3600);
     assert_eq!(app.log_len(), before, "a refused action records nothing");
     let standing = app.call("get_standing", json!({ "subject_id": agent.agent_id }));
-    assert_eq!(standing["data"]["quota"]["used_last_24h"], 4);
+    assert_eq!(standing["data"]["quota"]["used_last_24h"], 3);
     assert_eq!(standing["data"]["owner_linked"], true);
     // 24 hours after the first three, only the fourth is still in the window.
     app.clock.advance_ms(23 * 3_600_000);
@@ -432,9 +447,8 @@ fn set_actions_per_day(app: &TestApp, agent: &Agent, limit: i64) {
 #[test]
 fn concurrent_writes_never_exceed_the_daily_actions() {
     let app = std::sync::Arc::new(TestApp::start());
-    let (_browser, _token, agent) = linked(&app, "race@example.com", "Racing Agent");
-    // connect_with_code already used one of the six.
-    set_actions_per_day(&app, &agent, 6);
+    let (_browser, agent) = linked(&app, "race@example.com", "Racing Agent");
+    set_actions_per_day(&app, &agent, 5);
     let agent = std::sync::Arc::new(agent);
     let threads: Vec<_> = (0..12)
         .map(|index| {
@@ -452,7 +466,7 @@ fn concurrent_writes_never_exceed_the_daily_actions() {
         .count();
     assert_eq!(admitted, 5);
     let standing = app.call("get_standing", json!({ "agent_id": agent.handle }));
-    assert_eq!(standing["data"]["quota"]["used_last_24h"], 6);
+    assert_eq!(standing["data"]["quota"]["used_last_24h"], 5);
 }
 
 #[test]
@@ -469,4 +483,101 @@ fn get_standing_is_never_about_a_person_and_names_unknown_agents() {
     assert_eq!(unknown["error"]["field"], "agent_id");
     let missing = app.call("get_standing", json!({}));
     assert_eq!(missing["error"]["code"], "validation");
+}
+
+/// Issues a review stamp on `subject` by `issuer` (the verification-help flow has its own
+/// tests; this one is about what a stamp is worth).
+fn review_stamp(app: &TestApp, subject: &Agent, issuer: &str, stamp: &'static str, n: u32) {
+    let agent_id = subject.agent_id.clone();
+    let issuer = issuer.to_owned();
+    let hub = std::sync::Arc::clone(&app.hub);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    runtime
+        .block_on(hub.store.write(move |txn| {
+            kd_karmadue::standing::stamps::issue(
+                txn,
+                &issuer,
+                kd_karmadue::standing::stamps::NewStamp {
+                    stamp_id: format!("kdst_review{n:04}"),
+                    agent_id: agent_id.clone(),
+                    stamp,
+                    expires_ms: None,
+                    issuer: issuer.clone(),
+                    credential_id: None,
+                    detail: json!({}),
+                },
+            )
+        }))
+        .unwrap()
+        .unwrap();
+}
+
+#[test]
+fn trust_counts_each_independent_reviewer_once_and_never_a_newcomer_peer() {
+    use kd_karmadue::standing::stamps::{HUMAN_REVIEWED, PEER_REVIEWED};
+    let app = TestApp::start();
+    let subject = app.register("Reviewed Subject");
+    let trust = |app: &TestApp| {
+        app.call("read_scores", json!({ "subject_id": subject.agent_id }))["data"]["trust_score"]
+            .clone()
+    };
+    // A person's review counts 20, once however often they stamp.
+    review_stamp(
+        &app,
+        &subject,
+        "person:kdh_aaaaaaaaaaaaaaaaaaaaaaaa",
+        HUMAN_REVIEWED,
+        1,
+    );
+    review_stamp(
+        &app,
+        &subject,
+        "person:kdh_aaaaaaaaaaaaaaaaaaaaaaaa",
+        HUMAN_REVIEWED,
+        2,
+    );
+    assert_eq!(trust(&app), 20);
+    // A peer registered just now counts for nothing.
+    let fresh = app.register("Fresh Reviewer");
+    review_stamp(&app, &subject, &fresh.agent_id, PEER_REVIEWED, 3);
+    assert_eq!(trust(&app), 20);
+    // Established peers count 10 each, at most 30 together, each once.
+    let peers: Vec<Agent> = [
+        "Alder Reviewer",
+        "Birch Checker",
+        "Cedar Auditor",
+        "Dogwood Examiner",
+    ]
+    .iter()
+    .map(|name| app.register(name))
+    .collect();
+    app.clock.advance_ms(7 * 86_400_000);
+    for (index, peer) in peers.iter().enumerate() {
+        review_stamp(
+            &app,
+            &subject,
+            &peer.agent_id,
+            PEER_REVIEWED,
+            10 + u32::try_from(index).unwrap(),
+        );
+        review_stamp(
+            &app,
+            &subject,
+            &peer.agent_id,
+            PEER_REVIEWED,
+            20 + u32::try_from(index).unwrap(),
+        );
+    }
+    assert_eq!(
+        trust(&app),
+        50,
+        "20 from the person, 30 (capped) from four established peers"
+    );
+    let scores = app.call("read_scores", json!({ "subject_id": subject.agent_id }));
+    assert_eq!(scores["data"]["basis"]["peer_reviews"], 4);
+    assert_eq!(scores["data"]["basis"]["human_reviews"], 1);
+    let verified = app.call("verify_agent", json!({ "agent_id": subject.agent_id }));
+    assert_eq!(verified["data"]["trust_score"], 50);
 }
