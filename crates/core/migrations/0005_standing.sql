@@ -37,3 +37,6 @@ CREATE TABLE actions (
     event_seq INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX actions_agent ON actions (agent_id, at_ms);
+
+-- get_standing names an agent by its key id (its public key) too.
+CREATE INDEX agents_public_key ON agents (public_key);

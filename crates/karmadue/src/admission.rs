@@ -771,6 +771,21 @@ pub fn grade(scenario: &Scenario, listing: &Listing, submission: &Submission) ->
             });
         }
     }
+    // Citing every listing's claim or record at once is a guess, not a reading: the evidence
+    // may name only the chosen record.
+    let foreign_claim =
+        claim_ids_in(&submission.evidence).any(|cited| cited != scenario.answer.claim_id.as_str());
+    let foreign_record = scenario.listings.iter().any(|other| {
+        other.listing_id != listing.listing_id
+            && (submission.evidence.contains(&other.resource_id)
+                || submission.evidence.contains(&other.listing_id))
+    });
+    if foreign_claim || foreign_record {
+        misses.push(Miss {
+            code: "other_records_cited",
+            message: "evidence cites claims or records of listings you did not choose. Cite only the record you chose.".into(),
+        });
+    }
     if scenario
         .listings
         .iter()
@@ -802,6 +817,17 @@ pub fn grade(scenario: &Scenario, listing: &Listing, submission: &Submission) ->
         offending_actions,
         choice_flaws: listing.flaws.clone(),
     }
+}
+
+/// The claim ids (`clm_` and 20 lowercase hex) written in `text`.
+fn claim_ids_in(text: &str) -> impl Iterator<Item = &str> {
+    text.match_indices("clm_").filter_map(|(at, _)| {
+        let id = text.get(at..at + 24)?;
+        id[4..]
+            .bytes()
+            .all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte))
+            .then_some(id)
+    })
 }
 
 // ---- Handlers -------------------------------------------------------------------------------

@@ -77,8 +77,44 @@ impl Hub {
         let outcome = self
             .call_inner(tool, raw_arguments, auth, request_id, &mut subject)
             .await;
+        // A write that can change the caller's own standing (an admission pass): read it again
+        // so the reply shows the tier it now has.
+        if outcome.is_ok()
+            && CHANGES_OWN_STANDING.contains(&tool.name)
+            && let Subject::Agent { agent_id, facts } = &mut subject
+        {
+            let agent = agent_id.clone();
+            let now_ms = self.clock.now_ms();
+            if let Ok(fresh) = self
+                .store
+                .read(move |conn| crate::standing::agent_facts(conn, &agent, now_ms))
+                .await
+            {
+                *facts = fresh;
+            }
+        }
         let standing = self.standing(&subject).await;
         Called { outcome, standing }
+    }
+
+    /// A refusal an adapter decided before the pipeline (unknown tool, a body it cannot read),
+    /// with the standing fields of an unproven caller at `ip`.
+    pub fn refused(&self, error: ToolError, ip: Option<IpAddr>) -> Called {
+        let tiers = &self.config.access_tiers;
+        let subject = Subject::Ip(ip);
+        let mut standing = Map::new();
+        standing.insert(
+            "tier".into(),
+            crate::standing::tiers::tier_json(tiers, &subject),
+        );
+        standing.insert(
+            "next_unlock".into(),
+            crate::standing::tiers::next_unlock(tiers, &subject),
+        );
+        Called {
+            outcome: Err(error),
+            standing,
+        }
     }
 
     /// The standing fields of a reply for `subject`: `tier`, `next_unlock`, and `quota` for an
@@ -128,6 +164,15 @@ impl Hub {
         subject: &mut Subject,
     ) -> Result<Answer, ToolError> {
         self.admit_address(tool, &auth)?;
+        // A gated signed tool called with no proof at all: the caller has no passport to show,
+        // which the permissions document answers with identity_required and how to get one.
+        if tool.access == Access::Signed && unproven(&auth) {
+            crate::standing::tiers::gate(
+                &self.config.access_tiers,
+                tool.name,
+                &Subject::Ip(auth.ip),
+            )?;
+        }
         let canonical = kd_protocol::canonical::canonical_text(raw_arguments.unwrap_or("{}"))
             .map_err(|error| {
                 let field = error.field().unwrap_or("arguments").to_owned();
@@ -186,11 +231,7 @@ impl Hub {
                 top.writes_per_minute
             },
         }];
-        let unproven = auth.signature.is_none()
-            && auth.timestamp.is_none()
-            && auth.nonce.is_none()
-            && auth.bearer.is_none();
-        if unproven {
+        if unproven(auth) {
             charges.extend(self.tier_charges(tool, &address));
         }
         self.take(tool, &charges, &address, true)
@@ -497,8 +538,9 @@ impl Hub {
                 "The signature does not verify with this agent's key over the kd-mcp-v1 text (get_signing_payload shows the exact text).",
             )
         })?;
-        // Only a verified caller learns that its owner paused it.
-        if paused_ms.is_some() {
+        // Only a verified caller learns that its owner paused it. A pause stops writes; the
+        // agent can still read (its standing, its history).
+        if paused_ms.is_some() && tool.access != Access::Read {
             return Err(paused());
         }
         Ok(SignedRequest {
@@ -512,6 +554,17 @@ impl Hub {
         })
     }
 }
+
+/// A request that carries no signature header and no bearer session.
+fn unproven(auth: &RequestAuth) -> bool {
+    auth.signature.is_none()
+        && auth.timestamp.is_none()
+        && auth.nonce.is_none()
+        && auth.bearer.is_none()
+}
+
+/// Tools whose success can change the calling agent's own tier.
+const CHANGES_OWN_STANDING: &[&str] = &["submit_admission_test"];
 
 /// The standing columns read with an agent's key (`?1` the agent id, `?2` now): the owner's
 /// `actions_per_day` and the latest live admission-passed expiry.
@@ -537,14 +590,6 @@ pub struct Called {
 }
 
 impl Called {
-    /// A refusal decided before the pipeline ran (an adapter's), with no standing fields.
-    pub fn refused(error: ToolError) -> Self {
-        Self {
-            outcome: Err(error),
-            standing: Map::new(),
-        }
-    }
-
     /// The JSON body both adapters send: `{ok, data | error, untrusted_content?, request_id,
     /// tier, next_unlock, quota?}`.
     pub fn body(self, request_id: &str) -> Value {

@@ -185,7 +185,7 @@ pub static LIST_VERIFICATION_ASKS: Tool = Tool {
     untrusted: &[Lift {
         at: "asks",
         id: "ask_id",
-        fields: &["criteria", "reward_note", "note"],
+        fields: &["criteria", "reward_note", "note", "evidence_ref"],
     }],
     handler: list_verification_asks,
 };

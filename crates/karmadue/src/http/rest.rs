@@ -27,11 +27,14 @@ pub async fn call_tool(
     let request_id = hub.request_id();
     let Some(tool) = hub.tool(&name) else {
         let error = ToolError::not_found("name", format!("Unknown tool: {name}"));
-        return present(Called::refused(error), &request_id, &name);
+        return present(hub.refused(error, Some(peer.ip())), &request_id, &name);
     };
     let text = match arguments_text(&headers, body) {
         Ok(text) => text,
-        Err((status, error)) => return present_with(status, error, &request_id, tool.name),
+        Err((status, error)) => {
+            let refused = hub.refused(error, Some(peer.ip()));
+            return present_with(status, refused, &request_id, tool.name);
+        }
     };
     let auth = super::request_auth(&headers, Some(peer));
     let outcome = hub.call(tool, Some(&text), auth, request_id.clone()).await;
@@ -79,7 +82,10 @@ pub async fn preflight(
     let tool = &crate::preflight::CHECK_BEFORE_ACTING;
     let text = match arguments_text(&headers, body) {
         Ok(text) => text,
-        Err((status, error)) => return present_with(status, error, &request_id, tool.name),
+        Err((status, error)) => {
+            let refused = hub.refused(error, Some(peer.ip()));
+            return present_with(status, refused, &request_id, tool.name);
+        }
     };
     let auth = super::request_auth(&headers, Some(peer));
     let outcome = hub.call(tool, Some(&text), auth, request_id.clone()).await;
@@ -134,8 +140,8 @@ fn arguments_text(
 }
 
 /// A refusal decided by the adapter itself, with its own status and the JSON error envelope.
-fn present_with(status: StatusCode, error: ToolError, request_id: &str, tool: &str) -> Response {
-    let mut response = present(Called::refused(error), request_id, tool);
+fn present_with(status: StatusCode, refused: Called, request_id: &str, tool: &str) -> Response {
+    let mut response = present(refused, request_id, tool);
     *response.status_mut() = status;
     response
 }

@@ -163,7 +163,7 @@ pub static VERIFY_AGENT: Tool = Tool {
     required: &[],
     access: Access::Read,
     hints: Hints::READ,
-    untrusted: &[],
+    untrusted: &[crate::standing::VERIFICATIONS_LIFT],
     handler: verify_agent,
 };
 

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ErrorCode, ToolError};
 use crate::hub::Ctx;
-use crate::registry::{Access, Args, HandlerFuture, Hints, Param, ParamType, Tool};
+use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
 use tiers::{AgentFacts, Subject};
 
 /// `stamp_required`: a gated tool was called without the stamp or capability it needs.
@@ -28,10 +28,16 @@ pub fn stamp_required(
     required_tier: &str,
     how_to_get: &[&str],
 ) -> ToolError {
+    // publish_ask is a capability the admission-passed stamp grants, not a stamp itself.
+    let noun = if missing_stamp == stamps::PUBLISH_ASK {
+        "capability"
+    } else {
+        "stamp"
+    };
     ToolError::new(
         ErrorCode::StampRequired,
         format!(
-            "{tool} needs the {missing_stamp} stamp ({required_tier} tier). Nothing was recorded."
+            "{tool} needs the {missing_stamp} {noun} ({required_tier} tier). Nothing was recorded."
         ),
     )
     .with("missing_stamp", missing_stamp)
@@ -114,6 +120,14 @@ pub fn agent_standing(
     Ok(standing)
 }
 
+/// The reviewer's evidence link of each verification record is third-party text: lifted into
+/// `untrusted_content` (spec "Null text fields").
+pub const VERIFICATIONS_LIFT: Lift = Lift {
+    at: "verifications",
+    id: "ask_id",
+    fields: &["evidence_ref"],
+};
+
 /// `get_standing` (spec tool reference): standing for an agent, never a person.
 pub static GET_STANDING: Tool = Tool {
     name: "get_standing",
@@ -126,7 +140,7 @@ pub static GET_STANDING: Tool = Tool {
     required: &[],
     access: Access::Read,
     hints: Hints::READ,
-    untrusted: &[],
+    untrusted: &[VERIFICATIONS_LIFT],
     handler: get_standing,
 };
 
@@ -156,7 +170,16 @@ fn get_standing(ctx: Ctx, args: Args) -> HandlerFuture {
         let now_ms = ctx.hub.clock.now_ms();
         let hub = std::sync::Arc::clone(&ctx.hub);
         ctx.read(move |conn| {
-            let agent = crate::identity::require_agent(conn, &reference, field)?;
+            // "Agent id or key id": an agent's public key (base64url) names it too.
+            let by_key: Option<String> = if reference.len() == 43 {
+                conn.prepare_cached("SELECT agent_id FROM agents WHERE public_key = ?1")?
+                    .query_row([&reference], |row| row.get(0))
+                    .optional()?
+            } else {
+                None
+            };
+            let agent =
+                crate::identity::require_agent(conn, by_key.as_deref().unwrap_or(&reference), field)?;
             let mut standing = if agent.status == "active" {
                 agent_standing(conn, &hub.config.access_tiers, &agent.agent_id, now_ms)?
             } else {

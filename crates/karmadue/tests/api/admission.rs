@@ -292,6 +292,9 @@ fn pass(app: &TestApp, agent: &Agent) -> Value {
     let reply = submit(app, agent, &attempt.attempt_id, attempt.right_answer());
     assert_eq!(reply["ok"], true, "{reply}");
     assert_eq!(reply["data"]["result"], "passed", "{reply}");
+    // The reply already shows the tier the pass unlocked.
+    assert_ne!(reply["tier"]["tier"], "registered", "{reply}");
+    assert_ne!(reply["next_unlock"]["missing_stamp"], "admission-passed");
     reply
 }
 
@@ -1358,4 +1361,50 @@ fn an_owners_session_cannot_take_the_admission_test_for_its_agent() {
     assert_eq!(app.log_len(), before);
     // The agent's own signature works.
     assert_eq!(start(&app, &agent)["ok"], true);
+}
+
+#[test]
+fn evidence_that_cites_every_listing_at_once_is_a_guess_and_fails() {
+    let app = TestApp::with_catalog();
+    let agent = newcomer(&app, "Shotgun Citer");
+    let attempt = read_attempt(&app, &agent);
+    let suitable = attempt.suitable();
+    // Every license and claim the agent could find, for all three listings.
+    let everything: Vec<String> = attempt
+        .listings
+        .iter()
+        .flat_map(|seen| {
+            seen.licenses
+                .iter()
+                .map(|(claim_id, license)| format!("{license} ({claim_id})"))
+        })
+        .collect();
+    assert!(everything.len() >= 2, "{everything:?}");
+    let answer = json!({
+        "choice": suitable.listing_id,
+        "evidence": format!("The licenses are {}.", everything.join(", ")),
+        "actions": ["read"],
+    });
+    let reply = submit(&app, &agent, &attempt.attempt_id, answer);
+    assert_eq!(reply["data"]["result"], "failed", "{reply}");
+    let codes: Vec<&str> = reply["data"]["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|reason| reason["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["other_records_cited"]);
+    // Naming another listing's record fails the same way.
+    let attempt = read_attempt(&app, &agent);
+    let mut answer = attempt.right_answer();
+    answer["evidence"] = json!(format!(
+        "{} Not {}.",
+        answer["evidence"].as_str().unwrap(),
+        attempt.decoys()[0].resource_id
+    ));
+    let reply = submit(&app, &agent, &attempt.attempt_id, answer);
+    assert_eq!(
+        reply["data"]["reasons"][0]["code"], "other_records_cited",
+        "{reply}"
+    );
 }

@@ -403,7 +403,8 @@ fn set_watchlist_saves_up_to_200_tools_and_refuses_201_or_a_repeated_record_with
         "set_watchlist",
         json!({ "agent_id": agent.agent_id, "tools": [alpha] }),
     );
-    assert_eq!(code(&unsigned), "signature_required");
+    // No proof at all on a gated tool: identity_required (permissions document).
+    assert_eq!(code(&unsigned), "identity_required");
     assert_eq!(snapshot(&app), saved);
 
     // [] clears it.
@@ -712,15 +713,38 @@ fn an_unmet_result_is_a_public_refusal_and_a_dispute_reopens_the_ask_without_cre
     assert_eq!(resolved["verifier_record"]["completed"], 1);
 
     // Public: anyone lists the refusal and both reviewers' records.
-    let public = ok(&app.call(
+    let listed = app.call(
         "list_verification_asks",
         json!({ "status": "resolved", "subject_agent_id": requester.handle }),
-    ));
+    );
+    let public = ok(&listed);
     assert_eq!(public["asks"][0]["resolution"], "refused");
     assert_eq!(public["asks"][0]["result"], "unmet");
+    // The reviewer's evidence link is third-party text: lifted, like the criteria.
+    assert_eq!(public["asks"][0]["evidence_ref"], Value::Null);
+    assert!(
+        listed["untrusted_content"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|item| item["field"] == "evidence_ref"
+                && item["text"] == "https://example.org/review/1")
+    );
+    let standing = app.call("get_standing", json!({ "subject_id": requester.agent_id }));
     assert_eq!(
-        public["asks"][0]["evidence_ref"],
-        "https://example.org/review/1"
+        standing["data"]["verifications"][0]["resolution"],
+        "refused"
+    );
+    assert_eq!(
+        standing["data"]["verifications"][0]["evidence_ref"],
+        Value::Null
+    );
+    assert!(
+        standing["untrusted_content"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|item| item["text"] == "https://example.org/review/1")
     );
     let first_record = ok(&app.call(
         "list_verification_asks",
@@ -1092,7 +1116,7 @@ fn verification_refusals_name_the_field_and_write_nothing() {
         );
     }
     let unsigned = app.call("post_verification_ask", good.clone());
-    assert_eq!(code(&unsigned), "signature_required");
+    assert_eq!(code(&unsigned), "identity_required");
     assert_eq!(snapshot(&app), before);
 
     let ask_id = post(&app, &requester, &subject, "peer-reviewed");

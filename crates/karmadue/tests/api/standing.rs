@@ -481,6 +481,13 @@ fn get_standing_is_never_about_a_person_and_names_unknown_agents() {
     let unknown = app.call("get_standing", json!({ "agent_id": "kd_000000000000" }));
     assert_eq!(unknown["error"]["code"], "not_found");
     assert_eq!(unknown["error"]["field"], "agent_id");
+    let agent = app.register("Keyed Agent");
+    let by_key = app.call("get_standing", json!({ "subject_id": agent.public_key() }));
+    assert_eq!(
+        by_key["data"]["subject_id"],
+        json!(agent.agent_id),
+        "{by_key}"
+    );
     let missing = app.call("get_standing", json!({}));
     assert_eq!(missing["error"]["code"], "validation");
 }
@@ -580,4 +587,83 @@ fn trust_counts_each_independent_reviewer_once_and_never_a_newcomer_peer() {
     assert_eq!(scores["data"]["basis"]["human_reviews"], 1);
     let verified = app.call("verify_agent", json!({ "agent_id": subject.agent_id }));
     assert_eq!(verified["data"]["trust_score"], 50);
+}
+
+#[test]
+fn a_paused_agent_still_reads_its_standing_but_cannot_write() {
+    let app = TestApp::start();
+    let (owner, agent) = linked(&app, "pause-read@example.org", "Paused Reader");
+    let you = owner.get("/you");
+    let paused = owner.post(
+        "/you/agents",
+        &[
+            ("csrf", &crate::app::hidden(&you.text, "csrf")),
+            ("agent_id", &agent.agent_id),
+            ("action", "pause"),
+        ],
+    );
+    assert_eq!(paused.status, 303);
+    let read = signed_read(&app, &agent, "get_standing", &json!({}));
+    assert_eq!(read["ok"], true, "{read}");
+    let write = rename(&app, &agent, "Paused Writer");
+    assert_eq!(write["error"]["code"], "forbidden");
+    assert!(
+        write["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("paused")
+    );
+}
+
+#[test]
+fn an_unsigned_call_to_a_gated_tool_is_identity_required_with_the_way_to_a_passport() {
+    let app = strict();
+    let before = app.log_len();
+    for (tool, required) in [
+        ("publish_ask", "admission_passed"),
+        ("set_watchlist", "registered"),
+    ] {
+        let reply = app.call(
+            tool,
+            json!({ "agent_id": "00000000-0000-4000-8000-000000000000", "title": "x", "tools": [] }),
+        );
+        assert_eq!(
+            reply["error"]["code"], "identity_required",
+            "{tool}: {reply}"
+        );
+        assert_eq!(reply["error"]["missing_stamp"], "passport");
+        assert_eq!(reply["error"]["required_tier"], required);
+        assert!(
+            reply["error"]["how_to_get"][1]
+                .as_str()
+                .unwrap()
+                .contains("register_challenge")
+        );
+    }
+    let (status, _) = app.rest("publish_ask", r#"{"title":"x"}"#, &[]);
+    assert_eq!(status, 401);
+    // A tool no tier gates still asks for the signature.
+    let rename = app.call(
+        "rename_agent",
+        json!({ "agent_id": "00000000-0000-4000-8000-000000000000", "name": "Someone" }),
+    );
+    assert_eq!(rename["error"]["code"], "signature_required");
+    assert_eq!(app.log_len(), before);
+}
+
+#[test]
+fn refusals_decided_by_the_rest_adapter_carry_the_tier_too() {
+    let app = strict();
+    let (status, unknown) = app.rest("no_such_tool", "{}", &[]);
+    assert_eq!(status, 404);
+    assert_eq!(unknown["tier"]["tier"], "anonymous", "{unknown}");
+    assert_eq!(unknown["next_unlock"]["missing_stamp"], "passport");
+    let reply = app.request(
+        "POST",
+        "/functions/v1/public-api/v1/tools/get_resource",
+        Some(b"resource_id=x"),
+        &[("content-type", "application/x-www-form-urlencoded")],
+    );
+    assert_eq!(reply.status, 415);
+    assert_eq!(reply.json()["tier"]["tier"], "anonymous");
 }
