@@ -156,7 +156,10 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     let listener = server_runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
     let addr = listener.local_addr()?;
-    let config = Config::new(addr, dir.path().join("data"), None);
+    let mut config = Config::new(addr, dir.path().join("data"), None);
+    // The bench measures throughput, not the per-minute limits (which would stop it at 20
+    // writes a minute): the same table, with every limit out of reach.
+    config.access_tiers = kd_core::tiers::AccessTiers::default().scaled(1_000_000);
     let hub = kd_karmadue::open(config, Arc::new(SystemClock), Arc::new(SystemRandom))?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = server_runtime.spawn(kd_karmadue::serve(listener, Arc::clone(&hub), async {
