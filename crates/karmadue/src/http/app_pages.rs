@@ -599,30 +599,62 @@ pub async fn decide_offer(
         "approve" => true,
         "decline" => false,
         _ => {
-            return you_response(
+            return back_to_you(
                 &hub,
                 &person,
                 &session,
-                StatusCode::BAD_REQUEST,
-                Some("Choose publish or decline."),
+                Err(AppError::Invalid("Choose publish or decline.".into())),
             )
             .await;
         }
     };
-    match crate::people::agent_tools::decide_offer(
+    let result = crate::people::agent_tools::decide_offer(
         &hub,
         &person.person_id,
         field(&form, "offer_id"),
         approve,
     )
-    .await
-    {
+    .await;
+    back_to_you(&hub, &person, &session, result).await
+}
+
+/// After a form on You: back to /you (303) when it worked, else You again with the refusal
+/// and its status.
+async fn back_to_you(
+    hub: &Hub,
+    person: &Person,
+    session: &Session,
+    result: Result<(), AppError>,
+) -> Response {
+    match result {
         Ok(()) => redirect("/you", &[]),
         Err(error) => {
             you_response(
-                &hub,
-                &person,
-                &session,
+                hub,
+                person,
+                session,
+                error_status(&error),
+                Some(&error.to_string()),
+            )
+            .await
+        }
+    }
+}
+
+/// The same for the Inbox.
+async fn back_to_inbox(
+    hub: &Hub,
+    person: &Person,
+    session: &Session,
+    result: Result<(), AppError>,
+) -> Response {
+    match result {
+        Ok(()) => redirect("/inbox", &[]),
+        Err(error) => {
+            inbox_response(
+                hub,
+                person,
+                session,
                 error_status(&error),
                 Some(&error.to_string()),
             )
@@ -675,38 +707,25 @@ pub async fn decide(
         "approve" => true,
         "decline" => false,
         _ => {
-            return you_response(
+            return back_to_you(
                 &hub,
                 &person,
                 &session,
-                StatusCode::BAD_REQUEST,
-                Some("Choose approve or decline."),
+                Err(AppError::Invalid("Choose approve or decline.".into())),
             )
             .await;
         }
     };
     let grant = people::GRANT_ACTIONS_PER_DAY;
-    match people::decide_request(
+    let result = people::decide_request(
         &hub,
         &person.person_id,
         field(&form, "request_id"),
         approve,
         grant,
     )
-    .await
-    {
-        Ok(()) => redirect("/you", &[]),
-        Err(error) => {
-            you_response(
-                &hub,
-                &person,
-                &session,
-                error_status(&error),
-                Some(&error.to_string()),
-            )
-            .await
-        }
-    }
+    .await;
+    back_to_you(&hub, &person, &session, result).await
 }
 
 /// `POST /you/agents` (`csrf`, `agent_id`, `action` = pause | resume | remove).
@@ -728,51 +747,30 @@ pub async fn act(
                 .trim()
                 .parse::<i64>()
                 .unwrap_or(0);
-            return match people::set_actions_per_day(
+            let result = people::set_actions_per_day(
                 &hub,
                 &person.person_id,
                 field(&form, "agent_id"),
                 actions_per_day,
             )
-            .await
-            {
-                Ok(()) => redirect("/you", &[]),
-                Err(error) => {
-                    you_response(
-                        &hub,
-                        &person,
-                        &session,
-                        error_status(&error),
-                        Some(&error.to_string()),
-                    )
-                    .await
-                }
-            };
+            .await;
+            return back_to_you(&hub, &person, &session, result).await;
         }
         _ => {
-            return you_response(
+            return back_to_you(
                 &hub,
                 &person,
                 &session,
-                StatusCode::BAD_REQUEST,
-                Some("Choose pause, resume, remove or a limit."),
+                Err(AppError::Invalid(
+                    "Choose pause, resume, remove or a limit.".into(),
+                )),
             )
             .await;
         }
     };
-    match people::act_on_agent(&hub, &person.person_id, field(&form, "agent_id"), action).await {
-        Ok(()) => redirect("/you", &[]),
-        Err(error) => {
-            you_response(
-                &hub,
-                &person,
-                &session,
-                error_status(&error),
-                Some(&error.to_string()),
-            )
-            .await
-        }
-    }
+    let result =
+        people::act_on_agent(&hub, &person.person_id, field(&form, "agent_id"), action).await;
+    back_to_you(&hub, &person, &session, result).await
 }
 
 async fn inbox_response(
@@ -847,29 +845,18 @@ pub async fn inbox_decide(
         "approve" => true,
         "dismiss" => false,
         _ => {
-            return inbox_response(
+            return back_to_inbox(
                 &hub,
                 &person,
                 &session,
-                StatusCode::BAD_REQUEST,
-                Some("Choose approve or dismiss."),
+                Err(AppError::Invalid("Choose approve or dismiss.".into())),
             )
             .await;
         }
     };
-    match findings::decide(&hub, &person.person_id, field(&form, "finding_id"), approve).await {
-        Ok(()) => redirect("/inbox", &[]),
-        Err(error) => {
-            inbox_response(
-                &hub,
-                &person,
-                &session,
-                error_status(&error),
-                Some(&error.to_string()),
-            )
-            .await
-        }
-    }
+    let result =
+        findings::decide(&hub, &person.person_id, field(&form, "finding_id"), approve).await;
+    back_to_inbox(&hub, &person, &session, result).await
 }
 
 /// `GET /findings/adopt?code=…`: asks a signed-in person to confirm (a GET never adopts);
@@ -1068,7 +1055,7 @@ pub async fn consent(
 // ---- Verification help (`/verify-help`) --------------------------------------------------
 //
 // A signed-in person takes `human-reviewed` verification asks and submits results
-// (permissions document "Verification help"; docs/decisions.md W6, W11). The rules, the
+// (permissions document "Verification help"; docs/decisions.md 90, 95). The rules, the
 // independence check and the 72 hours live in `crate::help::verification`.
 
 /// The verification help page's path.
