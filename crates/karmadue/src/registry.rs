@@ -305,9 +305,16 @@ impl Tool {
                 ));
             };
             if !type_matches(param.ty, value) {
+                // A whole number too large for 64 bits arrives as a float: say what is wrong.
+                let too_large = param.ty == ParamType::Integer
+                    && value.as_f64().is_some_and(|number| number.fract() == 0.0);
                 return Err(ToolError::validation(
                     name.clone(),
-                    format!("{name} must be {}", type_words(param.ty)),
+                    if too_large {
+                        format!("{name} is out of range")
+                    } else {
+                        format!("{name} must be {}", type_words(param.ty))
+                    },
                 ));
             }
             if !param.values.is_empty() {
@@ -424,6 +431,32 @@ impl Args {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_integer_too_large_for_64_bits_is_out_of_range_not_a_type_error() {
+        fn noop(_ctx: Ctx, _args: Args) -> HandlerFuture {
+            Box::pin(async { Ok(Value::Null) })
+        }
+        static PARAMS: [Param; 1] = [Param::new("limit", ParamType::Integer, "n")];
+        let tool = Tool {
+            name: "t",
+            title: "t",
+            description: "t",
+            params: &PARAMS,
+            required: &[],
+            access: Access::Read,
+            hints: Hints::READ,
+            untrusted: &[],
+            handler: noop,
+        };
+        let huge = tool
+            .validate(serde_json::from_str(r#"{"limit": 100000000000000000000}"#).unwrap())
+            .unwrap_err();
+        assert_eq!(huge.message, "limit is out of range");
+        let fraction = tool.validate(json!({ "limit": 1.5 })).unwrap_err();
+        assert_eq!(fraction.message, "limit must be an integer");
+        assert!(tool.validate(json!({ "limit": 10 })).is_ok());
+    }
 
     #[test]
     fn free_text_is_lifted_with_row_ids_or_positions() {
