@@ -243,9 +243,23 @@ start_smtp_sink() {
 
 if [ "$ONLY_BROWSER" = false ]; then
     say "Starting the hubs"
-    # The plain hub runs as deployed; the fixture hub needs no catalog.
-    launch_hub plain true
-    launch_hub fixtures false --conformance-fixtures
+    # The plain hub runs as deployed, but for its per-minute limits: every peer below talks to
+    # it from 127.0.0.1, one after another, so together they would pass one address's
+    # allowance. Peers test the protocol; the Rust suite tests the limits exactly. Its table is
+    # the hub's own default (`karmadue tiers`) with every limit multiplied by 100.
+    "$HUB_BIN" tiers | "$PYTHON" -c '
+import json, sys
+table = json.load(sys.stdin)
+for tier in table["tiers"]:
+    tier["reads_per_minute"] *= 100
+    tier["writes_per_minute"] *= 100
+table["tool_reads_per_minute"] = {tool: limit * 100 for tool, limit in table["tool_reads_per_minute"].items()}
+table["default_tool_reads_per_minute"] *= 100
+json.dump(table, sys.stdout)
+' >"$WORK/peers-tiers.json" || die "karmadue tiers failed"
+    # The fixture hub needs no catalog.
+    launch_hub plain true --access-tiers "$WORK/peers-tiers.json"
+    launch_hub fixtures false --conformance-fixtures --access-tiers "$WORK/peers-tiers.json"
     wait_hub plain
     PLAIN_URL=$HUB_URL
     wait_hub fixtures

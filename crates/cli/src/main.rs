@@ -52,6 +52,9 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Print the default access_tiers table as JSON: a starting point for a file to pass to
+    /// `serve --access-tiers`.
+    Tiers,
 }
 
 #[derive(Debug, clap::Args)]
@@ -108,6 +111,7 @@ fn main() -> ExitCode {
         Command::Outbox { data_dir, all } => outbox(&data_dir, all),
         Command::Agent(args) => agent::run(args),
         Command::Import { data_dir, files } => import(data_dir, &files),
+        Command::Tiers => print_tiers(),
     };
     match result {
         Ok(code) => code,
@@ -116,6 +120,12 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn print_tiers() -> anyhow::Result<ExitCode> {
+    let table = kd_core::tiers::AccessTiers::default();
+    println!("{}", serde_json::to_string_pretty(&table)?);
+    Ok(ExitCode::SUCCESS)
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {

@@ -22,6 +22,10 @@ impl Drop for Hub {
 }
 
 fn start_hub(data_dir: &Path) -> Hub {
+    start_hub_with(data_dir, &[])
+}
+
+fn start_hub_with(data_dir: &Path, extra: &[&std::ffi::OsStr]) -> Hub {
     let mut child = Command::new(BIN)
         .args([
             "serve",
@@ -32,6 +36,7 @@ fn start_hub(data_dir: &Path) -> Hub {
             "--data-dir",
         ])
         .arg(data_dir)
+        .args(extra)
         .env("KARMADUE_LOG", "warn")
         .stdout(Stdio::piped())
         .spawn()
@@ -251,4 +256,51 @@ fn outbox_prints_the_mail_a_claim_request_queued() {
         "{printed}"
     );
     assert!(printed.ends_with("1 mail(s)\n"), "{printed}");
+}
+
+#[test]
+fn tiers_prints_the_default_table_that_serve_reads_back_and_a_bad_table_is_refused() {
+    let output = Command::new(BIN).arg("tiers").output().unwrap();
+    assert!(output.status.success());
+    let table: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(table["tiers"][0]["tier"], "anonymous");
+    assert_eq!(table["tiers"][0]["reads_per_minute"], 30);
+    assert_eq!(table["tiers"][3]["writes_per_minute"], 60);
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut edited = table.clone();
+    edited["tiers"][0]["reads_per_minute"] = 5.into();
+    let good = dir.path().join("tiers.json");
+    std::fs::write(&good, edited.to_string()).unwrap();
+    let hub = start_hub_with(
+        &dir.path().join("data"),
+        &["--access-tiers".as_ref(), good.as_os_str()],
+    );
+    let text = ureq::get(&format!("{}/functions/v1/public-api/v1/tiers", hub.url))
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_to_string()
+        .unwrap();
+    let served: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(served["data"]["tiers"][0]["reads_per_minute"], 5);
+    drop(hub);
+
+    let mut broken = table;
+    broken["tiers"][0]["tier"] = "everyone".into();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, broken.to_string()).unwrap();
+    let refused = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path().join("data2"))
+        .arg("--access-tiers")
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("tiers must be anonymous, registered"),
+        "{stderr}"
+    );
 }

@@ -6,7 +6,7 @@
 //! id `kd:res:…`, a GitHub URL, `npm:<name>`, a package-page URL, an image id, any https
 //! locator). The check reads the hub's own records — the catalog row (archived, flagged risky,
 //! version) and the outcome reports agents filed with `report_outcome` — not the network
-//! (docs/decisions.md 85).
+//! (docs/decisions.md 86).
 //!
 //! What the daily check compares is the state it saw last (columns `seen_*` of
 //! `watchlist_items`, working state). A change it finds is recorded as one `watchlist.alerted`

@@ -1055,7 +1055,7 @@ pub async fn consent(
 // ---- Verification help (`/verify-help`) --------------------------------------------------
 //
 // A signed-in person takes `human-reviewed` verification asks and submits results
-// (permissions document "Verification help"; docs/decisions.md 90, 95). The rules, the
+// (permissions document "Verification help"; docs/decisions.md 91, 96). The rules, the
 // independence check and the 72 hours live in `crate::help::verification`.
 
 /// The verification help page's path.
