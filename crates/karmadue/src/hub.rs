@@ -100,36 +100,31 @@ impl Hub {
     /// A refusal an adapter decided before the pipeline (unknown tool, a body it cannot read),
     /// with the standing fields of an unproven caller at `ip`.
     pub fn refused(&self, error: ToolError, ip: Option<IpAddr>) -> Called {
-        let tiers = &self.config.access_tiers;
-        let subject = Subject::Ip(ip);
-        let mut standing = Map::new();
-        standing.insert(
-            "tier".into(),
-            crate::standing::tiers::tier_json(tiers, &subject),
-        );
-        standing.insert(
-            "next_unlock".into(),
-            crate::standing::tiers::next_unlock(tiers, &subject),
-        );
         Called {
             outcome: Err(error),
-            standing,
+            standing: self.tier_fields(&Subject::Ip(ip)),
         }
+    }
+
+    /// `tier` and `next_unlock` of `subject`.
+    fn tier_fields(&self, subject: &Subject) -> Map<String, Value> {
+        let tiers = &self.config.access_tiers;
+        let mut fields = Map::new();
+        fields.insert(
+            "tier".into(),
+            crate::standing::tiers::tier_json(tiers, subject),
+        );
+        fields.insert(
+            "next_unlock".into(),
+            crate::standing::tiers::next_unlock(tiers, subject),
+        );
+        fields
     }
 
     /// The standing fields of a reply for `subject`: `tier`, `next_unlock`, and `quota` for an
     /// owner-linked agent (read after the call, so it counts this call's action).
     async fn standing(&self, subject: &Subject) -> Map<String, Value> {
-        let tiers = &self.config.access_tiers;
-        let mut standing = Map::new();
-        standing.insert(
-            "tier".into(),
-            crate::standing::tiers::tier_json(tiers, subject),
-        );
-        standing.insert(
-            "next_unlock".into(),
-            crate::standing::tiers::next_unlock(tiers, subject),
-        );
+        let mut standing = self.tier_fields(subject);
         if let Subject::Agent {
             agent_id,
             facts:
