@@ -89,6 +89,10 @@ struct ServeArgs {
     /// Default: the permissions document's table.
     #[arg(long, env = "KARMADUE_ACCESS_TIERS")]
     access_tiers: Option<PathBuf>,
+    /// Serve GET /metrics (Prometheus text: counts by tool, route and code; no ids, no
+    /// addresses) on the listen address. `--metrics false` turns it off.
+    #[arg(long, env = "KARMADUE_METRICS", default_value_t = true, action = clap::ArgAction::Set)]
+    metrics: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -139,6 +143,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     config.max_body_bytes = args.max_body_bytes;
     config.conformance_fixtures = args.conformance_fixtures;
     config.bundled_catalog = args.bundled_catalog;
+    config.metrics = args.metrics;
     config.smtp_url = args.smtp_url.map(kd_core::config::Secret::new);
     if let Some(from) = args.mail_from {
         config.mail_from = from;
@@ -191,6 +196,9 @@ fn print_banner(hub: &kd_karmadue::Hub, bound: SocketAddr) {
         hub.passport_key.public_key_b64url()
     );
     println!("  docs           {url}/");
+    if hub.config.metrics {
+        println!("  metrics        {url}/metrics");
+    }
     println!("  data folder    {}", hub.config.data_dir.display());
     println!("  tools          {}", hub.tools.len());
     if hub.config.conformance_fixtures {

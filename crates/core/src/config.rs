@@ -34,6 +34,8 @@ pub struct Config {
     pub mail_from: String,
     /// The `access_tiers` table: per-minute limits and what each tier unlocks.
     pub access_tiers: crate::tiers::AccessTiers,
+    /// Serve `GET /metrics` (Prometheus text: counts only, no ids) on the listen address.
+    pub metrics: bool,
 }
 
 /// A configuration value that must not be printed (it may hold credentials): `Debug` shows
@@ -93,6 +95,7 @@ impl Config {
             bundled_catalog: true,
             smtp_url: None,
             access_tiers: crate::tiers::AccessTiers::default(),
+            metrics: true,
         }
     }
 

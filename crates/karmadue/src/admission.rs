@@ -777,8 +777,8 @@ pub fn grade(scenario: &Scenario, listing: &Listing, submission: &Submission) ->
         claim_ids_in(&submission.evidence).any(|cited| cited != scenario.answer.claim_id.as_str());
     let foreign_record = scenario.listings.iter().any(|other| {
         other.listing_id != listing.listing_id
-            && (submission.evidence.contains(&other.resource_id)
-                || submission.evidence.contains(&other.listing_id))
+            && (mentions(&submission.evidence, &other.resource_id)
+                || mentions(&submission.evidence, &other.listing_id))
     });
     if foreign_claim || foreign_record {
         misses.push(Miss {
@@ -817,6 +817,22 @@ pub fn grade(scenario: &Scenario, listing: &Listing, submission: &Submission) ->
         offending_actions,
         choice_flaws: listing.flaws.clone(),
     }
+}
+
+/// Whether `text` names `id` as a whole token: not as the start of a longer id
+/// (`…/servers` inside `…/servers-archived`).
+fn mentions(text: &str, id: &str) -> bool {
+    let continues = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ':');
+    text.match_indices(id).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let mut rest = text[at + id.len()..].chars();
+        // A full stop ends a sentence unless more of an id follows it (`foo.js`).
+        let after = match rest.next() {
+            Some('.') => rest.next().filter(|c| c.is_ascii_alphanumeric()),
+            other => other,
+        };
+        !before.is_some_and(continues) && !after.is_some_and(continues)
+    })
 }
 
 /// The claim ids (`clm_` and 20 lowercase hex) written in `text`.
@@ -1359,6 +1375,17 @@ fn publish_ask(ctx: Ctx, args: Args) -> HandlerFuture {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_id_is_mentioned_only_as_a_whole_token() {
+        let id = "kd:res:github:acme/r";
+        assert!(mentions("see kd:res:github:acme/r, and more", id));
+        assert!(mentions("kd:res:github:acme/r", id));
+        assert!(!mentions("see kd:res:github:acme/r-js for it", id));
+        assert!(!mentions("xkd:res:github:acme/r", id));
+        assert!(mentions("Not kd:res:github:acme/r.", id));
+        assert!(!mentions("kd:res:github:acme/r.js", id));
+    }
 
     #[test]
     fn licenses_are_classified_without_case_or_a_trailing_license_word() {

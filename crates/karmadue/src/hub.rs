@@ -45,6 +45,27 @@ pub struct Hub {
     pub mail_wakeup: Arc<tokio::sync::Notify>,
     /// The per-minute limits of the access tiers (`standing::limits`).
     pub limiter: crate::standing::limits::RateLimiter,
+    /// This hub's own metrics registry (`telemetry`; served at `/metrics`).
+    pub metrics: crate::telemetry::HubMetrics,
+}
+
+/// The adapter a tool call came through (a label of the tool-call metrics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// `POST /functions/v1/mcp`.
+    Mcp,
+    /// The public REST API.
+    Rest,
+}
+
+impl Transport {
+    /// `mcp` or `rest`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Mcp => "mcp",
+            Self::Rest => "rest",
+        }
+    }
 }
 
 impl Hub {
@@ -53,7 +74,8 @@ impl Hub {
         self.tools.iter().copied().find(|tool| tool.name == name)
     }
 
-    /// A fresh request id, `req_` and 16 hex characters.
+    /// A fresh request id, `req_` and 16 hex characters. The HTTP layer draws one per request
+    /// (`http::observe`); handlers take that one rather than calling this.
     pub fn request_id(&self) -> String {
         kd_core::random::random_id::<8>(self.random.as_ref(), "req_")
     }
@@ -66,13 +88,20 @@ impl Hub {
     /// `raw_arguments` is the exact JSON text the client sent (None: no arguments, `{}`).
     /// A refusal in the outcome was returned before anything was written (handlers refuse
     /// before they write).
+    ///
+    /// The tool's name and the outcome's code are recorded in the current (request) span and
+    /// counted with the call's duration under `transport`.
     pub async fn call(
         self: &Arc<Self>,
         tool: &'static Tool,
         raw_arguments: Option<&str>,
         auth: RequestAuth,
         request_id: String,
+        transport: Transport,
     ) -> Called {
+        let started = std::time::Instant::now();
+        let span = tracing::Span::current();
+        span.record("tool", tracing::field::display(tool.name));
         let mut subject = Subject::Ip(auth.ip);
         let outcome = self
             .call_inner(tool, raw_arguments, auth, request_id, &mut subject)
@@ -94,6 +123,19 @@ impl Hub {
             }
         }
         let standing = self.standing(&subject).await;
+        let code = match &outcome {
+            Ok(_) => "ok",
+            Err(error) => {
+                // The daily action quota refuses inside the write (standing::quota::check).
+                if error.code == ErrorCode::RateLimited && error.extra.contains_key("quota") {
+                    self.metrics.rate_limited("quota");
+                }
+                error.code.as_str()
+            }
+        };
+        span.record("code", tracing::field::display(code));
+        self.metrics
+            .tool_call(tool.name, transport.as_str(), code, started.elapsed());
         Called { outcome, standing }
     }
 
@@ -159,6 +201,7 @@ impl Hub {
         subject: &mut Subject,
     ) -> Result<Answer, ToolError> {
         self.admit_address(tool, &auth)?;
+        let charged_as_anonymous = unproven(&auth);
         // A gated signed tool called with no proof at all: the caller has no passport to show,
         // which the permissions document answers with identity_required and how to get one.
         if tool.access == Access::Signed && unproven(&auth) {
@@ -178,7 +221,7 @@ impl Hub {
         let args = tool.validate(document)?;
         let caller = self.resolve_caller(tool, &args, &canonical, auth).await?;
         *subject = caller.subject();
-        self.admit(tool, subject)?;
+        self.admit(tool, subject, charged_as_anonymous)?;
         let ctx = Ctx {
             hub: Arc::clone(self),
             caller,
@@ -234,10 +277,18 @@ impl Hub {
 
     /// The tier gate, then the per-minute limits of a proven caller (its tier's reads or
     /// writes, and a read tool's own limit, per agent or person). A refusal records nothing.
-    fn admit(&self, tool: &Tool, subject: &Subject) -> Result<(), ToolError> {
+    /// `charged_as_anonymous`: `admit_address` already charged the anonymous tier (the request
+    /// carried no proof at all). A request with proof headers that resolved to no caller (a
+    /// read with a stray bearer, say) is anonymous all the same and is charged here.
+    fn admit(
+        &self,
+        tool: &Tool,
+        subject: &Subject,
+        charged_as_anonymous: bool,
+    ) -> Result<(), ToolError> {
         crate::standing::tiers::gate(&self.config.access_tiers, tool.name, subject)?;
-        if matches!(subject, Subject::Ip(_)) {
-            return Ok(()); // charged up front by `admit_address`
+        if matches!(subject, Subject::Ip(_)) && charged_as_anonymous {
+            return Ok(());
         }
         let charges = self.tier_charges(tool, subject);
         self.take(tool, &charges, subject, false)
@@ -286,6 +337,13 @@ impl Hub {
             .map_err(|limited| {
                 let retry_after_s = (limited.retry_after_ms + 999).div_euclid(1000).max(1);
                 let charge = &charges[limited.charge];
+                self.metrics.rate_limited(if charge.key.contains(":all:") {
+                    "address"
+                } else if charge.key.contains(":tool:") {
+                    "tool"
+                } else {
+                    "tier"
+                });
                 let kind = if self.counts_as_read(tool) {
                     "reads"
                 } else {
@@ -535,7 +593,7 @@ impl Hub {
         })?;
         // Only a verified caller learns that its owner paused it. A pause stops writes; the
         // agent can still read (its standing, its history).
-        if paused_ms.is_some() && tool.access != Access::Read {
+        if paused_ms.is_some() && tool.access != Access::Read && !self.counts_as_read(tool) {
             return Err(paused());
         }
         Ok(SignedRequest {
@@ -784,6 +842,8 @@ impl Ctx {
             ));
         };
         let tool = self.tool.name;
+        // A signed read (get_history) is never an action and never waits for the quota.
+        let counts = !self.hub.counts_as_read(self.tool);
         let Proof::Signature { public_key, nonce } = signed.proof.clone() else {
             // The owner's session: no nonce; the link is re-checked inside the transaction.
             return self
@@ -791,7 +851,7 @@ impl Ctx {
                 .store
                 .write(move |txn| {
                     check_owner(txn, &signed)?;
-                    counted(txn, &signed, tool, write)
+                    counted(txn, &signed, tool, counts, write)
                 })
                 .await?;
         };
@@ -800,8 +860,8 @@ impl Ctx {
             .hub
             .store
             .write(move |txn| {
-                spend_nonce(txn, &signed, &public_key, &nonce)?;
-                counted(txn, &signed, tool, write)
+                spend_nonce(txn, &signed, &public_key, &nonce, counts)?;
+                counted(txn, &signed, tool, counts, write)
             })
             .await?;
         if let Err(refusal) = &result {
@@ -848,26 +908,39 @@ impl Ctx {
     }
 }
 
+/// Tools an owner-linked agent may always call, quota or not: with a leaked key burning the
+/// day's actions, the agent (or its owner) must still be able to rotate, revoke or release.
+const QUOTA_EXEMPT: &[&str] = &["rotate_agent_key", "revoke_agent", "release_agent"];
+
 /// Runs a signed write as one action (spec "Connector limits"): refused up front when an
-/// owner-linked agent has none left, recorded when the write appended an event.
+/// owner-linked agent has none left (the grant is read in this transaction, so a link approved
+/// a moment ago counts), recorded when the write appended an event that is not a refusal
+/// record (`connect.refused` is logged for a refused call, which never counts). `counts` is
+/// false for a signed read.
 fn counted<T, F>(
     txn: &mut WriteTxn<'_>,
     signed: &SignedRequest,
     tool: &str,
+    counts: bool,
     write: F,
 ) -> Result<T, ToolError>
 where
     F: FnOnce(&mut WriteTxn<'_>, &SignedRequest) -> Result<T, ToolError>,
 {
+    if !counts {
+        return write(txn, signed);
+    }
     let agent_id = signed.agent_id.to_string();
-    // Linked when the call was resolved; the check itself reads the grant in this transaction.
-    if signed.facts.owner_linked() {
+    if !QUOTA_EXEMPT.contains(&tool) {
         crate::standing::quota::check(txn.conn(), &agent_id, txn.now_ms())?;
     }
     let before = txn.appended().len();
     let result = write(txn, signed)?;
-    if let Some(event) = txn.appended().get(before) {
-        let seq = event.seq;
+    let action = txn.appended()[before..]
+        .iter()
+        .find(|event| !event.kind.ends_with(".refused"))
+        .map(|event| event.seq);
+    if let Some(seq) = action {
         crate::standing::quota::record(txn.conn(), &agent_id, tool, txn.now_ms(), seq)?;
     }
     Ok(result)
@@ -907,11 +980,13 @@ fn check_owner(txn: &mut WriteTxn<'_>, signed: &SignedRequest) -> Result<(), Too
     Ok(())
 }
 
+/// `writes`: false for a signed read, which a pause does not stop.
 fn spend_nonce(
     txn: &mut WriteTxn<'_>,
     signed: &SignedRequest,
     public_key: &str,
     nonce: &str,
+    writes: bool,
 ) -> Result<(), ToolError> {
     let agent_id = signed.agent_id.to_string();
     let current: Option<(String, String, Option<i64>)> = txn
@@ -922,8 +997,8 @@ fn spend_nonce(
         })
         .optional()?;
     match current {
-        Some((_, status, Some(_))) if status == "active" => return Err(paused()),
-        Some((key, status, None)) if key == public_key && status == "active" => {}
+        Some((_, status, Some(_))) if status == "active" && writes => return Err(paused()),
+        Some((key, status, _)) if key == public_key && status == "active" => {}
         Some((_, status, _)) if status != "active" => {
             return Err(ToolError::new(
                 ErrorCode::Forbidden,

@@ -20,6 +20,7 @@ pub mod people;
 pub mod preflight;
 pub mod registry;
 pub mod standing;
+pub mod telemetry;
 pub mod tools;
 
 use std::future::Future;
@@ -75,12 +76,16 @@ pub fn open(
     let passport_key = ServerKey::load_or_create(&config.keys_dir(), PASSPORT_KEY_ID, || {
         random_bytes::<32>(random.as_ref())
     })?;
-    let store = Store::open(&config.database_path(), Arc::clone(&clock))?;
+    // This hub's own registry: never the process's global recorder (tests run many hubs).
+    let metrics = telemetry::HubMetrics::new(clock.now_ms());
+    let store =
+        Store::open_with_metrics(&config.database_path(), Arc::clone(&clock), metrics.store())?;
     let tools = hub::served_tools(config.conformance_fixtures);
     let search = catalog::search::SearchIndex::on_disk(config.data_dir.join("search"));
     Ok(Arc::new(Hub {
         mail_wakeup: Arc::new(tokio::sync::Notify::new()),
         limiter: standing::limits::RateLimiter::default(),
+        metrics,
         search,
         config,
         store,
@@ -125,6 +130,7 @@ pub async fn serve(
         .is_some()
         .then(|| tokio::spawn(people::mail::run_sender(Arc::clone(&hub))));
     let watch = tokio::spawn(help::watch::run_schedule(Arc::clone(&hub)));
+    let upkeep = tokio::spawn(telemetry_upkeep(Arc::clone(&hub)));
     let app = http::router(hub).into_make_service_with_connect_info::<SocketAddr>();
     let result = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
@@ -133,6 +139,17 @@ pub async fn serve(
         sender.abort();
     }
     watch.abort();
+    upkeep.abort();
     store.close();
     result
+}
+
+/// Drains histogram samples every [`telemetry::UPKEEP_EVERY`], scraped or not.
+async fn telemetry_upkeep(hub: Arc<Hub>) {
+    let mut every = tokio::time::interval(telemetry::UPKEEP_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        hub.metrics.run_upkeep();
+    }
 }

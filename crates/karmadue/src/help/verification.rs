@@ -63,6 +63,10 @@ pub const MAX_REWARD_CHARS: usize = 200;
 pub const MAX_EVIDENCE_CHARS: usize = 500;
 /// Longest `note` of a submission, in characters.
 pub const MAX_NOTE_CHARS: usize = 1000;
+/// Verification asks one agent may post in a rolling 24 hours.
+pub const MAX_ASKS_PER_DAY: i64 = 10;
+/// Most resolved asks `subject_record` lists (newest first).
+pub const MAX_SUBJECT_RECORDS: i64 = 50;
 /// The stamps verification help issues.
 pub const STAMPS: [&str; 2] = [HUMAN_REVIEWED, PEER_REVIEWED];
 /// `submit_verification` results.
@@ -85,7 +89,7 @@ const ASK_ID_PARAM: Param = Param::new(
 const ASK_LIFT: Lift = Lift {
     at: "ask",
     id: "ask_id",
-    fields: &["criteria", "reward_note", "note"],
+    fields: &["criteria", "reward_note", "note", "evidence_ref"],
 };
 
 /// `post_verification_ask`.
@@ -594,15 +598,21 @@ fn parse_time(text: &str) -> Option<i64> {
 pub fn check_evidence(text: &str, field: &str) -> Result<String, ToolError> {
     let text = text.trim();
     let lower = text.to_ascii_lowercase();
-    let shaped = (lower.starts_with("https://") || lower.starts_with("http://"))
+    // https only, and only characters a URL may carry (RFC 3986): no quotes, angle brackets,
+    // braces, backslashes, carets, pipes or backticks, so the link reads as data wherever a
+    // client shows it.
+    let shaped = lower.starts_with("https://")
         && text.len() > "https://".len()
         && text.chars().count() <= MAX_EVIDENCE_CHARS
-        && !text.chars().any(|c| c.is_whitespace() || c.is_control());
+        && text.chars().all(|c| {
+            c.is_ascii_graphic()
+                && !matches!(c, '"' | '<' | '>' | '\\' | '^' | '`' | '{' | '|' | '}')
+        });
     if !shaped {
         return Err(ToolError::validation(
             field,
             format!(
-                "{field} must be an https URL on one line, up to {MAX_EVIDENCE_CHARS} characters"
+                "{field} must be an https URL on one line (ASCII, no quotes, spaces or angle brackets), up to {MAX_EVIDENCE_CHARS} characters"
             ),
         ));
     }
@@ -664,6 +674,22 @@ fn post_verification_ask(ctx: Ctx, args: Args) -> HandlerFuture {
         let answer = ctx
             .signed_write(move |txn, signed| {
                 let requester_id = signed.agent_id.to_string();
+                let now = txn.now_ms();
+                let (posted, oldest): (i64, Option<i64>) = txn
+                    .conn()
+                    .prepare_cached(
+                        "SELECT COUNT(*), MIN(created_ms) FROM verification_asks WHERE requester_id = ?1 AND created_ms > ?2",
+                    )?
+                    .query_row(params![requester_id, now - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?)))?;
+                if posted >= MAX_ASKS_PER_DAY {
+                    let retry_after_s =
+                        (oldest.unwrap_or(now) + DAY_MS - now + 999).div_euclid(1000).max(1);
+                    return Err(ToolError::new(
+                        ErrorCode::RateLimited,
+                        format!("An agent can post {MAX_ASKS_PER_DAY} verification asks a day. Try again in {retry_after_s} seconds."),
+                    )
+                    .with("retry_after_s", retry_after_s));
+                }
                 let subject = find_agent(txn.conn(), &subject_ref, "subject_agent_id")?
                     .ok_or_else(|| ToolError::not_found("subject_agent_id", "No agent has this subject_agent_id."))?;
                 if subject.status != "active" {
@@ -817,11 +843,11 @@ fn list_verification_asks(ctx: Ctx, args: Args) -> HandlerFuture {
 /// refused like any unknown argument).
 pub async fn rest_list_asks(
     State(hub): State<Arc<Hub>>,
+    crate::http::observe::RequestId(request_id): crate::http::observe::RequestId,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> Response {
-    let request_id = hub.request_id();
     let tool = &LIST_VERIFICATION_ASKS;
     let mut arguments = Map::new();
     for (key, value) in query {
@@ -836,7 +862,15 @@ pub async fn rest_list_asks(
     }
     let text = Value::Object(arguments).to_string();
     let auth = crate::http::request_auth(&headers, Some(peer));
-    let outcome = hub.call(tool, Some(&text), auth, request_id.clone()).await;
+    let outcome = hub
+        .call(
+            tool,
+            Some(&text),
+            auth,
+            request_id.clone(),
+            crate::hub::Transport::Rest,
+        )
+        .await;
     crate::http::rest::present(outcome, &request_id, tool.name)
 }
 
@@ -1364,9 +1398,10 @@ pub fn subject_record(conn: &Connection, agent_id: &str) -> Result<Vec<Value>, T
     let rows = conn
         .prepare_cached(
             "SELECT ask_id, stamp, credential_id, reviewer, result, resolution, stamp_id, evidence_ref, resolved_ms
-             FROM verification_asks WHERE subject_id = ?1 AND status = 'resolved' ORDER BY resolved_ms DESC, ask_id",
+             FROM verification_asks WHERE subject_id = ?1 AND status = 'resolved' ORDER BY resolved_ms DESC, ask_id
+             LIMIT ?2",
         )?
-        .query_map([agent_id], |row| {
+        .query_map(params![agent_id, MAX_SUBJECT_RECORDS], |row| {
             Ok(json!({
                 "ask_id": row.get::<_, String>(0)?,
                 "stamp": row.get::<_, String>(1)?,

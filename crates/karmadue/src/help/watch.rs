@@ -334,26 +334,36 @@ fn set_watchlist(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
         let targets = parse_tools(&args, WATCHLIST_MAX, false)?;
         let digest = list_sha256(&targets);
+        // Resolve everything first, on a read connection (up to 200 lookups, some of them
+        // scans, must not hold the single writer): a refusal (a repeated record) leaves the
+        // old list.
+        let to_resolve = targets.clone();
+        let resolved = ctx
+            .read(move |conn| {
+                let mut resolved: Vec<Option<preflight::Resolution>> =
+                    Vec::with_capacity(to_resolve.len());
+                for (index, (_, target)) in to_resolve.iter().enumerate() {
+                    let found = resolve_real(conn, target)?.ok();
+                    if let Some(found) = &found {
+                        let id = &found.resource.resource_id;
+                        if let Some(first) = resolved.iter().position(|earlier| {
+                            earlier
+                                .as_ref()
+                                .is_some_and(|earlier| earlier.resource.resource_id == *id)
+                        }) {
+                            return Err(ToolError::validation(
+                                format!("tools[{index}]"),
+                                format!("tools[{index}] names the same record as tools[{first}] ({id}). List each tool once. Nothing was stored."),
+                            ));
+                        }
+                    }
+                    resolved.push(found);
+                }
+                Ok(resolved)
+            })
+            .await?;
         ctx.signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();
-            // Resolve everything first: a refusal (a repeated record) leaves the old list.
-            let mut resolved: Vec<Option<preflight::Resolution>> = Vec::with_capacity(targets.len());
-            for (index, (_, target)) in targets.iter().enumerate() {
-                let found = resolve_real(txn.conn(), target)?.ok();
-                if let Some(found) = &found {
-                    let id = &found.resource.resource_id;
-                    if let Some(first) = resolved
-                        .iter()
-                        .position(|earlier| earlier.as_ref().is_some_and(|earlier| earlier.resource.resource_id == *id))
-                    {
-                        return Err(ToolError::validation(
-                            format!("tools[{index}]"),
-                            format!("tools[{index}] names the same record as tools[{first}] ({id}). List each tool once. Nothing was stored."),
-                        ));
-                    }
-                }
-                resolved.push(found);
-            }
             // What the daily check saw of a record stays when the record stays on the list, so
             // that re-saving a list never hides a change.
             let previous = load_seen(txn.conn(), &agent_id)?;
@@ -484,6 +494,36 @@ fn changes(resource_id: &str, seen: &Seen, now: &Seen) -> Vec<Value> {
 
 /// One line of the alert mail. Versions are upstream text: shown only when they look like a
 /// version.
+/// A change as the public log keeps it: upstream version strings are third-party text, so a
+/// version is logged only in the same plain form the mail shows it (else as "a new version").
+fn logged_change(change: &Value) -> Value {
+    let mut logged = change.clone();
+    if let Value::Object(map) = &mut logged {
+        let plain = |value: Option<&Value>| {
+            value
+                .and_then(Value::as_str)
+                .filter(|version| plain_version(version))
+                .map(|version| Value::from(version.to_owned()))
+                .unwrap_or(Value::Null)
+        };
+        if map.contains_key("from") || map.contains_key("to") {
+            let from = plain(map.get("from"));
+            let to = plain(map.get("to"));
+            map.insert("from".into(), from);
+            map.insert("to".into(), to);
+        }
+    }
+    logged
+}
+
+/// A version string short and plain enough to repeat: up to 40 of `A-Za-z0-9._+-`.
+fn plain_version(version: &str) -> bool {
+    version.len() <= 40
+        && version
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b))
+}
+
 fn mail_line(change: &Value) -> String {
     let id = change["resource_id"].as_str().unwrap_or_default();
     let what = match change["change"].as_str().unwrap_or_default() {
@@ -491,14 +531,7 @@ fn mail_line(change: &Value) -> String {
         "no_longer_archived" => "no longer archived upstream".to_owned(),
         "flagged_risky" => "flagged risky".to_owned(),
         "new_version" => match change["to"].as_str() {
-            Some(version)
-                if version.len() <= 40
-                    && version
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b)) =>
-            {
-                format!("new version {version}")
-            }
+            Some(version) if plain_version(version) => format!("new version {version}"),
             _ => "a new version".to_owned(),
         },
         "broke_reports" => format!(
@@ -564,7 +597,8 @@ fn check_one(
                         continue;
                     }
                     let now = Seen::of(txn.conn(), &resolution.resource)?;
-                    found.push(change(&id, "now_listed", json!({ "target": target })));
+                    // The item by its place in the list: the target text stays out of the log.
+                    found.push(change(&id, "now_listed", json!({ "position": position })));
                     store_item(txn.conn(), agent_id, position, &target, Some((&id, &now)))?;
                 }
             }
@@ -613,7 +647,7 @@ fn check_one(
         payload: json!({
             "agent_id": agent_id,
             "day": day_text,
-            "changes": found,
+            "changes": found.iter().map(logged_change).collect::<Vec<_>>(),
             "delivered_to": if person.is_some() { "owner" } else { "history" },
         }),
     })?;

@@ -29,7 +29,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::hub::Hub;
+use super::observe::RequestId;
+use crate::hub::{Hub, Transport};
 
 /// The endpoint path.
 pub const PATH: &str = "/functions/v1/mcp";
@@ -128,11 +129,11 @@ pub async fn options() -> Response {
 /// `POST /functions/v1/mcp`.
 pub async fn post_endpoint(
     State(hub): State<Arc<Hub>>,
+    RequestId(request_id): RequestId,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
-    let request_id = hub.request_id();
     if let Some(refusal) = check_host_and_origin(&hub, &headers) {
         return refusal;
     }
@@ -564,6 +565,7 @@ async fn call_tool(
             params.arguments.map(RawValue::get),
             auth,
             request_id.to_owned(),
+            Transport::Mcp,
         )
         .await;
     if hub.config.conformance_fixtures

@@ -7,9 +7,12 @@
 //! - [`resource_page`]: the README badge (`badge.svg`) and the resource page (`/resource`).
 //! - [`app_pages`]: the people's app: `/signup`, `/signin`, `/signout`, `/connect`, `/you`,
 //!   `/inbox`, `/findings/adopt`.
+//! - [`observe`]: the request id and `tracing` span of every request, the HTTP metrics, and
+//!   `/metrics`.
 
 pub mod app_pages;
 pub mod mcp;
+pub mod observe;
 pub mod pages;
 pub mod resource_page;
 pub mod rest;
@@ -27,7 +30,11 @@ use crate::hub::{Hub, RequestAuth};
 /// The whole router of a hub process.
 pub fn router(hub: Arc<Hub>) -> Router {
     let limit = hub.config.max_body_bytes;
-    Router::new()
+    let mut router = Router::new();
+    if hub.config.metrics {
+        router = router.route(observe::METRICS_PATH, get(observe::metrics));
+    }
+    router
         .route(
             mcp::PATH,
             post(mcp::post_endpoint)
@@ -115,6 +122,11 @@ pub fn router(hub: Arc<Hub>) -> Router {
                 HeaderValue::from_static("nosniff"),
             ),
         )
+        // Outermost: the request id and span cover everything above.
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&hub),
+            observe::trace_request,
+        ))
         .with_state(hub)
 }
 

@@ -13,18 +13,19 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use super::observe::RequestId;
 use crate::error::{ErrorCode, ToolError};
-use crate::hub::{Called, Hub};
+use crate::hub::{Called, Hub, Transport};
 
 /// `POST /functions/v1/public-api/v1/tools/{name}`.
 pub async fn call_tool(
     State(hub): State<Arc<Hub>>,
+    RequestId(request_id): RequestId,
     Path(name): Path<String>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let request_id = hub.request_id();
     let Some(tool) = hub.tool(&name) else {
         let error = ToolError::not_found("name", format!("Unknown tool: {name}"));
         return present(hub.refused(error, Some(peer.ip())), &request_id, &name);
@@ -37,30 +38,37 @@ pub async fn call_tool(
         }
     };
     let auth = super::request_auth(&headers, Some(peer));
-    let outcome = hub.call(tool, Some(&text), auth, request_id.clone()).await;
+    let outcome = hub
+        .call(tool, Some(&text), auth, request_id.clone(), Transport::Rest)
+        .await;
     present(outcome, &request_id, tool.name)
 }
 
 /// `GET /functions/v1/public-api/v1/verify/{agent_id}`: `verify_agent` for an id or handle.
 pub async fn verify(
     State(hub): State<Arc<Hub>>,
+    RequestId(request_id): RequestId,
     Path(agent_id): Path<String>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
 ) -> Response {
-    let request_id = hub.request_id();
     let tool = &crate::identity::VERIFY_AGENT;
     let arguments = json!({ "agent_id": agent_id }).to_string();
     let auth = super::request_auth(&headers, Some(peer));
     let outcome = hub
-        .call(tool, Some(&arguments), auth, request_id.clone())
+        .call(
+            tool,
+            Some(&arguments),
+            auth,
+            request_id.clone(),
+            Transport::Rest,
+        )
         .await;
     present(outcome, &request_id, tool.name)
 }
 
 /// `GET /functions/v1/public-api/v1/tiers`: the `access_tiers` table (permissions document).
-pub async fn tiers(State(hub): State<Arc<Hub>>) -> Response {
-    let request_id = hub.request_id();
+pub async fn tiers(State(hub): State<Arc<Hub>>, RequestId(request_id): RequestId) -> Response {
     let mut body = crate::standing::tiers_document(&hub.config.access_tiers);
     body["request_id"] = json!(request_id);
     let mut response = (StatusCode::OK, body.to_string()).into_response();
@@ -74,11 +82,11 @@ pub async fn tiers(State(hub): State<Arc<Hub>>) -> Response {
 /// preflight signs exactly like the tool: the kd-mcp-v1 text names `check_before_acting`.
 pub async fn preflight(
     State(hub): State<Arc<Hub>>,
+    RequestId(request_id): RequestId,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let request_id = hub.request_id();
     let tool = &crate::preflight::CHECK_BEFORE_ACTING;
     let text = match arguments_text(&headers, body) {
         Ok(text) => text,
@@ -88,7 +96,9 @@ pub async fn preflight(
         }
     };
     let auth = super::request_auth(&headers, Some(peer));
-    let outcome = hub.call(tool, Some(&text), auth, request_id.clone()).await;
+    let outcome = hub
+        .call(tool, Some(&text), auth, request_id.clone(), Transport::Rest)
+        .await;
     present(outcome, &request_id, tool.name)
 }
 

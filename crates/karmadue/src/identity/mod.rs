@@ -1083,15 +1083,18 @@ pub const TRUST_PER_HUMAN_REVIEW: i64 = 20;
 pub const TRUST_PER_PEER_REVIEW: i64 = 10;
 /// Most trust peer reviews can give together.
 pub const MAX_PEER_TRUST: i64 = 30;
-/// A reviewing agent counts only if it was registered this long before it stamped: 7 days,
-/// the age below which an agent is a newcomer (DECISIONS 3).
+/// Most trust human reviews can give together.
+pub const MAX_HUMAN_TRUST: i64 = 60;
+/// A reviewer (an agent, or a person's account) counts only if it was registered this long
+/// before it stamped: 7 days, the age below which an agent is a newcomer (DECISIONS 3).
 pub const PEER_REVIEWER_MIN_AGE_MS: i64 = 7 * 86_400_000;
 
 impl Scores {
     /// The scores of `agent` from what the hub has recorded about it. Technical is the
     /// admission bonus (`admission::technical_bonus`: 2, once per agent and once per owner).
     /// Trust is independent review only (verification help): [`TRUST_PER_HUMAN_REVIEW`] for
-    /// each distinct person whose human-reviewed stamp on the agent is live, and
+    /// each distinct person, signed up at least [`PEER_REVIEWER_MIN_AGE_MS`] before stamping,
+    /// whose human-reviewed stamp on the agent is live (at most [`MAX_HUMAN_TRUST`]), and
     /// [`TRUST_PER_PEER_REVIEW`] for each distinct reviewing agent that was at least
     /// [`PEER_REVIEWER_MIN_AGE_MS`] old when it stamped, peer reviews together at most
     /// [`MAX_PEER_TRUST`]; capped at 100. One reviewer counts once however often it stamps, and
@@ -1105,8 +1108,9 @@ impl Scores {
         let (human, peer): (i64, i64) = conn
             .prepare_cached(
                 "SELECT
-                   (SELECT COUNT(DISTINCT issuer) FROM stamps
-                     WHERE agent_id = ?1 AND stamp = 'human-reviewed' AND (expires_ms IS NULL OR expires_ms > ?2)),
+                   (SELECT COUNT(DISTINCT s.issuer) FROM stamps s JOIN people p ON p.person_id = substr(s.issuer, 8)
+                     WHERE s.agent_id = ?1 AND s.stamp = 'human-reviewed' AND (s.expires_ms IS NULL OR s.expires_ms > ?2)
+                       AND s.issuer LIKE 'person:%' AND s.issued_ms - p.created_ms >= ?3),
                    (SELECT COUNT(DISTINCT s.issuer) FROM stamps s JOIN agents r ON r.agent_id = s.issuer
                      WHERE s.agent_id = ?1 AND s.stamp = 'peer-reviewed' AND (s.expires_ms IS NULL OR s.expires_ms > ?2)
                        AND s.issued_ms - r.created_ms >= ?3)",
@@ -1115,8 +1119,8 @@ impl Scores {
                 rusqlite::params![agent.agent_id, now_ms, PEER_REVIEWER_MIN_AGE_MS],
                 |row| Ok((row.get(0)?, row.get(1)?)),
             )?;
-        let trust =
-            human * TRUST_PER_HUMAN_REVIEW + (peer * TRUST_PER_PEER_REVIEW).min(MAX_PEER_TRUST);
+        let trust = (human * TRUST_PER_HUMAN_REVIEW).min(MAX_HUMAN_TRUST)
+            + (peer * TRUST_PER_PEER_REVIEW).min(MAX_PEER_TRUST);
         Ok(Self {
             trust: u8::try_from(trust.clamp(0, 100)).unwrap_or(100),
             technical: technical.min(100),
@@ -1139,7 +1143,7 @@ impl Scores {
             "human_reviews": self.human_reviews,
             "peer_reviews": self.peer_reviews,
             "admission_bonus": self.technical.min(crate::admission::TECHNICAL_BONUS),
-            "note": "New agents start at 0. Trust moves only with outcomes and independent human or peer review: 20 for each person whose human-reviewed stamp is live and 10 for each established agent (registered 7 days or more before it stamped) whose peer-reviewed stamp is live, peer reviews at most 30 together, up to 100; a reviewer counts once. Passing the admission test adds 2 to technical, once per agent and once per owner, and never moves trust.",
+            "note": "New agents start at 0. Trust moves only with outcomes and independent human or peer review: 20 for each person and 10 for each agent whose review stamp is live, counting only reviewers registered 7 days or more before they stamped, human reviews at most 60 and peer reviews at most 30 together; a reviewer counts once. Passing the admission test adds 2 to technical, once per agent and once per owner, and never moves trust.",
         })
     }
 }

@@ -873,6 +873,20 @@ pub async fn decide_request(
                     "This agent already has another owner. It must be released before you can link it.".into(),
                 ));
             }
+            if agent.owner_id.as_deref() == Some(person_id.as_str()) {
+                // Already theirs (a second request, approved late): the link and its grant,
+                // pause and 24-hour count stay as they are.
+                txn.conn()
+                    .prepare_cached("UPDATE owner_requests SET status = 'approved', decided_ms = ?2 WHERE request_id = ?1")?
+                    .execute(params![request_id, now])?;
+                txn.append(NewEvent {
+                    kind: "owner.link_confirmed",
+                    actor,
+                    subject: agent_id.clone(),
+                    payload: json!({ "request_id": request_id, "agent_id": agent_id, "person_id": person_id }),
+                })?;
+                return Ok(());
+            }
             let scopes = json!(READ_ONLY_SCOPES);
             txn.conn()
                 .prepare_cached("UPDATE owner_requests SET status = 'approved', decided_ms = ?2 WHERE request_id = ?1")?

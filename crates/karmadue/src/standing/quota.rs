@@ -6,7 +6,7 @@
 //! transaction as the write, so a refusal rolls it back with everything else. The check runs in
 //! the single writer's transaction too, so the limit holds exactly under concurrency.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::error::{ErrorCode, ToolError};
@@ -74,7 +74,7 @@ pub fn read(
 }
 
 /// Refuses a write when the linked agent has no action left: `rate_limited` with
-/// `retry_after_s` (when the oldest action leaves the window) and the `quota`.
+/// `retry_after_s` (when enough actions have left the window for one more) and the `quota`.
 ///
 /// # Errors
 /// The refusal, or `internal`.
@@ -88,9 +88,26 @@ pub fn check(conn: &Connection, agent_id: &str, now_ms: i64) -> Result<(), ToolE
     if quota.remaining() > 0 {
         return Ok(());
     }
-    let leaves = quota
-        .oldest_ms
-        .map_or(WINDOW_MS, |oldest| oldest + WINDOW_MS - now_ms);
+    // One action frees up when the (used − limit + 1)-th oldest leaves the window: the oldest
+    // one unless the person lowered the limit below what was already used.
+    let freeing: Option<i64> = conn
+        .prepare_cached(
+            "SELECT at_ms FROM actions WHERE agent_id = ?1 AND at_ms > ?2
+               AND at_ms >= COALESCE((SELECT granted_ms FROM owner_grants WHERE agent_id = ?1), 0)
+             ORDER BY at_ms LIMIT 1 OFFSET ?3",
+        )?
+        .query_row(
+            params![
+                agent_id,
+                now_ms - WINDOW_MS,
+                quota.used_last_24h - quota.actions_per_day
+            ],
+            |row| row.get(0),
+        )
+        .optional()?;
+    let leaves = freeing
+        .or(quota.oldest_ms)
+        .map_or(WINDOW_MS, |at| at + WINDOW_MS - now_ms);
     let retry_after_s = (leaves + 999).div_euclid(1000).max(1);
     Err(ToolError::new(
         ErrorCode::RateLimited,

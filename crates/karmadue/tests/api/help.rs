@@ -539,6 +539,13 @@ fn the_daily_job_mails_an_owner_linked_agents_person_once_per_change_and_records
         "{}",
         mails[1].body
     );
+    // The log names the item by its place in the list, never by the text the agent saved.
+    let appeared = events_of(&app, "watchlist.alerted")
+        .into_iter()
+        .find(|alert| alert["changes"][0]["change"] == "now_listed")
+        .unwrap();
+    assert_eq!(appeared["changes"][0]["position"], 2);
+    assert!(appeared["changes"][0].get("target").is_none());
     app.assert_chain_ok();
 }
 
@@ -1528,4 +1535,66 @@ fn the_verify_help_page_refuses_owners_forged_forms_and_signed_out_visitors_chan
     assert_eq!(late.status, 400, "{}", late.text);
     assert!(late.text.contains("72-hour"), "{}", late.text);
     app.assert_chain_ok();
+}
+
+#[test]
+fn an_agent_posts_at_most_ten_asks_a_day_and_evidence_links_are_plain_https() {
+    let app = TestApp::start();
+    let requester = app.register("Busy Requester");
+    admit(&app, &requester);
+    let subjects: Vec<Agent> = [
+        "Marigold",
+        "Quartzite",
+        "Obsidian",
+        "Tamarind",
+        "Velvetleaf",
+        "Cinnabar",
+        "Hollyhock",
+        "Wisteria",
+        "Zinfandel",
+        "Pumpernickel",
+        "Gooseberry",
+    ]
+    .iter()
+    .map(|name| app.register(name))
+    .collect();
+    for subject in &subjects[..10] {
+        post(&app, &requester, subject, "peer-reviewed");
+    }
+    let before = snapshot(&app);
+    let eleventh = app.signed(
+        &requester,
+        "post_verification_ask",
+        ask_args(&app, &requester, &subjects[10], "peer-reviewed"),
+    );
+    assert_eq!(code(&eleventh), "rate_limited", "{eleventh}");
+    assert_eq!(eleventh["error"]["retry_after_s"], 86_400);
+    assert_eq!(snapshot(&app), before);
+
+    let reviewer = app.register("Link Checker");
+    app.clock.advance_ms(DAY_MS);
+    let ask_id = post(&app, &requester, &subjects[10], "peer-reviewed");
+    assert_eq!(
+        ok(&accept(&app, &reviewer, &ask_id))["ask"]["status"],
+        "accepted"
+    );
+    let before = snapshot(&app);
+    for bad in [
+        "http://example.org/review",
+        "https://example.org/\"><script>alert(1)</script>",
+        "https://example.org/a b",
+        "https://exämple.org/review",
+    ] {
+        let reply = app.signed(
+            &reviewer,
+            "submit_verification",
+            json!({ "agent_id": reviewer.agent_id, "ask_id": ask_id, "result": "met", "evidence_ref": bad }),
+        );
+        assert_eq!(
+            (code(&reply), field(&reply)),
+            ("validation".into(), "evidence_ref".into()),
+            "{bad}"
+        );
+    }
+    assert_eq!(snapshot(&app), before);
 }

@@ -10,6 +10,7 @@ mod catalog;
 mod help;
 mod identity;
 mod mcp;
+mod metrics;
 mod outcomes;
 mod people;
 mod preflight;

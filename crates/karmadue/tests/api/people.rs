@@ -756,6 +756,7 @@ fn trace_log() -> &'static std::sync::Mutex<Vec<u8>> {
         }
         let subscriber = tracing_subscriber::fmt()
             .with_max_level(tracing::Level::DEBUG)
+            .with_ansi(false)
             .with_writer(move || Writer(log))
             .finish();
         tracing::subscriber::set_global_default(subscriber).unwrap();
@@ -786,7 +787,7 @@ fn no_code_password_or_session_token_reaches_the_trace_log() {
         ],
     );
     assert_eq!(wrong.status, 400);
-    let _ = app.rest(
+    let (_, not_owned) = app.rest(
         "rename_agent",
         &json!({ "agent_id": other.agent_id, "name": "Nope Nope" }).to_string(),
         &[("authorization", &bearer(&token))],
@@ -800,7 +801,29 @@ fn no_code_password_or_session_token_reaches_the_trace_log() {
     );
     assert_eq!(adopted["ok"], true, "{adopted}");
     let _ = app.signed(&agent, "get_history", json!({ "agent_id": agent.agent_id }));
+    // The claim link's page, with the code in its query: the span names the route, not the path.
+    let _ = visitor.get(&format!("/findings/adopt?code={claim}"));
     let traced = String::from_utf8_lossy(&log.lock().unwrap()).into_owned();
+    // Each request's span carries the id its reply carried, the route template, the tool and
+    // the outcome code.
+    let request_id = not_owned["request_id"].as_str().unwrap();
+    let line = traced
+        .lines()
+        .find(|line| {
+            line.contains(&format!("request_id={request_id} ")) && line.ends_with("request done")
+        })
+        .unwrap_or_else(|| panic!("no span of {request_id}: {traced}"));
+    for field in [
+        "method=POST".to_owned(),
+        "route=/functions/v1/public-api/v1/tools/{name}".to_owned(),
+        "tool=rename_agent".to_owned(),
+        format!("code={}", not_owned["error"]["code"].as_str().unwrap()),
+        "status=4".to_owned(),
+        "latency_ms=".to_owned(),
+    ] {
+        assert!(line.contains(&field), "{field} not in {line}");
+    }
+    assert!(traced.contains("route=/findings/adopt "), "{traced}");
     assert!(
         traced.contains("refused"),
         "the refusals were traced: {traced}"
@@ -1295,15 +1318,23 @@ fn a_finding_for_an_address_reads_the_same_whether_or_not_it_has_an_account() {
             .replace(handle, "H")
             .replace(&url_of(&mail.body), "URL")
     };
+    // Both mails have the same time; pick each by its address, not by its place in the list.
+    let mail_to = |address: &str| {
+        mails
+            .iter()
+            .find(|mail| mail.to_email == address)
+            .unwrap_or_else(|| panic!("no mail to {address}"))
+    };
+    let new_mail = mail_to("new@example.org");
     assert_eq!(
-        generic(&mails[0], &first.handle),
-        generic(&mails[1], &second.handle)
+        generic(mail_to("known@example.org"), &first.handle),
+        generic(new_mail, &second.handle)
     );
 
     // The new address signs up later and adopts through the link in the mail.
     let newcomer = app.browser();
     newcomer.sign_up("new@example.org", "Newcomer", PASSWORD);
-    let confirm = newcomer.get(&path_of(&url_of(&mails[1].body), &app));
+    let confirm = newcomer.get(&path_of(&url_of(&new_mail.body), &app));
     let adopted = newcomer.post(
         "/findings/adopt",
         &[
@@ -1457,13 +1488,16 @@ fn an_approved_finding_is_published_to_the_public_cache_without_its_persons_name
     let (owner, _token, agent) = linked(&app, "publisher@example.org", "Finding Agent");
     let empty = app.call("lookup_findings", json!({ "question": "skills" }));
     assert_eq!(empty["data"]["count"], 0, "{empty}");
-    assert_eq!(finding(&app, &agent, json!({}))["ok"], true);
+    let approved = finding(&app, &agent, json!({}));
+    assert_eq!(approved["ok"], true, "{approved}");
     let dismissed = finding(
         &app,
         &agent,
         json!({ "title": "Another lead", "reason": "Also matches skills", "dedupe_key": "two" }),
     );
     assert_eq!(dismissed["ok"], true, "{dismissed}");
+    let approved_id = approved["data"]["finding_id"].as_str().unwrap().to_owned();
+    let dismissed_id = dismissed["data"]["finding_id"].as_str().unwrap().to_owned();
     // Filed but not approved: not public.
     assert_eq!(app.call("lookup_findings", json!({}))["data"]["count"], 0);
 
@@ -1481,8 +1515,14 @@ fn an_approved_finding_is_published_to_the_public_cache_without_its_persons_name
         })
         .collect();
     let csrf = hidden(&inbox.text, "csrf");
-    // The page lists each finding twice (approve and dismiss forms), oldest first.
-    for (finding_id, decision) in [(&ids[0], "approve"), (&ids[2], "dismiss")] {
+    // The page lists each finding twice (approve and dismiss forms). Both were filed at the same
+    // instant, so their order is not what this test is about: each is picked by its id.
+    assert_eq!(ids.len(), 4, "{ids:?}");
+    assert!(
+        ids.contains(&approved_id) && ids.contains(&dismissed_id),
+        "{ids:?}"
+    );
+    for (finding_id, decision) in [(&approved_id, "approve"), (&dismissed_id, "dismiss")] {
         let reply = owner.post(
             "/inbox",
             &[
@@ -1497,7 +1537,7 @@ fn an_approved_finding_is_published_to_the_public_cache_without_its_persons_name
     let found = app.call("lookup_findings", json!({ "question": "Matches SKILLS" }));
     assert_eq!(found["data"]["count"], 1, "{found}");
     let row = &found["data"]["findings"][0];
-    assert_eq!(row["finding_id"], json!(ids[0]));
+    assert_eq!(row["finding_id"], json!(approved_id));
     assert_eq!(row["evidence_type"], "agent_reported");
     assert_eq!(row["counts_as_verification"], false);
     assert_eq!(row["agent"]["handle"], json!(agent.handle));
@@ -1756,4 +1796,60 @@ fn a_person_changes_the_actions_a_day_of_a_linked_agent_on_the_you_page() {
     );
     assert!(app.events_text().contains("owner.grant_changed"));
     assert!(owner.get("/you").text.contains("value=\"120\""));
+}
+
+#[test]
+fn approving_a_second_request_for_an_agent_you_already_own_changes_nothing_about_the_link() {
+    let app = TestApp::start();
+    let person = app.browser();
+    person.sign_up("twice@example.org", "Tess Twice", PASSWORD);
+    let agent = app.register("Twice Connected");
+    let first = mint(&person);
+    let second = mint(&person);
+    assert_eq!(connect(&app, &agent, &first)["ok"], true);
+    let again = connect(&app, &agent, &second);
+    assert_eq!(again["ok"], true, "{again}");
+    let you = person.get("/you");
+    let requests: Vec<String> = you
+        .text
+        .match_indices("name=\"request_id\" value=\"")
+        .map(|(at, found)| {
+            you.text[at + found.len()..]
+                .split('"')
+                .next()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    let csrf = hidden(&you.text, "csrf");
+    let approve = |request_id: &str| {
+        person.post(
+            "/you/requests",
+            &[
+                ("csrf", &csrf),
+                ("request_id", request_id),
+                ("decision", "approve"),
+            ],
+        )
+    };
+    assert_eq!(approve(&requests[0]).status, 303);
+    let paused = person.post(
+        "/you/agents",
+        &[
+            ("csrf", &csrf),
+            ("agent_id", &agent.agent_id),
+            ("action", "pause"),
+        ],
+    );
+    assert_eq!(paused.status, 303);
+    let last = requests.last().unwrap();
+    assert_ne!(last, &requests[0]);
+    assert_eq!(approve(last).status, 303);
+    let verified = verify(&app, &agent);
+    assert_eq!(verified["owner_linked"], true);
+    assert_eq!(
+        verified["current"]["paused"], true,
+        "a late approval does not unpause"
+    );
+    assert!(app.events_text().contains("owner.link_confirmed"));
 }

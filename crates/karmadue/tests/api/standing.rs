@@ -523,6 +523,19 @@ fn review_stamp(app: &TestApp, subject: &Agent, issuer: &str, stamp: &'static st
 
 #[test]
 fn trust_counts_each_independent_reviewer_once_and_never_a_newcomer_peer() {
+    fn person_id(app: &TestApp, email: &str) -> String {
+        let email = email.to_owned();
+        app.hub
+            .store
+            .read_blocking(move |conn| -> Result<String, kd_core::store::StoreError> {
+                Ok(conn.query_row(
+                    "SELECT person_id FROM people WHERE email = ?1",
+                    [email],
+                    |row| row.get::<_, String>(0),
+                )?)
+            })
+            .unwrap()
+    }
     use kd_karmadue::standing::stamps::{HUMAN_REVIEWED, PEER_REVIEWED};
     let app = TestApp::start();
     let subject = app.register("Reviewed Subject");
@@ -530,20 +543,28 @@ fn trust_counts_each_independent_reviewer_once_and_never_a_newcomer_peer() {
         app.call("read_scores", json!({ "subject_id": subject.agent_id }))["data"]["trust_score"]
             .clone()
     };
-    // A person's review counts 20, once however often they stamp.
-    review_stamp(
-        &app,
-        &subject,
-        "person:kdh_aaaaaaaaaaaaaaaaaaaaaaaa",
-        HUMAN_REVIEWED,
-        1,
+    // A person's review counts once they have had their account 7 days, and once however
+    // often they stamp.
+    app.browser()
+        .sign_up("reviewer@example.org", "Rita Reviewer", PASSWORD);
+    let person = format!("person:{}", person_id(&app, "reviewer@example.org"));
+    review_stamp(&app, &subject, &person, HUMAN_REVIEWED, 1);
+    assert_eq!(
+        trust(&app),
+        0,
+        "an account made just now counts for nothing"
     );
+    app.clock.advance_ms(7 * 86_400_000);
+    review_stamp(&app, &subject, &person, HUMAN_REVIEWED, 2);
+    review_stamp(&app, &subject, &person, HUMAN_REVIEWED, 4);
+    assert_eq!(trust(&app), 20);
+    // A person id with no account behind it counts for nothing either.
     review_stamp(
         &app,
         &subject,
         "person:kdh_aaaaaaaaaaaaaaaaaaaaaaaa",
         HUMAN_REVIEWED,
-        2,
+        5,
     );
     assert_eq!(trust(&app), 20);
     // A peer registered just now counts for nothing.
@@ -666,4 +687,68 @@ fn refusals_decided_by_the_rest_adapter_carry_the_tier_too() {
     );
     assert_eq!(reply.status, 415);
     assert_eq!(reply.json()["tier"]["tier"], "anonymous");
+}
+
+#[test]
+fn a_stray_bearer_or_nonce_does_not_lift_an_anonymous_callers_limits() {
+    let app = strict();
+    for index in 0..30 {
+        let (reply, _) = app.call_text(
+            "get_resource",
+            &json!({ "resource_id": format!("kd:res:npm:s{index}") }).to_string(),
+            &[("authorization", "Bearer junk")],
+        );
+        assert_ne!(
+            reply["error"]["code"], "rate_limited",
+            "call {index}: {reply}"
+        );
+    }
+    let (limited, _) = app.call_text(
+        "get_resource",
+        r#"{"resource_id":"kd:res:npm:x"}"#,
+        &[("x-kd-nonce", "nonce-without-a-signature")],
+    );
+    assert_eq!(limited["error"]["code"], "rate_limited", "{limited}");
+    assert_eq!(limited["tier"]["tier"], "anonymous");
+}
+
+#[test]
+fn reads_refusals_and_recovery_tools_stay_open_when_the_daily_actions_are_used_up() {
+    let app = TestApp::start();
+    let (_owner, agent) = linked(&app, "spent@example.org", "Spent Agent");
+    set_actions_per_day(&app, &agent, 2);
+    assert_eq!(rename(&app, &agent, "Spent Agent One")["ok"], true);
+    // A refused code attempt is logged (connect.refused) but is not an action.
+    let refused = crate::people::connect(&app, &agent, "WRNG-CD23");
+    assert_eq!(refused["error"]["code"], "invalid_code");
+    let after_refusal = app.call("get_standing", json!({ "subject_id": agent.agent_id }));
+    assert_eq!(after_refusal["data"]["quota"]["used_last_24h"], 1);
+    app.clock.advance_ms(3_600_000);
+    assert_eq!(
+        rename(&app, &agent, "Spent Agent Two")["quota"]["remaining"],
+        0
+    );
+    // get_history is a signed read: it works with no action left and uses none.
+    let history = app.signed(&agent, "get_history", json!({ "agent_id": agent.agent_id }));
+    assert_eq!(history["ok"], true, "{history}");
+    assert_eq!(history["quota"]["used_last_24h"], 2);
+    // Lowering the limit below what was used: one action frees when enough have left.
+    app.clock.advance_ms(3_600_000);
+    assert_eq!(
+        rename(&app, &agent, "Spent Agent Three")["error"]["code"],
+        "rate_limited"
+    );
+    set_actions_per_day(&app, &agent, 1);
+    let lowered = rename(&app, &agent, "Spent Agent Four");
+    assert_eq!(lowered["error"]["code"], "rate_limited");
+    // One action at the start, one an hour later, now two hours in: with a limit of 1 the
+    // second must leave too, 23 hours from now (the oldest alone would say 22).
+    assert_eq!(lowered["error"]["retry_after_s"], 23 * 3600);
+    // Releasing itself (like rotating or revoking its key) is never held back by the quota.
+    let released = app.signed(
+        &agent,
+        "release_agent",
+        json!({ "agent_id": agent.agent_id }),
+    );
+    assert_eq!(released["ok"], true, "{released}");
 }
