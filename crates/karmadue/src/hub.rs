@@ -466,10 +466,11 @@ impl Hub {
                 let session = kd_core::people::session(conn, &token, now_ms)?;
                 let owner: Option<(Option<String>, AgentFacts)> = conn
                     .prepare_cached(&format!(
-                        "SELECT owner_id, {FACTS_COLUMNS} FROM agents WHERE agent_id = ?1"
+                        "SELECT owner_id, {} FROM agents WHERE agent_id = ?1",
+                        crate::standing::tiers::FACTS_COLUMNS
                     ))?
                     .query_row(rusqlite::params![id_text, now_ms], |row| {
-                        Ok((row.get(0)?, facts_from(row, 1)?))
+                        Ok((row.get(0)?, crate::standing::tiers::facts_from(row, 1)?))
                     })
                     .optional()?;
                 Ok((session, owner))
@@ -556,10 +557,16 @@ impl Hub {
             .store
             .read(move |conn| {
                 conn.prepare_cached(&format!(
-                    "SELECT public_key, status, paused_ms, {FACTS_COLUMNS} FROM agents WHERE agent_id = ?1"
+                    "SELECT public_key, status, paused_ms, {} FROM agents WHERE agent_id = ?1",
+                    crate::standing::tiers::FACTS_COLUMNS
                 ))?
                 .query_row(rusqlite::params![id_text, now_ms], |row| {
-                    Ok((row.get(0)?, row.get(1)?, row.get(2)?, facts_from(row, 3)?))
+                    Ok((
+                        row.get(0)?,
+                        row.get(1)?,
+                        row.get(2)?,
+                        crate::standing::tiers::facts_from(row, 3)?,
+                    ))
                 })
                 .optional()
                 .map_err(ToolError::from)
@@ -618,19 +625,6 @@ fn unproven(auth: &RequestAuth) -> bool {
 
 /// Tools whose success can change the calling agent's own tier.
 const CHANGES_OWN_STANDING: &[&str] = &["submit_admission_test"];
-
-/// The standing columns read with an agent's key (`?1` the agent id, `?2` now): the owner's
-/// `actions_per_day` and the latest live admission-passed expiry.
-const FACTS_COLUMNS: &str = "(SELECT actions_per_day FROM owner_grants WHERE owner_grants.agent_id = ?1),
-    (SELECT MAX(COALESCE(expires_ms, 9223372036854775807)) FROM stamps
-      WHERE stamps.agent_id = ?1 AND stamp = 'admission-passed' AND (expires_ms IS NULL OR expires_ms > ?2))";
-
-fn facts_from(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<AgentFacts> {
-    Ok(AgentFacts {
-        actions_per_day: row.get(first)?,
-        admission_until: row.get(first + 1)?,
-    })
-}
 
 /// A finished call: the outcome and the standing fields every reply carries (`tier`,
 /// `next_unlock`, and `quota` for an owner-linked agent; permissions document).

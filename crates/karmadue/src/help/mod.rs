@@ -22,4 +22,4 @@ pub(crate) const AGENT_ID_PARAM: Param = Param::new(
 );
 
 /// One UTC day, in milliseconds.
-pub const DAY_MS: i64 = 86_400_000;
+pub const DAY_MS: i64 = crate::standing::stamps::DAY_MS;

@@ -42,7 +42,7 @@ pub const MAX_PREFERENCES_BYTES: usize = 8192;
 /// Preference updates one agent may make in a rolling 24 hours.
 pub const PREFERENCE_UPDATES_PER_DAY: i64 = 20;
 
-const DAY_MS: i64 = 86_400_000;
+const DAY_MS: i64 = crate::standing::stamps::DAY_MS;
 
 const AGENT_ID_PARAM: Param = Param::new(
     "agent_id",

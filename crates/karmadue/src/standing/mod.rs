@@ -64,17 +64,11 @@ pub fn agent_facts(
     now_ms: i64,
 ) -> Result<AgentFacts, ToolError> {
     Ok(conn
-        .prepare_cached(
-            "SELECT (SELECT actions_per_day FROM owner_grants WHERE agent_id = ?1),
-                    (SELECT MAX(COALESCE(expires_ms, 9223372036854775807)) FROM stamps
-                      WHERE agent_id = ?1 AND stamp = 'admission-passed' AND (expires_ms IS NULL OR expires_ms > ?2))",
-        )?
-        .query_row(params![agent_id, now_ms], |row| {
-            Ok(AgentFacts {
-                actions_per_day: row.get(0)?,
-                admission_until: row.get(1)?,
-            })
-        })
+        .prepare_cached(&format!(
+            "SELECT {} FROM agents WHERE agent_id = ?1",
+            tiers::FACTS_COLUMNS
+        ))?
+        .query_row(params![agent_id, now_ms], |row| tiers::facts_from(row, 0))
         .optional()?
         .unwrap_or_default())
 }

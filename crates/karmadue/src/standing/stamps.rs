@@ -162,32 +162,6 @@ pub fn live(conn: &Connection, agent_id: &str, now_ms: i64) -> Result<Vec<Stamp>
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// The latest expiry of a live `stamp` on the agent: `Some(None)` for a live stamp that does
-/// not expire, `None` when it has none live.
-///
-/// # Errors
-/// `internal` when the store fails.
-pub fn live_until(
-    conn: &Connection,
-    agent_id: &str,
-    stamp: &str,
-    now_ms: i64,
-) -> Result<Option<Option<i64>>, ToolError> {
-    let row: Option<(i64, Option<i64>)> = conn
-        .prepare_cached(
-            "SELECT COUNT(*), MAX(CASE WHEN expires_ms IS NULL THEN 9223372036854775807 ELSE expires_ms END)
-             FROM stamps WHERE agent_id = ?1 AND stamp = ?2 AND (expires_ms IS NULL OR expires_ms > ?3)",
-        )?
-        .query_row(params![agent_id, stamp, now_ms], |row| {
-            Ok((row.get(0)?, row.get(1)?))
-        })
-        .optional()?;
-    Ok(match row {
-        Some((count, until)) if count > 0 => Some(until.filter(|ms| *ms != i64::MAX)),
-        _ => None,
-    })
-}
-
 /// A capability an agent holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Capability {
