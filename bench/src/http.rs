@@ -75,8 +75,14 @@ impl Conn {
 
 /// A `POST` to the MCP endpoint with a JSON body and extra headers, as bytes.
 pub fn mcp_request(host: &str, body: &str, headers: &[(&str, &str)]) -> Vec<u8> {
+    post(host, MCP_PATH, body, headers)
+}
+
+/// The bytes of an HTTP/1.1 POST of the JSON `body` to `path`, with the headers an MCP client
+/// sends plus `headers`.
+pub fn post(host: &str, path: &str, body: &str, headers: &[(&str, &str)]) -> Vec<u8> {
     let mut text = format!(
-        "POST {MCP_PATH} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\n",
+        "POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\n",
         body.len()
     );
     for (name, value) in headers {

@@ -133,7 +133,13 @@ pub struct Plan {
     requests: Vec<Prepared>,
     /// Cycle through `requests` (reads) instead of using each once (signed writes).
     cycle: bool,
+    /// What a successful response body holds: `"isError":false` for a tool call, `"result"`
+    /// for a JSON-RPC `ping`.
+    ok_marker: &'static [u8],
 }
+
+/// The success marker of a `tools/call` response.
+const TOOL_OK: &[u8] = br#""isError":false"#;
 
 /// Pre-signs `per_connection` `rename_agent` calls for each of `connections` connections. Each
 /// agent belongs to exactly one connection, so its renames are sequential and alternate
@@ -237,6 +243,7 @@ fn write_plan(
     Plan {
         requests,
         cycle: false,
+        ok_marker: TOOL_OK,
     }
 }
 
@@ -258,6 +265,32 @@ pub fn read_plans(host: &str, agents: &[Agent], connections: usize) -> Vec<Plan>
                 })
                 .collect(),
             cycle: true,
+            ok_marker: TOOL_OK,
+        })
+        .collect()
+}
+
+/// The transport floor: the JSON-RPC `ping` (no tool, no arguments, no store, no signature)
+/// over the same connections and client as the tool calls, POSTed to `path`. Against the hub
+/// it costs what every MCP request costs before any tool work (HTTP/1.1, the middleware, the
+/// JSON-RPC envelope, the client); against the bare server (`floor::serve`) what the HTTP
+/// stack alone costs.
+pub fn ping_plans(host: &str, connections: usize, path: &str) -> Vec<Plan> {
+    (0..connections)
+        .map(|_| Plan {
+            requests: (0..64)
+                .map(|k| Prepared {
+                    bytes: http::post(
+                        host,
+                        path,
+                        &format!(r#"{{"jsonrpc":"2.0","id":{k},"method":"ping"}}"#),
+                        &[],
+                    ),
+                    rename: None,
+                })
+                .collect(),
+            cycle: true,
+            ok_marker: br#""result""#,
         })
         .collect()
 }
@@ -397,8 +430,7 @@ async fn drive(
         let sent = Instant::now();
         let response = conn.round_trip(&prepared.bytes).await?;
         let done = Instant::now();
-        let ok =
-            response.status == 200 && http::find(response.body, br#""isError":false"#).is_some();
+        let ok = response.status == 200 && http::find(response.body, plan.ok_marker).is_some();
         let in_window = done >= window_start && done <= end;
         if ok {
             result.ok_total += 1;

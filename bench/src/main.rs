@@ -9,11 +9,16 @@
 //!    `rename_agent` calls (pre-signed before the timed window) over MCP `tools/call`, from C
 //!    keep-alive connections; then it checks that the event log grew by exactly the successful
 //!    writes and that the hash chain verifies;
-//! 3. reads per second (`verify_agent` by id) the same way.
+//! 3. reads per second (`verify_agent` by id) the same way;
+//! 4. the transport floor: JSON-RPC `ping` to the hub (every MCP request's cost before any
+//!    tool work) and to a bare axum route on the same runtime (the HTTP stack and the client
+//!    alone). A signed write costs at least a ping plus one signature check, so
+//!    `1 / (1/ping + 1/verify)` bounds the signed-write rate from above.
 //!
 //! Run it with `cargo run --release -p kd-bench -- --help`; see `docs/performance.md`.
 
 mod cpu;
+mod floor;
 mod http;
 mod load;
 mod verify;
@@ -62,7 +67,7 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     client_threads: usize,
     /// Phases to run.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Phase::Verify, Phase::Writes, Phase::Reads])]
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Phase::Verify, Phase::Floor, Phase::Writes, Phase::Reads, Phase::Store])]
     phases: Vec<Phase>,
     /// Print one JSON document instead of the table.
     #[arg(long)]
@@ -72,8 +77,12 @@ struct Args {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Phase {
     Verify,
+    /// `ping` to the hub and to the bare HTTP server.
+    Floor,
     Writes,
     Reads,
+    /// The store alone: nonce + event jobs through the writer (runs last).
+    Store,
 }
 
 /// The rate the signed-write path should reach, as a share of the raw all-core verify rate.
@@ -112,6 +121,12 @@ struct WriteOutcome {
 struct Outcome {
     writes: Option<WriteOutcome>,
     reads: Option<PhaseResult>,
+    /// `ping` to the hub.
+    ping: Option<PhaseResult>,
+    /// `ping` to the bare HTTP server.
+    bare: Option<PhaseResult>,
+    /// The store floor (`floor::store`).
+    store: Option<PhaseResult>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -165,6 +180,12 @@ fn main() -> anyhow::Result<()> {
     let server = server_runtime.spawn(kd_karmadue::serve(listener, Arc::clone(&hub), async {
         let _ = stopped.await;
     }));
+    let bare_listener = server_runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+    let bare_addr = bare_listener.local_addr()?;
+    let (stop_bare, bare_stopped) = tokio::sync::oneshot::channel::<()>();
+    let bare = server_runtime.spawn(floor::serve(bare_listener, async {
+        let _ = bare_stopped.await;
+    }));
 
     let client_args = args.clone();
     let client_hub = Arc::clone(&hub);
@@ -182,16 +203,31 @@ fn main() -> anyhow::Result<()> {
                     .enable_all()
                     .build()?
             };
-            runtime.block_on(client_main(addr, &client_args, client_hub, raw_single))
+            runtime.block_on(client_main(
+                addr,
+                bare_addr,
+                &client_args,
+                client_hub,
+                raw_single,
+            ))
         },
     )?;
     let outcome = client
         .join()
         .map_err(|_| anyhow::anyhow!("the client thread panicked"))??;
     let _ = stop.send(());
+    let _ = stop_bare.send(());
     server_runtime.block_on(server)??;
+    server_runtime.block_on(bare)??;
 
-    let report = report_json(&args, &machine, rates.as_ref(), &outcome, server_threads);
+    let report = report_json(
+        &args,
+        &machine,
+        rates.as_ref(),
+        &outcome,
+        server_threads,
+        cores,
+    );
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -245,6 +281,7 @@ fn verify_rates(args: &Args, cores: usize) -> anyhow::Result<VerifyRates> {
 
 async fn client_main(
     addr: SocketAddr,
+    bare_addr: SocketAddr,
     args: &Args,
     hub: Arc<Hub>,
     raw_single: Option<f64>,
@@ -254,6 +291,15 @@ async fn client_main(
     let warmup = Duration::from_secs_f64(args.warmup);
     let duration = Duration::from_secs_f64(args.duration);
     let mut outcome = Outcome::default();
+    if args.phases.contains(&Phase::Floor) {
+        if !args.json {
+            println!("floor: ping to the hub, ping to the bare HTTP server ...");
+        }
+        let plans = load::ping_plans(&host, args.connections, http::MCP_PATH);
+        outcome.ping = Some(load::run(addr, plans, warmup, duration).await?);
+        let plans = load::ping_plans(&bare_addr.to_string(), args.connections, floor::PATH);
+        outcome.bare = Some(load::run(bare_addr, plans, warmup, duration).await?);
+    }
     if args.phases.contains(&Phase::Writes) {
         if !args.json {
             println!("signed writes: calibrating, pre-signing, running ...");
@@ -278,6 +324,13 @@ async fn client_main(
         }
         let plans = load::read_plans(&host, &agents, args.connections);
         outcome.reads = Some(load::run(addr, plans, warmup, duration).await?);
+    }
+    if args.phases.contains(&Phase::Store) {
+        if !args.json {
+            println!("store floor: nonce + event jobs through the writer ...");
+        }
+        outcome.store =
+            Some(floor::store(Arc::clone(&hub), args.connections, warmup, duration).await?);
     }
     Ok(outcome)
 }
@@ -385,6 +438,7 @@ fn report_json(
     rates: Option<&VerifyRates>,
     outcome: &Outcome,
     server_threads: usize,
+    cores: usize,
 ) -> Value {
     let raw_all = rates.map(|rates| rates.raw_all);
     json!({
@@ -429,7 +483,38 @@ fn report_json(
             "connections": args.connections,
             "timed": phase_json(reads),
         })),
+        "floor": outcome.ping.as_ref().map(|ping| json!({
+            "connections": args.connections,
+            "hub_ping": phase_json(ping),
+            "bare_http": outcome.bare.as_ref().map(phase_json),
+            "signed_write_bound_per_second": raw_all.map(|raw| write_bound(ping.rate(), raw)),
+            "signed_write_bound_ratio_to_raw_all_core_verify":
+                raw_all.map(|raw| write_bound(ping.rate(), raw) / raw),
+        })),
+        "store_floor": outcome.store.as_ref().map(|store| json!({
+            "tasks": args.connections,
+            "timed": phase_json(store),
+            "signed_write_bound_per_second": match (raw_all, &outcome.ping) {
+                (Some(raw), Some(ping)) if store.ok > 0 => Some(store_bound(ping.rate(), raw, store, cores)),
+                _ => None,
+            },
+        })),
     })
+}
+
+/// [`write_bound`] with the store floor's cost added: the writer's CPU per nonce + event job,
+/// spread over the machine's `cores` (it is CPU the requests' other work cannot use).
+fn store_bound(ping_rate: f64, verify_rate: f64, store: &PhaseResult, cores: usize) -> f64 {
+    let machine_seconds_per_job = hub_cpu(store) / store.ok as f64 / cores as f64;
+    1.0 / (1.0 / ping_rate + 1.0 / verify_rate + machine_seconds_per_job)
+}
+
+/// The most signed writes a second this machine can serve, given the rate of `ping`s it
+/// serves over the same connections (`ping_rate`) and the all-core `verify_strict` rate: a
+/// signed write costs at least a ping (the HTTP request, the envelope, the client) plus one
+/// signature check, and both rates already use every core, so the times per request add.
+fn write_bound(ping_rate: f64, verify_rate: f64) -> f64 {
+    1.0 / (1.0 / ping_rate + 1.0 / verify_rate)
 }
 
 fn thousands(value: f64) -> String {
@@ -496,6 +581,12 @@ fn print_table(
         warn_if_busy("raw verify", rates.others, rates.seconds * cores as f64);
     }
     let mut phases: Vec<(&str, &PhaseResult, usize)> = Vec::new();
+    if let Some(ping) = &outcome.ping {
+        phases.push(("floor: ping to the hub", ping, args.connections));
+    }
+    if let Some(bare) = &outcome.bare {
+        phases.push(("floor: ping, bare axum", bare, args.connections));
+    }
     if let Some(writes) = &outcome.writes {
         phases.push((
             "signed writes (rename_agent)",
@@ -505,6 +596,9 @@ fn print_table(
     }
     if let Some(reads) = &outcome.reads {
         phases.push(("reads (verify_agent by id)", reads, args.connections));
+    }
+    if let Some(store) = &outcome.store {
+        phases.push(("store floor (nonce + event)", store, args.connections));
     }
     if !phases.is_empty() {
         println!();
@@ -530,6 +624,29 @@ fn print_table(
                 phase.quantile_ms(0.99),
                 phase.quantile_ms(1.0),
                 phase.errors
+            );
+        }
+    }
+    if let (Some(ping), Some(rates)) = (&outcome.ping, rates) {
+        let bound = write_bound(ping.rate(), rates.raw_all);
+        println!();
+        println!(
+            "floor: a signed write costs at least a ping plus a verify, so at most {}/s here = {:.3} x raw all-core verify",
+            thousands(bound),
+            bound / rates.raw_all
+        );
+        println!(
+            "       (the goal {GOAL_RATIO} x needs hub pings >= the raw all-core verify rate: {} vs {})",
+            thousands(ping.rate()),
+            thousands(rates.raw_all)
+        );
+        if let Some(store) = outcome.store.as_ref().filter(|store| store.ok > 0) {
+            let bound = store_bound(ping.rate(), rates.raw_all, store, cores);
+            println!(
+                "       with the store floor's writer CPU too ({:.0} us a job): at most {}/s = {:.3} x raw all-core verify",
+                hub_cpu(store) * 1e6 / store.ok as f64,
+                thousands(bound),
+                bound / rates.raw_all
             );
         }
     }

@@ -255,7 +255,7 @@ pub fn rows_for(conn: &Connection, id: &str, limit: i64) -> Result<Vec<EventRow>
         "SELECT {ROW_COLUMNS} FROM events
          WHERE seq IN (SELECT seq FROM events WHERE actor = ?1
                        UNION SELECT seq FROM events WHERE subject = ?1)
-         ORDER BY seq DESC LIMIT ?2"
+         ORDER BY seq DESC LIMIT CAST(?2 AS INTEGER)"
     ))?;
     let rows = statement
         .query_map(params![id, limit], event_from_row)?

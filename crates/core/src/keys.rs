@@ -3,11 +3,14 @@
 //! check yourself"). It signs passports, receipts, outcome records, forum and stream frames and
 //! log heads.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use ed25519_dalek::{Signer, SigningKey};
 use kd_protocol::b64;
+use sha2::{Digest, Sha256};
 
 /// The key id of the passport key, as published in the JWKS.
 pub const PASSPORT_KEY_ID: &str = "kd-passport-1";
@@ -33,7 +36,14 @@ pub enum KeyFileError {
 pub struct ServerKey {
     key_id: &'static str,
     signing: SigningKey,
+    /// Digests of (text, signature) pairs that verified: a passport's signed text and
+    /// signature never change, so `verify_agent` need not verify the same pair on every call.
+    verified: Arc<Mutex<HashSet<[u8; 32]>>>,
 }
+
+/// At most this many verified pairs are remembered (32 bytes each); when full, the set starts
+/// over.
+const VERIFIED_CAPACITY: usize = 65_536;
 
 impl std::fmt::Debug for ServerKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -67,10 +77,7 @@ impl ServerKey {
                 let seed: [u8; 32] = bytes
                     .try_into()
                     .map_err(|_| KeyFileError::Malformed(path.clone()))?;
-                Ok(Self {
-                    key_id,
-                    signing: SigningKey::from_bytes(&seed),
-                })
+                Ok(Self::new(key_id, &seed))
             }
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
                 std::fs::create_dir_all(dir).map_err(io)?;
@@ -83,10 +90,7 @@ impl ServerKey {
                 file.write_all(format!("{}\n", b64::encode_url(&seed)).as_bytes())
                     .map_err(io)?;
                 file.sync_all().map_err(io)?;
-                Ok(Self {
-                    key_id,
-                    signing: SigningKey::from_bytes(&seed),
-                })
+                Ok(Self::new(key_id, &seed))
             }
             Err(error) => Err(io(error)),
         }
@@ -94,9 +98,14 @@ impl ServerKey {
 
     /// A key from a known seed (tests and fixtures).
     pub fn from_seed(key_id: &'static str, seed: [u8; 32]) -> Self {
+        Self::new(key_id, &seed)
+    }
+
+    fn new(key_id: &'static str, seed: &[u8; 32]) -> Self {
         Self {
             key_id,
-            signing: SigningKey::from_bytes(&seed),
+            signing: SigningKey::from_bytes(seed),
+            verified: Arc::default(),
         }
     }
 
@@ -120,13 +129,39 @@ impl ServerKey {
         b64::encode_url(&self.signing.sign(text.as_bytes()).to_bytes())
     }
 
-    /// Checks a signature this key made over `text` (strict verification).
+    /// Checks a signature this key made over `text` (strict verification). A pair that
+    /// verified once is remembered by its SHA-256 digest (length-prefixed text, then the
+    /// signature text), so a changed text or signature is always checked afresh; a failure is
+    /// never remembered.
     pub fn verify_text(&self, text: &str, signature_b64url: &str) -> bool {
+        let mut hasher = Sha256::new();
+        hasher.update((text.len() as u64).to_be_bytes());
+        hasher.update(text.as_bytes());
+        hasher.update(signature_b64url.as_bytes());
+        let digest: [u8; 32] = hasher.finalize().into();
+        if self
+            .verified
+            .lock()
+            .is_ok_and(|verified| verified.contains(&digest))
+        {
+            return true;
+        }
         let Ok(signature) = b64::decode_signature(signature_b64url) else {
             return false;
         };
-        kd_protocol::keys::verify_strict_raw(&self.public_key_bytes(), text.as_bytes(), &signature)
-            .is_ok()
+        let valid = kd_protocol::keys::verify_strict_raw(
+            &self.public_key_bytes(),
+            text.as_bytes(),
+            &signature,
+        )
+        .is_ok();
+        if valid && let Ok(mut verified) = self.verified.lock() {
+            if verified.len() >= VERIFIED_CAPACITY {
+                verified.clear();
+            }
+            verified.insert(digest);
+        }
+        valid
     }
 
     /// This key as one JWK: `{kty: OKP, crv: Ed25519, x, kid, alg: EdDSA, use: sig}`.
@@ -174,5 +209,23 @@ mod tests {
         assert_eq!(jwk["crv"], "Ed25519");
         assert_eq!(jwk["kid"], "kd-passport-1");
         assert_eq!(jwk["alg"], "EdDSA");
+    }
+
+    #[test]
+    fn a_remembered_verification_never_vouches_for_another_text_or_signature() {
+        let key = ServerKey::from_seed(PASSPORT_KEY_ID, [3; 32]);
+        let other = ServerKey::from_seed(PASSPORT_KEY_ID, [4; 32]);
+        let signature = key.sign_text("passport v1");
+        // Twice: the second answer comes from the remembered digest.
+        assert!(key.verify_text("passport v1", &signature));
+        assert!(key.verify_text("passport v1", &signature));
+        assert!(!key.verify_text("passport v2", &signature));
+        assert!(!key.verify_text("passport v1", &key.sign_text("passport v2")));
+        assert!(!key.verify_text("passport v1", "not base64"));
+        // Length-prefixed: moving bytes between the text and the signature text is no match.
+        assert!(!key.verify_text("passport v", &format!("1{signature}")));
+        // Another key (a clone shares the memory; a different key has its own).
+        assert!(!other.verify_text("passport v1", &signature));
+        assert!(key.clone().verify_text("passport v1", &signature));
     }
 }

@@ -32,6 +32,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0005_standing.sql"),
     include_str!("../migrations/0006_admission.sql"),
     include_str!("../migrations/0007_help.sql"),
+    include_str!("../migrations/0008_read_indexes.sql"),
 ];
 
 /// Store failures. Messages are for logs; callers present them as `internal`.
@@ -178,7 +179,9 @@ impl Store {
         &self.inner.path
     }
 
-    /// Runs `read` on a pooled read connection, off the async threads.
+    /// Runs `read` on a pooled read connection, off the async threads, inside one read
+    /// transaction: every query of `read` sees the same snapshot of the store (a batch the
+    /// writer commits meanwhile is seen by all of them or by none).
     ///
     /// # Errors
     /// Whatever `read` returns, or [`StoreError`] (converted into `E`) when no connection can be
@@ -209,7 +212,17 @@ impl Store {
             Some(conn) => conn,
             None => open_connection(&self.inner.path)?,
         };
+        // One snapshot for the whole closure (SQLite takes the WAL read lock at the first
+        // query and keeps it until COMMIT), instead of one per statement.
+        conn.execute_batch("BEGIN DEFERRED")
+            .map_err(StoreError::from)?;
         let result = read(&conn);
+        if let Err(error) = conn.execute_batch("COMMIT") {
+            // A read transaction has nothing to commit; a connection that cannot end it is
+            // not put back in the pool.
+            tracing::error!(%error, "could not end a read transaction");
+            return result;
+        }
         if let Ok(mut readers) = self.inner.readers.lock() {
             readers.push(conn);
         }

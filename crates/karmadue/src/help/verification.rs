@@ -413,7 +413,7 @@ pub fn open_asks_for_people(
         .query_row(params![now_ms, HUMAN_REVIEWED], |row| row.get(0))?;
     let asks = conn
         .prepare_cached(&format!(
-            "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE {filter} ORDER BY a.created_ms DESC, a.ask_id LIMIT ?3"
+            "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE {filter} ORDER BY a.created_ms DESC, a.ask_id LIMIT CAST(?3 AS INTEGER)"
         ))?
         .query_map(params![now_ms, HUMAN_REVIEWED, limit.clamp(1, 50)], ask_from_row)?
         .collect::<Result<Vec<Ask>, _>>()?;
@@ -813,7 +813,7 @@ fn list_verification_asks(ctx: Ctx, args: Args) -> HandlerFuture {
                 .query_row(params![now, subject, stamp, reviewer], |row| row.get(0))?;
             let asks = conn
                 .prepare_cached(&format!(
-                    "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE {filter} ORDER BY a.created_ms DESC, a.ask_id LIMIT ?5 OFFSET ?6"
+                    "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE {filter} ORDER BY a.created_ms DESC, a.ask_id LIMIT CAST(?5 AS INTEGER) OFFSET CAST(?6 AS INTEGER)"
                 ))?
                 .query_map(params![now, subject, stamp, reviewer, limit, offset], ask_from_row)?
                 .collect::<Result<Vec<Ask>, _>>()?;
@@ -1399,7 +1399,7 @@ pub fn subject_record(conn: &Connection, agent_id: &str) -> Result<Vec<Value>, T
         .prepare_cached(
             "SELECT ask_id, stamp, credential_id, reviewer, result, resolution, stamp_id, evidence_ref, resolved_ms
              FROM verification_asks WHERE subject_id = ?1 AND status = 'resolved' ORDER BY resolved_ms DESC, ask_id
-             LIMIT ?2",
+             LIMIT CAST(?2 AS INTEGER)",
         )?
         .query_map(params![agent_id, MAX_SUBJECT_RECORDS], |row| {
             Ok(json!({

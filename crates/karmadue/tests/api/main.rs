@@ -16,4 +16,5 @@ mod people;
 mod preflight;
 mod search;
 mod signing;
+mod sql;
 mod standing;
