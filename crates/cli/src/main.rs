@@ -93,6 +93,12 @@ struct ServeArgs {
     /// addresses) on the listen address. `--metrics false` turns it off.
     #[arg(long, env = "KARMADUE_METRICS", default_value_t = true, action = clap::ArgAction::Set)]
     metrics: bool,
+    /// Reverse proxies to believe about the client's address: comma-separated addresses and
+    /// CIDR ranges (e.g. 127.0.0.1,10.0.0.0/8). A request from one of them counts for the
+    /// client its X-Forwarded-For names (the first hop from the right that is not a trusted
+    /// proxy). Default: none; X-Forwarded-For is ignored.
+    #[arg(long, env = "KARMADUE_TRUSTED_PROXIES", default_value = "")]
+    trusted_proxies: String,
 }
 
 #[derive(Debug, Subcommand)]
@@ -144,6 +150,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     config.conformance_fixtures = args.conformance_fixtures;
     config.bundled_catalog = args.bundled_catalog;
     config.metrics = args.metrics;
+    config.trusted_proxies = kd_core::config::TrustedProxies::parse(&args.trusted_proxies)
+        .map_err(|reason| anyhow::anyhow!("--trusted-proxies: {reason}"))?;
     config.smtp_url = args.smtp_url.map(kd_core::config::Secret::new);
     if let Some(from) = args.mail_from {
         config.mail_from = from;
@@ -198,6 +206,12 @@ fn print_banner(hub: &kd_karmadue::Hub, bound: SocketAddr) {
     println!("  docs           {url}/");
     if hub.config.metrics {
         println!("  metrics        {url}/metrics");
+    }
+    if !hub.config.trusted_proxies.is_empty() {
+        println!(
+            "  trusted proxies {} (X-Forwarded-For names the client)",
+            hub.config.trusted_proxies
+        );
     }
     println!("  data folder    {}", hub.config.data_dir.display());
     println!("  tools          {}", hub.tools.len());

@@ -304,3 +304,54 @@ fn tiers_prints_the_default_table_that_serve_reads_back_and_a_bad_table_is_refus
         "{stderr}"
     );
 }
+
+#[test]
+fn serve_names_its_trusted_proxies_and_refuses_one_that_is_not_an_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let refused = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .args(["--trusted-proxies", "127.0.0.1, proxy.local"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("--trusted-proxies") && stderr.contains("\"proxy.local\""),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("data").exists(),
+        "a refused flag starts nothing"
+    );
+    let output = Command::new(BIN)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--bundled-catalog",
+            "false",
+            "--data-dir",
+        ])
+        .arg(dir.path().join("data"))
+        .env("KARMADUE_TRUSTED_PROXIES", "10.0.0.0/8,::1")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut hub = Hub {
+        child: output,
+        url: String::new(),
+    };
+    let stdout = hub.child.stdout.take().unwrap();
+    let banner: Vec<String> = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .take_while(|line| !line.trim_start().starts_with("tools"))
+        .collect();
+    assert!(
+        banner
+            .iter()
+            .any(|line| line.contains("trusted proxies 10.0.0.0/8, ::1/128")),
+        "{banner:?}"
+    );
+}

@@ -1,7 +1,7 @@
 //! The typed configuration of a hub process (DESIGN rule 9). The CLI fills it from flags and
 //! their `KARMADUE_*` environment twins; nothing reads the environment anywhere else.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
 /// Default listen address.
@@ -36,6 +36,104 @@ pub struct Config {
     pub access_tiers: crate::tiers::AccessTiers,
     /// Serve `GET /metrics` (Prometheus text: counts only, no ids) on the listen address.
     pub metrics: bool,
+    /// Reverse proxies whose `X-Forwarded-For` names the client (empty: the header is
+    /// ignored and every request counts for the address that connected).
+    pub trusted_proxies: TrustedProxies,
+}
+
+/// The reverse proxies a hub believes about the client's address (`--trusted-proxies`).
+///
+/// Behind a proxy every request arrives from the proxy's address, so per-address limits would
+/// put all anonymous callers in one bucket. A request that arrives from a trusted proxy is
+/// counted for the client its `X-Forwarded-For` names: the list is read from the right (the
+/// hop nearest the hub) and the first address that is not itself a trusted proxy is the
+/// client. Entries left of it are whatever the client sent and are never read. An entry that
+/// is not an address (`unknown`, garbage) ends the walk at the last address read. A request
+/// from any other address keeps that address, whatever its headers say.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TrustedProxies(Vec<ipnet::IpNet>);
+
+impl TrustedProxies {
+    /// Parses a comma-separated list of addresses and CIDR ranges, e.g.
+    /// `127.0.0.1, 10.0.0.0/8, fd00::/8`. Empty text: no proxy is trusted.
+    ///
+    /// # Errors
+    /// The entry that is neither an IP address nor a CIDR range.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut nets = Vec::new();
+        for entry in text
+            .split(',')
+            .map(str::trim)
+            .filter(|entry| !entry.is_empty())
+        {
+            let net = entry
+                .parse::<ipnet::IpNet>()
+                .map(|net| net.trunc())
+                .or_else(|_| entry.parse::<IpAddr>().map(ipnet::IpNet::from))
+                .map_err(|_| {
+                    format!("{entry:?} is not an IP address or a CIDR range (e.g. 10.0.0.0/8)")
+                })?;
+            nets.push(net);
+        }
+        Ok(Self(nets))
+    }
+
+    /// No proxy is trusted.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Whether `address` is one of the trusted proxies.
+    pub fn contains(&self, address: IpAddr) -> bool {
+        let address = address.to_canonical();
+        self.0.iter().any(|net| net.contains(&address))
+    }
+
+    /// The client's address for a request that came from `peer` carrying the
+    /// `X-Forwarded-For` header values `forwarded_for` (in the order received; several
+    /// headers read as one comma-separated list).
+    pub fn client<'a>(
+        &self,
+        peer: IpAddr,
+        forwarded_for: impl IntoIterator<Item = &'a str>,
+    ) -> IpAddr {
+        let mut client = peer.to_canonical();
+        if !self.contains(client) {
+            return client;
+        }
+        let entries: Vec<&str> = forwarded_for
+            .into_iter()
+            .flat_map(|value| value.split(','))
+            .map(str::trim)
+            .collect();
+        for entry in entries.iter().rev() {
+            let Some(address) = forwarded_address(entry) else {
+                break;
+            };
+            client = address;
+            if !self.contains(client) {
+                break;
+            }
+        }
+        client
+    }
+}
+
+impl std::fmt::Display for TrustedProxies {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let nets: Vec<String> = self.0.iter().map(ToString::to_string).collect();
+        formatter.write_str(&nets.join(", "))
+    }
+}
+
+/// One `X-Forwarded-For` entry as an address: `203.0.113.7`, `2001:db8::1`, or with a port
+/// (`203.0.113.7:41234`, `[2001:db8::1]:41234`), as some proxies write it.
+fn forwarded_address(entry: &str) -> Option<IpAddr> {
+    entry
+        .parse::<IpAddr>()
+        .or_else(|_| entry.parse::<SocketAddr>().map(|socket| socket.ip()))
+        .ok()
+        .map(|address| address.to_canonical())
 }
 
 /// A configuration value that must not be printed (it may hold credentials): `Debug` shows
@@ -96,6 +194,7 @@ impl Config {
             smtp_url: None,
             access_tiers: crate::tiers::AccessTiers::default(),
             metrics: true,
+            trusted_proxies: TrustedProxies::default(),
         }
     }
 
@@ -122,6 +221,76 @@ pub fn default_public_url(listen: SocketAddr) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ip(text: &str) -> IpAddr {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn trusted_proxies_parse_addresses_and_ranges_and_name_a_bad_entry() {
+        let proxies = TrustedProxies::parse(" 127.0.0.1, 10.0.0.0/8 ,fd00::/8,").unwrap();
+        assert_eq!(proxies.to_string(), "127.0.0.1/32, 10.0.0.0/8, fd00::/8");
+        assert!(proxies.contains(ip("10.9.8.7")));
+        assert!(proxies.contains(ip("::ffff:127.0.0.1")));
+        assert!(!proxies.contains(ip("11.0.0.1")));
+        // Host bits are dropped: 10.1.2.3/8 is 10.0.0.0/8.
+        assert_eq!(
+            TrustedProxies::parse("10.1.2.3/8").unwrap().to_string(),
+            "10.0.0.0/8"
+        );
+        assert!(TrustedProxies::parse("").unwrap().is_empty());
+        let error = TrustedProxies::parse("127.0.0.1, proxy.local").unwrap_err();
+        assert!(error.contains("\"proxy.local\""), "{error}");
+        assert!(TrustedProxies::parse("10.0.0.0/33").is_err());
+    }
+
+    #[test]
+    fn the_client_is_the_first_untrusted_hop_from_the_right() {
+        let proxies = TrustedProxies::parse("127.0.0.1, 10.0.0.0/8").unwrap();
+        let peer = ip("127.0.0.1");
+        assert_eq!(proxies.client(peer, ["203.0.113.7"]), ip("203.0.113.7"));
+        // What the client wrote left of its own address is never read.
+        assert_eq!(
+            proxies.client(peer, ["1.2.3.4, 203.0.113.7"]),
+            ip("203.0.113.7")
+        );
+        // Trusted hops are skipped, over several headers too.
+        assert_eq!(
+            proxies.client(peer, ["198.51.100.9, 10.1.1.1", "10.2.2.2"]),
+            ip("198.51.100.9")
+        );
+        // Ports and IPv4-mapped IPv6 are read as addresses.
+        assert_eq!(
+            proxies.client(peer, ["203.0.113.7:41234"]),
+            ip("203.0.113.7")
+        );
+        assert_eq!(
+            proxies.client(peer, ["[2001:db8::1]:443"]),
+            ip("2001:db8::1")
+        );
+        assert_eq!(
+            proxies.client(peer, ["::ffff:203.0.113.7"]),
+            ip("203.0.113.7")
+        );
+        // Garbage ends the walk at the last address read.
+        assert_eq!(
+            proxies.client(peer, ["203.0.113.7, unknown, 10.1.1.1"]),
+            ip("10.1.1.1")
+        );
+        assert_eq!(proxies.client(peer, ["unknown"]), peer);
+        // No header, or only trusted hops: the leftmost address read.
+        assert_eq!(proxies.client(peer, []), peer);
+        assert_eq!(proxies.client(peer, ["10.3.3.3"]), ip("10.3.3.3"));
+        // A peer that is not a trusted proxy keeps its own address, whatever it sends.
+        assert_eq!(
+            proxies.client(ip("198.51.100.1"), ["203.0.113.7"]),
+            ip("198.51.100.1")
+        );
+        assert_eq!(
+            TrustedProxies::default().client(peer, ["203.0.113.7"]),
+            peer
+        );
+    }
 
     #[test]
     fn public_url_defaults_from_the_listen_address() {

@@ -122,12 +122,50 @@ pub fn router(hub: Arc<Hub>) -> Router {
                 HeaderValue::from_static("nosniff"),
             ),
         )
+        // Before any handler reads the client's address: behind a trusted reverse proxy it
+        // comes from X-Forwarded-For.
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&hub),
+            forwarded_client,
+        ))
         // Outermost: the request id and span cover everything above.
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&hub),
             observe::trace_request,
         ))
         .with_state(hub)
+}
+
+/// Replaces the connection's address (`ConnectInfo`, which every handler reads for the
+/// per-address limits) by the client's when the request came from a trusted reverse proxy
+/// ([`kd_core::config::TrustedProxies::client`]). With no trusted proxy configured the request
+/// passes untouched and `X-Forwarded-For` means nothing.
+async fn forwarded_client(
+    axum::extract::State(hub): axum::extract::State<Arc<Hub>>,
+    mut request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let proxies = &hub.config.trusted_proxies;
+    if !proxies.is_empty()
+        && let Some(axum::extract::ConnectInfo(peer)) = request
+            .extensions()
+            .get::<axum::extract::ConnectInfo<SocketAddr>>()
+            .copied()
+    {
+        let forwarded = request
+            .headers()
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|value| value.to_str().ok());
+        let client = proxies.client(peer.ip(), forwarded);
+        request
+            .extensions_mut()
+            .insert(axum::extract::ConnectInfo(SocketAddr::new(
+                client,
+                peer.port(),
+            )));
+    }
+    next.run(request).await
 }
 
 /// Reads the signature headers, an `Authorization: Bearer` owner session and the peer address

@@ -14,6 +14,7 @@ mod metrics;
 mod outcomes;
 mod people;
 mod preflight;
+mod proxy;
 mod search;
 mod signing;
 mod sql;
