@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::error::{ErrorCode, ToolError};
-use crate::hub::{Ctx, SignedRequest};
+use crate::hub::{Caller, Ctx, SignedRequest};
 use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
 use crate::standing::{self, stamps};
 
@@ -882,20 +882,46 @@ fn agent_itself(ctx: &Ctx) -> Result<(), ToolError> {
     }
 }
 
+/// Attempts `agent_id` started in the 24 hours before `now_ms`, and when the oldest of them
+/// started.
+fn starts_last_day(
+    conn: &Connection,
+    agent_id: &str,
+    now_ms: i64,
+) -> Result<(i64, Option<i64>), ToolError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT COUNT(*), MIN(created_ms) FROM admission_attempts WHERE agent_id = ?1 AND created_ms > ?2",
+        )?
+        .query_row(params![agent_id, now_ms - DAY_MS], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })?)
+}
+
 fn start_admission_test(ctx: Ctx, _args: Args) -> HandlerFuture {
     Box::pin(async move {
         agent_itself(&ctx)?;
         let seed = u64::from_le_bytes(random_bytes::<8>(ctx.hub.random.as_ref()));
         let attempt_id = random_id::<12>(ctx.hub.random.as_ref(), "kdat_");
-        // Drawn on a read connection: the writer is not held while the catalog is probed.
-        let scenario = ctx.read(move |conn| draw(conn, seed)).await?;
+        let Caller::Agent(caller) = &ctx.caller else {
+            return Err(ToolError::internal("start_admission_test without an agent"));
+        };
+        let agent = caller.agent_id.to_string();
+        let now = ctx.hub.clock.now_ms();
+        // Drawn on a read connection (the writer is not held while the catalog is probed), and
+        // only for an agent with starts left: an agent at its cap costs no catalog scan. None:
+        // at the cap when read; the write decides (and draws itself in the rare case that a
+        // start left the 24-hour window in between).
+        let drawn = ctx
+            .read(move |conn| match starts_last_day(conn, &agent, now)?.0 {
+                started if started >= STARTS_PER_DAY => Ok(None),
+                _ => draw(conn, seed).map(Some),
+            })
+            .await?;
         ctx.signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();
             let now = txn.now_ms();
-            let (started, oldest): (i64, Option<i64>) = txn
-                .conn()
-                .prepare_cached("SELECT COUNT(*), MIN(created_ms) FROM admission_attempts WHERE agent_id = ?1 AND created_ms > ?2")?
-                .query_row(params![agent_id, now - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            let (started, oldest) = starts_last_day(txn.conn(), &agent_id, now)?;
             if started >= STARTS_PER_DAY {
                 return Err(ToolError::new(
                     ErrorCode::RateLimited,
@@ -903,6 +929,10 @@ fn start_admission_test(ctx: Ctx, _args: Args) -> HandlerFuture {
                 )
                 .with("retry_after_s", retry_after_s(oldest, now)));
             }
+            let scenario = match drawn {
+                Some(scenario) => scenario,
+                None => draw(txn.conn(), seed)?,
+            };
             let (graded, _) = graded_last_day(txn.conn(), &agent_id, now)?;
             let text = serde_json::to_string(&scenario).map_err(ToolError::internal)?;
             let scenario_sha256 = hex::encode(Sha256::digest(text.as_bytes()));
