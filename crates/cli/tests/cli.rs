@@ -12,6 +12,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_karmadue");
 struct Hub {
     child: Child,
     url: String,
+    /// What `serve` printed after its first line, up to the tool count.
+    banner: Vec<String>,
 }
 
 impl Drop for Hub {
@@ -49,10 +51,20 @@ fn start_hub_with(data_dir: &Path, extra: &[&std::ffi::OsStr]) -> Hub {
         .expect(&first)
         .trim()
         .to_owned();
+    let mut banner = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let last = line.trim_start().starts_with("tools");
+        banner.push(line);
+        if last {
+            break;
+        }
+    }
     std::thread::spawn(move || for _ in lines {});
     Hub {
         child,
         url: format!("http://{addr}"),
+        banner,
     }
 }
 
@@ -324,34 +336,15 @@ fn serve_names_its_trusted_proxies_and_refuses_one_that_is_not_an_address() {
         !dir.path().join("data").exists(),
         "a refused flag starts nothing"
     );
-    let output = Command::new(BIN)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--bundled-catalog",
-            "false",
-            "--data-dir",
-        ])
-        .arg(dir.path().join("data"))
-        .env("KARMADUE_TRUSTED_PROXIES", "10.0.0.0/8,::1")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut hub = Hub {
-        child: output,
-        url: String::new(),
-    };
-    let stdout = hub.child.stdout.take().unwrap();
-    let banner: Vec<String> = BufReader::new(stdout)
-        .lines()
-        .map_while(Result::ok)
-        .take_while(|line| !line.trim_start().starts_with("tools"))
-        .collect();
+    let hub = start_hub_with(
+        &dir.path().join("data"),
+        &["--trusted-proxies".as_ref(), "10.0.0.0/8,::1".as_ref()],
+    );
     assert!(
-        banner
+        hub.banner
             .iter()
             .any(|line| line.contains("trusted proxies 10.0.0.0/8, ::1/128")),
-        "{banner:?}"
+        "{:?}",
+        hub.banner
     );
 }

@@ -68,11 +68,16 @@ impl TrustedProxies {
         {
             let net = entry
                 .parse::<ipnet::IpNet>()
-                .map(|net| net.trunc())
                 .or_else(|_| entry.parse::<IpAddr>().map(ipnet::IpNet::from))
                 .map_err(|_| {
                     format!("{entry:?} is not an IP address or a CIDR range (e.g. 10.0.0.0/8)")
                 })?;
+            let net = ipv4_mapped(net).trunc();
+            if net.prefix_len() == 0 {
+                return Err(format!(
+                    "{entry:?} trusts every address: any client could then name its own address in X-Forwarded-For; list the proxies' addresses or ranges"
+                ));
+            }
             nets.push(net);
         }
         Ok(Self(nets))
@@ -124,6 +129,19 @@ impl std::fmt::Display for TrustedProxies {
         let nets: Vec<String> = self.0.iter().map(ToString::to_string).collect();
         formatter.write_str(&nets.join(", "))
     }
+}
+
+/// An IPv4-mapped IPv6 range (`::ffff:10.0.0.0/104`, as a dual-stack listener shows IPv4
+/// peers) as the IPv4 range it maps (`10.0.0.0/8`): peers are compared in their canonical form.
+fn ipv4_mapped(net: ipnet::IpNet) -> ipnet::IpNet {
+    if let ipnet::IpNet::V6(v6) = net
+        && let Some(v4) = v6.addr().to_ipv4_mapped()
+        && v6.prefix_len() >= 96
+        && let Ok(mapped) = ipnet::Ipv4Net::new(v4, v6.prefix_len() - 96)
+    {
+        return ipnet::IpNet::V4(mapped);
+    }
+    net
 }
 
 /// One `X-Forwarded-For` entry as an address: `203.0.113.7`, `2001:db8::1`, or with a port
@@ -239,6 +257,19 @@ mod tests {
             "10.0.0.0/8"
         );
         assert!(TrustedProxies::parse("").unwrap().is_empty());
+        // IPv4-mapped IPv6 (how a dual-stack listener shows an IPv4 proxy) is the IPv4 range.
+        let mapped = TrustedProxies::parse("::ffff:127.0.0.1, ::ffff:10.0.0.0/104").unwrap();
+        assert_eq!(mapped.to_string(), "127.0.0.1/32, 10.0.0.0/8");
+        assert!(mapped.contains(ip("::ffff:10.1.2.3")));
+        assert!(mapped.contains(ip("10.1.2.3")));
+        // Trusting everyone would let any client name its own address.
+        for everyone in ["0.0.0.0/0", "::/0", "10.0.0.0/8, ::ffff:0.0.0.0/96"] {
+            let error = TrustedProxies::parse(everyone).unwrap_err();
+            assert!(
+                error.contains("trusts every address"),
+                "{everyone}: {error}"
+            );
+        }
         let error = TrustedProxies::parse("127.0.0.1, proxy.local").unwrap_err();
         assert!(error.contains("\"proxy.local\""), "{error}");
         assert!(TrustedProxies::parse("10.0.0.0/33").is_err());

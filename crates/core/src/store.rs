@@ -214,13 +214,19 @@ impl Store {
         };
         // One snapshot for the whole closure (SQLite takes the WAL read lock at the first
         // query and keeps it until COMMIT), instead of one per statement.
-        conn.execute_batch("BEGIN DEFERRED")
+        conn.prepare_cached("BEGIN DEFERRED")
+            .and_then(|mut begin| begin.execute([]))
             .map_err(StoreError::from)?;
         let result = read(&conn);
-        if let Err(error) = conn.execute_batch("COMMIT") {
-            // A read transaction has nothing to commit; a connection that cannot end it is
-            // not put back in the pool.
+        let ended = conn
+            .prepare_cached("COMMIT")
+            .and_then(|mut commit| commit.execute([]));
+        if let Err(error) = ended {
             tracing::error!(%error, "could not end a read transaction");
+        }
+        // A read transaction has nothing to commit; a connection that could not end it (or
+        // whose closure left one open) is dropped, never pooled.
+        if !conn.is_autocommit() {
             return result;
         }
         if let Ok(mut readers) = self.inner.readers.lock() {

@@ -854,16 +854,41 @@ fn retry_after_s(oldest_ms: Option<i64>, now_ms: i64) -> i64 {
         .max(1)
 }
 
+/// Attempts of `agent_id` graded in the 24 hours before `now_ms`, and when the oldest of
+/// those was graded.
 fn graded_last_day(
     conn: &Connection,
     agent_id: &str,
     now_ms: i64,
 ) -> Result<(i64, Option<i64>), ToolError> {
+    last_day(conn, agent_id, now_ms, "graded_ms")
+}
+
+/// Attempts of `agent_id` started in the 24 hours before `now_ms`, and when the oldest of
+/// those started.
+fn starts_last_day(
+    conn: &Connection,
+    agent_id: &str,
+    now_ms: i64,
+) -> Result<(i64, Option<i64>), ToolError> {
+    last_day(conn, agent_id, now_ms, "created_ms")
+}
+
+/// How many of the agent's attempts have `column` (a time) in the 24 hours before `now_ms`,
+/// and the earliest such time.
+fn last_day(
+    conn: &Connection,
+    agent_id: &str,
+    now_ms: i64,
+    column: &'static str,
+) -> Result<(i64, Option<i64>), ToolError> {
     Ok(conn
-        .prepare_cached(
-            "SELECT COUNT(*), MIN(graded_ms) FROM admission_attempts WHERE agent_id = ?1 AND graded_ms IS NOT NULL AND graded_ms > ?2",
-        )?
-        .query_row(params![agent_id, now_ms - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?)))?)
+        .prepare_cached(&format!(
+            "SELECT COUNT(*), MIN({column}) FROM admission_attempts WHERE agent_id = ?1 AND {column} > ?2"
+        ))?
+        .query_row(params![agent_id, now_ms - DAY_MS], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })?)
 }
 
 /// The admission test is the agent's own: its key must sign (an owner's bearer session would
@@ -882,22 +907,6 @@ fn agent_itself(ctx: &Ctx) -> Result<(), ToolError> {
     }
 }
 
-/// Attempts `agent_id` started in the 24 hours before `now_ms`, and when the oldest of them
-/// started.
-fn starts_last_day(
-    conn: &Connection,
-    agent_id: &str,
-    now_ms: i64,
-) -> Result<(i64, Option<i64>), ToolError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT COUNT(*), MIN(created_ms) FROM admission_attempts WHERE agent_id = ?1 AND created_ms > ?2",
-        )?
-        .query_row(params![agent_id, now_ms - DAY_MS], |row| {
-            Ok((row.get(0)?, row.get(1)?))
-        })?)
-}
-
 fn start_admission_test(ctx: Ctx, _args: Args) -> HandlerFuture {
     Box::pin(async move {
         agent_itself(&ctx)?;
@@ -910,14 +919,14 @@ fn start_admission_test(ctx: Ctx, _args: Args) -> HandlerFuture {
         let now = ctx.hub.clock.now_ms();
         // Drawn on a read connection (the writer is not held while the catalog is probed), and
         // only for an agent with starts left: an agent at its cap costs no catalog scan. None:
-        // at the cap when read; the write decides (and draws itself in the rare case that a
-        // start left the 24-hour window in between).
+        // at the cap when read. Every refusal, the draw's included, is returned from inside
+        // the signed write, so the request's nonce is spent like any refused call's.
         let drawn = ctx
             .read(move |conn| match starts_last_day(conn, &agent, now)?.0 {
                 started if started >= STARTS_PER_DAY => Ok(None),
                 _ => draw(conn, seed).map(Some),
             })
-            .await?;
+            .await;
         ctx.signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();
             let now = txn.now_ms();
@@ -929,10 +938,15 @@ fn start_admission_test(ctx: Ctx, _args: Args) -> HandlerFuture {
                 )
                 .with("retry_after_s", retry_after_s(oldest, now)));
             }
-            let scenario = match drawn {
-                Some(scenario) => scenario,
-                None => draw(txn.conn(), seed)?,
-            };
+            // A start left the 24-hour window between the read and now: the agent may start
+            // again at once, but the scenario is never drawn while the writer is held.
+            let scenario = drawn?.ok_or_else(|| {
+                ToolError::new(
+                    ErrorCode::RateLimited,
+                    "An admission start left the 24-hour window just now. Try again.",
+                )
+                .with("retry_after_s", 1)
+            })?;
             let (graded, _) = graded_last_day(txn.conn(), &agent_id, now)?;
             let text = serde_json::to_string(&scenario).map_err(ToolError::internal)?;
             let scenario_sha256 = hex::encode(Sha256::digest(text.as_bytes()));

@@ -813,7 +813,7 @@ fn list_verification_asks(ctx: Ctx, args: Args) -> HandlerFuture {
                 .query_row(params![now, subject, stamp, reviewer], |row| row.get(0))?;
             let asks = conn
                 .prepare_cached(&format!(
-                    "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE {filter} ORDER BY a.created_ms DESC, a.ask_id LIMIT CAST(?5 AS INTEGER) OFFSET CAST(?6 AS INTEGER)"
+                    "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE {filter} ORDER BY a.created_ms DESC, a.ask_id LIMIT CAST(?5 AS INTEGER) OFFSET ?6"
                 ))?
                 .query_map(params![now, subject, stamp, reviewer, limit, offset], ask_from_row)?
                 .collect::<Result<Vec<Ask>, _>>()?;

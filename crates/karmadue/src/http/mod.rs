@@ -152,12 +152,16 @@ async fn forwarded_client(
             .get::<axum::extract::ConnectInfo<SocketAddr>>()
             .copied()
     {
-        let forwarded = request
+        // Lossy, never skipped: a line with a byte that is not ASCII keeps its place (and
+        // ends the walk as garbage), so it cannot move an earlier, client-written line into
+        // the position of the hop the proxy appended.
+        let forwarded: Vec<String> = request
             .headers()
             .get_all("x-forwarded-for")
             .iter()
-            .filter_map(|value| value.to_str().ok());
-        let client = proxies.client(peer.ip(), forwarded);
+            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+            .collect();
+        let client = proxies.client(peer.ip(), forwarded.iter().map(String::as_str));
         request
             .extensions_mut()
             .insert(axum::extract::ConnectInfo(SocketAddr::new(

@@ -94,7 +94,7 @@ pub fn check(conn: &Connection, agent_id: &str, now_ms: i64) -> Result<(), ToolE
         .prepare_cached(
             "SELECT at_ms FROM actions WHERE agent_id = ?1 AND at_ms > ?2
                AND at_ms >= COALESCE((SELECT granted_ms FROM owner_grants WHERE agent_id = ?1), 0)
-             ORDER BY at_ms LIMIT 1 OFFSET CAST(?3 AS INTEGER)",
+             ORDER BY at_ms LIMIT 1 OFFSET ?3",
         )?
         .query_row(
             params![

@@ -1298,6 +1298,25 @@ fn on_a_catalog_without_candidates_the_test_is_unavailable_and_nothing_is_record
     );
     assert_eq!(app.log_len(), before);
     assert_eq!(rows(&app, "SELECT COUNT(*) FROM admission_attempts"), 0);
+    // Like every refused signed call, it spends its nonce: the same signed bytes cannot start
+    // an attempt later, once the catalog has candidates.
+    let text = json!({ "agent_id": agent.agent_id }).to_string();
+    let headers = app.sign(
+        &agent.key,
+        "start_admission_test",
+        &agent.agent_id,
+        &text,
+        &crate::app::fresh_nonce(),
+    );
+    let headers: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_str()))
+        .collect();
+    let first = app.call_text("start_admission_test", &text, &headers).0;
+    assert_eq!(error_code(&first), "not_found", "{first}");
+    let again = app.call_text("start_admission_test", &text, &headers).0;
+    assert_eq!(error_code(&again), "replay", "{again}");
+    assert_eq!(app.log_len(), before);
 }
 
 #[test]

@@ -42,6 +42,19 @@ fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_anonymous_allowance(
     // trusted hops to its right are skipped.
     assert!(limited(&read(&app, "198.51.100.1, 203.0.113.7")));
     assert!(limited(&read(&app, "203.0.113.7, 10.1.2.3")));
+    // A line the hub cannot read as ASCII keeps its place: it cannot move the client's own
+    // earlier line into the place of the hop the proxy appended.
+    let reply = app
+        .call_text(
+            "get_resource",
+            r#"{"resource_id":"kd:res:npm:nothing-here"}"#,
+            &[
+                ("x-forwarded-for", "6.6.6.6"),
+                ("x-forwarded-for", "\u{e9}t\u{e9}, 203.0.113.7"),
+            ],
+        )
+        .0;
+    assert!(limited(&reply), "{reply}");
     // Another client behind the same proxy has its own 30.
     let other = read(&app, "203.0.113.8");
     assert!(!limited(&other), "{other}");
