@@ -108,6 +108,8 @@ struct VerifyRates {
 #[derive(Debug)]
 struct WriteOutcome {
     calibration: PhaseResult,
+    /// The store writer's batches during the timed run (warm-up included).
+    batches: Batches,
     timed: PhaseResult,
     presigned: usize,
     presign_seconds: f64,
@@ -115,6 +117,25 @@ struct WriteOutcome {
     rows_appended: i64,
     successful_writes: u64,
     chain: Result<(i64, i64), String>,
+}
+
+/// The store writer's group commits over a run, from the hub's metrics.
+#[derive(Debug, Default)]
+struct Batches {
+    batches: f64,
+    jobs: f64,
+    /// Time spent in `COMMIT` (writing the WAL frames, fsync), seconds.
+    commit_seconds: f64,
+}
+
+impl Batches {
+    fn jobs_per_batch(&self) -> f64 {
+        self.jobs / self.batches.max(1.0)
+    }
+
+    fn commit_ms(&self) -> f64 {
+        1e3 * self.commit_seconds / self.batches.max(1.0)
+    }
 }
 
 #[derive(Debug, Default)]
@@ -335,6 +356,25 @@ async fn client_main(
     Ok(outcome)
 }
 
+/// The store writer's counters from the hub's metrics: batches committed, jobs committed, the
+/// sum and count of commit durations (seconds).
+fn store_counters(hub: &Hub) -> [f64; 4] {
+    let text = hub.metrics.render();
+    let value = |name: &str| -> f64 {
+        text.lines()
+            .find(|line| line.starts_with(name) && line[name.len()..].starts_with(' '))
+            .and_then(|line| line.rsplit(' ').next())
+            .and_then(|number| number.parse().ok())
+            .unwrap_or(0.0)
+    };
+    [
+        value("karmadue_store_batches_committed_total"),
+        value("karmadue_store_jobs_committed_total"),
+        value("karmadue_store_commit_duration_seconds_sum"),
+        value("karmadue_store_commit_duration_seconds_count"),
+    ]
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn signed_writes(
     host: &str,
@@ -373,7 +413,14 @@ async fn signed_writes(
     let started = Instant::now();
     let plans = load::signed_write_plans(host, agents, connections, per_connection, nonce_base);
     let presign_seconds = started.elapsed().as_secs_f64();
+    let before = store_counters(hub);
     let timed = load::run(addr, plans, warmup, duration).await?;
+    let after = store_counters(hub);
+    let batches = Batches {
+        batches: after[0] - before[0],
+        jobs: after[1] - before[1],
+        commit_seconds: after[2] - before[2],
+    };
     apply_renames(agents, &timed.renamed);
 
     let rows_after = log_rows(hub)?;
@@ -392,6 +439,7 @@ async fn signed_writes(
         connections,
         rows_appended: rows_after - rows_before,
         chain,
+        batches,
     })
 }
 
@@ -469,6 +517,12 @@ fn report_json(
             "calibration": phase_json(&writes.calibration),
             "presigned": writes.presigned,
             "presign_seconds": writes.presign_seconds,
+            "store_batches": {
+                "batches": writes.batches.batches,
+                "jobs": writes.batches.jobs,
+                "jobs_per_batch": writes.batches.jobs_per_batch(),
+                "mean_commit_ms": writes.batches.commit_ms(),
+            },
             "ratio_to_raw_all_core_verify": raw_all.map(|raw| writes.timed.rate() / raw),
             "goal_ratio": GOAL_RATIO,
             "log_rows_appended": writes.rows_appended,
@@ -700,6 +754,12 @@ fn print_table(
             if matches { "equal" } else { "MISMATCH" },
             writes.presigned,
             writes.presign_seconds
+        );
+        println!(
+            "store writer: {} batches, {:.1} jobs per batch, {:.2} ms per COMMIT (WAL frames and fsync)",
+            thousands(writes.batches.batches),
+            writes.batches.jobs_per_batch(),
+            writes.batches.commit_ms()
         );
         match &writes.chain {
             Ok((rows, head)) => println!("chain: verify_chain OK, {rows} rows, head seq {head}"),

@@ -33,6 +33,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0006_admission.sql"),
     include_str!("../migrations/0007_help.sql"),
     include_str!("../migrations/0008_read_indexes.sql"),
+    include_str!("../migrations/0009_names_in_memory.sql"),
 ];
 
 /// Store failures. Messages are for logs; callers present them as `internal`.
@@ -73,6 +74,7 @@ pub struct WriteTxn<'c> {
     head: &'c mut ChainHead,
     now_ms: i64,
     appended: Vec<EventRow>,
+    foreign_appends: u64,
 }
 
 impl<'c> WriteTxn<'c> {
@@ -100,6 +102,14 @@ impl<'c> WriteTxn<'c> {
     /// The events this job has appended so far.
     pub fn appended(&self) -> &[EventRow] {
         &self.appended
+    }
+
+    /// How many batches so far found the log grown by another process (an import, a second
+    /// hub on the same file) since this writer's previous batch. A projection a hub keeps in
+    /// memory and updates only from its own writes is stale when this has changed since it
+    /// was built.
+    pub fn foreign_appends(&self) -> u64 {
+        self.foreign_appends
     }
 }
 
@@ -321,6 +331,7 @@ fn writer_loop(
     clock: Arc<dyn Clock>,
     metrics: &StoreMetrics,
 ) {
+    let mut foreign_appends = 0;
     while let Ok(first) = receiver.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -330,7 +341,14 @@ fn writer_loop(
             }
         }
         let committed_head = head.clone();
-        let outcome = run_batch(&conn, &mut head, batch, clock.as_ref(), metrics);
+        let outcome = run_batch(
+            &conn,
+            &mut head,
+            &mut foreign_appends,
+            batch,
+            clock.as_ref(),
+            metrics,
+        );
         let (finishes, result) = outcome;
         if result.is_err() {
             let _ = conn.execute_batch("ROLLBACK");
@@ -345,6 +363,7 @@ fn writer_loop(
 fn run_batch(
     conn: &Connection,
     head: &mut ChainHead,
+    foreign_appends: &mut u64,
     batch: Vec<Job>,
     clock: &dyn Clock,
     metrics: &StoreMetrics,
@@ -360,7 +379,12 @@ fn run_batch(
     // Another process (an import, a second hub on the same file) may have appended since the
     // last batch: the head is read inside the write lock, never trusted from memory.
     match ChainHead::load(conn) {
-        Ok(current) => *head = current,
+        Ok(current) => {
+            if current != *head {
+                *foreign_appends += 1;
+            }
+            *head = current;
+        }
         Err(error) => {
             let _ = conn.execute_batch("ROLLBACK");
             return (finishes, Err(error.to_string()));
@@ -377,6 +401,7 @@ fn run_batch(
             head: &mut *head,
             now_ms: clock.now_ms(),
             appended: Vec::new(),
+            foreign_appends: *foreign_appends,
         };
         let (ok, finish) = job(&mut txn);
         finishes.push(finish);

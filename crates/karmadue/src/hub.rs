@@ -47,6 +47,9 @@ pub struct Hub {
     pub limiter: crate::standing::limits::RateLimiter,
     /// This hub's own metrics registry (`telemetry`; served at `/metrics`).
     pub metrics: crate::telemetry::HubMetrics,
+    /// Which agents hold which names, for the writer's reservation checks
+    /// (`identity::names`; a projection kept in memory).
+    pub names: crate::identity::names::NameIndex,
 }
 
 /// The adapter a tool call came through (a label of the tool-call metrics).

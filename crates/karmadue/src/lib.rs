@@ -85,6 +85,7 @@ pub fn open(
     Ok(Arc::new(Hub {
         mail_wakeup: Arc::new(tokio::sync::Notify::new()),
         limiter: standing::limits::RateLimiter::default(),
+        names: identity::names::NameIndex::default(),
         metrics,
         search,
         config,

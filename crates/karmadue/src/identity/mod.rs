@@ -517,13 +517,15 @@ fn parse_new_key(args: &Args) -> Result<(AgentPublicKey, Vec<u8>, String), ToolE
 /// Refuses a name that clashes with another active agent's. `own` is the agent that may keep
 /// its own name (rename), `key` the registering key (register: the same key's agent is "yours").
 fn check_free(
-    conn: &Connection,
+    txn: &WriteTxn<'_>,
+    index: &names::NameIndex,
     name: &str,
     platform: &str,
     own_agent: Option<&str>,
     own_key: &str,
 ) -> Result<(), ToolError> {
-    let mut clashes = names::clashes(conn, name)?;
+    let conn = txn.conn();
+    let mut clashes = names::clashes(txn, index, name)?;
     if let Some(own) = own_agent {
         // Renaming to a lookalike of your own name is fine; to the same name is a no-op.
         let current: Option<String> = conn
@@ -552,7 +554,7 @@ fn check_free(
         )
         .with_field("name")
         .with("how_to_fix", "Pick another name (error.suggestion is free) and call register_challenge again before retrying.");
-        if let Some(suggestion) = names::suggestion(conn, name, platform)? {
+        if let Some(suggestion) = names::suggestion(txn, index, name, platform)? {
             error = error.with("suggestion", suggestion);
         }
         return Err(error);
@@ -582,7 +584,7 @@ fn register_agent(ctx: Ctx, args: Args) -> HandlerFuture {
             .write(move |txn| {
                 take_challenge(txn, &challenge_id, &public_key, &signature)?;
                 let key_text = public_key.to_b64url();
-                check_free(txn.conn(), &name, &platform, None, &key_text)?;
+                check_free(txn, &hub.names, &name, &platform, None, &key_text)?;
                 let existing: Option<String> = txn
                     .conn()
                     .prepare_cached("SELECT agent_id FROM agents WHERE public_key = ?1 AND status = 'active'")?
@@ -605,7 +607,7 @@ fn register_agent(ctx: Ctx, args: Args) -> HandlerFuture {
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'active', ?7, ?8, 'agent', ?9, ?9)",
                     )?
                     .execute(params![id, handle, name, names::fold(&name), platform, key_text, referral, credential_id, now])?;
-                names::reserve(txn.conn(), &id, &name)?;
+                names::reserve(txn, &hub.names, &id, &name)?;
                 let passport =
                     passport::issue(txn.conn(), &hub.passport_key, &credential_id, &id, &handle, &key_text, now)?;
                 txn.append(NewEvent {
@@ -821,14 +823,15 @@ fn message_signature_valid(agent: &AgentRow, object: &Value) -> Result<bool, Too
 fn rename_agent(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
         let name = names::check_name(args.required_text(&["name", "label"])?, "name")?;
+        let hub = std::sync::Arc::clone(&ctx.hub);
         ctx.signed_write(move |txn, signed| {
             let id = signed.agent_id.to_string();
             let agent = require_agent(txn.conn(), &id, "agent_id")?;
-            check_free(txn.conn(), &name, &agent.platform, Some(&id), "")?;
+            check_free(txn, &hub.names, &name, &agent.platform, Some(&id), "")?;
             txn.conn()
                 .prepare_cached("UPDATE agents SET name = ?2, name_key = ?3, updated_ms = ?4 WHERE agent_id = ?1")?
                 .execute(params![id, name, names::fold(&name), txn.now_ms()])?;
-            names::reserve(txn.conn(), &id, &name)?;
+            names::reserve(txn, &hub.names, &id, &name)?;
             let event = txn.append(NewEvent {
                 kind: "agent.renamed",
                 actor: signed.actor(),
@@ -906,7 +909,8 @@ fn revoke_agent(ctx: Ctx, _args: Args) -> HandlerFuture {
                 )?
                 .execute(params![id, now])?;
             passport::end(txn.conn(), &agent.credential_id, "revoked", now)?;
-            names::release(txn.conn(), &id)?;
+            // Its name is free at once: the name index confirms every candidate against an
+            // active row (names::clashes).
             let event = txn.append(NewEvent {
                 kind: "agent.revoked",
                 actor: signed.actor(),

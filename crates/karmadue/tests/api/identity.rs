@@ -461,3 +461,91 @@ fn compatibility_lookalikes_invisible_characters_and_the_hubs_own_names_are_refu
     }
     assert_eq!(app.log_len(), before);
 }
+
+#[test]
+fn a_rename_frees_the_old_name_and_reserves_the_new_one_with_its_lookalikes() {
+    let app = TestApp::start();
+    let mover = app.register("Scout Prime");
+    let renamed = app.signed(
+        &mover,
+        "rename_agent",
+        json!({ "agent_id": mover.agent_id, "name": "Field Ranger" }),
+    );
+    assert_eq!(renamed["ok"], true, "{renamed}");
+    // The new name and its lookalikes are taken, by anyone else.
+    let key = SigningKey::from_bytes(&[21; 32]);
+    for taken in ["Field Ranger", "field-rangers", "Fie1d Ranger"] {
+        let reply = app.try_register(taken, &key, "t");
+        assert_eq!(reply["error"]["code"], "label_reserved", "{taken}: {reply}");
+    }
+    // The old one is free at once, and then its holder cannot take it back.
+    let taker = app.try_register("Scout Prime", &key, "t");
+    assert_eq!(taker["ok"], true, "{taker}");
+    let back = app.signed(
+        &mover,
+        "rename_agent",
+        json!({ "agent_id": mover.agent_id, "name": "Sc0ut Prime" }),
+    );
+    assert_eq!(back["error"]["code"], "label_reserved", "{back}");
+    // Many renames later (stale index entries pile up), the last name is still the one held.
+    for round in 0..40 {
+        let name = format!("Wanderer {round:02} x{round:02}");
+        let reply = app.signed(
+            &mover,
+            "rename_agent",
+            json!({ "agent_id": mover.agent_id, "name": name }),
+        );
+        assert_eq!(reply["ok"], true, "{reply}");
+    }
+    assert_eq!(
+        app.try_register("Wanderer 39 x39", &SigningKey::from_bytes(&[22; 32]), "t")["error"]["code"],
+        "label_reserved"
+    );
+    assert_eq!(
+        app.try_register("Field Ranger", &SigningKey::from_bytes(&[22; 32]), "t")["ok"],
+        true
+    );
+}
+
+/// The writer keeps the names in memory; a name another process wrote to the same database
+/// (a second hub on the file) must still be reserved here.
+#[test]
+fn a_name_another_process_registered_is_reserved_here_too() {
+    let app = TestApp::start();
+    // Builds this hub's name index.
+    app.register("First Comer");
+    let other = kd_core::store::Store::open(
+        &app.hub.config.database_path(),
+        std::sync::Arc::new(kd_core::clock::ManualClock::new(1_700_000_000_000)),
+    )
+    .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime
+        .block_on(
+            other.write(|txn| -> Result<(), kd_core::store::StoreError> {
+                txn.conn().execute(
+                "INSERT INTO agents (agent_id, handle, name, name_key, platform, public_key, status,
+                   credential_id, created_ms, updated_ms)
+                 VALUES ('00000000-0000-4000-8000-00000000beef', 'kd_elsewhere', 'Ranger One', ?1,
+                   't', 'key-elsewhere', 'active', 'kdp_elsewhere', 1, 1)",
+                [kd_karmadue::identity::names::fold("Ranger One")],
+            )?;
+                txn.append(kd_core::eventlog::NewEvent {
+                    kind: "agent.registered",
+                    actor: "00000000-0000-4000-8000-00000000beef".into(),
+                    subject: "00000000-0000-4000-8000-00000000beef".into(),
+                    payload: json!({ "name": "Ranger One" }),
+                })?;
+                Ok(())
+            }),
+        )
+        .unwrap()
+        .unwrap();
+    other.close();
+    let reply = app.try_register("Ranger 0ne", &SigningKey::from_bytes(&[23; 32]), "t");
+    assert_eq!(reply["error"]["code"], "label_reserved", "{reply}");
+    app.assert_chain_ok();
+}
