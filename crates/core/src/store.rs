@@ -104,12 +104,17 @@ impl<'c> WriteTxn<'c> {
         &self.appended
     }
 
-    /// How many batches so far found the log grown by another process (an import, a second
-    /// hub on the same file) since this writer's previous batch. A projection a hub keeps in
-    /// memory and updates only from its own writes is stale when this has changed since it
-    /// was built.
+    /// The writer's epoch: how many batches so far either found the log grown by another
+    /// process (an import, a second hub on the same file) since this writer's previous batch,
+    /// or failed and were rolled back. A projection a hub keeps in memory and updates only
+    /// from its own writes cannot trust what it learned before the epoch changed.
     pub fn foreign_appends(&self) -> u64 {
         self.foreign_appends
+    }
+
+    /// The seq of the last event on the log as this job sees it (0 for an empty log).
+    pub fn head_seq(&self) -> i64 {
+        self.head.seq
     }
 }
 
@@ -310,6 +315,12 @@ fn open_connection(path: &Path) -> Result<Connection, StoreError> {
 
 fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     let applied: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    let known = i64::try_from(MIGRATIONS.len()).unwrap_or(i64::MAX);
+    if applied > known {
+        return Err(StoreError::Invalid(format!(
+            "the database is at schema version {applied}, written by a newer karmadue; this one knows versions up to {known}"
+        )));
+    }
     for (index, sql) in MIGRATIONS.iter().enumerate() {
         let version =
             i64::try_from(index + 1).map_err(|_| StoreError::Invalid("migrations".into()))?;
@@ -353,6 +364,8 @@ fn writer_loop(
         if result.is_err() {
             let _ = conn.execute_batch("ROLLBACK");
             head = ChainHead::load(&conn).unwrap_or(committed_head);
+            // What the batch's jobs taught in-memory projections was rolled back with it.
+            foreign_appends += 1;
         }
         for finish in finishes {
             finish(result.clone());
@@ -508,6 +521,63 @@ mod tests {
         assert_eq!(appended, 1);
         assert_eq!(store.read_blocking(count).unwrap(), 1);
         assert!(store.read_blocking(verify_chain).unwrap().is_ok());
+    }
+
+    /// The epoch (`WriteTxn::foreign_appends`) moves when another store appended to the file
+    /// and when a batch failed, never for this writer's own batches.
+    #[tokio::test]
+    async fn the_epoch_moves_on_foreign_appends_and_failed_batches_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kd.sqlite");
+        let store = Store::open(&path, Arc::new(ManualClock::new(1_000))).unwrap();
+        let epoch = |store: &Store| {
+            let store = store.clone();
+            async move {
+                store
+                    .write(|txn| -> Result<(u64, i64), StoreError> {
+                        txn.append(event("test.event", 0))?;
+                        Ok((txn.foreign_appends(), txn.head_seq()))
+                    })
+                    .await
+                    .unwrap()
+                    .unwrap()
+            }
+        };
+        let (start, seq) = epoch(&store).await;
+        assert_eq!(seq, 1);
+        assert_eq!(epoch(&store).await, (start, 2), "own batches keep it");
+        let other = Store::open(&path, Arc::new(ManualClock::new(2_000))).unwrap();
+        epoch(&other).await;
+        assert_eq!(
+            epoch(&store).await,
+            (start + 1, 4),
+            "another store appended"
+        );
+        // A job that ends its own savepoint makes the batch's RELEASE fail: the batch rolls
+        // back, and the epoch moves.
+        let failed = store
+            .write(|txn| -> Result<(), StoreError> {
+                txn.append(event("test.event", 9))?;
+                txn.conn().execute_batch("RELEASE job")?;
+                Ok(())
+            })
+            .await;
+        assert!(failed.is_err(), "{failed:?}");
+        assert_eq!(epoch(&store).await, (start + 2, 5));
+        assert!(store.read_blocking(verify_chain).unwrap().is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_newer_database_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kd.sqlite");
+        drop(Store::open(&path, Arc::new(ManualClock::new(1_000))).unwrap());
+        let conn = Connection::open(&path).unwrap();
+        conn.pragma_update(None, "user_version", MIGRATIONS.len() + 1)
+            .unwrap();
+        drop(conn);
+        let error = Store::open(&path, Arc::new(ManualClock::new(1_000))).unwrap_err();
+        assert!(error.to_string().contains("newer karmadue"), "{error}");
     }
 
     #[tokio::test]

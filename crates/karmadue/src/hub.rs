@@ -49,7 +49,7 @@ pub struct Hub {
     pub metrics: crate::telemetry::HubMetrics,
     /// Which agents hold which names, for the writer's reservation checks
     /// (`identity::names`; a projection kept in memory).
-    pub names: crate::identity::names::NameIndex,
+    pub names: Arc<crate::identity::names::NameIndex>,
 }
 
 /// The adapter a tool call came through (a label of the tool-call metrics).

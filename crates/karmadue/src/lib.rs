@@ -85,7 +85,7 @@ pub fn open(
     Ok(Arc::new(Hub {
         mail_wakeup: Arc::new(tokio::sync::Notify::new()),
         limiter: standing::limits::RateLimiter::default(),
-        names: identity::names::NameIndex::default(),
+        names: Arc::default(),
         metrics,
         search,
         config,
@@ -98,7 +98,8 @@ pub fn open(
 }
 
 /// Work a fresh hub does once before serving: loads the bundled catalog snapshot when the
-/// catalog is empty and the configuration asks for it, then builds (or reopens) the search index.
+/// catalog is empty and the configuration asks for it, then builds (or reopens) the search index
+/// and builds the index of reserved names.
 /// Returns the import report when it loaded.
 ///
 /// # Errors
@@ -111,6 +112,9 @@ pub async fn prepare(hub: &Hub) -> Result<Option<catalog::import::ImportReport>,
     };
     // This process's search index, built or reopened now rather than on the first search.
     hub.search.warm(&hub.store).await?;
+    // And the reserved names, built now rather than inside the first registration's batch.
+    let names = Arc::clone(&hub.names);
+    hub.store.write(move |txn| names.build(txn)).await??;
     Ok(report)
 }
 

@@ -899,6 +899,7 @@ fn rotate_agent_key(ctx: Ctx, args: Args) -> HandlerFuture {
 
 fn revoke_agent(ctx: Ctx, _args: Args) -> HandlerFuture {
     Box::pin(async move {
+        let hub = std::sync::Arc::clone(&ctx.hub);
         ctx.signed_write(move |txn, signed| {
             let id = signed.agent_id.to_string();
             let agent = require_agent(txn.conn(), &id, "agent_id")?;
@@ -910,7 +911,8 @@ fn revoke_agent(ctx: Ctx, _args: Args) -> HandlerFuture {
                 .execute(params![id, now])?;
             passport::end(txn.conn(), &agent.credential_id, "revoked", now)?;
             // Its name is free at once: the name index confirms every candidate against an
-            // active row (names::clashes).
+            // active row (names::clashes); this only counts the entries as stale.
+            names::release(txn, &hub.names)?;
             let event = txn.append(NewEvent {
                 kind: "agent.revoked",
                 actor: signed.actor(),

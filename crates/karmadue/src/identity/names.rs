@@ -149,32 +149,63 @@ pub fn within_one_edit(a: &str, b: &str) -> bool {
 /// writer keeps, in place of a table of variants (which cost the writer about 80 µs of SQL per
 /// rename: ~17 deletes, ~17 inserts and ~17 probes; docs/performance.md).
 ///
-/// It answers with a superset: every active agent's current folded name (as the store has
-/// it, this batch's earlier jobs included) has its variants in the index, and entries are
-/// never removed (a renamed or revoked agent's old variants stay until the next rebuild).
-/// [`clashes`] therefore confirms each candidate against the `agents` row in the same
-/// transaction, so a stale, rolled-back or colliding entry never refuses a name, and a
-/// missing one cannot exist. Variants are kept as 64-bit keyed hashes (per-process random
-/// keys, so nobody can aim collisions), agents as indexes into one list of ids.
+/// It answers with a superset: every active agent's current folded name (as the writer's
+/// transaction sees it, this batch's earlier jobs included) has its variants in the index,
+/// and entries are never removed (a renamed or revoked agent's old variants stay until the
+/// next rebuild). [`clashes`] therefore confirms each candidate against the `agents` row in
+/// the same transaction, so a stale, rolled-back or colliding entry never refuses a name.
+/// Variants are kept as 64-bit keyed hashes (per-process random keys, so nobody can aim
+/// collisions), agents as indexes into one list of ids.
 ///
-/// It is built from the store inside the writer on first use, again when another process
-/// appended to the log since it was built ([`kd_core::store::WriteTxn::foreign_appends`]),
-/// and again when stale entries outnumber live agents.
+/// It is built from the store when the hub starts ([`NameIndex::build`], from `prepare`), on
+/// first use otherwise, again whenever the writer's epoch moved
+/// ([`kd_core::store::WriteTxn::foreign_appends`]: another process appended, or a batch failed
+/// and rolled back what its jobs had added or built), and again when stale entries (renames
+/// and revocations since the build) outnumber live agents by more than 1,024.
 #[derive(Debug, Default)]
 pub struct NameIndex {
     state: std::sync::Mutex<Option<IndexState>>,
 }
 
+/// The agents (indexes into `IndexState::agents`) that may hold a variant: almost always one.
+#[derive(Debug)]
+enum Holders {
+    One(u32),
+    Many(Vec<u32>),
+}
+
+impl Holders {
+    fn add(&mut self, index: u32) {
+        match self {
+            Self::One(one) if *one == index => {}
+            Self::One(one) => *self = Self::Many(vec![*one, index]),
+            Self::Many(many) => {
+                if !many.contains(&index) {
+                    many.push(index);
+                }
+            }
+        }
+    }
+
+    fn as_slice(&self) -> &[u32] {
+        match self {
+            Self::One(one) => std::slice::from_ref(one),
+            Self::Many(many) => many,
+        }
+    }
+}
+
 #[derive(Debug)]
 struct IndexState {
-    /// `WriteTxn::foreign_appends` when it was built.
+    /// The writer's epoch when it was built.
     built_at: u64,
     hasher: std::hash::RandomState,
-    /// Variant hash → indexes into `agents`.
-    by_variant: std::collections::HashMap<u64, Vec<u32>>,
+    by_variant: std::collections::HashMap<u64, Holders>,
     agents: Vec<String>,
     agent_index: std::collections::HashMap<String, u32>,
-    /// Names added for agents already in the index (renames) since it was built.
+    /// Active agents when built, plus registrations since.
+    live: usize,
+    /// Renames and revocations since it was built: entries that only widen the candidates.
     stale: usize,
 }
 
@@ -186,6 +217,7 @@ impl IndexState {
             by_variant: std::collections::HashMap::new(),
             agents: Vec::new(),
             agent_index: std::collections::HashMap::new(),
+            live: 0,
             stale: 0,
         };
         let mut statement =
@@ -194,65 +226,81 @@ impl IndexState {
         while let Some(row) = rows.next()? {
             let agent_id: String = row.get(0)?;
             let name_key: String = row.get(1)?;
-            state.add(&agent_id, &name_key);
+            state.add(&agent_id, &name_key)?;
         }
         state.stale = 0;
         Ok(state)
     }
 
-    fn add(&mut self, agent_id: &str, folded: &str) {
+    /// Whether it still vouches for the store as the writer's transaction sees it.
+    fn current(&self, epoch: u64) -> bool {
+        self.built_at == epoch && self.stale <= self.live + 1024
+    }
+
+    fn add(&mut self, agent_id: &str, folded: &str) -> Result<(), ToolError> {
         let index = match self.agent_index.get(agent_id) {
             Some(index) => {
                 self.stale += 1;
                 *index
             }
             None => {
-                let index = u32::try_from(self.agents.len()).unwrap_or(u32::MAX);
+                // Fails closed: past 2^32 agents a name is refused rather than unindexed.
+                let index = u32::try_from(self.agents.len())
+                    .map_err(|_| ToolError::internal("the name index is full"))?;
                 self.agents.push(agent_id.to_owned());
                 self.agent_index.insert(agent_id.to_owned(), index);
+                self.live += 1;
                 index
             }
         };
         for variant in variants(folded) {
-            let holders = self
-                .by_variant
-                .entry(self.hasher.hash_one(&variant))
-                .or_default();
-            if !holders.contains(&index) {
-                holders.push(index);
+            let hash = self.hasher.hash_one(&variant);
+            match self.by_variant.get_mut(&hash) {
+                Some(holders) => holders.add(index),
+                None => {
+                    self.by_variant.insert(hash, Holders::One(index));
+                }
             }
         }
+        Ok(())
     }
 
     fn candidates(&self, folded: &str) -> BTreeSet<&str> {
         variants(folded)
             .iter()
             .filter_map(|variant| self.by_variant.get(&self.hasher.hash_one(variant)))
-            .flatten()
+            .flat_map(Holders::as_slice)
             .filter_map(|index| self.agents.get(*index as usize).map(String::as_str))
             .collect()
     }
 }
 
 impl NameIndex {
+    /// Builds the index from the store now (so that the first name a hub checks does not wait
+    /// for it inside the writer).
+    ///
+    /// # Errors
+    /// `internal` when the store fails.
+    pub fn build(&self, txn: &WriteTxn<'_>) -> Result<(), ToolError> {
+        self.with(txn, |_| Ok(()))
+    }
+
     /// Runs `use_state` on the index, building it first when it is missing or stale.
     fn with<T>(
         &self,
         txn: &WriteTxn<'_>,
-        use_state: impl FnOnce(&mut IndexState) -> T,
+        use_state: impl FnOnce(&mut IndexState) -> Result<T, ToolError>,
     ) -> Result<T, ToolError> {
         let mut guard = self
             .state
             .lock()
             .map_err(|_| ToolError::internal("the name index lock was poisoned"))?;
-        let current = guard.as_ref().is_some_and(|state| {
-            state.built_at == txn.foreign_appends() && state.stale <= state.agents.len() + 1024
-        });
-        if !current {
-            *guard = Some(IndexState::build(txn.conn(), txn.foreign_appends())?);
+        let epoch = txn.foreign_appends();
+        if !guard.as_ref().is_some_and(|state| state.current(epoch)) {
+            *guard = Some(IndexState::build(txn.conn(), epoch)?);
         }
         match guard.as_mut() {
-            Some(state) => Ok(use_state(state)),
+            Some(state) => use_state(state),
             None => Err(ToolError::internal("the name index is missing")),
         }
     }
@@ -271,11 +319,11 @@ pub fn clashes(
 ) -> Result<Vec<(String, String)>, ToolError> {
     let folded = fold(name);
     let candidates: Vec<String> = index.with(txn, |state| {
-        state
+        Ok(state
             .candidates(&folded)
             .into_iter()
             .map(str::to_owned)
-            .collect()
+            .collect())
     })?;
     let mut statement = txn.conn().prepare_cached(
         "SELECT public_key, name_key FROM agents WHERE agent_id = ?1 AND status = 'active'",
@@ -306,6 +354,19 @@ pub fn reserve(
 ) -> Result<(), ToolError> {
     let folded = fold(name);
     index.with(txn, |state| state.add(agent_id, &folded))
+}
+
+/// Notes that `agent_id` gave its name up (revoked): its entries stay as stale candidates
+/// until the next rebuild, which this brings closer.
+///
+/// # Errors
+/// `internal` when the index lock fails or a rebuild fails.
+pub fn release(txn: &WriteTxn<'_>, index: &NameIndex) -> Result<(), ToolError> {
+    index.with(txn, |state| {
+        state.stale += 1;
+        state.live = state.live.saturating_sub(1);
+        Ok(())
+    })
 }
 
 /// A free name built from the requested one, with the platform added when that helps:
@@ -431,6 +492,37 @@ mod tests {
         assert!(check_name("é€", "name").is_ok());
         assert!(check_name("a\nb", "name").is_err());
         assert!(check_name("--", "name").is_err());
+    }
+
+    #[test]
+    fn the_index_only_grows_and_asks_for_a_rebuild_when_stale_or_the_epoch_moved() {
+        let mut state = IndexState {
+            built_at: 3,
+            hasher: std::hash::RandomState::new(),
+            by_variant: std::collections::HashMap::new(),
+            agents: Vec::new(),
+            agent_index: std::collections::HashMap::new(),
+            live: 0,
+            stale: 0,
+        };
+        state.add("a", &fold("Scout")).unwrap();
+        // "scot" shares variants with "scout": those hold two agents.
+        state.add("b", &fold("Scot")).unwrap();
+        let found = state.candidates(&fold("Sc0ut"));
+        assert!(found.contains("a") && found.contains("b"), "{found:?}");
+        assert!(state.candidates(&fold("Ranger")).is_empty());
+        assert!(state.current(3));
+        assert!(!state.current(4), "another epoch: rebuild");
+        // Renames add and never remove: the old name stays a candidate (the confirmation
+        // against the agents row drops it), until the stale entries pass live + 1024.
+        for n in 0..1026 {
+            state.add("a", &fold(&format!("Wanderer {n}"))).unwrap();
+        }
+        assert!(state.candidates(&fold("Scout")).contains("a"));
+        assert!(state.candidates(&fold("Wanderer 1025")).contains("a"));
+        assert!(state.current(3), "1026 stale entries, 2 live agents");
+        state.add("a", &fold("One More")).unwrap();
+        assert!(!state.current(3), "1027 stale entries, 2 live agents");
     }
 
     #[test]

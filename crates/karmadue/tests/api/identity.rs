@@ -487,7 +487,8 @@ fn a_rename_frees_the_old_name_and_reserves_the_new_one_with_its_lookalikes() {
         json!({ "agent_id": mover.agent_id, "name": "Sc0ut Prime" }),
     );
     assert_eq!(back["error"]["code"], "label_reserved", "{back}");
-    // Many renames later (stale index entries pile up), the last name is still the one held.
+    // Forty renames later (each leaves its old variants in the index as stale candidates),
+    // the last name is the one held and the earlier ones are free.
     for round in 0..40 {
         let name = format!("Wanderer {round:02} x{round:02}");
         let reply = app.signed(
