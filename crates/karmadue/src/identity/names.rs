@@ -210,8 +210,8 @@ struct IndexState {
 }
 
 impl IndexState {
-    fn build(conn: &Connection, built_at: u64) -> Result<Self, ToolError> {
-        let mut state = Self {
+    fn empty(built_at: u64) -> Self {
+        Self {
             built_at,
             hasher: std::hash::RandomState::new(),
             by_variant: std::collections::HashMap::new(),
@@ -219,7 +219,11 @@ impl IndexState {
             agent_index: std::collections::HashMap::new(),
             live: 0,
             stale: 0,
-        };
+        }
+    }
+
+    fn build(conn: &Connection, built_at: u64) -> Result<Self, ToolError> {
+        let mut state = Self::empty(built_at);
         let mut statement =
             conn.prepare("SELECT agent_id, name_key FROM agents WHERE status = 'active'")?;
         let mut rows = statement.query([])?;
@@ -496,15 +500,7 @@ mod tests {
 
     #[test]
     fn the_index_only_grows_and_asks_for_a_rebuild_when_stale_or_the_epoch_moved() {
-        let mut state = IndexState {
-            built_at: 3,
-            hasher: std::hash::RandomState::new(),
-            by_variant: std::collections::HashMap::new(),
-            agents: Vec::new(),
-            agent_index: std::collections::HashMap::new(),
-            live: 0,
-            stale: 0,
-        };
+        let mut state = IndexState::empty(3);
         state.add("a", &fold("Scout")).unwrap();
         // "scot" shares variants with "scout": those hold two agents.
         state.add("b", &fold("Scot")).unwrap();
