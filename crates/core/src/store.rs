@@ -74,7 +74,7 @@ pub struct WriteTxn<'c> {
     head: &'c mut ChainHead,
     now_ms: i64,
     appended: Vec<EventRow>,
-    foreign_appends: u64,
+    epoch: u64,
 }
 
 impl<'c> WriteTxn<'c> {
@@ -108,13 +108,8 @@ impl<'c> WriteTxn<'c> {
     /// process (an import, a second hub on the same file) since this writer's previous batch,
     /// or failed and were rolled back. A projection a hub keeps in memory and updates only
     /// from its own writes cannot trust what it learned before the epoch changed.
-    pub fn foreign_appends(&self) -> u64 {
-        self.foreign_appends
-    }
-
-    /// The seq of the last event on the log as this job sees it (0 for an empty log).
-    pub fn head_seq(&self) -> i64 {
-        self.head.seq
+    pub fn epoch(&self) -> u64 {
+        self.epoch
     }
 }
 
@@ -342,7 +337,7 @@ fn writer_loop(
     clock: Arc<dyn Clock>,
     metrics: &StoreMetrics,
 ) {
-    let mut foreign_appends = 0;
+    let mut epoch = 0;
     while let Ok(first) = receiver.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -352,20 +347,13 @@ fn writer_loop(
             }
         }
         let committed_head = head.clone();
-        let outcome = run_batch(
-            &conn,
-            &mut head,
-            &mut foreign_appends,
-            batch,
-            clock.as_ref(),
-            metrics,
-        );
+        let outcome = run_batch(&conn, &mut head, &mut epoch, batch, clock.as_ref(), metrics);
         let (finishes, result) = outcome;
         if result.is_err() {
             let _ = conn.execute_batch("ROLLBACK");
             head = ChainHead::load(&conn).unwrap_or(committed_head);
             // What the batch's jobs taught in-memory projections was rolled back with it.
-            foreign_appends += 1;
+            epoch += 1;
         }
         for finish in finishes {
             finish(result.clone());
@@ -376,7 +364,7 @@ fn writer_loop(
 fn run_batch(
     conn: &Connection,
     head: &mut ChainHead,
-    foreign_appends: &mut u64,
+    epoch: &mut u64,
     batch: Vec<Job>,
     clock: &dyn Clock,
     metrics: &StoreMetrics,
@@ -394,7 +382,7 @@ fn run_batch(
     match ChainHead::load(conn) {
         Ok(current) => {
             if current != *head {
-                *foreign_appends += 1;
+                *epoch += 1;
             }
             *head = current;
         }
@@ -414,7 +402,7 @@ fn run_batch(
             head: &mut *head,
             now_ms: clock.now_ms(),
             appended: Vec::new(),
-            foreign_appends: *foreign_appends,
+            epoch: *epoch,
         };
         let (ok, finish) = job(&mut txn);
         finishes.push(finish);
@@ -523,7 +511,7 @@ mod tests {
         assert!(store.read_blocking(verify_chain).unwrap().is_ok());
     }
 
-    /// The epoch (`WriteTxn::foreign_appends`) moves when another store appended to the file
+    /// The epoch (`WriteTxn::epoch`) moves when another store appended to the file
     /// and when a batch failed, never for this writer's own batches.
     #[tokio::test]
     async fn the_epoch_moves_on_foreign_appends_and_failed_batches_only() {
@@ -535,8 +523,8 @@ mod tests {
             async move {
                 store
                     .write(|txn| -> Result<(u64, i64), StoreError> {
-                        txn.append(event("test.event", 0))?;
-                        Ok((txn.foreign_appends(), txn.head_seq()))
+                        let row = txn.append(event("test.event", 0))?;
+                        Ok((txn.epoch(), row.seq))
                     })
                     .await
                     .unwrap()

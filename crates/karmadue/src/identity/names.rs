@@ -159,7 +159,7 @@ pub fn within_one_edit(a: &str, b: &str) -> bool {
 ///
 /// It is built from the store when the hub starts ([`NameIndex::build`], from `prepare`), on
 /// first use otherwise, again whenever the writer's epoch moved
-/// ([`kd_core::store::WriteTxn::foreign_appends`]: another process appended, or a batch failed
+/// ([`kd_core::store::WriteTxn::epoch`]: another process appended, or a batch failed
 /// and rolled back what its jobs had added or built), and again when stale entries (renames
 /// and revocations since the build) outnumber live agents by more than 1,024.
 #[derive(Debug, Default)]
@@ -299,7 +299,7 @@ impl NameIndex {
             .state
             .lock()
             .map_err(|_| ToolError::internal("the name index lock was poisoned"))?;
-        let epoch = txn.foreign_appends();
+        let epoch = txn.epoch();
         if !guard.as_ref().is_some_and(|state| state.current(epoch)) {
             *guard = Some(IndexState::build(txn.conn(), epoch)?);
         }
