@@ -17,11 +17,12 @@
 # 3. Starts two hubs on free loopback ports (port 0, read back from the banner) with throwaway
 #    data folders: a plain one, as deployed, and one with --conformance-fixtures (and without the
 #    bundled catalog, which it does not need).
-# 4. Runs against the plain hub: tests/peers/ts_sdk_client.mjs (system Node), python_mcp_client.py
-#    and python_crypto_client.py (the venv), and the conformance scenarios that apply to the real
-#    endpoint (server-initialize, ping, tools-list, dns-rebinding-protection). Runs the whole
-#    conformance suite (`--suite all`) against the fixture hub with
-#    tests/peers/conformance-baseline.yml as the expected failures.
+# 4. Runs against the plain hub: tests/peers/ts_sdk_client.mjs (system Node), python_mcp_client.py,
+#    python_crypto_client.py, python_receipts_client.py and python_log_head_client.py (the venv;
+#    the last also runs scripts/verify_head.py from the hub's ledger folder), and the conformance
+#    scenarios that apply to the real endpoint (server-initialize, ping, tools-list,
+#    dns-rebinding-protection). Runs the whole conformance suite (`--suite all`) against the
+#    fixture hub with tests/peers/conformance-baseline.yml as the expected failures.
 #    Browser tests: starts the SMTP sink (tests/peers/smtp_sink.py, aiosmtpd on 127.0.0.1, one
 #    JSON file per message) and runs tests/peers/browser.mjs, which drives headless Chromium
 #    through playwright-core and the agent through `karmadue agent`, each scenario against a
@@ -348,6 +349,7 @@ if [ "$ONLY_BROWSER" = false ]; then
     run_peer "python_mcp_client.py" "$PYTHON" "$PEERS/python_mcp_client.py"
     run_peer "python_crypto_client.py" "$PYTHON" "$PEERS/python_crypto_client.py"
     run_peer "python_receipts_client.py" "$PYTHON" "$PEERS/python_receipts_client.py"
+    KD_LEDGER_DIR="$WORK/plain-data/ledger" run_peer "python_log_head_client.py" "$PYTHON" "$PEERS/python_log_head_client.py"
 fi
 # Its own hubs (one per scenario), mail through the sink.
 KD_HUB_BIN=$HUB_BIN KD_SMTP_PORT=$SMTP_PORT KD_SMTP_DIR="$WORK/mail" KD_CHROMIUM=$CHROMIUM \

@@ -99,11 +99,17 @@ struct ServeArgs {
     /// proxy). Default: none; X-Forwarded-For is ignored.
     #[arg(long, env = "KARMADUE_TRUSTED_PROXIES", default_value = "")]
     trusted_proxies: String,
+    /// The public ledger folder: the hub writes one signed log head per UTC day there as
+    /// heads/YYYY-MM-DD.json, with the verifier scripts/verify_head.py. Commit it to a public
+    /// repository on a schedule. Default: <data-dir>/ledger.
+    #[arg(long, env = "KARMADUE_LEDGER_DIR")]
+    ledger_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
 enum LedgerCommand {
-    /// Recompute every row hash from row 1; exit 1 naming the first broken row.
+    /// Recompute every row hash from row 1, then check every signed daily head against the
+    /// log and the hub's key; exit 1 naming the first broken row or head.
     Verify {
         /// The hub's data folder.
         #[arg(long, env = "KARMADUE_DATA_DIR", default_value = DEFAULT_DATA_DIR)]
@@ -150,6 +156,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     config.conformance_fixtures = args.conformance_fixtures;
     config.bundled_catalog = args.bundled_catalog;
     config.metrics = args.metrics;
+    config.ledger_dir = args.ledger_dir;
     config.trusted_proxies = kd_core::config::TrustedProxies::parse(&args.trusted_proxies)
         .map_err(|reason| anyhow::anyhow!("--trusted-proxies: {reason}"))?;
     config.smtp_url = args.smtp_url.map(kd_core::config::Secret::new);
@@ -203,6 +210,10 @@ fn print_banner(hub: &kd_karmadue::Hub, bound: SocketAddr) {
         "  JWKS           {url}/.well-known/jwks.json  (kd-passport-1 {})",
         hub.passport_key.public_key_b64url()
     );
+    println!(
+        "  log head       {url}/.well-known/kd-log-head.json  (ledger folder {})",
+        hub.config.ledger_path().display()
+    );
     println!("  docs           {url}/");
     if hub.config.metrics {
         println!("  metrics        {url}/metrics");
@@ -251,16 +262,32 @@ fn ledger_verify(data_dir: &std::path::Path) -> anyhow::Result<ExitCode> {
     let conn =
         rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .with_context(|| format!("cannot open {}", path.display()))?;
-    match kd_core::eventlog::verify_chain(&conn)? {
-        Ok(report) => {
-            println!(
-                "ok: {} rows verified; head seq {} row_hash {}",
-                report.rows, report.head.seq, report.head.row_hash
-            );
-            Ok(ExitCode::SUCCESS)
-        }
+    let report = match kd_core::eventlog::verify_chain(&conn)? {
+        Ok(report) => report,
         Err(broken) => {
             println!("broken: {broken}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    println!(
+        "ok: {} rows verified; head seq {} row_hash {}",
+        report.rows, report.head.seq, report.head.row_hash
+    );
+    // The signatures are checked with the hub's own key when the data folder holds it.
+    let key =
+        kd_core::keys::ServerKey::load(&data_dir.join("keys"), kd_core::keys::PASSPORT_KEY_ID)?;
+    match kd_core::heads::check(&conn, key.as_ref())? {
+        Ok(heads) => {
+            let signatures = if key.is_some() {
+                "signatures verified"
+            } else {
+                "signatures NOT checked: no keys/kd-passport-1.key in the data folder"
+            };
+            println!("ok: {heads} daily heads match the log; {signatures}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(problem) => {
+            println!("broken: {problem}");
             Ok(ExitCode::FAILURE)
         }
     }

@@ -186,6 +186,86 @@ fn ledger_verify_passes_a_sound_log_and_names_the_first_corrupted_row() {
 }
 
 #[test]
+fn serve_writes_the_day_s_signed_head_to_the_ledger_folder_and_ledger_verify_checks_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let ledger = dir.path().join("public-ledger");
+    let hub = start_hub(&data);
+    let (ok, reply, stderr) = agent(
+        &hub,
+        &dir.path().join("agent.json"),
+        &["new", "--name", "Head Anchor Agent"],
+    );
+    assert!(ok, "{reply} {stderr}");
+    drop(hub);
+    // A start with events in the log publishes the day's head and writes its file.
+    let hub = start_hub_with(&data, &["--ledger-dir".as_ref(), ledger.as_os_str()]);
+    let heads = ledger.join("heads");
+    let mut files = Vec::new();
+    for _ in 0..200 {
+        files = std::fs::read_dir(&heads)
+            .map(|entries| entries.flatten().map(|entry| entry.path()).collect())
+            .unwrap_or_default();
+        if !files.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(files.len(), 1, "{files:?}");
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    let live: serde_json::Value = serde_json::from_str(
+        &ureq::get(&format!("{}/.well-known/kd-log-head.json", hub.url))
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_to_string()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(live["signature"], file["signature"]);
+    assert_eq!(live["seq"], 1, "the registration is the only event");
+    assert!(ledger.join("scripts/verify_head.py").exists());
+    assert!(
+        !data.join("ledger").exists(),
+        "--ledger-dir replaces the default folder"
+    );
+    drop(hub);
+
+    let verify = || {
+        Command::new(BIN)
+            .args(["ledger", "verify", "--data-dir"])
+            .arg(&data)
+            .output()
+            .unwrap()
+    };
+    let sound = verify();
+    let said = String::from_utf8_lossy(&sound.stdout).into_owned();
+    assert!(sound.status.success(), "{said}");
+    assert!(
+        said.contains("ok: 1 daily heads match the log; signatures verified"),
+        "{said}"
+    );
+    // A head whose text and signature no longer agree is named by its day.
+    let conn = rusqlite::Connection::open(data.join("karmadue.sqlite")).unwrap();
+    conn.execute_batch(
+        "DROP TRIGGER log_heads_append_only_update;
+         UPDATE log_heads SET signature = 'AAAA' || substr(signature, 5);",
+    )
+    .unwrap();
+    let broken = verify();
+    let said = String::from_utf8_lossy(&broken.stdout).into_owned();
+    assert!(!broken.status.success(), "{said}");
+    let day = file["date"].as_str().unwrap();
+    assert!(
+        said.contains(&format!(
+            "broken: head of {day}: the signature does not verify"
+        )),
+        "{said}"
+    );
+}
+
+#[test]
 fn import_is_idempotent_and_reports_bad_rows_by_line() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("rows.jsonl");

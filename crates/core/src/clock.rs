@@ -65,6 +65,17 @@ pub fn rfc3339_ms(epoch_ms: i64) -> String {
     at.format(&format).unwrap_or_default()
 }
 
+/// The UTC day of `epoch_ms` (Unix milliseconds) as `YYYY-MM-DD`.
+/// Out of the representable range (years past 9999) it is the epoch's day, as [`rfc3339_ms`]
+/// falls back to the epoch.
+pub fn utc_day(epoch_ms: i64) -> String {
+    let nanos = i128::from(epoch_ms) * 1_000_000;
+    let at = time::OffsetDateTime::from_unix_timestamp_nanos(nanos)
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    let format = time::macros::format_description!("[year]-[month]-[day]");
+    at.format(&format).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,5 +92,14 @@ mod tests {
     fn rfc3339_prints_utc_with_milliseconds() {
         assert_eq!(rfc3339_ms(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(rfc3339_ms(1_791_700_000_123), "2026-10-11T06:26:40.123Z");
+    }
+
+    #[test]
+    fn the_utc_day_turns_at_midnight() {
+        assert_eq!(utc_day(1_791_700_000_123), "2026-10-11");
+        // 2026-10-11T23:59:59.999Z and the next millisecond.
+        assert_eq!(utc_day(1_791_763_199_999), "2026-10-11");
+        assert_eq!(utc_day(1_791_763_200_000), "2026-10-12");
+        assert_eq!(utc_day(-1), "1969-12-31");
     }
 }

@@ -39,6 +39,9 @@ pub struct Config {
     /// Reverse proxies whose `X-Forwarded-For` names the client (empty: the header is
     /// ignored and every request counts for the address that connected).
     pub trusted_proxies: TrustedProxies,
+    /// The public ledger folder (DECISIONS 8): the hub writes one `heads/YYYY-MM-DD.json` per
+    /// UTC day there, with the verifier `scripts/verify_head.py`. `None`: `<data_dir>/ledger`.
+    pub ledger_dir: Option<PathBuf>,
 }
 
 /// The reverse proxies a hub believes about the client's address (`--trusted-proxies`).
@@ -213,12 +216,20 @@ impl Config {
             access_tiers: crate::tiers::AccessTiers::default(),
             metrics: true,
             trusted_proxies: TrustedProxies::default(),
+            ledger_dir: None,
         }
     }
 
     /// The database file inside the data folder.
     pub fn database_path(&self) -> PathBuf {
         self.data_dir.join("karmadue.sqlite")
+    }
+
+    /// The public ledger folder: `ledger_dir`, or `ledger` inside the data folder.
+    pub fn ledger_path(&self) -> PathBuf {
+        self.ledger_dir
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join("ledger"))
     }
 
     /// The folder of the server keys inside the data folder.

@@ -70,16 +70,9 @@ impl ServerKey {
             path: path.clone(),
             source,
         };
-        match std::fs::read_to_string(&path) {
-            Ok(text) => {
-                let bytes = b64::decode_url(text.trim())
-                    .map_err(|_| KeyFileError::Malformed(path.clone()))?;
-                let seed: [u8; 32] = bytes
-                    .try_into()
-                    .map_err(|_| KeyFileError::Malformed(path.clone()))?;
-                Ok(Self::new(key_id, &seed))
-            }
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+        match Self::load(dir, key_id) {
+            Ok(Some(key)) => Ok(key),
+            Ok(None) => {
                 std::fs::create_dir_all(dir).map_err(io)?;
                 let seed = seed_source();
                 let mut options = std::fs::OpenOptions::new();
@@ -92,7 +85,28 @@ impl ServerKey {
                 file.sync_all().map_err(io)?;
                 Ok(Self::new(key_id, &seed))
             }
-            Err(error) => Err(io(error)),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Loads the key from `dir/<key_id>.key`; `None` when the file does not exist (nothing is
+    /// made).
+    ///
+    /// # Errors
+    /// [`KeyFileError`] when the file cannot be read or is malformed.
+    pub fn load(dir: &Path, key_id: &'static str) -> Result<Option<Self>, KeyFileError> {
+        let path = dir.join(format!("{key_id}.key"));
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let bytes = b64::decode_url(text.trim())
+                    .map_err(|_| KeyFileError::Malformed(path.clone()))?;
+                let seed: [u8; 32] = bytes
+                    .try_into()
+                    .map_err(|_| KeyFileError::Malformed(path.clone()))?;
+                Ok(Some(Self::new(key_id, &seed)))
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(KeyFileError::Io { path, source }),
         }
     }
 

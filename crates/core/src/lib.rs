@@ -2,6 +2,7 @@
 //!
 //! - [`store`]: the SQLite store (WAL), read pool, and the group-commit writer.
 //! - [`eventlog`]: the global hash-chained event log and its verifier.
+//! - [`heads`]: the signed daily heads of that log (kd-log-head-v1).
 //! - [`clock`]: injected time.
 //! - [`keys`]: the hub's own signing keys and their JWKS.
 //! - [`random`]: injected randomness.
@@ -12,6 +13,7 @@
 pub mod clock;
 pub mod config;
 pub mod eventlog;
+pub mod heads;
 pub mod keys;
 pub mod outbox;
 pub mod people;

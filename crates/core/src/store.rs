@@ -34,6 +34,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0007_help.sql"),
     include_str!("../migrations/0008_read_indexes.sql"),
     include_str!("../migrations/0009_names_in_memory.sql"),
+    include_str!("../migrations/0010_log_heads.sql"),
 ];
 
 /// Store failures. Messages are for logs; callers present them as `internal`.
@@ -97,6 +98,12 @@ impl<'c> WriteTxn<'c> {
         let row = eventlog::append(self.conn, self.head, self.now_ms, event)?;
         self.appended.push(row.clone());
         Ok(row)
+    }
+
+    /// The chain head as this job sees it: the last row committed or appended so far in this
+    /// transaction (seq 0 and [`eventlog::GENESIS_HASH`] for an empty log).
+    pub fn head(&self) -> &ChainHead {
+        self.head
     }
 
     /// The events this job has appended so far.

@@ -15,6 +15,7 @@ pub mod help;
 pub mod http;
 pub mod hub;
 pub mod identity;
+pub mod ledger;
 pub mod outcomes;
 pub mod people;
 pub mod preflight;
@@ -135,6 +136,7 @@ pub async fn serve(
         .is_some()
         .then(|| tokio::spawn(people::mail::run_sender(Arc::clone(&hub))));
     let watch = tokio::spawn(help::watch::run_schedule(Arc::clone(&hub)));
+    let heads = tokio::spawn(ledger::run_schedule(Arc::clone(&hub)));
     let upkeep = tokio::spawn(telemetry_upkeep(Arc::clone(&hub)));
     let app = http::router(hub).into_make_service_with_connect_info::<SocketAddr>();
     let result = axum::serve(listener, app)
@@ -144,6 +146,7 @@ pub async fn serve(
         sender.abort();
     }
     watch.abort();
+    heads.abort();
     upkeep.abort();
     store.close();
     result

@@ -10,9 +10,11 @@
 //!   and strict signature verification.
 //! - [`signing`]: the kd-mcp-v1 text to sign and the request-signature header values.
 //! - [`ids`]: agent ids and `kd_` handles.
+//! - [`log_head`]: the kd-log-head-v1 text of the signed daily log head.
 
 pub mod b64;
 pub mod canonical;
 pub mod ids;
 pub mod keys;
+pub mod log_head;
 pub mod signing;

@@ -66,6 +66,11 @@ pub fn router(hub: Arc<Hub>) -> Router {
             "/functions/v1/public-api/.well-known/jwks.json",
             get(pages::jwks),
         )
+        .route(pages::LOG_HEAD_PATH, get(pages::log_head))
+        .route(
+            "/functions/v1/public-api/.well-known/kd-log-head.json",
+            get(pages::log_head),
+        )
         .route("/functions/v1/docs/docs/{page}", get(pages::doc_page))
         .route(
             "/signup",

@@ -8,6 +8,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 
 use crate::docs;
+use crate::error::{ErrorCode, ToolError};
 use crate::hub::Hub;
 
 const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}\
@@ -63,6 +64,44 @@ pub async fn jwks(State(hub): State<Arc<Hub>>) -> Response {
         HeaderValue::from_static("public, max-age=300"),
     );
     response
+}
+
+/// Where the app serves the live log head (the public-api serves a copy under
+/// `/functions/v1/public-api/.well-known/kd-log-head.json`).
+pub const LOG_HEAD_PATH: &str = "/.well-known/kd-log-head.json";
+
+/// `GET /.well-known/kd-log-head.json` (and the public-api copy): the signed daily log head
+/// ([`crate::ledger::live_head`]), cached for five minutes. Before the first head (an empty
+/// log): 404 with `{ok: false, error: {code: not_found, message}}`.
+pub async fn log_head(
+    State(hub): State<Arc<Hub>>,
+    super::observe::RequestId(request_id): super::observe::RequestId,
+) -> Response {
+    let refusal = |error: ToolError| {
+        let status = StatusCode::from_u16(error.code.http_status())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let body =
+            serde_json::json!({ "ok": false, "error": error.to_json(), "request_id": request_id });
+        let mut response = (status, body.to_string()).into_response();
+        super::json_content_type(response.headers_mut());
+        response
+    };
+    match crate::ledger::live_head(&hub).await {
+        Ok(Some(head)) => {
+            let mut response = head.to_string().into_response();
+            super::json_content_type(response.headers_mut());
+            response.headers_mut().insert(
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("public, max-age=300"),
+            );
+            response
+        }
+        Ok(None) => refusal(ToolError::new(
+            ErrorCode::NotFound,
+            "No log head yet: the hub publishes one per UTC day once its log has an event.",
+        )),
+        Err(error) => refusal(error),
+    }
 }
 
 /// Anything else: 404.

@@ -370,6 +370,11 @@ impl TestApp {
         )
     }
 
+    /// Runs a future on the hub's runtime (for library calls such as `ledger::publish`).
+    pub fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
+        self._runtime.block_on(future)
+    }
+
     /// Rows in the event log.
     pub fn log_len(&self) -> i64 {
         self.hub

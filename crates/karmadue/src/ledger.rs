@@ -1,0 +1,174 @@
+//! The signed daily log head and the public ledger folder (spec "Signed log head";
+//! DECISIONS 8; `kd_core::heads` keeps the anchors).
+//!
+//! - [`publish`] publishes the day's head when it is due (in the writer's transaction) and
+//!   then writes every head that has no file yet to `<ledger>/heads/YYYY-MM-DD.json`.
+//! - [`run_schedule`] calls it at start, at every UTC midnight, and every
+//!   [`SCHEDULE_TICK`] in between (so an empty log gets its first head soon after its first
+//!   event); a day that has a head is never published again.
+//! - [`live_head`] is what `GET /.well-known/kd-log-head.json` (and the public-api copy)
+//!   serves: the newest anchor, with `jwks_url` and `previous`, the up to 30 anchors before it.
+//!
+//! The ledger folder is laid out as the public ledger repository is: `heads/` with one file
+//! per day, `scripts/verify_head.py` (the verifier this project ships, refreshed when this
+//! version's differs), and a `README.md` (written once). A head file is written once and never
+//! overwritten: a file that differs from the stored head is left as it is and reported, for the
+//! operator to look at (the folder is what they commit to a public repository).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kd_core::heads::{self, LogHead};
+use serde_json::Value;
+
+use crate::error::ToolError;
+use crate::hub::Hub;
+
+/// How often the scheduler looks for a due head between midnights (real time).
+pub const SCHEDULE_TICK: Duration = Duration::from_secs(600);
+
+/// The verifier shipped into the ledger folder as `scripts/verify_head.py`.
+pub const VERIFIER: &str = include_str!("../../../scripts/verify_head.py");
+
+const LEDGER_README: &str = "# KarmaDue ledger\n\nOne signed head of the hub's global event log per UTC day, written by the hub: `heads/YYYY-MM-DD.json`.\nEach file holds `signed_text` (kd-log-head-v1, the date, the latest event's seq and its row_hash, joined by LF)\nand `signature` (Ed25519 by kd-passport-1, base64url). Committing this folder to a public git repository on a\nschedule makes the commit time an independent timestamp.\n\nVerify with Python 3 and `cryptography`:\n\n    python3 scripts/verify_head.py --jwks https://<hub>/.well-known/jwks.json --live https://<hub>/.well-known/kd-log-head.json\n\nIt rebuilds each signed_text from the fields, checks each signature, checks that seq never goes down, and\nthat today's file matches the live head.\n";
+
+/// What one [`publish`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PublishReport {
+    /// Today's head (published now or earlier), or `None` while the log is empty.
+    pub today: Option<LogHead>,
+    /// Head files written by this call (days).
+    pub written: Vec<String>,
+    /// Head files that exist but differ from the stored head (days); left untouched.
+    pub differing: Vec<String>,
+}
+
+/// Publishes today's head when due, then writes the head files the ledger folder lacks.
+///
+/// # Errors
+/// `internal` when the store fails or the ledger folder cannot be written.
+pub async fn publish(hub: &Hub) -> Result<PublishReport, ToolError> {
+    let key = hub.passport_key.clone();
+    let today = hub
+        .store
+        .write(move |txn| heads::publish_due(txn, &key))
+        .await
+        .map_err(ToolError::internal)?
+        .map_err(ToolError::internal)?;
+    let all = hub
+        .store
+        .read(|conn| heads::since(conn, "").map_err(ToolError::internal))
+        .await?;
+    let dir = hub.config.ledger_path();
+    let (written, differing) = tokio::task::spawn_blocking(move || write_ledger(&dir, &all))
+        .await
+        .map_err(ToolError::internal)?
+        .map_err(ToolError::internal)?;
+    Ok(PublishReport {
+        today,
+        written,
+        differing,
+    })
+}
+
+/// Publishes at start, at each UTC midnight and every [`SCHEDULE_TICK`]; logs what it did.
+pub async fn run_schedule(hub: Arc<Hub>) {
+    loop {
+        match publish(&hub).await {
+            Ok(report) => {
+                for day in &report.written {
+                    tracing::info!(%day, "wrote the signed log head file");
+                }
+                for day in &report.differing {
+                    tracing::error!(%day, "a head file in the ledger folder differs from the signed head; left as it is");
+                }
+            }
+            Err(error) => tracing::error!(cause = ?error.cause, "publishing the log head failed"),
+        }
+        let now = hub.clock.now_ms();
+        let until_midnight = (now.div_euclid(crate::standing::stamps::DAY_MS) + 1)
+            * crate::standing::stamps::DAY_MS
+            - now;
+        let wait = u64::try_from(until_midnight)
+            .map(Duration::from_millis)
+            .unwrap_or(SCHEDULE_TICK)
+            .clamp(Duration::from_secs(1), SCHEDULE_TICK);
+        tokio::time::sleep(wait).await;
+    }
+}
+
+/// The live head: the newest anchor as [`LogHead::to_json`] shows it, plus `jwks_url` (the
+/// JWKS holding `key_id`) and `previous` (the up to [`heads::PREVIOUS_MAX`] anchors before it,
+/// newest first). `None` until the first head is published.
+///
+/// # Errors
+/// `internal` when the store fails.
+pub async fn live_head(hub: &Hub) -> Result<Option<Value>, ToolError> {
+    let recent = hub
+        .store
+        .read(|conn| heads::latest(conn, heads::PREVIOUS_MAX + 1).map_err(ToolError::internal))
+        .await?;
+    let Some((current, previous)) = recent.split_first() else {
+        return Ok(None);
+    };
+    let mut live = current.to_json();
+    live["jwks_url"] = Value::String(format!("{}/.well-known/jwks.json", hub.config.public_url));
+    live["previous"] = Value::Array(previous.iter().map(LogHead::to_json).collect());
+    Ok(Some(live))
+}
+
+/// The text of a head file: the anchor's JSON, pretty-printed, with a final LF.
+pub fn head_file_text(head: &LogHead) -> String {
+    let mut text = serde_json::to_string_pretty(&head.to_json()).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// Writes the heads that have no file yet, the verifier when it is missing or differs, and the
+/// README when it is missing; before the first head, nothing (not even the folder). Returns (days written, days whose file differs).
+fn write_ledger(dir: &Path, all: &[LogHead]) -> std::io::Result<(Vec<String>, Vec<String>)> {
+    let mut written = Vec::new();
+    let mut differing = Vec::new();
+    if all.is_empty() {
+        // Nothing to publish yet: the folder is made with the first head.
+        return Ok((written, differing));
+    }
+    let heads_dir = dir.join("heads");
+    std::fs::create_dir_all(&heads_dir)?;
+    for head in all {
+        let path = heads_dir.join(format!("{}.json", head.day));
+        let text = head_file_text(head);
+        match std::fs::read(&path) {
+            Ok(existing) if existing == text.as_bytes() => {}
+            Ok(_) => differing.push(head.day.clone()),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                write_atomically(&path, text.as_bytes())?;
+                written.push(head.day.clone());
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    let verifier = dir.join("scripts").join("verify_head.py");
+    if std::fs::read(&verifier).ok().as_deref() != Some(VERIFIER.as_bytes()) {
+        std::fs::create_dir_all(dir.join("scripts"))?;
+        write_atomically(&verifier, VERIFIER.as_bytes())?;
+    }
+    let readme = dir.join("README.md");
+    if !readme.exists() {
+        write_atomically(&readme, LEDGER_README.as_bytes())?;
+    }
+    Ok((written, differing))
+}
+
+/// Writes `bytes` to a temporary file beside `path`, syncs it, and renames it into place, so a
+/// reader (or a `git add`) never sees half a file.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut temporary = PathBuf::from(path);
+    temporary.set_extension("tmp");
+    let mut file = std::fs::File::create(&temporary)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&temporary, path)
+}
