@@ -15,7 +15,11 @@ loading the bundled catalog). It checks:
    verifier, byte for byte the one in this repository;
 3. scripts/verify_head.py from the ledger folder, with --jwks and --live over HTTP: exit 0;
 4. the verifier refuses (exit 1, naming the problem): a copy whose seq was changed, a copy
-   filed under another day, a JWKS holding another key, and an empty folder.
+   filed under another day, a JWKS holding another key, and an empty folder;
+5. the verifier against heads this script signs with a key of its own (so it can write what a
+   broken or dishonest ledger would hold): two different heads for one day, seq going down, a
+   head dated after today, a stale live head, `previous` out of order or missing a file, and
+   inputs it cannot read (exit 2 with a message, never a traceback).
 
 Prints one line per check and, last, exactly ``N passed, M failed``; exits 1 on any failure.
 """
@@ -31,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import urllib.request
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature
@@ -173,8 +177,80 @@ def main() -> int:
         result = run_verifier("--jwks", jwks_url, str(empty))
         check("an empty folder fails", result.returncode == 1 and "no head files" in result.stdout, (result.returncode, result.stdout))
 
+    own_key_checks()
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def own_key_checks() -> None:
+    """The verifier's refusals, on heads signed here with a throwaway kd-passport-1."""
+    secret = Ed25519PrivateKey.generate()
+    public = secret.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    today = datetime.now(timezone.utc).date()
+
+    def day(offset: int) -> str:
+        return (today + timedelta(days=offset)).isoformat()
+
+    def head(date: str, seq: int, row_hash: str = "ab" * 32) -> dict:
+        text = f"kd-log-head-v1\n{date}\n{seq}\n{row_hash}"
+        return {
+            "recipe": "kd-log-head-v1", "date": date, "seq": seq, "row_hash": row_hash,
+            "signed_text": text, "signature": b64url(secret.sign(text.encode())),
+            "key_id": "kd-passport-1", "alg": "EdDSA", "published_at": f"{date}T00:00:01.000Z",
+        }
+
+    with tempfile.TemporaryDirectory() as work:
+        root = pathlib.Path(work)
+        jwks = root / "jwks.json"
+        jwks.write_text(json.dumps({"keys": [{"kty": "OKP", "crv": "Ed25519", "kid": "kd-passport-1", "x": b64url(public)}]}))
+
+        def folder(name: str, heads: list[dict]) -> str:
+            path = root / name
+            path.mkdir()
+            for item in heads:
+                (path / f"{item['date']}.json").write_text(json.dumps(item))
+            return str(path)
+
+        def live_file(current: dict, previous: list[dict]) -> str:
+            path = root / f"live-{len(list(root.iterdir()))}.json"
+            path.write_text(json.dumps(dict(current, previous=previous)))
+            return str(path)
+
+        def expect(name: str, args: list[str], status: int, text: str) -> None:
+            result = run_verifier("--jwks", str(jwks), *args)
+            check(name, result.returncode == status and text in result.stdout and "Traceback" not in result.stderr,
+                  (result.returncode, result.stdout, result.stderr[-300:]))
+
+        good = [head(day(-2), 5), head(day(-1), 9), head(day(0), 12)]
+        good_dir = folder("good", good)
+        expect("own key: a sound ledger and live head pass", ["--live", live_file(good[2], [good[1], good[0]]), good_dir],
+               0, "the live head matches")
+        twice = folder("twice", [head(day(-1), 9)])
+        (pathlib.Path(twice) / "copy").mkdir()
+        (pathlib.Path(twice) / "copy" / f"{day(-1)}.json").write_text(json.dumps(head(day(-1), 12)))
+        expect("own key: two different heads for one day fail", [twice, str(pathlib.Path(twice) / "copy")],
+               1, "a different head for")
+        expect("own key: seq going down fails", [folder("down", [head(day(-2), 9), head(day(-1), 5)])], 1, "seq goes down")
+        expect("own key: a head dated after today fails", [folder("future", [head(day(3), 9)])], 1, "after today")
+        expect("own key: a stale live head fails", ["--live", live_file(good[0], []), good_dir], 1, "not today")
+        expect("own key: previous out of order fails",
+               ["--live", live_file(good[2], [good[0], good[1]]), good_dir], 1, "runs back in time")
+        partial = folder("partial", [good[2]])
+        expect("own key: a previous day without a file fails", ["--live", live_file(good[2], [good[1]]), partial],
+               1, "no file holds its day")
+        expect("own key: a date that is no calendar day fails",
+               [folder("calendar", [dict(head(day(-1), 1), date="2026-02-31")])], 1, "not a calendar day")
+        bad_jwks = root / "bad-jwks.json"
+        bad_jwks.write_text(json.dumps({"keys": 5}))
+        result = run_verifier("--jwks", str(bad_jwks), good_dir)
+        check("own key: a malformed JWKS is unreadable (exit 2), no traceback",
+              result.returncode == 2 and "Traceback" not in result.stderr, (result.returncode, result.stdout, result.stderr[-300:]))
+        deep = root / "deep"
+        deep.mkdir()
+        (deep / f"{day(0)}.json").write_text("[" * 100000 + "]" * 100000)
+        result = run_verifier("--jwks", str(jwks), str(deep))
+        check("own key: deeply nested JSON is unreadable (exit 2), no traceback",
+              result.returncode == 2 and "Traceback" not in result.stderr, (result.returncode, result.stdout, result.stderr[-300:]))
 
 
 if __name__ == "__main__":

@@ -109,11 +109,15 @@ struct ServeArgs {
 #[derive(Debug, Subcommand)]
 enum LedgerCommand {
     /// Recompute every row hash from row 1, then check every signed daily head against the
-    /// log and the hub's key; exit 1 naming the first broken row or head.
+    /// log and the hub's key, and the head files of the ledger folder against the heads; exit
+    /// 1 naming the first broken row, head or file.
     Verify {
         /// The hub's data folder.
         #[arg(long, env = "KARMADUE_DATA_DIR", default_value = DEFAULT_DATA_DIR)]
         data_dir: PathBuf,
+        /// The ledger folder the hub writes its head files to (default: <data-dir>/ledger).
+        #[arg(long, env = "KARMADUE_LEDGER_DIR")]
+        ledger_dir: Option<PathBuf>,
     },
 }
 
@@ -122,8 +126,15 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => serve(args),
         Command::Ledger {
-            command: LedgerCommand::Verify { data_dir },
-        } => ledger_verify(&data_dir),
+            command:
+                LedgerCommand::Verify {
+                    data_dir,
+                    ledger_dir,
+                },
+        } => {
+            let ledger = ledger_dir.unwrap_or_else(|| data_dir.join("ledger"));
+            ledger_verify(&data_dir, &ledger)
+        }
         Command::Outbox { data_dir, all } => outbox(&data_dir, all),
         Command::Agent(args) => agent::run(args),
         Command::Import { data_dir, files } => import(data_dir, &files),
@@ -254,7 +265,7 @@ async fn shutdown_signal() {
     }
 }
 
-fn ledger_verify(data_dir: &std::path::Path) -> anyhow::Result<ExitCode> {
+fn ledger_verify(data_dir: &std::path::Path, ledger: &std::path::Path) -> anyhow::Result<ExitCode> {
     let path = data_dir.join("karmadue.sqlite");
     if !path.exists() {
         anyhow::bail!("no database at {}", path.display());
@@ -276,21 +287,57 @@ fn ledger_verify(data_dir: &std::path::Path) -> anyhow::Result<ExitCode> {
     // The signatures are checked with the hub's own key when the data folder holds it.
     let key =
         kd_core::keys::ServerKey::load(&data_dir.join("keys"), kd_core::keys::PASSPORT_KEY_ID)?;
-    match kd_core::heads::check(&conn, key.as_ref())? {
-        Ok(heads) => {
-            let signatures = if key.is_some() {
-                "signatures verified"
-            } else {
-                "signatures NOT checked: no keys/kd-passport-1.key in the data folder"
-            };
-            println!("ok: {heads} daily heads match the log; {signatures}");
-            Ok(ExitCode::SUCCESS)
-        }
+    let today = kd_core::clock::utc_day(kd_core::clock::Clock::now_ms(&SystemClock));
+    let heads = match kd_core::heads::check(&conn, key.as_ref(), &today)? {
+        Ok(heads) => heads,
         Err(problem) => {
             println!("broken: {problem}");
-            Ok(ExitCode::FAILURE)
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let signatures = if key.is_some() {
+        "signatures verified"
+    } else {
+        "signatures NOT checked: no keys/kd-passport-1.key in the data folder"
+    };
+    println!("ok: {heads} daily heads match the log; {signatures}");
+    // Each head file must hold exactly the stored head; a missing one is reported, not broken
+    // (the hub writes it on its next run).
+    let mut missing = 0;
+    let stored = if heads > 0 {
+        kd_core::heads::since(&conn, "")?
+    } else {
+        Vec::new()
+    };
+    for head in stored {
+        let file = ledger.join("heads").join(format!("{}.json", head.day));
+        match std::fs::read(&file) {
+            Ok(bytes) if bytes == kd_karmadue::ledger::head_file_text(&head).as_bytes() => {}
+            Ok(_) => {
+                println!(
+                    "broken: {} differs from the signed head of {}",
+                    file.display(),
+                    head.day
+                );
+                return Ok(ExitCode::FAILURE);
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => missing += 1,
+            Err(error) => anyhow::bail!("cannot read {}: {error}", file.display()),
         }
     }
+    if heads > 0 {
+        println!(
+            "ok: {} head files in {} match{}",
+            heads - missing,
+            ledger.display(),
+            if missing > 0 {
+                format!("; {missing} not written yet")
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn outbox(data_dir: &std::path::Path, all: bool) -> anyhow::Result<ExitCode> {

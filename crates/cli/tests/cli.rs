@@ -246,6 +246,27 @@ fn serve_writes_the_day_s_signed_head_to_the_ledger_folder_and_ledger_verify_che
         said.contains("ok: 1 daily heads match the log; signatures verified"),
         "{said}"
     );
+    // The ledger folder is read too: an edited head file is named.
+    let verify_with_ledger = || {
+        Command::new(BIN)
+            .args(["ledger", "verify", "--data-dir"])
+            .arg(&data)
+            .arg("--ledger-dir")
+            .arg(&ledger)
+            .output()
+            .unwrap()
+    };
+    let matched = verify_with_ledger();
+    let said = String::from_utf8_lossy(&matched.stdout).into_owned();
+    assert!(matched.status.success(), "{said}");
+    assert!(said.contains("ok: 1 head files in"), "{said}");
+    let original = std::fs::read(&files[0]).unwrap();
+    std::fs::write(&files[0], b"{}\n").unwrap();
+    let edited = verify_with_ledger();
+    let said = String::from_utf8_lossy(&edited.stdout).into_owned();
+    assert!(!edited.status.success(), "{said}");
+    assert!(said.contains("differs from the signed head of"), "{said}");
+    std::fs::write(&files[0], original).unwrap();
     // A head whose text and signature no longer agree is named by its day.
     let conn = rusqlite::Connection::open(data.join("karmadue.sqlite")).unwrap();
     conn.execute_batch(

@@ -166,22 +166,37 @@ pub fn since(conn: &Connection, day: &str) -> Result<Vec<LogHead>, StoreError> {
 }
 
 /// Checks every stored head against the log: its text is the kd-log-head-v1 text of its own
-/// fields, the event at `seq` has that `row_hash`, seq never goes down from one day to the next,
-/// and, when `key` is given, the signature verifies with it. Returns how many heads were
-/// checked, or the first problem found (naming the day).
+/// fields, its day is not after `today` (`YYYY-MM-DD`), the event at `seq` has that
+/// `row_hash`, seq never goes down from one day to the next, and, when `key` is given, the
+/// signature verifies with it. Returns how many heads were checked (0 for a database from
+/// before heads), or the first problem found (naming the day).
 ///
 /// # Errors
 /// [`StoreError`] when the store cannot be read.
 pub fn check(
     conn: &Connection,
     key: Option<&ServerKey>,
+    today: &str,
 ) -> Result<Result<usize, String>, StoreError> {
+    let has_table: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'log_heads')",
+        [],
+        |row| row.get(0),
+    )?;
+    if !has_table {
+        return Ok(Ok(0));
+    }
     let heads = since(conn, "")?;
     let mut last_seq = 0;
     for head in &heads {
         let problem = |reason: &str| Ok(Err(format!("head of {}: {reason}", head.day)));
         if !kd_protocol::log_head::is_day(&head.day) {
             return problem("the day is not YYYY-MM-DD");
+        }
+        if head.day.as_str() > today {
+            return problem(
+                "it is dated after today: the hub's clock was wrong when it was published",
+            );
         }
         if head.signed_text
             != kd_protocol::log_head::signed_text(&head.day, head.seq, &head.row_hash)

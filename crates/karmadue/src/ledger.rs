@@ -43,6 +43,9 @@ pub struct PublishReport {
     pub written: Vec<String>,
     /// Head files that exist but differ from the stored head (days); left untouched.
     pub differing: Vec<String>,
+    /// The newest head's day when it is after today's: the clock was (or is) wrong, and no
+    /// head is published until that day comes.
+    pub ahead: Option<String>,
 }
 
 /// Publishes today's head when due, then writes the head files the ledger folder lacks.
@@ -61,6 +64,11 @@ pub async fn publish(hub: &Hub) -> Result<PublishReport, ToolError> {
         .store
         .read(|conn| heads::since(conn, "").map_err(ToolError::internal))
         .await?;
+    let today_day = kd_core::clock::utc_day(hub.clock.now_ms());
+    let ahead = all
+        .last()
+        .filter(|newest| newest.day > today_day)
+        .map(|newest| newest.day.clone());
     let dir = hub.config.ledger_path();
     let (written, differing) = tokio::task::spawn_blocking(move || write_ledger(&dir, &all))
         .await
@@ -70,6 +78,7 @@ pub async fn publish(hub: &Hub) -> Result<PublishReport, ToolError> {
         today,
         written,
         differing,
+        ahead,
     })
 }
 
@@ -83,6 +92,9 @@ pub async fn run_schedule(hub: Arc<Hub>) {
                 }
                 for day in &report.differing {
                     tracing::error!(%day, "a head file in the ledger folder differs from the signed head; left as it is");
+                }
+                if let Some(day) = &report.ahead {
+                    tracing::error!(newest = %day, "the newest signed log head is dated after today: the clock was or is wrong; no head is published until that day");
                 }
             }
             Err(error) => tracing::error!(cause = ?error.cause, "publishing the log head failed"),
@@ -144,8 +156,9 @@ fn write_ledger(dir: &Path, all: &[LogHead]) -> std::io::Result<(Vec<String>, Ve
             Ok(existing) if existing == text.as_bytes() => {}
             Ok(_) => differing.push(head.day.clone()),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                write_atomically(&path, text.as_bytes())?;
-                written.push(head.day.clone());
+                if write_new_file(&path, text.as_bytes())? {
+                    written.push(head.day.clone());
+                }
             }
             Err(error) => return Err(error),
         }
@@ -153,22 +166,69 @@ fn write_ledger(dir: &Path, all: &[LogHead]) -> std::io::Result<(Vec<String>, Ve
     let verifier = dir.join("scripts").join("verify_head.py");
     if std::fs::read(&verifier).ok().as_deref() != Some(VERIFIER.as_bytes()) {
         std::fs::create_dir_all(dir.join("scripts"))?;
-        write_atomically(&verifier, VERIFIER.as_bytes())?;
+        replace_file(&verifier, VERIFIER.as_bytes())?;
     }
     let readme = dir.join("README.md");
     if !readme.exists() {
-        write_atomically(&readme, LEDGER_README.as_bytes())?;
+        write_new_file(&readme, LEDGER_README.as_bytes())?;
     }
     Ok((written, differing))
 }
 
-/// Writes `bytes` to a temporary file beside `path`, syncs it, and renames it into place, so a
-/// reader (or a `git add`) never sees half a file.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut temporary = PathBuf::from(path);
-    temporary.set_extension("tmp");
-    let mut file = std::fs::File::create(&temporary)?;
+/// Writes `bytes` to a temporary file of its own beside `path` and syncs it, then links it in
+/// as `path` only if `path` does not exist yet (another process may have written it
+/// meanwhile: what is there stays), and syncs the folder. A reader (or a `git add`) never sees
+/// half a file, and a head file is never replaced. Returns whether this call wrote it.
+fn write_new_file(path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
+    let temporary = temporary_beside(path);
+    let result =
+        write_synced(&temporary, bytes).and_then(|()| match std::fs::hard_link(&temporary, path) {
+            Ok(()) => Ok(true),
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(error) => Err(error),
+        });
+    let _ = std::fs::remove_file(&temporary);
+    let linked = result?;
+    sync_folder(path)?;
+    Ok(linked)
+}
+
+/// Writes `bytes` to a temporary file beside `path`, syncs it, and renames it over `path`
+/// (for the hub's own files in the folder: the verifier and the README).
+fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let temporary = temporary_beside(path);
+    let result = write_synced(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    result?;
+    sync_folder(path)
+}
+
+/// A temporary name beside `path` that no other writer uses: the process id and a counter.
+fn temporary_beside(path: &Path) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.{}.{n}.tmp", std::process::id()))
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
     file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&temporary, path)
+    file.sync_all()
+}
+
+/// Syncs the folder holding `path`, so the new name itself is durable.
+fn sync_folder(path: &Path) -> std::io::Result<()> {
+    match path.parent() {
+        Some(folder) => std::fs::File::open(folder)?.sync_all(),
+        None => Ok(()),
+    }
 }

@@ -11,10 +11,13 @@
 //! - [`signing`]: the kd-mcp-v1 text to sign and the request-signature header values.
 //! - [`ids`]: agent ids and `kd_` handles.
 //! - [`log_head`]: the kd-log-head-v1 text of the signed daily log head.
+//! - [`nostr`]: Nostr-style events (NIP-01 ids, BIP-340 signatures) and NIP-98 HTTP auth, as
+//!   Ronin takes them.
 
 pub mod b64;
 pub mod canonical;
 pub mod ids;
 pub mod keys;
 pub mod log_head;
+pub mod nostr;
 pub mod signing;

@@ -225,6 +225,8 @@ fn a_head_file_that_differs_is_left_alone_and_a_clock_set_back_publishes_nothing
     app.clock.set_ms(START_MS + 2 * DAY_MS);
     let back = app.block_on(ledger::publish(&app.hub)).unwrap();
     assert_eq!(back.today, None);
+    // ... and says so: the newest head is dated after today.
+    assert_eq!(back.ahead.as_deref(), Some("2026-10-14"));
     assert!(!head_file(&app, "2026-10-13").exists());
     assert_eq!(
         app.request("GET", LIVE, None, &[]).json()["date"],
@@ -242,9 +244,19 @@ fn stored_heads_are_append_only_and_checked_against_the_log() {
     let checked = app
         .hub
         .store
-        .read_blocking(|conn| kd_core::heads::check(conn, Some(&key)))
+        .read_blocking(|conn| kd_core::heads::check(conn, Some(&key), "2026-10-12"))
         .unwrap();
     assert!(matches!(checked, Ok(n) if n >= 1), "{checked:?}");
+    // A head dated after the checker's today means the clock was wrong when it was published.
+    let early = app
+        .hub
+        .store
+        .read_blocking(|conn| kd_core::heads::check(conn, Some(&key), "2026-10-11"))
+        .unwrap();
+    assert_eq!(
+        early,
+        Err("head of 2026-10-12: it is dated after today: the hub's clock was wrong when it was published".to_owned())
+    );
     // The database refuses to change or remove a head.
     let path = app.hub.config.database_path();
     let conn = rusqlite::Connection::open(path).unwrap();
