@@ -9,6 +9,7 @@
 //! - [`config`]: the typed configuration of `karmadue serve`.
 //! - [`people`]: people's accounts, password hashes and sessions.
 //! - [`outbox`]: mail queued for people (sent by an SMTP relay, or read by the operator).
+//! - [`scanner`]: the text scanner (rules that flag text for review, never certify it).
 
 pub mod clock;
 pub mod config;
@@ -18,5 +19,6 @@ pub mod keys;
 pub mod outbox;
 pub mod people;
 pub mod random;
+pub mod scanner;
 pub mod store;
 pub mod tiers;

@@ -16,6 +16,7 @@ mod outcomes;
 mod people;
 mod preflight;
 mod proxy;
+mod ronin;
 mod search;
 mod signing;
 mod sql;
