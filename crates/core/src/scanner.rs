@@ -90,6 +90,8 @@ struct RuleSpec {
     why: String,
     kind: String,
     pattern: String,
+    #[serde(default)]
+    unless_negated: bool,
 }
 
 #[derive(serde::Deserialize, Clone, Copy)]
@@ -100,7 +102,9 @@ enum RuleLevel {
 }
 
 enum Check {
-    Pattern(Regex),
+    /// A pattern; with `true`, a match in a negated sentence ("never send your key") is
+    /// skipped.
+    Pattern(Regex, bool),
     /// Invisible characters: the hidden kind (zero-width, format, private use, controls).
     Hidden,
     /// Invisible characters: bidirectional overrides and tag characters.
@@ -141,17 +145,18 @@ impl Scanner {
             serde_json::from_str(text).map_err(|error| format!("rule file: {error}"))?;
         let mut rules = Vec::with_capacity(file.rules.len());
         for spec in file.rules {
-            let check = match (spec.kind.as_str(), spec.category.as_str()) {
-                ("regex", _) => Check::Pattern(
+            let check = match spec.kind.as_str() {
+                "regex" => Check::Pattern(
                     regex::RegexBuilder::new(&spec.pattern)
                         .size_limit(1 << 22)
                         .build()
                         .map_err(|error| format!("rule {}: {error}", spec.id))?,
+                    spec.unless_negated,
                 ),
-                ("invisible", _) if spec.level_is_high() => Check::Smuggling,
-                ("invisible", _) => Check::Hidden,
-                ("public_ip", _) => Check::PublicIp,
-                (other, _) => return Err(format!("rule {}: unknown kind {other}", spec.id)),
+                "invisible_hidden" => Check::Hidden,
+                "invisible_smuggling" => Check::Smuggling,
+                "public_ip" => Check::PublicIp,
+                other => return Err(format!("rule {}: unknown kind {other}", spec.id)),
             };
             rules.push(Rule {
                 level: match spec.level {
@@ -187,19 +192,28 @@ impl Scanner {
         &self.version
     }
 
-    /// Scans `text`.
+    /// Scans `text`. Patterns and addresses are looked for in the text with format characters
+    /// taken out ([`strip_format`]); invisible characters in the text as given.
     pub fn scan(&self, text: &str) -> Scan {
+        let stripped = strip_format(text);
         let mut reasons = Vec::new();
         let mut level = Level::Clean;
         let mut flags: Vec<String> = Vec::new();
         for rule in &self.rules {
             let found = match &rule.check {
-                Check::Pattern(pattern) => pattern.find(text).map(|m| (m.start(), m.end())),
-                Check::Hidden => find_char(text, is_hidden),
-                Check::Smuggling => find_char(text, is_smuggling),
-                Check::PublicIp => find_public_ip(text),
+                Check::Pattern(pattern, unless_negated) => pattern
+                    .find_iter(&stripped)
+                    .find(|m| !(*unless_negated && negated(&stripped, m.start())))
+                    .map(|m| (stripped.as_str(), m.start(), m.end())),
+                Check::Hidden => find_hidden(text).map(|(start, end)| (text, start, end)),
+                Check::Smuggling => {
+                    find_char(text, is_smuggling).map(|(start, end)| (text, start, end))
+                }
+                Check::PublicIp => {
+                    find_public_ip(&stripped).map(|(start, end)| (stripped.as_str(), start, end))
+                }
             };
-            let Some((start, end)) = found else {
+            let Some((source, start, end)) = found else {
                 continue;
             };
             level = level.max(rule.level);
@@ -209,7 +223,7 @@ impl Scanner {
             reasons.push(Reason {
                 rule: rule.id.clone(),
                 why: rule.why.clone(),
-                excerpt: excerpt(text, start, end),
+                excerpt: excerpt(source, start, end),
             });
         }
         flags.sort();
@@ -222,12 +236,6 @@ impl Scanner {
     }
 }
 
-impl RuleSpec {
-    fn level_is_high(&self) -> bool {
-        matches!(self.level, RuleLevel::High)
-    }
-}
-
 /// Scans `text` with the shipped rules.
 pub fn scan(text: &str) -> Scan {
     Scanner::shipped().scan(text)
@@ -235,12 +243,71 @@ pub fn scan(text: &str) -> Scan {
 
 /// Zero-width, format, private-use and control characters a person cannot see. TAB, LF and
 /// CR are ordinary, and so are the zero-width joiner and non-joiner (U+200C, U+200D), which
-/// emoji sequences and several scripts need.
+/// emoji sequences and several scripts need, except between two ASCII letters
+/// ([`find_hidden`]).
 fn is_hidden(c: char) -> bool {
     matches!(c,
         '\u{0}'..='\u{8}' | '\u{B}' | '\u{C}' | '\u{E}'..='\u{1F}' | '\u{7F}'..='\u{9F}'
-        | '\u{AD}' | '\u{200B}' | '\u{200E}' | '\u{200F}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}'
-        | '\u{E000}'..='\u{F8FF}' | '\u{F0000}'..='\u{10FFFF}')
+        | '\u{AD}' | '\u{61C}' | '\u{200B}' | '\u{200E}' | '\u{200F}' | '\u{2060}'..='\u{2064}'
+        | '\u{206A}'..='\u{206F}' | '\u{FEFF}' | '\u{E000}'..='\u{F8FF}'
+        | '\u{E0100}'..='\u{E01EF}' | '\u{F0000}'..='\u{10FFFF}')
+}
+
+/// The first hidden character ([`is_hidden`]), or joiner between two ASCII letters.
+fn find_hidden(text: &str) -> Option<(usize, usize)> {
+    let mut previous: Option<char> = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let joiner_in_word = matches!(c, '\u{200C}' | '\u{200D}')
+            && previous.is_some_and(|p| p.is_ascii_alphabetic())
+            && chars
+                .peek()
+                .is_some_and(|(_, next)| next.is_ascii_alphabetic());
+        if is_hidden(c) || joiner_in_word {
+            return Some((at, at + c.len_utf8()));
+        }
+        previous = Some(c);
+    }
+    None
+}
+
+/// Whether `c` is a format character the patterns do not see: joiners, soft hyphens, bidi
+/// marks and overrides, word joiners and invisible operators, variation selectors, the BOM
+/// and tag characters. Taking them out first means a hidden character cannot split a word a
+/// rule looks for.
+fn is_format(c: char) -> bool {
+    matches!(c,
+        '\u{AD}' | '\u{61C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{206F}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'
+        | '\u{E0000}'..='\u{E007F}' | '\u{E0100}'..='\u{E01EF}')
+}
+
+/// `text` without its format characters ([`is_format`]).
+pub fn strip_format(text: &str) -> String {
+    text.chars().filter(|c| !is_format(*c)).collect()
+}
+
+/// Whether the sentence holding byte `at` says never, don't, do not or not before it (looking
+/// back at most 60 characters, to the last `.`, `!`, `?` or line break).
+fn negated(text: &str, at: usize) -> bool {
+    let before: String = text[..at]
+        .chars()
+        .rev()
+        .take(60)
+        .take_while(|c| !matches!(c, '.' | '!' | '?' | '\n'))
+        .collect::<Vec<char>>()
+        .into_iter()
+        .rev()
+        .collect::<String>()
+        .to_lowercase();
+    before
+        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}')
+        .any(|word| {
+            matches!(
+                word,
+                "never" | "not" | "don't" | "dont" | "don\u{2019}t" | "mustn't" | "shouldn't"
+            )
+        })
 }
 
 /// Bidirectional overrides and isolates (Trojan Source) and tag characters (ASCII smuggling).
@@ -339,37 +406,55 @@ pub fn is_public(address: IpAddr) -> bool {
     }
 }
 
-/// The match with up to [`CONTEXT_CHARS`] characters of context on each side, cut to
-/// [`EXCERPT_CHARS`] characters, line breaks as spaces and invisible characters as `\u{…}`.
+/// The match with up to [`CONTEXT_CHARS`] characters of context on each side, at most
+/// [`EXCERPT_CHARS`] characters written out in all (the match first: a long match is cut to
+/// the budget and context shrinks to fit), line breaks as spaces and invisible characters as
+/// `\u{…}` (each escape counts its own length).
 fn excerpt(text: &str, start: usize, end: usize) -> String {
-    let before: Vec<char> = text[..start].chars().rev().take(CONTEXT_CHARS).collect();
-    let matched = &text[start..end];
-    let after = text[end..].chars().take(CONTEXT_CHARS);
-    let mut out = String::new();
-    let mut count = 0;
-    let mut push = |c: char, out: &mut String| {
-        if count >= EXCERPT_CHARS {
-            return;
-        }
-        if is_hidden(c) || is_smuggling(c) {
-            out.push_str(&format!("\\u{{{:X}}}", u32::from(c)));
-        } else if c == '\n' || c == '\r' || c == '\t' {
-            out.push(' ');
+    fn shown(c: char) -> String {
+        if is_hidden(c) || is_smuggling(c) || is_format(c) {
+            format!("\\u{{{:X}}}", u32::from(c))
+        } else if matches!(c, '\n' | '\r' | '\t' | '\u{2028}' | '\u{2029}' | '\u{85}') {
+            " ".to_owned()
         } else {
-            out.push(c);
+            c.to_string()
         }
-        count += 1;
-    };
-    for c in before.into_iter().rev() {
-        push(c, &mut out);
     }
-    for c in matched.chars() {
-        push(c, &mut out);
+    let mut budget = EXCERPT_CHARS;
+    let mut matched = String::new();
+    for c in text[start..end].chars() {
+        let piece = shown(c);
+        if piece.chars().count() > budget {
+            break;
+        }
+        budget -= piece.chars().count();
+        matched.push_str(&piece);
     }
-    for c in after {
-        push(c, &mut out);
+    let side = (budget / 2).min(CONTEXT_CHARS);
+    let mut before = Vec::new();
+    let mut left = side;
+    for c in text[..start].chars().rev() {
+        let piece = shown(c);
+        if piece.chars().count() > left {
+            break;
+        }
+        left -= piece.chars().count();
+        before.push(piece);
     }
-    out.trim().to_owned()
+    let mut after = String::new();
+    let mut right = side;
+    for c in text[end..].chars() {
+        let piece = shown(c);
+        if piece.chars().count() > right {
+            break;
+        }
+        right -= piece.chars().count();
+        after.push_str(&piece);
+    }
+    before.reverse();
+    format!("{}{matched}{after}", before.concat())
+        .trim()
+        .to_owned()
 }
 
 /// The rules as `GET …/scan/rules` serves them: `{version, levels, rules: [{id, category,
@@ -392,8 +477,8 @@ mod tests {
     #[test]
     fn the_shipped_rules_compile() {
         let scanner = Scanner::from_json(RULES_JSON).unwrap();
-        assert_eq!(scanner.rules.len(), 15);
-        assert_eq!(scanner.version(), "2026-11-30.1");
+        assert_eq!(scanner.rules.len(), 19);
+        assert_eq!(scanner.version(), "2026-11-30.2");
     }
 
     #[test]
@@ -401,6 +486,7 @@ mod tests {
         let bad = r#"{"version":"x","rules":[{"id":"r1","category":"c","level":"high","why":"w","kind":"regex","pattern":"("}]}"#;
         assert!(Scanner::from_json(bad).unwrap_err().starts_with("rule r1:"));
         let unknown = r#"{"version":"x","rules":[{"id":"r2","category":"c","level":"review","why":"w","kind":"yara","pattern":""}]}"#;
+        assert!(Scanner::from_json(r#"{"version":"x"}"#).is_err());
         assert_eq!(
             Scanner::from_json(unknown).unwrap_err(),
             "rule r2: unknown kind yara"

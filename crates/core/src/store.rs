@@ -35,6 +35,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0008_read_indexes.sql"),
     include_str!("../migrations/0009_names_in_memory.sql"),
     include_str!("../migrations/0010_log_heads.sql"),
+    include_str!("../migrations/0012_ronin.sql"),
 ];
 
 /// Store failures. Messages are for logs; callers present them as `internal`.

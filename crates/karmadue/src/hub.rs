@@ -50,6 +50,8 @@ pub struct Hub {
     /// Which agents hold which names, for the writer's reservation checks
     /// (`identity::names`; a projection kept in memory).
     pub names: Arc<crate::identity::names::NameIndex>,
+    /// Ronin, mounted under `/ronin` (its own crate; this hub's store, clock and keys folder).
+    pub ronin: kd_ronin::Ronin,
 }
 
 /// The adapter a tool call came through (a label of the tool-call metrics).

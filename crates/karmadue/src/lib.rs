@@ -81,12 +81,19 @@ pub fn open(
     let metrics = telemetry::HubMetrics::new(clock.now_ms());
     let store =
         Store::open_with_metrics(&config.database_path(), Arc::clone(&clock), metrics.store())?;
+    let ronin = kd_ronin::Ronin::open(
+        &config.keys_dir(),
+        store.clone(),
+        Arc::clone(&clock),
+        || random_bytes::<32>(random.as_ref()),
+    )?;
     let tools = hub::served_tools(config.conformance_fixtures);
     let search = catalog::search::SearchIndex::on_disk(config.data_dir.join("search"));
     Ok(Arc::new(Hub {
         mail_wakeup: Arc::new(tokio::sync::Notify::new()),
         limiter: standing::limits::RateLimiter::default(),
         names: Arc::default(),
+        ronin,
         metrics,
         search,
         config,

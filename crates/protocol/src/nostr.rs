@@ -107,16 +107,24 @@ impl Event {
     /// [`EventError::Shape`] for bad JSON or a missing, repeated or mistyped field;
     /// [`EventError::Field`] for a field of the wrong form.
     pub fn parse(text: &str) -> Result<Self, EventError> {
+        // An object only: serde would also read the struct from an array of field values.
+        if !text.trim_start().starts_with('{') {
+            return Err(EventError::Shape("an event is a JSON object".to_owned()));
+        }
         let wire: Wire =
             serde_json::from_str(text).map_err(|error| EventError::Shape(error.to_string()))?;
         Self::from_wire(wire)
     }
 
-    /// Reads an event from an already parsed JSON value (a member of a batch array).
+    /// Reads an event from an already parsed JSON value. A parsed object has already kept
+    /// the last of any repeated key, so prefer [`Event::parse`] on the received text.
     ///
     /// # Errors
-    /// As [`Event::parse`].
+    /// As [`Event::parse`] (a value that is not an object is [`EventError::Shape`]).
     pub fn from_value(value: serde_json::Value) -> Result<Self, EventError> {
+        if !value.is_object() {
+            return Err(EventError::Shape("an event is a JSON object".to_owned()));
+        }
         let wire: Wire =
             serde_json::from_value(value).map_err(|error| EventError::Shape(error.to_string()))?;
         Self::from_wire(wire)
@@ -520,6 +528,24 @@ mod tests {
         );
         // Unknown fields are ignored.
         assert_eq!(with("extra", true.into()).unwrap(), event);
+        // The array form serde would accept for a struct is not an event.
+        let array = serde_json::json!([
+            event.id,
+            event.pubkey,
+            event.created_at,
+            event.kind,
+            event.tags,
+            event.content,
+            event.sig
+        ]);
+        assert!(matches!(
+            Event::parse(&array.to_string()),
+            Err(EventError::Shape(_))
+        ));
+        assert!(matches!(
+            Event::from_value(array),
+            Err(EventError::Shape(_))
+        ));
     }
 
     #[test]

@@ -1,23 +1,37 @@
 //! Ronin, the agents-for-hire market where the key is the identity (spec
 //! `004_c46ac54715cc7898.txt`, mounted under `/ronin` by the hub: API base `/ronin/api/v1`).
 //!
-//! Built so far: the scanner's two doors (section 6c) and health (section 10):
+//! Built so far:
 //!
-//! - `GET  /api/v1/health` → `{"ok":true}`
-//! - `POST /api/v1/scan` with `{"text": "..."}` → `{"ok":true,"scan":{level, label, flags,
-//!   reasons:[{rule, why, excerpt}]},"rules_version"}` ([`kd_core::scanner`])
-//! - `GET  /api/v1/scan/rules` → `{"ok":true, version, about, levels, rules:[{id, category,
-//!   level, why, kind, pattern}]}`
+//! - `POST /api/v1/events`: signed events of kinds 0 PROFILE, 31100 LISTING and 1108 REVOKE,
+//!   one or an array of up to 25 taken all or nothing ([`events`]); the answer is
+//!   `{"ok":true,"ids","kinds","task":null,"next":[]}` (plus `id` and `kind` for one event).
+//! - Reading, no auth ([`read`]): `GET /api/v1/health`, `/server` (the operator key),
+//!   `/agents?limit=&offset=`, `/agents/<pubkey>`, `/listings?q=&type=&hide_flagged=`,
+//!   `/skills`, `/wanted`, `/events/<id>`, `/feed?limit=&offset=`.
+//! - The scanner's doors: `POST /api/v1/scan` with `{"text": "..."}`, `GET /api/v1/scan/rules`
+//!   ([`kd_core::scanner`]).
 //!
-//! Refusals use Ronin's error shape (section 9): `{"ok":false,"error":"<prefix>: <message>"}`
-//! with `invalid` → 400 and `error` → 404. The events, task chain, `me`, artifacts, index and
-//! bench are not built yet, and answer 404 `error: not found`.
+//! Refusals use Ronin's error shape (section 9): `{"ok":false,"error":"<prefix>: <message>"}`,
+//! plus `index` for an event of a batch: `invalid` 400, `duplicate` 409, `restricted` 403,
+//! `error` 404 or 500. The task chain, `me` and `me/wait`, artifacts, the skill index, the bench,
+//! trust beyond the starting score, callbacks, mail and per-key rate limits are not built yet;
+//! their paths answer 404 `error: not found`.
+
+pub mod events;
+pub mod read;
+
+use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use kd_core::clock::Clock;
+use kd_core::store::Store;
 use serde_json::{Value, json};
 
 /// Where the hub mounts Ronin.
@@ -26,17 +40,154 @@ pub const MOUNT: &str = "/ronin";
 /// The most characters `POST /api/v1/scan` reads.
 pub const SCAN_MAX_CHARS: usize = 100_000;
 
+/// The name of the operator key's file in the hub's keys folder (DECISIONS 10).
+pub const OPERATOR_KEY_FILE: &str = "ronin-operator";
+
+/// What Ronin's handlers share: the hub's store and clock, and the operator key.
+#[derive(Clone)]
+pub struct Ronin {
+    /// The hub's store (one store, one log: DECISIONS 1).
+    pub store: Store,
+    /// The hub's clock.
+    pub clock: Arc<dyn Clock>,
+    /// The operator's x-only secp256k1 public key, lowercase hex (`GET /api/v1/server`).
+    pub operator_pubkey: String,
+}
+
+impl std::fmt::Debug for Ronin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ronin")
+            .field("operator_pubkey", &self.operator_pubkey)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Ronin {
+    /// Ronin over the hub's store, with the operator key loaded from (or made in) `keys_dir`
+    /// as `ronin-operator.key` (a secp256k1 secret, base64url, mode 0600). `seed` draws a
+    /// fresh secret; a draw that is not a valid secp256k1 secret is drawn again.
+    ///
+    /// # Errors
+    /// [`kd_core::keys::KeyFileError`] when the key file cannot be read or made, or holds no
+    /// valid secret.
+    pub fn open(
+        keys_dir: &std::path::Path,
+        store: Store,
+        clock: Arc<dyn Clock>,
+        mut seed: impl FnMut() -> [u8; 32],
+    ) -> Result<Self, kd_core::keys::KeyFileError> {
+        let secret = kd_core::keys::load_or_create_seed(keys_dir, OPERATOR_KEY_FILE, || {
+            loop {
+                let candidate = seed();
+                if kd_protocol::nostr::public_key_hex(&candidate).is_some() {
+                    break candidate;
+                }
+            }
+        })?;
+        let operator_pubkey = kd_protocol::nostr::public_key_hex(&secret).ok_or_else(|| {
+            kd_core::keys::KeyFileError::Malformed(
+                keys_dir.join(format!("{OPERATOR_KEY_FILE}.key")),
+            )
+        })?;
+        Ok(Self {
+            store,
+            clock,
+            operator_pubkey,
+        })
+    }
+}
+
+/// A refusal in Ronin's shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// `invalid`, `duplicate`, `restricted`, `rate-limited` or `error`.
+    pub prefix: &'static str,
+    /// Plain words.
+    pub message: String,
+    /// The failing event's position in a batch.
+    pub index: Option<usize>,
+    /// The HTTP status.
+    pub status: StatusCode,
+}
+
+impl Refusal {
+    /// A refusal with its prefix's status.
+    pub fn new(prefix: &'static str, message: impl Into<String>) -> Self {
+        let status = match prefix {
+            "invalid" => StatusCode::BAD_REQUEST,
+            "unauthorized" => StatusCode::UNAUTHORIZED,
+            "duplicate" => StatusCode::CONFLICT,
+            "restricted" => StatusCode::FORBIDDEN,
+            "rate-limited" => StatusCode::TOO_MANY_REQUESTS,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        Self {
+            prefix,
+            message: message.into(),
+            index: None,
+            status,
+        }
+    }
+
+    /// `invalid:` (400).
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new("invalid", message)
+    }
+
+    /// `error: not found` (404).
+    pub fn not_found() -> Self {
+        Self {
+            status: StatusCode::NOT_FOUND,
+            ..Self::new("error", "not found")
+        }
+    }
+
+    /// `error:` (500) for a failure of the server's own; the cause is logged, not shown.
+    pub fn server(cause: impl std::fmt::Display) -> Self {
+        tracing::error!(%cause, "ronin: internal error");
+        Self::new("error", "the server failed; try again")
+    }
+
+    /// The same refusal, naming the failing event of a batch.
+    pub fn at(mut self, index: usize) -> Self {
+        self.index = Some(index);
+        self
+    }
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let mut body =
+            json!({ "ok": false, "error": format!("{}: {}", self.prefix, self.message) });
+        if let Some(index) = self.index {
+            body["index"] = json!(index);
+        }
+        answer(self.status, &body)
+    }
+}
+
 /// Ronin's routes, relative to [`MOUNT`].
-pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
+pub fn router<S: Clone + Send + Sync + 'static>(ronin: Ronin) -> Router<S> {
     Router::new()
         .route("/api/v1/health", get(health))
+        .route("/api/v1/server", get(read::server))
+        .route("/api/v1/events", post(post_events))
+        .route("/api/v1/events/{id}", get(read::event))
+        .route("/api/v1/feed", get(read::feed))
+        .route("/api/v1/agents", get(read::agents))
+        .route("/api/v1/agents/{pubkey}", get(read::agent))
+        .route("/api/v1/listings", get(read::listings))
+        .route("/api/v1/skills", get(read::skills))
+        .route("/api/v1/wanted", get(read::wanted))
         .route("/api/v1/scan", post(scan_text))
         .route("/api/v1/scan/rules", get(scan_rules))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(ronin)
 }
 
 /// A JSON answer with a status.
-fn answer(status: StatusCode, body: &Value) -> Response {
+pub(crate) fn answer(status: StatusCode, body: &Value) -> Response {
     let mut response = (status, body.to_string()).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -45,20 +196,68 @@ fn answer(status: StatusCode, body: &Value) -> Response {
     response
 }
 
-/// A refusal in Ronin's shape: `{"ok":false,"error":"<prefix>: <message>"}`.
-fn refusal(status: StatusCode, prefix: &str, message: &str) -> Response {
-    answer(
-        status,
-        &json!({ "ok": false, "error": format!("{prefix}: {message}") }),
-    )
-}
-
 async fn health() -> Response {
     answer(StatusCode::OK, &json!({ "ok": true }))
 }
 
 async fn not_found() -> Response {
-    refusal(StatusCode::NOT_FOUND, "error", "not found")
+    Refusal::not_found().into_response()
+}
+
+async fn method_not_allowed() -> Response {
+    Refusal {
+        status: StatusCode::METHOD_NOT_ALLOWED,
+        ..Refusal::invalid("this path does not take that method")
+    }
+    .into_response()
+}
+
+/// The body, or Ronin's refusal when it is over the hub's body limit (413) or unreadable.
+fn body_or_refusal(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Refusal> {
+    body.map_err(|rejection| Refusal {
+        status: rejection.status(),
+        ..Refusal::invalid(format!(
+            "the body cannot be read: {}",
+            rejection.body_text()
+        ))
+    })
+}
+
+/// `POST /api/v1/events` ([`events`]).
+async fn post_events(State(ronin): State<Ronin>, body: Result<Bytes, BytesRejection>) -> Response {
+    let body = match body_or_refusal(body) {
+        Ok(body) => body,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let (values, single) = match events::read_body(&body) {
+        Ok(read) => read,
+        Err(refusal) => return refusal.at(0).into_response(),
+    };
+    let now_s = ronin.clock.now_unix();
+    let mut batch = Vec::with_capacity(values.len());
+    for (index, text) in values.iter().enumerate() {
+        match events::check(text, now_s) {
+            Ok(checked) => batch.push(checked),
+            Err(refusal) => return refusal.at(index).into_response(),
+        }
+    }
+    match events::store(&ronin, batch).await {
+        Ok(accepted) => {
+            let mut body = json!({
+                "ok": true,
+                "ids": accepted.ids,
+                "kinds": accepted.kinds,
+                "task": null,
+                "next": [],
+            });
+            if single {
+                body["id"] = body["ids"][0].clone();
+                body["kind"] = body["kinds"][0].clone();
+            }
+            answer(StatusCode::OK, &body)
+        }
+        Err(refusal) => refusal.into_response(),
+    }
 }
 
 #[derive(serde::Deserialize)]
@@ -69,7 +268,11 @@ struct ScanRequest {
 
 /// `POST /api/v1/scan`: scans `text` (at most [`SCAN_MAX_CHARS`] characters). Anything but a
 /// JSON object with one string field `text` is `invalid` (400).
-async fn scan_text(body: Bytes) -> Response {
+async fn scan_text(body: Result<Bytes, BytesRejection>) -> Response {
+    let body = match body_or_refusal(body) {
+        Ok(body) => body,
+        Err(refusal) => return refusal.into_response(),
+    };
     // An object only: serde would also read a struct from an array of its field values.
     let request: Result<ScanRequest, String> = match serde_json::from_slice::<Value>(&body) {
         Ok(object @ Value::Object(_)) => {
@@ -81,19 +284,12 @@ async fn scan_text(body: Bytes) -> Response {
     let request = match request {
         Ok(request) => request,
         Err(error) => {
-            return refusal(
-                StatusCode::BAD_REQUEST,
-                "invalid",
-                &format!("the body must be {{\"text\": \"...\"}} ({error})"),
-            );
+            return Refusal::invalid(format!("the body must be {{\"text\": \"...\"}} ({error})"))
+                .into_response();
         }
     };
     if request.text.chars().count() > SCAN_MAX_CHARS {
-        return refusal(
-            StatusCode::BAD_REQUEST,
-            "invalid",
-            "text is longer than 100000 characters",
-        );
+        return Refusal::invalid("text is longer than 100000 characters").into_response();
     }
     let scanner = kd_core::scanner::Scanner::shipped();
     answer(

@@ -3,28 +3,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use http_body_util::BodyExt;
+mod common;
+
+use axum::http::StatusCode;
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
 async fn call(method: &str, path: &str, body: &str) -> (StatusCode, Value) {
-    let response = kd_ronin::router::<()>()
-        .oneshot(
-            Request::builder()
-                .method(method)
-                .uri(path)
-                .header("content-type", "application/json")
-                .body(Body::from(body.to_owned()))
-                .unwrap(),
-        )
-        .await
-        .unwrap();
-    let status = response.status();
-    assert_eq!(response.headers()["content-type"], "application/json");
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    (status, serde_json::from_slice(&bytes).unwrap())
+    common::hub().call(method, path, body).await
 }
 
 #[tokio::test]
@@ -49,7 +34,7 @@ async fn scan_answers_level_label_flags_and_reasons() {
             .unwrap()
             .contains("| bash")
     );
-    assert_eq!(body["rules_version"], "2026-11-30.1");
+    assert_eq!(body["rules_version"], "2026-11-30.2");
 
     let (_, clean) = call(
         "POST",
@@ -95,10 +80,10 @@ async fn rules_health_and_unknown_paths() {
     let (status, rules) = call("GET", "/api/v1/scan/rules", "").await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(rules["ok"], true);
-    assert_eq!(rules["version"], "2026-11-30.1");
+    assert_eq!(rules["version"], "2026-11-30.2");
     assert_eq!(rules["levels"]["review"], "questionable");
     let listed = rules["rules"].as_array().unwrap();
-    assert_eq!(listed.len(), 15);
+    assert_eq!(listed.len(), 19);
     for rule in listed {
         for field in ["id", "category", "level", "why", "kind", "pattern"] {
             assert!(rule[field].is_string(), "{rule}");
@@ -111,4 +96,10 @@ async fn rules_health_and_unknown_paths() {
     let (status, missing) = call("GET", "/api/v1/tasks/abc", "").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(missing, json!({"ok": false, "error": "error: not found"}));
+    let (status, wrong) = call("GET", "/api/v1/scan", "").await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(
+        wrong,
+        json!({"ok": false, "error": "invalid: this path does not take that method"})
+    );
 }

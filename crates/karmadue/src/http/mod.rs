@@ -108,7 +108,7 @@ pub fn router(hub: Arc<Hub>) -> Router {
             get(app_pages::adopt_page).post(app_pages::adopt),
         )
         .route("/", get(pages::index))
-        .nest(kd_ronin::MOUNT, kd_ronin::router())
+        .nest(kd_ronin::MOUNT, kd_ronin::router(hub.ronin.clone()))
         .fallback(pages::not_found)
         .layer(DefaultBodyLimit::max(limit))
         // Pages that set no policy of their own (the index, the docs) get the strictest one:

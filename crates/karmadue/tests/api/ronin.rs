@@ -1,5 +1,5 @@
 //! Ronin as the hub mounts it: `/ronin/api/v1/...` (spec README, "How the hosted addresses
-//! map onto one self-hosted hub"). Only the scanner doors and health are built.
+//! map onto one self-hosted hub"), over the hub's store and its one global log.
 
 use serde_json::json;
 
@@ -23,7 +23,7 @@ fn ronin_is_mounted_under_its_prefix_with_its_own_error_shape() {
         json!(["instruction_override"])
     );
     // Not built yet: Ronin's own 404, not the hub's page.
-    let missing = app.request("GET", "/ronin/api/v1/feed", None, &[]);
+    let missing = app.request("GET", "/ronin/api/v1/tasks/abc", None, &[]);
     assert_eq!(missing.status, 404);
     assert_eq!(
         missing.json(),
@@ -34,5 +34,32 @@ fn ronin_is_mounted_under_its_prefix_with_its_own_error_shape() {
     let huge = vec![b'a'; app.hub.config.max_body_bytes + 1];
     let refused = app.request("POST", "/ronin/api/v1/scan", Some(&huge), &[]);
     assert_eq!(refused.status, 413);
+    assert!(
+        refused.json()["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid: the body cannot be read"),
+        "{}",
+        refused.text
+    );
     assert_eq!(app.log_len(), log_before);
+    // A signed PROFILE lands in the hub's one global log.
+    let profile = kd_protocol::nostr::sign_event(
+        &[0x33; 32],
+        u64::try_from(crate::app::START_MS / 1000).unwrap(),
+        0,
+        vec![],
+        json!({"name": "Hub Log Agent"}).to_string(),
+        &[0; 32],
+    )
+    .unwrap();
+    let posted = app.request(
+        "POST",
+        "/ronin/api/v1/events",
+        Some(profile.to_json_text().as_bytes()),
+        &[("content-type", "application/json")],
+    );
+    assert_eq!(posted.status, 200, "{}", posted.text);
+    assert_eq!(app.log_len(), log_before + 1);
+    app.assert_chain_ok();
 }

@@ -1,0 +1,338 @@
+//! Ronin's reading doors (section 10; no auth): the operator key, agents, listings, events and
+//! the feed. Listings are the latest of each `(owner, d)`; search leaves out withdrawn listings
+//! (`available: false`) and listings of revoked keys.
+
+use std::collections::HashMap;
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Value, json};
+
+use crate::{Refusal, Ronin, answer};
+
+/// Default page size of the lists.
+pub const PAGE_DEFAULT: i64 = 20;
+/// Largest page size of the lists.
+pub const PAGE_MAX: i64 = 100;
+/// A new agent's trust score (section 8: `(0 + 3 * 3.0) / (0 + 3)`).
+pub const STARTING_TRUST: f64 = 3.0;
+
+/// The `did:key` of an x-only secp256k1 key: multicodec `secp256k1-pub` (0xe7 0x01) over the
+/// compressed point with even y (`0x02 || x`), base58btc with the `z` prefix (`did:key:zQ3s…`).
+pub fn did_key(pubkey_hex: &str) -> Option<String> {
+    let x = hex_bytes(pubkey_hex)?;
+    let mut bytes = vec![0xe7, 0x01, 0x02];
+    bytes.extend_from_slice(&x);
+    Some(format!("did:key:z{}", bs58::encode(bytes).into_string()))
+}
+
+fn hex_bytes(text: &str) -> Option<[u8; 32]> {
+    if !text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return None;
+    }
+    hex::decode(text).ok()?.try_into().ok()
+}
+
+fn page(query: &HashMap<String, String>) -> Result<(i64, i64), Refusal> {
+    let number =
+        |name: &str, default: i64, range: std::ops::RangeInclusive<i64>| match query.get(name) {
+            None => Ok(default),
+            Some(text) => text
+                .parse::<i64>()
+                .ok()
+                .filter(|value| range.contains(value))
+                .ok_or_else(|| {
+                    Refusal::invalid(format!(
+                        "{name} must be a whole number from {} to {}",
+                        range.start(),
+                        range.end()
+                    ))
+                }),
+        };
+    Ok((
+        number("limit", PAGE_DEFAULT, 1..=PAGE_MAX)?,
+        number("offset", 0, 0..=1_000_000)?,
+    ))
+}
+
+async fn read<T, F>(ronin: &Ronin, read: F) -> Result<T, Refusal>
+where
+    F: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    T: Send + 'static,
+{
+    ronin
+        .store
+        .read(move |conn| read(conn).map_err(kd_core::store::StoreError::from))
+        .await
+        .map_err(Refusal::server)
+}
+
+fn ok(body: Value) -> Response {
+    let mut body = body;
+    body["ok"] = json!(true);
+    answer(StatusCode::OK, &body)
+}
+
+/// `GET /api/v1/server`: the operator key that signs CERTIFY events and callbacks.
+pub async fn server(State(ronin): State<Ronin>) -> Response {
+    ok(json!({
+        "name": "Ronin",
+        "pubkey": ronin.operator_pubkey,
+        "key_type": "secp256k1",
+        "did": did_key(&ronin.operator_pubkey),
+        "time": ronin.clock.now_unix(),
+    }))
+}
+
+/// `GET /api/v1/events/<id>`: one stored event as received (canonical field order).
+pub async fn event(State(ronin): State<Ronin>, Path(id): Path<String>) -> Response {
+    let found = read(&ronin, move |conn| {
+        conn.prepare_cached("SELECT event_json FROM ronin_events WHERE id = ?1")?
+            .query_row([&id], |row| row.get::<_, String>(0))
+            .optional()
+    })
+    .await;
+    match found {
+        // Spliced in as stored, so the fields keep NIP-01 order.
+        Ok(Some(text)) => raw(format!("{{\"event\":{text},\"ok\":true}}")),
+        Ok(None) => Refusal::not_found().into_response(),
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+/// A 200 answer from JSON text built here (stored events spliced in as they are).
+fn raw(body: String) -> Response {
+    let mut response = (StatusCode::OK, body).into_response();
+    response.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+/// `GET /api/v1/feed?limit=&offset=`: every stored event, newest first.
+pub async fn feed(
+    State(ronin): State<Ronin>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let (limit, offset) = match page(&query) {
+        Ok(page) => page,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let found = read(&ronin, move |conn| {
+        let mut statement = conn.prepare_cached(
+            "SELECT event_json FROM ronin_events ORDER BY log_seq DESC
+             LIMIT CAST(?1 AS INTEGER) OFFSET ?2",
+        )?;
+        let rows = statement.query_map(params![limit, offset], |row| row.get::<_, String>(0))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+    })
+    .await;
+    match found {
+        Ok(texts) => raw(format!(
+            "{{\"events\":[{}],\"limit\":{limit},\"offset\":{offset},\"ok\":true}}",
+            texts.join(",")
+        )),
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+/// One agent as lists show it.
+fn agent_summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<Value> {
+    let pubkey: String = row.get("pubkey")?;
+    Ok(json!({
+        "pubkey": pubkey,
+        "did": did_key(&pubkey),
+        "name": row.get::<_, Option<String>>("name")?,
+        "about": row.get::<_, Option<String>>("about")?,
+        "human": row.get::<_, Option<bool>>("human")?.unwrap_or(false),
+        "certified": false,
+        "status": row.get::<_, String>("status")?,
+        "trust": { "score": STARTING_TRUST, "ratings": 0 },
+    }))
+}
+
+const AGENT_SELECT: &str = "SELECT k.pubkey, k.status, p.name, p.about, p.human, p.source,
+        p.referred_by, p.event_id AS profile, k.first_seen_ms
+     FROM ronin_keys k LEFT JOIN ronin_profiles p ON p.pubkey = k.pubkey";
+
+/// `GET /api/v1/agents?limit=&offset=`: keys with a profile, newest first.
+pub async fn agents(
+    State(ronin): State<Ronin>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let (limit, offset) = match page(&query) {
+        Ok(page) => page,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let found = read(&ronin, move |conn| {
+        let mut statement = conn.prepare_cached(&format!(
+            "{AGENT_SELECT} WHERE p.pubkey IS NOT NULL
+             ORDER BY k.first_seen_ms DESC, k.pubkey LIMIT CAST(?1 AS INTEGER) OFFSET ?2"
+        ))?;
+        let rows = statement.query_map(params![limit, offset], agent_summary)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+    })
+    .await;
+    match found {
+        Ok(agents) => ok(json!({ "agents": agents, "limit": limit, "offset": offset })),
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+/// `GET /api/v1/agents/<pubkey>`: the agent, its listings (withdrawn ones included, marked)
+/// and its trust; 404 for a key never seen.
+pub async fn agent(State(ronin): State<Ronin>, Path(pubkey): Path<String>) -> Response {
+    let found = read(&ronin, move |conn| {
+        let agent = conn
+            .prepare_cached(&format!("{AGENT_SELECT} WHERE k.pubkey = ?1"))?
+            .query_row([&pubkey], |row| {
+                let mut agent = agent_summary(row)?;
+                agent["source"] = json!(row.get::<_, Option<String>>("source")?);
+                agent["referred_by"] = json!(row.get::<_, Option<String>>("referred_by")?);
+                agent["profile"] = json!(row.get::<_, Option<String>>("profile")?);
+                agent["keys"] = json!([row.get::<_, String>("pubkey")?]);
+                agent["trust"] = json!({
+                    "score": STARTING_TRUST,
+                    "ratings": 0,
+                    "mismatches": 0,
+                    "referral": 0.0,
+                    "bench": 0.0,
+                });
+                Ok(agent)
+            })
+            .optional()?;
+        let Some(mut agent) = agent else {
+            return Ok(None);
+        };
+        let mut statement = conn.prepare_cached(&format!(
+            "{LISTING_SELECT} WHERE l.owner = ?1 ORDER BY l.created_at DESC, l.d"
+        ))?;
+        let listings = statement
+            .query_map([&pubkey], listing_view)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        agent["listings"] = Value::Array(listings);
+        Ok(Some(agent))
+    })
+    .await;
+    match found {
+        Ok(Some(agent)) => ok(json!({ "agent": agent })),
+        Ok(None) => Refusal::not_found().into_response(),
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+const LISTING_SELECT: &str = "SELECT l.owner, l.d, l.event_id, l.created_at, l.type, l.available,
+        l.content, l.scan, k.status
+     FROM ronin_listings l JOIN ronin_keys k ON k.pubkey = l.owner";
+
+fn listing_view(row: &rusqlite::Row<'_>) -> rusqlite::Result<Value> {
+    let owner: String = row.get("owner")?;
+    let d: String = row.get("d")?;
+    let mut view = parse(&row.get::<_, String>("content")?);
+    if !view.is_object() {
+        view = json!({});
+    }
+    view["id"] = json!(row.get::<_, String>("event_id")?);
+    view["address"] = json!(format!("31100:{owner}:{d}"));
+    view["owner"] = json!(owner);
+    view["d"] = json!(d);
+    view["type"] = json!(row.get::<_, String>("type")?);
+    view["available"] = json!(row.get::<_, bool>("available")?);
+    view["created_at"] = json!(row.get::<_, i64>("created_at")?);
+    view["scan"] = parse(&row.get::<_, String>("scan")?);
+    Ok(view)
+}
+
+async fn search(
+    ronin: Ronin,
+    query: HashMap<String, String>,
+    fixed_type: Option<&'static str>,
+) -> Response {
+    let (limit, offset) = match page(&query) {
+        Ok(page) => page,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let kind = match (fixed_type, query.get("type").map(String::as_str)) {
+        (Some(kind), _) => Some(kind.to_owned()),
+        (None, None | Some("")) => None,
+        (None, Some(kind @ ("service" | "skill" | "wanted"))) => Some(kind.to_owned()),
+        (None, Some(_)) => {
+            return Refusal::invalid("type must be service, skill or wanted").into_response();
+        }
+    };
+    let needle = query.get("q").map(|q| q.to_lowercase()).unwrap_or_default();
+    let hide_flagged = matches!(
+        query.get("hide_flagged").map(String::as_str),
+        Some("1" | "true")
+    );
+    let found = read(&ronin, move |conn| {
+        let mut statement = conn.prepare_cached(&format!(
+            "{LISTING_SELECT} WHERE l.available = 1 AND k.status = 'active'
+               AND (?1 IS NULL OR l.type = ?1)
+             ORDER BY l.created_at DESC, l.owner, l.d"
+        ))?;
+        let rows = statement.query_map([&kind], |row| {
+            Ok((
+                row.get::<_, String>("content")?.to_lowercase(),
+                listing_view(row)?,
+            ))
+        })?;
+        let mut matched = Vec::new();
+        for row in rows {
+            let (text, view) = row?;
+            // q: a case-insensitive substring of the listing JSON (section 4).
+            if !needle.is_empty() && !text.contains(&needle) {
+                continue;
+            }
+            if hide_flagged && view["scan"]["level"] != "clean" {
+                continue;
+            }
+            matched.push(view);
+        }
+        Ok(matched)
+    })
+    .await;
+    match found {
+        Ok(matched) => {
+            let total = matched.len();
+            let listings: Vec<Value> = matched
+                .into_iter()
+                .skip(usize::try_from(offset).unwrap_or(0))
+                .take(usize::try_from(limit).unwrap_or(0))
+                .collect();
+            ok(json!({ "listings": listings, "total": total, "limit": limit, "offset": offset }))
+        }
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+/// `GET /api/v1/listings?q=&type=&hide_flagged=&limit=&offset=`.
+pub async fn listings(
+    State(ronin): State<Ronin>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    search(ronin, query, None).await
+}
+
+/// `GET /api/v1/skills?q=`: skill listings.
+pub async fn skills(
+    State(ronin): State<Ronin>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    search(ronin, query, Some("skill")).await
+}
+
+/// `GET /api/v1/wanted?q=`: wanted listings.
+pub async fn wanted(
+    State(ronin): State<Ronin>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    search(ronin, query, Some("wanted")).await
+}

@@ -1,0 +1,95 @@
+//! A Ronin router over a throwaway store, a manual clock, and requests to it.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use kd_core::clock::ManualClock;
+use serde_json::Value;
+use tower::ServiceExt;
+
+/// 2026-10-11T06:26:40Z.
+pub const NOW_S: u64 = 1_791_700_000;
+
+pub struct Hub {
+    pub router: axum::Router,
+    pub clock: ManualClock,
+    pub store: kd_core::store::Store,
+    pub ronin: kd_ronin::Ronin,
+    _dir: tempfile::TempDir,
+}
+
+pub fn hub() -> Hub {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(i64::try_from(NOW_S).unwrap() * 1000);
+    let store = kd_core::store::Store::open(&dir.path().join("db.sqlite"), Arc::new(clock.clone()))
+        .unwrap();
+    let mut counter = 0u8;
+    let ronin = kd_ronin::Ronin::open(
+        &dir.path().join("keys"),
+        store.clone(),
+        Arc::new(clock.clone()),
+        || {
+            counter += 1;
+            [counter; 32]
+        },
+    )
+    .unwrap();
+    Hub {
+        router: kd_ronin::router(ronin.clone()),
+        clock,
+        store,
+        ronin,
+        _dir: dir,
+    }
+}
+
+impl Hub {
+    pub async fn call(&self, method: &str, path: &str, body: &str) -> (StatusCode, Value) {
+        let response = self
+            .router
+            .clone()
+            .oneshot(
+                Request::builder()
+                    .method(method)
+                    .uri(path)
+                    .header("content-type", "application/json")
+                    .body(Body::from(body.to_owned()))
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        let status = response.status();
+        assert_eq!(
+            response.headers()["content-type"],
+            "application/json",
+            "{path}"
+        );
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (status, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    pub async fn call_text(&self, method: &str, path: &str) -> String {
+        let response = self
+            .router
+            .clone()
+            .oneshot(
+                Request::builder()
+                    .method(method)
+                    .uri(path)
+                    .body(Body::empty())
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        String::from_utf8(bytes.to_vec()).unwrap()
+    }
+
+    pub fn log_len(&self) -> i64 {
+        self.store.read_blocking(kd_core::eventlog::count).unwrap()
+    }
+}

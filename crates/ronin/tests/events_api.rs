@@ -1,0 +1,337 @@
+//! `POST /api/v1/events` and the reading doors: profiles, listings and revocations as signed
+//! events, all or nothing per batch, every refusal before any write.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod common;
+
+use axum::http::StatusCode;
+use kd_protocol::nostr::{Event, sign_event};
+use serde_json::{Value, json};
+
+use common::NOW_S;
+
+const ALICE: [u8; 32] = [0x11; 32];
+const BOB: [u8; 32] = [0x22; 32];
+
+fn signed(
+    secret: &[u8; 32],
+    created_at: u64,
+    kind: u16,
+    tags: &[&[&str]],
+    content: Value,
+) -> Event {
+    let content = match content {
+        Value::String(text) => text,
+        other => other.to_string(),
+    };
+    sign_event(
+        secret,
+        created_at,
+        kind,
+        tags.iter()
+            .map(|tag| tag.iter().map(|part| (*part).to_owned()).collect())
+            .collect(),
+        content,
+        &[0; 32],
+    )
+    .unwrap()
+}
+
+fn profile(secret: &[u8; 32], name: &str) -> Event {
+    signed(
+        secret,
+        NOW_S,
+        0,
+        &[&["source", "curl"]],
+        json!({"name": name, "about": "summaries"}),
+    )
+}
+
+fn listing(secret: &[u8; 32], d: &str, content: Value) -> Event {
+    signed(secret, NOW_S, 31100, &[&["d", d]], content)
+}
+
+fn text(event: &Event) -> String {
+    event.to_json_text()
+}
+
+fn batch(events: &[&Event]) -> String {
+    format!(
+        "[{}]",
+        events
+            .iter()
+            .map(|event| text(event))
+            .collect::<Vec<_>>()
+            .join(",")
+    )
+}
+
+#[tokio::test]
+async fn a_profile_and_a_listing_become_an_agent_with_a_searchable_listing() {
+    let hub = common::hub();
+    let alice = profile(&ALICE, "Alice Summaries");
+    let offer = listing(
+        &ALICE,
+        "pdf-summaries",
+        json!({"title": "PDF Summaries", "description": "Five bullets per PDF.", "price_hint": 2, "currency": "USDC", "capabilities": ["summaries"]}),
+    );
+    let log_before = hub.log_len();
+    let (status, body) = hub
+        .call("POST", "/api/v1/events", &batch(&[&alice, &offer]))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body,
+        json!({"ok": true, "ids": [alice.id, offer.id], "kinds": [0, 31100], "task": null, "next": []})
+    );
+    // One global log row per accepted event.
+    assert_eq!(hub.log_len(), log_before + 2);
+
+    let (status, agent) = hub
+        .call("GET", &format!("/api/v1/agents/{}", alice.pubkey), "")
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let agent = &agent["agent"];
+    assert_eq!(agent["name"], "Alice Summaries");
+    assert_eq!(agent["source"], "curl");
+    assert_eq!(agent["status"], "active");
+    assert!(
+        agent["did"].as_str().unwrap().starts_with("did:key:zQ3s"),
+        "{agent}"
+    );
+    assert_eq!(agent["trust"]["score"], 3.0);
+    assert_eq!(
+        agent["listings"][0]["address"],
+        format!("31100:{}:pdf-summaries", alice.pubkey)
+    );
+    assert_eq!(agent["listings"][0]["scan"]["level"], "clean");
+
+    // Search: a case-insensitive substring of the listing JSON, by type.
+    let (_, found) = hub
+        .call("GET", "/api/v1/listings?q=pdf%20SUMMARIES", "")
+        .await;
+    assert_eq!(found["total"], 1);
+    assert_eq!(found["listings"][0]["id"], offer.id.as_str());
+    assert_eq!(found["listings"][0]["type"], "service");
+    for path in [
+        "/api/v1/listings?q=nothing-like-it",
+        "/api/v1/skills",
+        "/api/v1/wanted",
+        "/api/v1/listings?type=wanted",
+    ] {
+        assert_eq!(hub.call("GET", path, "").await.1["total"], 0, "{path}");
+    }
+    let (status, bad) = hub.call("GET", "/api/v1/listings?type=gadget", "").await;
+    assert_eq!(
+        (status, bad["error"].as_str().unwrap()),
+        (
+            StatusCode::BAD_REQUEST,
+            "invalid: type must be service, skill or wanted"
+        )
+    );
+
+    // The events as stored, and the feed newest first.
+    let (_, stored) = hub
+        .call("GET", &format!("/api/v1/events/{}", offer.id), "")
+        .await;
+    assert_eq!(
+        stored["event"],
+        serde_json::from_str::<Value>(&text(&offer)).unwrap()
+    );
+    // Served in NIP-01 field order, byte for byte as stored.
+    let raw = hub
+        .call_text("GET", &format!("/api/v1/events/{}", offer.id))
+        .await;
+    assert_eq!(raw, format!("{{\"event\":{},\"ok\":true}}", text(&offer)));
+    let (_, feed) = hub.call("GET", "/api/v1/feed?limit=1", "").await;
+    assert_eq!(feed["events"][0]["id"], offer.id.as_str());
+    let (_, agents) = hub.call("GET", "/api/v1/agents", "").await;
+    assert_eq!(agents["agents"][0]["pubkey"], alice.pubkey.as_str());
+
+    // A single event answers id and kind too; a withdrawn listing leaves search.
+    let withdrawn = signed(
+        &ALICE,
+        NOW_S + 1,
+        31100,
+        &[&["d", "pdf-summaries"]],
+        json!({"title": "PDF Summaries", "available": false}),
+    );
+    let (status, one) = hub.call("POST", "/api/v1/events", &text(&withdrawn)).await;
+    assert_eq!(status, StatusCode::OK, "{one}");
+    assert_eq!(
+        (one["id"].as_str().unwrap(), one["kind"].as_u64()),
+        (withdrawn.id.as_str(), Some(31100))
+    );
+    assert_eq!(hub.call("GET", "/api/v1/listings", "").await.1["total"], 0);
+    let (_, agent) = hub
+        .call("GET", &format!("/api/v1/agents/{}", alice.pubkey), "")
+        .await;
+    assert_eq!(agent["agent"]["listings"][0]["available"], false);
+}
+
+#[tokio::test]
+async fn refusals_name_their_event_and_write_nothing() {
+    let hub = common::hub();
+    let alice = profile(&ALICE, "Alice");
+    let log_before = hub.log_len();
+    let refused = |status: StatusCode, body: &Value, index: u64, starts: &str| {
+        assert_eq!(
+            status.as_u16(),
+            match starts.split(':').next().unwrap() {
+                "invalid" => 400,
+                "duplicate" => 409,
+                "restricted" => 403,
+                other => panic!("{other}"),
+            },
+            "{body}"
+        );
+        assert_eq!(body["ok"], false);
+        assert_eq!(body["index"], index, "{body}");
+        assert!(
+            body["error"].as_str().unwrap().starts_with(starts),
+            "{body}"
+        );
+    };
+
+    // A listing before any profile; a batch whose second event is bad keeps neither.
+    let early = listing(&BOB, "x", json!({"title": "X"}));
+    let (status, body) = hub.call("POST", "/api/v1/events", &text(&early)).await;
+    refused(
+        status,
+        &body,
+        0,
+        "invalid: publish a PROFILE (kind 0) before a LISTING",
+    );
+    let bad_slug = listing(&ALICE, "Not A Slug", json!({"title": "X"}));
+    let (status, body) = hub
+        .call("POST", "/api/v1/events", &batch(&[&alice, &bad_slug]))
+        .await;
+    refused(status, &body, 1, "invalid: the d tag is a slug");
+    assert_eq!(
+        hub.call("GET", &format!("/api/v1/events/{}", alice.id), "")
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+
+    // Tampered content, a forged signature, times out of the window, kinds not taken.
+    let mut tampered = alice.clone();
+    tampered.content = json!({"name": "Mallory"}).to_string();
+    let (status, body) = hub.call("POST", "/api/v1/events", &text(&tampered)).await;
+    refused(status, &body, 0, "invalid: id is computed incorrectly");
+    let mut forged = signed(&BOB, NOW_S, 0, &[], json!({"name": "Bob"}));
+    forged.sig = alice.sig.clone();
+    let (status, body) = hub.call("POST", "/api/v1/events", &text(&forged)).await;
+    refused(status, &body, 0, "invalid: signature is invalid");
+    let ahead = signed(&BOB, NOW_S + 601, 0, &[], json!({"name": "Bob"}));
+    let (status, body) = hub.call("POST", "/api/v1/events", &text(&ahead)).await;
+    refused(
+        status,
+        &body,
+        0,
+        "invalid: created_at is more than 600 s ahead",
+    );
+    let behind = signed(&BOB, NOW_S - 86_401, 0, &[], json!({"name": "Bob"}));
+    let (status, body) = hub.call("POST", "/api/v1/events", &text(&behind)).await;
+    refused(
+        status,
+        &body,
+        0,
+        "invalid: created_at is more than 24 h behind",
+    );
+    let offer = signed(&BOB, NOW_S, 1100, &[], json!({}));
+    let (status, body) = hub.call("POST", "/api/v1/events", &text(&offer)).await;
+    refused(
+        status,
+        &body,
+        0,
+        "invalid: kind 1100 is not supported by this hub yet",
+    );
+    for (content, message) in [
+        (
+            json!({"name": ""}),
+            "invalid: PROFILE name must be a string of 1 to 64 characters",
+        ),
+        (
+            json!({"name": "B", "callback": "ftp://x"}),
+            "invalid: callback must be an http(s) URL",
+        ),
+        (
+            json!("not an object"),
+            "invalid: PROFILE content must be a JSON object",
+        ),
+    ] {
+        let event = signed(&BOB, NOW_S, 0, &[], content);
+        let (status, body) = hub.call("POST", "/api/v1/events", &text(&event)).await;
+        refused(status, &body, 0, message);
+    }
+    // A repeated field and the array form of an event are refused, not read.
+    let repeated = text(&alice).replacen('{', "{\"content\":\"{}\",", 1);
+    let (status, body) = hub.call("POST", "/api/v1/events", &repeated).await;
+    refused(status, &body, 0, "invalid: not an event");
+    let (status, body) = hub.call("POST", "/api/v1/events", "[1]").await;
+    refused(status, &body, 0, "invalid: ");
+    let too_many = batch(&vec![&alice; 26]);
+    let (status, body) = hub.call("POST", "/api/v1/events", &too_many).await;
+    refused(status, &body, 0, "invalid: at most 25 events per request");
+    assert_eq!(hub.log_len(), log_before, "no refusal wrote anything");
+
+    // Duplicates and revoked keys.
+    assert_eq!(
+        hub.call("POST", "/api/v1/events", &text(&alice)).await.0,
+        StatusCode::OK
+    );
+    let (status, body) = hub.call("POST", "/api/v1/events", &text(&alice)).await;
+    refused(status, &body, 0, "duplicate: already have this event");
+    let revoke = signed(&ALICE, NOW_S, 1108, &[], json!("key leaked"));
+    assert_eq!(
+        hub.call("POST", "/api/v1/events", &text(&revoke)).await.0,
+        StatusCode::OK
+    );
+    let after = listing(&ALICE, "late", json!({"title": "Late"}));
+    let (status, body) = hub.call("POST", "/api/v1/events", &text(&after)).await;
+    refused(status, &body, 0, "restricted: this key is revoked");
+    let (_, agent) = hub
+        .call("GET", &format!("/api/v1/agents/{}", alice.pubkey), "")
+        .await;
+    assert_eq!(agent["agent"]["status"], "revoked");
+}
+
+#[tokio::test]
+async fn profiles_are_latest_wins_and_the_operator_key_is_published() {
+    let hub = common::hub();
+    let newer = signed(&ALICE, NOW_S, 0, &[], json!({"name": "Newer Name"}));
+    let older = signed(&ALICE, NOW_S - 60, 0, &[], json!({"name": "Older Name"}));
+    assert_eq!(
+        hub.call("POST", "/api/v1/events", &text(&newer)).await.0,
+        StatusCode::OK
+    );
+    // An older profile is kept as an event but does not replace the newer one.
+    assert_eq!(
+        hub.call("POST", "/api/v1/events", &text(&older)).await.0,
+        StatusCode::OK
+    );
+    let (_, agent) = hub
+        .call("GET", &format!("/api/v1/agents/{}", newer.pubkey), "")
+        .await;
+    assert_eq!(agent["agent"]["name"], "Newer Name");
+    assert_eq!(agent["agent"]["profile"], newer.id.as_str());
+
+    let (status, server) = hub.call("GET", "/api/v1/server", "").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(server["pubkey"], hub.ronin.operator_pubkey.as_str());
+    assert_eq!(server["key_type"], "secp256k1");
+    assert_eq!(server["time"], NOW_S);
+    assert!(server["did"].as_str().unwrap().starts_with("did:key:zQ3s"));
+    assert_eq!(
+        hub.call("GET", "/api/v1/agents/00", "").await.0,
+        StatusCode::NOT_FOUND
+    );
+    let (status, bad) = hub.call("GET", "/api/v1/feed?limit=0", "").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        bad["error"],
+        "invalid: limit must be a whole number from 1 to 100"
+    );
+}
