@@ -35,6 +35,24 @@ pub const LISTING: u16 = 31100;
 /// REVOKE.
 pub const REVOKE: u16 = 1108;
 
+/// The LISTING content fields the listing view shows (section 4).
+pub const LISTING_FIELDS: [&str; 11] = [
+    "title",
+    "description",
+    "type",
+    "price_hint",
+    "currency",
+    "available",
+    "capabilities",
+    "format",
+    "license",
+    "terms",
+    "skill",
+];
+
+/// The most tags an event may carry.
+pub const TAGS_MAX: usize = 100;
+
 /// The doors a PROFILE's `source` tag may name.
 pub const SOURCES: [&str; 6] = ["web", "curl", "client", "worker", "mcp", "plugin"];
 
@@ -109,6 +127,9 @@ pub(crate) fn read_body(body: &[u8]) -> Result<(Vec<String>, bool), Refusal> {
 pub(crate) fn check(text: &str, now_s: i64) -> Result<Checked, Refusal> {
     let event = Event::parse(text).map_err(|error| invalid(error.to_string()))?;
     event.verify().map_err(|error| invalid(error.to_string()))?;
+    if event.tags.len() > TAGS_MAX {
+        return Err(invalid(format!("an event carries at most {TAGS_MAX} tags")));
+    }
     let created_at = i64::try_from(event.created_at).unwrap_or(i64::MAX);
     if created_at > now_s.saturating_add(AHEAD_MAX_S) {
         return Err(invalid(
@@ -138,11 +159,45 @@ pub(crate) fn check(text: &str, now_s: i64) -> Result<Checked, Refusal> {
     Ok(Checked { event, effect })
 }
 
+/// The content as a JSON object, read strictly: a repeated key (which readers would resolve
+/// differently) and the inputs PostgreSQL's jsonb refuses are `invalid`, as for signed
+/// KarmaDue arguments (DECISIONS 11).
 fn content_object(event: &Event, what: &str) -> Result<Map<String, Value>, Refusal> {
-    match serde_json::from_str::<Value>(&event.content) {
+    let canonical = kd_protocol::canonical::canonical_text(&event.content)
+        .map_err(|error| invalid(format!("{what} content: {error}")))?;
+    match serde_json::from_str::<Value>(&canonical) {
         Ok(Value::Object(map)) => Ok(map),
         _ => Err(invalid(format!("{what} content must be a JSON object"))),
     }
+}
+
+/// Every string in `value` (keys included), joined by blank lines: what the scanner reads.
+fn all_text(value: &Value, out: &mut String) {
+    match value {
+        Value::String(text) => {
+            out.push_str(text);
+            out.push_str("\n\n");
+        }
+        Value::Array(items) => items.iter().for_each(|item| all_text(item, out)),
+        Value::Object(map) => {
+            for (key, item) in map {
+                out.push_str(key);
+                out.push_str("\n\n");
+                all_text(item, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A name or label: no control or format characters, not blank.
+fn plain_label(text: &str) -> bool {
+    !text.trim().is_empty()
+        && !text.chars().any(|c| {
+            c.is_control()
+                || matches!(c, '\u{AD}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+                    | '\u{2060}'..='\u{206F}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
+        })
 }
 
 fn optional_string<'a>(
@@ -164,6 +219,29 @@ fn is_lower_hex_64(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
+/// `http://` or `https://` (any case), then a host of letters, digits, dots, dashes and an
+/// optional port, then nothing or a path; no spaces or control characters anywhere.
+fn is_http_url(url: &str) -> bool {
+    let lower = url.to_ascii_lowercase();
+    let Some(rest) = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"))
+    else {
+        return false;
+    };
+    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let (name, port) = match host.rsplit_once(':') {
+        Some((name, port)) => (name, Some(port)),
+        None => (host, None),
+    };
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+        && port.is_none_or(|port| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()))
+        && !url.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
 fn profile(event: &Event) -> Result<Effect, Refusal> {
     let map = content_object(event, "PROFILE")?;
     let name = match map.get("name") {
@@ -174,6 +252,11 @@ fn profile(event: &Event) -> Result<Effect, Refusal> {
             ));
         }
     };
+    if !plain_label(&name) {
+        return Err(invalid(
+            "PROFILE name must not be blank or hold control or invisible characters",
+        ));
+    }
     let about = optional_string(&map, "about", 500)?.map(str::to_owned);
     match optional_string(&map, "keyType", 16)? {
         None | Some("secp256k1") => {}
@@ -181,9 +264,7 @@ fn profile(event: &Event) -> Result<Effect, Refusal> {
     }
     let callback = optional_string(&map, "callback", 512)?;
     if let Some(url) = callback
-        && !((url.starts_with("https://") || url.starts_with("http://"))
-            && url.len() > "https://".len()
-            && !url.chars().any(|c| c.is_whitespace() || c.is_control()))
+        && !is_http_url(url)
     {
         return Err(invalid("callback must be an http(s) URL"));
     }
@@ -192,6 +273,18 @@ fn profile(event: &Event) -> Result<Effect, Refusal> {
         Some(Value::Bool(human)) => *human,
         Some(_) => return Err(invalid("human must be true or false")),
     };
+    let tagged = |name: &str| {
+        event
+            .tags
+            .iter()
+            .filter(|tag| tag.first().is_some_and(|first| first == name))
+            .count()
+    };
+    if tagged("source") > 1 || tagged("referred_by") > 1 {
+        return Err(invalid(
+            "a PROFILE takes at most one source and one referred_by tag",
+        ));
+    }
     let source = event.tag_value("source");
     if let Some(source) = source
         && !SOURCES.contains(&source)
@@ -240,17 +333,17 @@ fn listing(event: &Event) -> Result<Effect, Refusal> {
         ));
     }
     let map = content_object(event, "LISTING")?;
-    let title = match map.get("title") {
-        Some(Value::String(title)) if (1..=120).contains(&title.chars().count()) => title,
-        _ => return Err(invalid("title must be a string of 1 to 120 characters")),
-    };
-    let description = optional_string(&map, "description", 2000)?.unwrap_or_default();
+    if !matches!(map.get("title"), Some(Value::String(title)) if (1..=120).contains(&title.chars().count()))
+    {
+        return Err(invalid("title must be a string of 1 to 120 characters"));
+    }
+    optional_string(&map, "description", 2000)?;
     let kind = match optional_string(&map, "type", 16)? {
         None => "service",
         Some(kind @ ("service" | "skill" | "wanted")) => kind,
         Some(_) => return Err(invalid("type must be service, skill or wanted")),
     };
-    if let Some(price) = map.get("price_hint")
+    if let Some(price) = map.get("price_hint").filter(|price| !price.is_null())
         && !price.as_f64().is_some_and(|price| price >= 0.0)
     {
         return Err(invalid("price_hint must be a number >= 0"));
@@ -299,17 +392,29 @@ fn listing(event: &Event) -> Result<Effect, Refusal> {
         }
         check_terms(terms)?;
     }
-    if map.contains_key("skill") || map.contains_key("inputs") {
+    if ["skill", "inputs"]
+        .iter()
+        .any(|field| map.get(*field).is_some_and(|value| !value.is_null()))
+    {
         return Err(invalid(
             "skill and inputs attachments are not supported by this hub yet",
         ));
     }
-    let scanned = kd_core::scanner::scan(&format!("{title}\n\n{description}"));
+    // What the listing view shows: the known fields only (the signed event, with anything
+    // else it holds, is at /events/<id>). The scanner reads every string of the content.
+    let known: Map<String, Value> = map
+        .iter()
+        .filter(|(field, value)| LISTING_FIELDS.contains(&field.as_str()) && !value.is_null())
+        .map(|(field, value)| (field.clone(), value.clone()))
+        .collect();
+    let mut text = String::new();
+    all_text(&Value::Object(map.clone()), &mut text);
+    let scanned = kd_core::scanner::scan(&text);
     Ok(Effect::Listing {
         d,
         kind: kind.to_owned(),
         available,
-        content: Value::Object(map.clone()),
+        content: Value::Object(known),
         scan: serde_json::to_value(scanned).unwrap_or(Value::Null),
     })
 }

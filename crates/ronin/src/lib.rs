@@ -231,17 +231,28 @@ async fn post_events(State(ronin): State<Ronin>, body: Result<Bytes, BytesReject
     };
     let (values, single) = match events::read_body(&body) {
         Ok(read) => read,
-        Err(refusal) => return refusal.at(0).into_response(),
+        Err(refusal) => return refusal.into_response(),
     };
     let now_s = ronin.clock.now_unix();
     let mut batch = Vec::with_capacity(values.len());
     for (index, text) in values.iter().enumerate() {
         match events::check(text, now_s) {
             Ok(checked) => batch.push(checked),
+            // `index` names the failing event of a batch; one event needs no index.
+            Err(refusal) if single => return refusal.into_response(),
             Err(refusal) => return refusal.at(index).into_response(),
         }
     }
-    match events::store(&ronin, batch).await {
+    match events::store(&ronin, batch).await.map_err(|refusal| {
+        if single {
+            Refusal {
+                index: None,
+                ..refusal
+            }
+        } else {
+            refusal
+        }
+    }) {
         Ok(accepted) => {
             let mut body = json!({
                 "ok": true,

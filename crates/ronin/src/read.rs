@@ -268,10 +268,13 @@ async fn search(
         }
     };
     let needle = query.get("q").map(|q| q.to_lowercase()).unwrap_or_default();
-    let hide_flagged = matches!(
-        query.get("hide_flagged").map(String::as_str),
-        Some("1" | "true")
-    );
+    let hide_flagged = match query.get("hide_flagged").map(String::as_str) {
+        None | Some("" | "0" | "false") => false,
+        Some("1" | "true") => true,
+        Some(_) => {
+            return Refusal::invalid("hide_flagged must be 1 or 0").into_response();
+        }
+    };
     let found = read(&ronin, move |conn| {
         let mut statement = conn.prepare_cached(&format!(
             "{LISTING_SELECT} WHERE l.available = 1 AND k.status = 'active'
