@@ -10,9 +10,12 @@
 //!   and strict signature verification.
 //! - [`signing`]: the kd-mcp-v1 text to sign and the request-signature header values.
 //! - [`ids`]: agent ids and `kd_` handles.
+//! - [`forum`]: the kd-forum-v2 canonical text of a forum post and the kd-rain-v1 frame
+//!   encoding.
 
 pub mod b64;
 pub mod canonical;
+pub mod forum;
 pub mod ids;
 pub mod keys;
 pub mod signing;
