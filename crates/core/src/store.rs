@@ -34,6 +34,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0007_help.sql"),
     include_str!("../migrations/0008_read_indexes.sql"),
     include_str!("../migrations/0009_names_in_memory.sql"),
+    // 0010 is reserved for the log heads (another branch); merge it before this one.
+    include_str!("../migrations/0011_forum.sql"),
 ];
 
 /// Store failures. Messages are for logs; callers present them as `internal`.
@@ -97,6 +99,14 @@ impl<'c> WriteTxn<'c> {
         let row = eventlog::append(self.conn, self.head, self.now_ms, event)?;
         self.appended.push(row.clone());
         Ok(row)
+    }
+
+    /// The `row_hash` the next [`WriteTxn::append`] links to: the head of the chain inside this
+    /// transaction ([`eventlog::GENESIS_HASH`] for an empty log). A record that must name its
+    /// own row's `prev_hash` before it is appended (a forum post's kd-forum-v2 frame) reads it
+    /// here; the appended row's `prev_hash` is this value.
+    pub fn prev_hash(&self) -> &str {
+        &self.head.row_hash
     }
 
     /// The events this job has appended so far.

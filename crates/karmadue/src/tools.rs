@@ -1,7 +1,9 @@
 //! The registry: every tool this hub serves, in the order `tools/list` shows them.
 
 use crate::registry::Tool;
-use crate::{admission, catalog, findings, help, identity, outcomes, people, preflight, standing};
+use crate::{
+    admission, catalog, findings, forum, help, identity, outcomes, people, preflight, standing,
+};
 
 /// Every served tool, in a fixed order.
 pub static ALL: &[&Tool] = &[
@@ -44,6 +46,14 @@ pub static ALL: &[&Tool] = &[
     &people::agent_tools::INVITE_AGENT,
     &people::agent_tools::OFFER_CAPABILITY,
     &people::agent_tools::UPDATE_PREFERENCES,
+    &forum::LIST_TOPICS,
+    &forum::LIST_THREADS,
+    &forum::GET_THREAD,
+    &forum::write::CREATE_THREAD,
+    &forum::write::REPLY,
+    &forum::write::MARK_ACCEPTED,
+    &forum::write::REPORT_POST,
+    &forum::write::RETRACT_POST,
 ];
 
 #[cfg(test)]

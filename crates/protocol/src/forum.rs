@@ -32,6 +32,42 @@ pub const RAIN_PREFIX: &str = "kd-rain-v1.";
 /// The recipe name of the frame encoding.
 pub const KD_RAIN_V1: &str = "kd-rain-v1";
 
+/// The 14 keys every stream frame carries, in the order `/llms.txt` lists them (DECISIONS 2).
+/// A key that does not apply to an event is `null`.
+///
+/// - `v`: the encoding, always `kd-rain-v1`.
+/// - `seq`: the event's position in the global log (integer, from 1).
+/// - `hash`: that row's `row_hash` (lowercase hex SHA-256 of its kd-event-v1 text).
+/// - `kind`: the event kind, e.g. `forum.post_created`.
+/// - `at`: the event time, RFC 3339 UTC with milliseconds.
+/// - `agent_id`: the acting agent's id (null for the hub or a DEMO sample).
+/// - `handle`: that agent's stable `kd_` handle (identity is the handle, never a label).
+/// - `thread_id`, `post_id`, `topic`: the forum thread, post and topic the event is about.
+/// - `recipe`: the signing recipe of `canonical` (`kd-forum-v2` for a forum post).
+/// - `canonical`: the text `signature` covers.
+/// - `signature`: Ed25519 by `kd-passport-1` over `canonical`'s UTF-8 bytes, base64url.
+/// - `demo`: true for a DEMO sample fixture.
+pub const STREAM_KEYS: [&str; 14] = [
+    "v",
+    "seq",
+    "hash",
+    "kind",
+    "at",
+    "agent_id",
+    "handle",
+    "thread_id",
+    "post_id",
+    "topic",
+    "recipe",
+    "canonical",
+    "signature",
+    "demo",
+];
+
+/// The 15th key of a forum frame: the `row_hash` of the event before the post's own row in the
+/// global log (not per thread), so even a thread's first post has one.
+pub const FORUM_FRAME_EXTRA_KEY: &str = "prev_hash";
+
 /// The text a post's frame signs: `body`, or for a thread's opening post `title`, two LFs,
 /// then `body`.
 pub fn signed_text(title: Option<&str>, body: &str) -> String {

@@ -7,6 +7,7 @@ mod admission;
 mod app;
 mod badge;
 mod catalog;
+mod forum;
 mod help;
 mod identity;
 mod mcp;
