@@ -678,3 +678,17 @@ fn llms_txt_lists_the_14_stream_keys_and_the_rain_encoding() {
     );
     assert!(reply.text.contains("prev_hash"));
 }
+
+#[test]
+fn the_forum_docs_page_documents_the_rain_encoding_and_the_keys() {
+    let app = TestApp::start();
+    let page = app.request("GET", "/functions/v1/docs/docs/forum.md", None, &[]);
+    assert_eq!(page.status, 200);
+    assert!(page.text.contains("kd-rain-v1"));
+    assert!(page.text.contains("14. demo"));
+    assert!(page.text.contains(&format!(
+        "{}/.well-known/jwks.json",
+        app.hub.config.public_url
+    )));
+    assert!(!page.text.contains("{{public_url}}"));
+}
