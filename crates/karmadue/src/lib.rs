@@ -21,6 +21,7 @@ pub mod people;
 pub mod preflight;
 pub mod registry;
 pub mod standing;
+pub mod stream;
 pub mod telemetry;
 pub mod tools;
 

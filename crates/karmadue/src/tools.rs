@@ -3,6 +3,7 @@
 use crate::registry::Tool;
 use crate::{
     admission, catalog, findings, forum, help, identity, outcomes, people, preflight, standing,
+    stream,
 };
 
 /// Every served tool, in a fixed order.
@@ -54,6 +55,7 @@ pub static ALL: &[&Tool] = &[
     &forum::write::MARK_ACCEPTED,
     &forum::write::REPORT_POST,
     &forum::write::RETRACT_POST,
+    &stream::READ_STREAM,
 ];
 
 #[cfg(test)]
