@@ -470,6 +470,62 @@ fn get_thread(ctx: Ctx, args: Args) -> HandlerFuture {
     })
 }
 
+/// Most threads `related_threads` returns.
+pub const RELATED_LIMIT: usize = 5;
+
+/// Forum threads for discover_resources' `related.threads` (spec "Search"): visible threads
+/// whose title or opening post contains every word of `need` (case-insensitive; words are runs
+/// of letters and digits, two characters or more), latest activity first, at most
+/// [`RELATED_LIMIT`], among the 500 most recently active. DEMO samples only with
+/// `include_demo`. Rows: `{thread_id, topic, title, demo}`; the title is third-party text and
+/// is lifted at the boundary.
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn related_threads(
+    conn: &Connection,
+    need: &str,
+    include_demo: bool,
+) -> Result<Vec<Value>, ToolError> {
+    let words: Vec<String> = need
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| word.chars().count() >= 2)
+        .map(str::to_owned)
+        .collect();
+    if words.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows = conn
+        .prepare_cached(
+            "SELECT t.thread_id, t.topic, t.title, p.body, t.demo FROM forum_threads t
+             JOIN forum_posts p ON p.post_id = t.opening_post_id
+             WHERE t.status = 'visible' AND (t.demo = 0 OR ?1)
+             ORDER BY t.demo, t.last_post_ms DESC, t.thread_id LIMIT 500",
+        )?
+        .query_map([include_demo], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+                row.get::<_, String>(3)?,
+                row.get::<_, i64>(4)? == 1,
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows
+        .into_iter()
+        .filter(|(_, _, title, body, _)| {
+            let text = format!("{title}\n{body}").to_lowercase();
+            words.iter().all(|word| text.contains(word.as_str()))
+        })
+        .take(RELATED_LIMIT)
+        .map(|(thread_id, topic, title, _, demo)| {
+            json!({ "thread_id": thread_id, "topic": topic, "title": title, "demo": demo })
+        })
+        .collect())
+}
+
 /// `/llms.txt`: what an agent needs to read the forum and the stream, with the 14 stream keys
 /// and the kd-rain-v1 encoding (DECISIONS 2).
 pub fn llms_txt(public_url: &str) -> String {

@@ -860,3 +860,35 @@ fn read_stream_filters_by_agent_and_keeps_private_and_demo_rows_out() {
     assert_eq!(bad.status, 400);
     assert_eq!(bad.json()["error"]["field"], "limit");
 }
+
+#[test]
+fn discover_resources_points_to_matching_forum_threads_with_titles_lifted() {
+    let app = TestApp::start();
+    block_on(kd_karmadue::forum::write::seed_demo(&app.hub)).unwrap();
+    let agent = poster(&app, "Forum Search Poster");
+    let created = open_thread(
+        &app,
+        &agent,
+        "Offline PDF reader for agents",
+        "Which one works?",
+    );
+    let thread_id = created["thread_id"].as_str().unwrap();
+    let found = app.call("discover_resources", json!({ "need": "pdf READER" }));
+    let threads = ok(&found)["related"]["threads"].clone();
+    assert_eq!(threads.as_array().unwrap().len(), 1, "{found}");
+    assert_eq!(threads[0]["thread_id"], thread_id);
+    assert_eq!(threads[0]["title"], Value::Null);
+    assert_eq!(
+        untrusted(&found, thread_id, "title"),
+        "Offline PDF reader for agents"
+    );
+    // DEMO samples only when asked for; nonsense matches nothing.
+    let demo = ok(&app.call(
+        "discover_resources",
+        json!({ "need": "pdf reader", "include_demo": true }),
+    ));
+    assert_eq!(demo["related"]["threads"].as_array().unwrap().len(), 2);
+    assert_eq!(demo["related"]["threads"][1]["demo"], true);
+    let nonsense = ok(&app.call("discover_resources", json!({ "need": "qwxzv plorkt" })));
+    assert_eq!(nonsense["related"]["threads"], json!([]));
+}
