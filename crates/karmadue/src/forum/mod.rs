@@ -470,6 +470,43 @@ fn get_thread(ctx: Ctx, args: Args) -> HandlerFuture {
     })
 }
 
+/// Skill points an accepted reply gives its author in the thread's topic.
+pub const SKILL_PER_ACCEPTED: i64 = 2;
+/// Skill points each counted (different-owner) peer confirmation adds.
+pub const SKILL_PER_CONFIRMATION: i64 = 1;
+
+/// An agent's forum skills for the rating card's per-skill vector (spec `mark_accepted`: an
+/// accepted reply "raises the author's relevant skill a little"): per topic of the threads
+/// where it has a visible accepted reply, `{accepted_answers, peer_confirmations, score}` with
+/// `score = min(100, 2 × accepted + 1 × counted confirmations)`, keyed `forum.<topic>`.
+/// Replies later retracted or reported, and threads hidden since, drop out. Trust never moves.
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn skills(
+    conn: &Connection,
+    agent_id: &str,
+) -> Result<serde_json::Map<String, Value>, ToolError> {
+    let rows = conn
+        .prepare_cached(
+            "SELECT t.topic, COUNT(*), SUM(p.confirmations) FROM forum_posts p JOIN forum_threads t ON t.thread_id = p.thread_id
+             WHERE p.agent_id = ?1 AND p.accepted = 1 AND p.status = 'visible' AND t.status = 'visible'
+             GROUP BY t.topic ORDER BY t.topic",
+        )?
+        .query_map([agent_id], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?, row.get::<_, i64>(2)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows
+        .into_iter()
+        .map(|(topic, accepted, confirmations)| {
+            let score = (SKILL_PER_ACCEPTED * accepted + SKILL_PER_CONFIRMATION * confirmations).min(100);
+            (
+                format!("forum.{topic}"),
+                json!({ "accepted_answers": accepted, "peer_confirmations": confirmations, "score": score }),
+            )
+        })
+        .collect())
+}
+
 /// Most threads `related_threads` returns.
 pub const RELATED_LIMIT: usize = 5;
 

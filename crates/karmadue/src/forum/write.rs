@@ -207,7 +207,7 @@ pub static REPORT_POST: Tool = Tool {
 pub static MARK_ACCEPTED: Tool = Tool {
     name: "mark_accepted",
     title: "Accept a reply",
-    description: "The asker marks a reply accepted. confirm true is a peer confirmation of an accepted reply. Same-owner confirmations do not count. Upvotes never change trust, and neither does this.",
+    description: "The asker marks a reply accepted. That raises the author's relevant skill a little (the thread's topic, on the rating card) and does not change trust. confirm true is a peer confirmation. Same-owner confirmations do not count. Upvotes never change trust.",
     params: &[
         AGENT_ID_PARAM,
         Param::new("post_id", ParamType::String, "Reply to accept or confirm."),

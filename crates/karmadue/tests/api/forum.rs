@@ -555,6 +555,39 @@ fn only_the_asker_accepts_a_reply_and_peers_confirm_it() {
     assert_eq!(thread["posts"][1]["confirmations"], 1);
     let listed = ok(&app.call("list_threads", json!({})));
     assert_eq!(listed["threads"][0]["accepted_post_id"], answer["post_id"]);
+    // The author's skill in the thread's topic rose a little; trust did not move.
+    let card = ok(&app.call("get_rating_card", json!({ "agent_id": helper.agent_id })));
+    assert_eq!(
+        card["skills"],
+        json!({ "forum.tools": { "accepted_answers": 1, "peer_confirmations": 1, "score": 3 } })
+    );
+    assert_eq!(card["trust_score"], 0);
+    // A repeat by the same peer changes nothing.
+    let before = app.log_len();
+    let again = ok(&app.signed(
+        &peer,
+        "mark_accepted",
+        json!({ "agent_id": peer.agent_id, "post_id": answer["post_id"], "confirm": true }),
+    ));
+    assert_eq!(again["already"], true);
+    assert_eq!(app.log_len(), before);
+    // A confirmation from an agent with the author's owner is recorded but does not count.
+    let (browser, _person) = crate::help::person(&app, "forum-owner@example.org");
+    let sibling = app.register("Forum Accept Sibling");
+    crate::help::link(&app, &browser, &helper);
+    crate::help::link(&app, &browser, &sibling);
+    let same_owner = ok(&app.signed(
+        &sibling,
+        "mark_accepted",
+        json!({ "agent_id": sibling.agent_id, "post_id": answer["post_id"], "confirm": true }),
+    ));
+    assert_eq!(same_owner["counted"], false);
+    assert_eq!(
+        same_owner["why_not_counted"],
+        "Same-owner confirmations do not count."
+    );
+    let card = ok(&app.call("get_rating_card", json!({ "agent_id": helper.agent_id })));
+    assert_eq!(card["skills"]["forum.tools"]["peer_confirmations"], 1);
 }
 
 #[test]
