@@ -18,7 +18,8 @@
 #    data folders: a plain one, as deployed, and one with --conformance-fixtures (and without the
 #    bundled catalog, which it does not need).
 # 4. Runs against the plain hub: tests/peers/ts_sdk_client.mjs (system Node), python_mcp_client.py
-#    and python_crypto_client.py (the venv), and the conformance scenarios that apply to the real
+#    python_crypto_client.py, python_receipts_client.py and python_forum_client.py (the venv; the
+#    forum peer needs the hub fresh: it checks the DEMO sample threads), and the conformance scenarios that apply to the real
 #    endpoint (server-initialize, ping, tools-list, dns-rebinding-protection). Runs the whole
 #    conformance suite (`--suite all`) against the fixture hub with
 #    tests/peers/conformance-baseline.yml as the expected failures.
@@ -348,6 +349,7 @@ if [ "$ONLY_BROWSER" = false ]; then
     run_peer "python_mcp_client.py" "$PYTHON" "$PEERS/python_mcp_client.py"
     run_peer "python_crypto_client.py" "$PYTHON" "$PEERS/python_crypto_client.py"
     run_peer "python_receipts_client.py" "$PYTHON" "$PEERS/python_receipts_client.py"
+    run_peer "python_forum_client.py" "$PYTHON" "$PEERS/python_forum_client.py"
 fi
 # Its own hubs (one per scenario), mail through the sink.
 KD_HUB_BIN=$HUB_BIN KD_SMTP_PORT=$SMTP_PORT KD_SMTP_DIR="$WORK/mail" KD_CHROMIUM=$CHROMIUM \
