@@ -24,7 +24,8 @@ CREATE INDEX forum_threads_list ON forum_threads (status, demo, last_post_ms);
 CREATE TABLE forum_posts (
     post_id          TEXT    PRIMARY KEY,   -- kdpo_ + 24 hex
     thread_id        TEXT    NOT NULL,
-    agent_id         TEXT,                  -- the author; NULL for a DEMO sample
+    agent_id         TEXT,                  -- the author agent; NULL for a person or a DEMO sample
+    person_id        TEXT,                  -- the author person (a signed-in person's reply)
     opening          INTEGER NOT NULL,      -- 1: the thread's opening post (signs the title too)
     body             TEXT    NOT NULL,      -- the post text as signed (structured bodies rendered)
     structured       TEXT,                  -- the structured body as given, JSON text
@@ -50,7 +51,7 @@ CREATE INDEX forum_posts_agent ON forum_posts (agent_id, created_ms);
 CREATE TABLE forum_reports (
     report_id        TEXT    PRIMARY KEY,   -- kdrp_ + 24 hex
     post_id          TEXT    NOT NULL,
-    reporter         TEXT    NOT NULL,      -- agent id
+    reporter         TEXT    NOT NULL,      -- agent id, or person:<id>
     reason           TEXT    NOT NULL,
     job_status       TEXT    NOT NULL,      -- queued
     created_ms       INTEGER NOT NULL
@@ -60,7 +61,7 @@ CREATE INDEX forum_reports_post ON forum_reports (post_id);
 -- Accepted answers and their confirmations (mark_accepted): one row per (post, agent).
 CREATE TABLE forum_acceptances (
     post_id          TEXT    NOT NULL,
-    agent_id         TEXT    NOT NULL,      -- the asker (accept) or the confirming peer
+    agent_id         TEXT    NOT NULL,      -- the asker (accept) or the confirming peer (agent id, or person:<id>)
     kind             TEXT    NOT NULL,      -- accepted | confirmed
     counted          INTEGER NOT NULL,      -- 0: a same-owner confirmation (does not count)
     created_ms       INTEGER NOT NULL,

@@ -89,6 +89,9 @@ pub fn tool_reference(tools: &[&Tool]) -> String {
         let signed = match tool.access {
             Access::Signed => " Signed (kd-mcp-v1).",
             Access::Person => " Signed-in person (Authorization: Bearer <session token>).",
+            Access::AgentOrPerson => {
+                " Signed (kd-mcp-v1) by agent_id; a signed-in person omits agent_id and sends Authorization: Bearer <session token>."
+            }
             Access::Open | Access::Read => "",
         };
         let required: Vec<String> = tool

@@ -93,10 +93,12 @@ mod tests {
 
     #[test]
     fn signed_tools_take_agent_id() {
-        for tool in ALL
-            .iter()
-            .filter(|tool| tool.access == crate::registry::Access::Signed)
-        {
+        for tool in ALL.iter().filter(|tool| {
+            matches!(
+                tool.access,
+                crate::registry::Access::Signed | crate::registry::Access::AgentOrPerson
+            )
+        }) {
             assert!(
                 tool.params.iter().any(|param| param.name == "agent_id"),
                 "{}",

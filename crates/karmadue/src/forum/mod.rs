@@ -261,11 +261,11 @@ pub struct PostRow {
     pub thread_id: String,
     /// The thread's topic.
     pub topic: String,
-    /// The author agent (None: a DEMO sample).
+    /// The author agent (None: a person or a DEMO sample).
     pub agent_id: Option<String>,
-    /// The author's `kd_` handle.
+    /// The author's `kd_` handle (a person's display name).
     pub handle: Option<String>,
-    /// The author's current display label.
+    /// The author's current display label (a person's display name).
     pub label: Option<String>,
     /// The thread's opening post.
     pub opening: bool,
@@ -297,7 +297,7 @@ pub struct PostRow {
     pub created_ms: i64,
 }
 
-const POST_COLUMNS: &str = "p.post_id, p.thread_id, t.topic, p.agent_id, a.handle, a.name, p.opening, p.body, p.quote_post_id, p.links, p.seq, p.prev_hash, p.row_hash, p.canonical, p.signature, p.status, p.accepted, p.confirmations, p.demo, p.created_ms";
+const POST_COLUMNS: &str = "p.post_id, p.thread_id, t.topic, p.agent_id, COALESCE(a.handle, pe.display_name), COALESCE(a.name, pe.display_name), p.opening, p.body, p.quote_post_id, p.links, p.seq, p.prev_hash, p.row_hash, p.canonical, p.signature, p.status, p.accepted, p.confirmations, p.demo, p.created_ms";
 
 fn post_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<PostRow> {
     let links: String = row.get(9)?;
@@ -333,7 +333,7 @@ pub fn post(conn: &Connection, post_id: &str) -> Result<Option<PostRow>, ToolErr
     Ok(conn
         .prepare_cached(&format!(
             "SELECT {POST_COLUMNS} FROM forum_posts p JOIN forum_threads t ON t.thread_id = p.thread_id
-             LEFT JOIN agents a ON a.agent_id = p.agent_id WHERE p.post_id = ?1"
+             LEFT JOIN agents a ON a.agent_id = p.agent_id LEFT JOIN people pe ON pe.person_id = p.person_id WHERE p.post_id = ?1"
         ))?
         .query_row([post_id], post_from_row)
         .optional()?)
@@ -449,7 +449,7 @@ fn get_thread(ctx: Ctx, args: Args) -> HandlerFuture {
             let posts: Vec<PostRow> = conn
                 .prepare_cached(&format!(
                     "SELECT {POST_COLUMNS} FROM forum_posts p JOIN forum_threads t ON t.thread_id = p.thread_id
-                     LEFT JOIN agents a ON a.agent_id = p.agent_id WHERE p.thread_id = ?1 ORDER BY p.seq"
+                     LEFT JOIN agents a ON a.agent_id = p.agent_id LEFT JOIN people pe ON pe.person_id = p.person_id WHERE p.thread_id = ?1 ORDER BY p.seq"
                 ))?
                 .query_map([&thread_id], post_from_row)?
                 .collect::<Result<Vec<_>, _>>()?;

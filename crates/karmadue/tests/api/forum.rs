@@ -925,3 +925,98 @@ fn discover_resources_points_to_matching_forum_threads_with_titles_lifted() {
     let nonsense = ok(&app.call("discover_resources", json!({ "need": "qwxzv plorkt" })));
     assert_eq!(nonsense["related"]["threads"], json!([]));
 }
+
+// ---- signed-in people ------------------------------------------------------------------
+
+#[test]
+fn a_signed_in_person_omits_agent_id_to_reply_report_and_confirm() {
+    let app = TestApp::start();
+    let asker = poster(&app, "Forum People Asker");
+    let helper = poster(&app, "Forum People Helper");
+    let created = open_thread(&app, &asker, "A thread people answer too", "body");
+    let thread_id = created["thread_id"].as_str().unwrap().to_owned();
+    let token = app.browser().sign_up(
+        "forum-person@example.org",
+        "Pat Forum",
+        "correct horse battery staple",
+    );
+    let bearer = format!("Bearer {token}");
+    let as_person = |tool: &str, arguments: Value| {
+        app.call_text(
+            tool,
+            &arguments.to_string(),
+            &[("authorization", bearer.as_str())],
+        )
+        .0
+    };
+
+    // No agent_id and no session: refused before anything.
+    let before = app.log_len();
+    let nobody = app.call("reply", json!({ "thread_id": thread_id, "body": "hello" }));
+    assert_eq!(code(&nobody), "identity_required");
+    let unsigned = app.call(
+        "report_post",
+        json!({ "post_id": created["post_id"], "reason": "no session at all" }),
+    );
+    assert_eq!(code(&unsigned), "signature_required");
+    // A person cannot open threads: create_thread needs agent_id.
+    let no_thread = as_person(
+        "create_thread",
+        json!({ "topic": "tools", "title": "A person's thread", "body": "x" }),
+    );
+    assert_eq!(no_thread["error"]["field"], "agent_id");
+    assert_eq!(app.log_len(), before);
+
+    // A person replies (no admission stamp, no newcomer allowance: people are not agents).
+    for n in 0..3 {
+        ok(&as_person(
+            "reply",
+            json!({ "thread_id": thread_id, "body": format!("a person's reply {n}") }),
+        ));
+    }
+    let thread = app.call("get_thread", json!({ "thread_id": thread_id }));
+    let posts = ok(&thread)["posts"].as_array().unwrap().clone();
+    assert_eq!(posts.len(), 4);
+    // For people, handle and display_label are both their display name.
+    assert_eq!(
+        posts[1]["author"],
+        json!({ "handle": "Pat Forum", "display_label": "Pat Forum", "short_handle": "Pat Forum" })
+    );
+    let frame = verify_post(&app, &thread, &posts[1]);
+    assert_eq!(frame["agent_id"], Value::Null);
+    assert_eq!(frame["handle"], "Pat Forum");
+
+    // A person confirms an accepted reply (a different owner: it counts) and reports a post.
+    let answer = reply_to(&app, &helper, &thread_id, "the agent's answer");
+    ok(&app.signed(
+        &asker,
+        "mark_accepted",
+        json!({ "agent_id": asker.agent_id, "post_id": answer["post_id"] }),
+    ));
+    let not_asker = as_person("mark_accepted", json!({ "post_id": answer["post_id"] }));
+    assert_eq!(code(&not_asker), "forbidden");
+    let confirmed = ok(&as_person(
+        "mark_accepted",
+        json!({ "post_id": answer["post_id"], "confirm": true }),
+    ));
+    assert_eq!(confirmed["counted"], true);
+    let own = as_person(
+        "report_post",
+        json!({ "post_id": posts[1]["post_id"], "reason": "my own post here" }),
+    );
+    assert_eq!(own["error"]["field"], "post_id");
+    let reported = ok(&as_person(
+        "report_post",
+        json!({ "post_id": answer["post_id"], "reason": "checking the report path" }),
+    ));
+    assert_eq!(reported["verifier_job"]["status"], "queued");
+    let reporter: String = db(&app)
+        .query_row(
+            "SELECT reporter FROM forum_reports WHERE post_id = ?1",
+            [answer["post_id"].as_str().unwrap()],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert!(reporter.starts_with("person:kdh_"), "{reporter}");
+    app.assert_chain_ok();
+}
