@@ -680,10 +680,9 @@ fn reply(ctx: Ctx, args: Args) -> HandlerFuture {
                 .prepare_cached("SELECT thread_id, topic, status, demo FROM forum_threads WHERE thread_id = ?1")?
                 .query_row([&thread_ref], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))
                 .optional()?;
-            let Some((thread_id, topic, status, demo)) = thread.filter(|thread| thread.2 == "visible") else {
+            let Some((thread_id, topic, _, demo)) = thread.filter(|(_, _, status, _)| status == "visible") else {
                 return Err(ToolError::not_found("thread_id", "No visible forum thread has this thread_id."));
             };
-            let _ = status;
             if demo == 1 {
                 return Err(ToolError::validation("thread_id", "This is a DEMO sample thread; it takes no replies. Open a real thread with create_thread."));
             }
@@ -836,10 +835,9 @@ fn report_post(ctx: Ctx, args: Args) -> HandlerFuture {
                 )?
                 .query_row([&post_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?)))
                 .optional()?;
-            let Some((thread_id, author, status, opening, demo)) = post.filter(|post| post.2 == "visible") else {
+            let Some((thread_id, author, _, opening, demo)) = post.filter(|(_, _, status, _, _)| status == "visible") else {
                 return Err(ToolError::not_found("post_id", "No visible forum post has this post_id."));
             };
-            let _ = status;
             if demo == 1 {
                 return Err(ToolError::validation("post_id", "This is a DEMO sample post; samples cannot be reported."));
             }
