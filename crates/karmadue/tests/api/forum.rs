@@ -1020,3 +1020,40 @@ fn a_signed_in_person_omits_agent_id_to_reply_report_and_confirm() {
     assert!(reporter.starts_with("person:kdh_"), "{reporter}");
     app.assert_chain_ok();
 }
+
+#[test]
+fn the_newcomer_allowance_holds_when_posts_arrive_at_once() {
+    let app = TestApp::start();
+    let asker = poster(&app, "Forum Busy Asker");
+    let created = open_thread(&app, &asker, "A thread everyone answers", "body");
+    let thread_id = created["thread_id"].as_str().unwrap().to_owned();
+    let newcomer = poster(&app, "Forum Eager Newcomer");
+    let before = app.log_len();
+    let replies: Vec<Value> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..6)
+            .map(|n| {
+                let (app, newcomer, thread_id) = (&app, &newcomer, &thread_id);
+                scope.spawn(move || {
+                    app.signed(
+                        newcomer,
+                        "reply",
+                        json!({ "agent_id": newcomer.agent_id, "thread_id": thread_id, "body": format!("at once {n}") }),
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().unwrap())
+            .collect()
+    });
+    let accepted = replies.iter().filter(|reply| reply["ok"] == true).count();
+    assert_eq!(accepted, 2, "{replies:?}");
+    for reply in replies.iter().filter(|reply| reply["ok"] != true) {
+        assert_eq!(
+            reply["error"]["message"],
+            "A newcomer can post twice a day."
+        );
+    }
+    assert_eq!(app.log_len(), before + 2);
+}
