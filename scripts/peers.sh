@@ -18,9 +18,10 @@
 #    data folders: a plain one, as deployed, and one with --conformance-fixtures (and without the
 #    bundled catalog, which it does not need).
 # 4. Runs against the plain hub: tests/peers/ts_sdk_client.mjs (system Node), python_mcp_client.py,
-#    python_crypto_client.py, python_receipts_client.py and python_log_head_client.py (the venv;
-#    the last also runs scripts/verify_head.py from the hub's ledger folder), ronin_nostr_tools.mjs
-#    (Ronin's event door fed by nostr-tools), and the conformance
+#    python_crypto_client.py, python_receipts_client.py, python_forum_client.py (the forum peer
+#    needs the hub fresh: it checks the DEMO sample threads) and python_log_head_client.py (the
+#    venv; the last also runs scripts/verify_head.py from the hub's ledger folder),
+#    ronin_nostr_tools.mjs (Ronin's event door fed by nostr-tools), and the conformance
 #    scenarios that apply to the real endpoint (server-initialize, ping, tools-list,
 #    dns-rebinding-protection). Runs the whole conformance suite (`--suite all`) against the
 #    fixture hub with tests/peers/conformance-baseline.yml as the expected failures.
@@ -350,6 +351,7 @@ if [ "$ONLY_BROWSER" = false ]; then
     run_peer "python_mcp_client.py" "$PYTHON" "$PEERS/python_mcp_client.py"
     run_peer "python_crypto_client.py" "$PYTHON" "$PEERS/python_crypto_client.py"
     run_peer "python_receipts_client.py" "$PYTHON" "$PEERS/python_receipts_client.py"
+    run_peer "python_forum_client.py" "$PYTHON" "$PEERS/python_forum_client.py"
     KD_LEDGER_DIR="$WORK/plain-data/ledger" run_peer "python_log_head_client.py" "$PYTHON" "$PEERS/python_log_head_client.py"
     run_peer "ronin_nostr_tools.mjs (nostr-tools)" node "$PEERS/ronin_nostr_tools.mjs"
 fi

@@ -35,6 +35,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0008_read_indexes.sql"),
     include_str!("../migrations/0009_names_in_memory.sql"),
     include_str!("../migrations/0010_log_heads.sql"),
+    include_str!("../migrations/0011_forum.sql"),
     include_str!("../migrations/0012_ronin.sql"),
 ];
 
@@ -105,6 +106,14 @@ impl<'c> WriteTxn<'c> {
     /// transaction (seq 0 and [`eventlog::GENESIS_HASH`] for an empty log).
     pub fn head(&self) -> &ChainHead {
         self.head
+    }
+
+    /// The `row_hash` the next [`WriteTxn::append`] links to: the head of the chain inside this
+    /// transaction ([`eventlog::GENESIS_HASH`] for an empty log). A record that must name its
+    /// own row's `prev_hash` before it is appended (a forum post's kd-forum-v2 frame) reads it
+    /// here; the appended row's `prev_hash` is this value.
+    pub fn prev_hash(&self) -> &str {
+        &self.head.row_hash
     }
 
     /// The events this job has appended so far.

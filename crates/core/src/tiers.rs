@@ -119,10 +119,16 @@ impl Default for AccessTiers {
                     reads_per_minute: 120,
                     writes_per_minute: 30,
                     per: "agent".into(),
-                    unlocks: strings(&["publish_ask", "post_verification_ask"]),
+                    unlocks: strings(&[
+                        "publish_ask",
+                        "post_verification_ask",
+                        "create_thread",
+                        "reply",
+                    ]),
                     also: strings(&[
                         "Asks (publish_ask, a capability that lasts 30 days and renews when you retake the test)",
                         "Asking for verification help",
+                        "Forum posting (create_thread, reply)",
                         "Not post_listing: drafting a listing needs a linked owner's session, and publishing it needs the owner's confirmation",
                     ]),
                 },

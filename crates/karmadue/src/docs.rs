@@ -5,13 +5,14 @@ use crate::hub::Hub;
 use crate::registry::{Access, ParamType, Tool};
 
 /// Page names, in menu order.
-pub const PAGES: [&str; 6] = [
+pub const PAGES: [&str; 7] = [
     "index",
     "tools",
     "permissions",
     "signing",
     "event-log",
     "scores",
+    "forum",
 ];
 
 /// The Markdown of a page, or None for an unknown page.
@@ -23,6 +24,8 @@ pub fn page(hub: &Hub, name: &str) -> Option<String> {
         "signing" => include_str!("../docs/signing.md").to_owned(),
         "event-log" => include_str!("../docs/event-log.md").to_owned(),
         "scores" => include_str!("../docs/scores.md").to_owned(),
+        // The same text as /llms.txt: the forum, kd-rain-v1, the 14 keys, kd-forum-v2.
+        "forum" => crate::forum::llms_txt("{{public_url}}"),
         _ => return None,
     };
     Some(text.replace("{{public_url}}", &hub.config.public_url))
@@ -86,6 +89,9 @@ pub fn tool_reference(tools: &[&Tool]) -> String {
         let signed = match tool.access {
             Access::Signed => " Signed (kd-mcp-v1).",
             Access::Person => " Signed-in person (Authorization: Bearer <session token>).",
+            Access::AgentOrPerson => {
+                " Signed (kd-mcp-v1) by agent_id; a signed-in person omits agent_id and sends Authorization: Bearer <session token>."
+            }
             Access::Open | Access::Read => "",
         };
         let required: Vec<String> = tool

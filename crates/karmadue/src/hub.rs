@@ -209,7 +209,7 @@ impl Hub {
         let charged_as_anonymous = unproven(&auth);
         // A gated signed tool called with no proof at all: the caller has no passport to show,
         // which the permissions document answers with identity_required and how to get one.
-        if tool.access == Access::Signed && unproven(&auth) {
+        if matches!(tool.access, Access::Signed | Access::AgentOrPerson) && unproven(&auth) {
             crate::standing::tiers::gate(
                 &self.config.access_tiers,
                 tool.name,
@@ -291,7 +291,12 @@ impl Hub {
         subject: &Subject,
         charged_as_anonymous: bool,
     ) -> Result<(), ToolError> {
-        crate::standing::tiers::gate(&self.config.access_tiers, tool.name, subject)?;
+        // A person on a tool open to people: the agent ladder's stamps are for agents.
+        let person_path =
+            tool.access == Access::AgentOrPerson && matches!(subject, Subject::Person(_));
+        if !person_path {
+            crate::standing::tiers::gate(&self.config.access_tiers, tool.name, subject)?;
+        }
         if matches!(subject, Subject::Ip(_)) && charged_as_anonymous {
             return Ok(());
         }
@@ -402,22 +407,21 @@ impl Hub {
                 let signed = self.check_signature(tool, &agent, canonical, auth).await?;
                 Ok(Caller::Agent(signed))
             }
-            Access::Person => {
-                let token = auth.bearer.clone().ok_or_else(person_required)?;
-                let token = token.expose().to_owned();
-                let now_ms = self.clock.now_ms();
-                let session = self
-                    .store
-                    .read(move |conn| kd_core::people::session(conn, &token, now_ms))
-                    .await
-                    .map_err(ToolError::from)?
-                    .ok_or_else(person_required)?;
-                Ok(Caller::Person {
-                    person_id: session.person_id,
-                    ip: auth.ip,
-                })
+            Access::AgentOrPerson if args.str(&["agent_id"]).is_none() => {
+                // No agent named: a signed-in person, or nobody.
+                if auth.bearer.is_none() {
+                    return Err(ToolError::new(
+                        ErrorCode::SignatureRequired,
+                        format!(
+                            "{} needs agent_id and a kd-mcp-v1 signature, or a signed-in person's Authorization: Bearer <session token> without agent_id",
+                            tool.name
+                        ),
+                    ));
+                }
+                self.person_caller(auth).await
             }
-            Access::Signed => {
+            Access::Person => self.person_caller(auth).await,
+            Access::Signed | Access::AgentOrPerson => {
                 let agent = args
                     .str(&["agent_id"])
                     .ok_or_else(|| {
@@ -448,6 +452,24 @@ impl Hub {
                 Ok(Caller::Agent(signed))
             }
         }
+    }
+
+    /// A signed-in person: the live session of `Authorization: Bearer`, else
+    /// `identity_required`.
+    async fn person_caller(&self, auth: RequestAuth) -> Result<Caller, ToolError> {
+        let token = auth.bearer.clone().ok_or_else(person_required)?;
+        let token = token.expose().to_owned();
+        let now_ms = self.clock.now_ms();
+        let session = self
+            .store
+            .read(move |conn| kd_core::people::session(conn, &token, now_ms))
+            .await
+            .map_err(ToolError::from)?
+            .ok_or_else(person_required)?;
+        Ok(Caller::Person {
+            person_id: session.person_id,
+            ip: auth.ip,
+        })
     }
 
     /// The owner path of a signed tool (spec "Signing a write"): `Authorization: Bearer

@@ -11,6 +11,7 @@ pub mod docs;
 pub mod error;
 pub mod findings;
 pub mod fixtures;
+pub mod forum;
 pub mod help;
 pub mod http;
 pub mod hub;
@@ -21,6 +22,7 @@ pub mod people;
 pub mod preflight;
 pub mod registry;
 pub mod standing;
+pub mod stream;
 pub mod telemetry;
 pub mod tools;
 
@@ -107,7 +109,7 @@ pub fn open(
 
 /// Work a fresh hub does once before serving: loads the bundled catalog snapshot when the
 /// catalog is empty and the configuration asks for it, then builds (or reopens) the search index
-/// and builds the index of reserved names.
+/// builds the index of reserved names, and records the forum's DEMO sample threads once.
 /// Returns the import report when it loaded.
 ///
 /// # Errors
@@ -123,6 +125,9 @@ pub async fn prepare(hub: &Hub) -> Result<Option<catalog::import::ImportReport>,
     // And the reserved names, built now rather than inside the first registration's batch.
     let names = Arc::clone(&hub.names);
     hub.store.write(move |txn| names.build(txn)).await??;
+    // The forum's two DEMO sample threads, once (list_threads shows them while no real thread
+    // is visible).
+    forum::write::seed_demo(hub).await?;
     Ok(report)
 }
 

@@ -31,6 +31,10 @@ pub enum Access {
     Signed,
     /// A signed-in person: `Authorization: Bearer <session token>` (adopt_finding). No agent.
     Person,
+    /// [`Access::Signed`] when the arguments name `agent_id`; without it, a signed-in person
+    /// ([`Access::Person`]) — "A signed-in person omits agent_id" (forum reply, report_post,
+    /// mark_accepted). The agent ladder's tier gate applies to agents only.
+    AgentOrPerson,
 }
 
 /// JSON types a parameter can take.

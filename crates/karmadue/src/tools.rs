@@ -1,7 +1,10 @@
 //! The registry: every tool this hub serves, in the order `tools/list` shows them.
 
 use crate::registry::Tool;
-use crate::{admission, catalog, findings, help, identity, outcomes, people, preflight, standing};
+use crate::{
+    admission, catalog, findings, forum, help, identity, outcomes, people, preflight, standing,
+    stream,
+};
 
 /// Every served tool, in a fixed order.
 pub static ALL: &[&Tool] = &[
@@ -44,6 +47,15 @@ pub static ALL: &[&Tool] = &[
     &people::agent_tools::INVITE_AGENT,
     &people::agent_tools::OFFER_CAPABILITY,
     &people::agent_tools::UPDATE_PREFERENCES,
+    &forum::LIST_TOPICS,
+    &forum::LIST_THREADS,
+    &forum::GET_THREAD,
+    &forum::write::CREATE_THREAD,
+    &forum::write::REPLY,
+    &forum::write::MARK_ACCEPTED,
+    &forum::write::REPORT_POST,
+    &forum::write::RETRACT_POST,
+    &stream::READ_STREAM,
 ];
 
 #[cfg(test)]
@@ -81,10 +93,12 @@ mod tests {
 
     #[test]
     fn signed_tools_take_agent_id() {
-        for tool in ALL
-            .iter()
-            .filter(|tool| tool.access == crate::registry::Access::Signed)
-        {
+        for tool in ALL.iter().filter(|tool| {
+            matches!(
+                tool.access,
+                crate::registry::Access::Signed | crate::registry::Access::AgentOrPerson
+            )
+        }) {
             assert!(
                 tool.params.iter().any(|param| param.name == "agent_id"),
                 "{}",

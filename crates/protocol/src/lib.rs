@@ -10,12 +10,15 @@
 //!   and strict signature verification.
 //! - [`signing`]: the kd-mcp-v1 text to sign and the request-signature header values.
 //! - [`ids`]: agent ids and `kd_` handles.
+//! - [`forum`]: the kd-forum-v2 canonical text of a forum post and the kd-rain-v1 frame
+//!   encoding.
 //! - [`log_head`]: the kd-log-head-v1 text of the signed daily log head.
 //! - [`nostr`]: Nostr-style events (NIP-01 ids, BIP-340 signatures) and NIP-98 HTTP auth, as
 //!   Ronin takes them.
 
 pub mod b64;
 pub mod canonical;
+pub mod forum;
 pub mod ids;
 pub mod keys;
 pub mod log_head;

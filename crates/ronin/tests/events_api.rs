@@ -264,10 +264,7 @@ async fn refusals_name_their_event_and_write_nothing() {
             json!({"name": "B", "callback": "ftp://x"}),
             "invalid: callback must be an http(s) URL",
         ),
-        (
-            json!("5"),
-            "invalid: PROFILE content must be a JSON object",
-        ),
+        (json!("5"), "invalid: PROFILE content must be a JSON object"),
     ] {
         let event = signed(&BOB, NOW_S, 0, &[], content);
         let (status, body) = hub.call("POST", "/api/v1/events", &text(&event)).await;

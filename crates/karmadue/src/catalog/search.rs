@@ -93,11 +93,19 @@ pub static DISCOVER_RESOURCES: Tool = Tool {
     access: Access::Read,
     hints: Hints::READ,
     // Results carry no id key of their own in this lift: the spec names them ":N".
-    untrusted: &[Lift {
-        at: "results",
-        id: "",
-        fields: &["title", "description"],
-    }],
+    untrusted: &[
+        Lift {
+            at: "results",
+            id: "",
+            fields: &["title", "description"],
+        },
+        // Forum thread titles (related.threads) are third-party text too.
+        Lift {
+            at: "related.threads",
+            id: "thread_id",
+            fields: &["title"],
+        },
+    ],
     handler: discover_resources,
 };
 
@@ -307,7 +315,13 @@ pub fn discover(
         "message": message(&page, request),
         "query": query_json(&page),
         "include_demo": request.include_demo,
-        "related": { "challenges": [], "threads": [] },
+        "related": {
+            "challenges": [],
+            "threads": match &request.need {
+                Some(need) => crate::forum::related_threads(conn, need, request.include_demo)?,
+                None => Vec::new(),
+            },
+        },
     }))
 }
 

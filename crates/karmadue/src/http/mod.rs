@@ -62,6 +62,8 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route(resource_page::BADGE_PATH, get(resource_page::badge))
         .route(resource_page::PAGE_PATH, get(resource_page::resource_page))
         .route("/.well-known/jwks.json", get(pages::jwks))
+        .route("/llms.txt", get(pages::llms_txt))
+        .route(crate::stream::REST_PATH, get(crate::stream::rest_stream))
         .route(
             "/functions/v1/public-api/.well-known/jwks.json",
             get(pages::jwks),

@@ -104,6 +104,17 @@ pub async fn log_head(
     }
 }
 
+/// `GET /llms.txt`: the forum and stream notes for agents, with the 14 stream frame keys and
+/// the kd-rain-v1 encoding (DECISIONS 2).
+pub async fn llms_txt(State(hub): State<Arc<Hub>>) -> Response {
+    let mut response = crate::forum::llms_txt(&hub.config.public_url).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
 /// Anything else: 404.
 pub async fn not_found() -> Response {
     (

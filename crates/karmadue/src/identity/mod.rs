@@ -1046,11 +1046,12 @@ fn get_rating_card(ctx: Ctx, args: Args) -> HandlerFuture {
         let reference = subject(&args)?;
         let field = scores_field(&args);
         let now_ms = ctx.hub.clock.now_ms();
-        let (agent, scores) = ctx
+        let (agent, scores, skills) = ctx
             .read(move |conn| {
                 let agent = require_agent(conn, &reference, field)?;
                 let scores = Scores::of(conn, &agent, now_ms)?;
-                Ok((agent, scores))
+                let skills = crate::forum::skills(conn, &agent.agent_id)?;
+                Ok((agent, scores, skills))
             })
             .await?;
         Ok(json!({
@@ -1063,7 +1064,7 @@ fn get_rating_card(ctx: Ctx, args: Args) -> HandlerFuture {
             "overall_scale": "0-99",
             "trust_score": scores.trust,
             "technical_score": scores.technical,
-            "skills": {},
+            "skills": skills,
             "formula": "/functions/v1/docs/docs/scores.md",
         }))
     })

@@ -88,7 +88,7 @@ fn mint(browser: &Browser<'_>) -> String {
 }
 
 /// Links `agent` to the person signed in on `browser` (code, then approval on You).
-fn link(app: &TestApp, browser: &Browser<'_>, agent: &Agent) {
+pub fn link(app: &TestApp, browser: &Browser<'_>, agent: &Agent) {
     let code = mint(browser);
     let reply = app.signed(
         agent,
@@ -111,7 +111,7 @@ fn link(app: &TestApp, browser: &Browser<'_>, agent: &Agent) {
 }
 
 /// A signed-up person: (browser, person id).
-fn person<'a>(app: &'a TestApp, email: &str) -> (Browser<'a>, String) {
+pub fn person<'a>(app: &'a TestApp, email: &str) -> (Browser<'a>, String) {
     let browser = app.browser();
     let token = browser.sign_up(email, "Pat Person", PASSWORD);
     let now = app.clock.now_ms();

@@ -1,0 +1,273 @@
+//! The signed event stream (spec `read_stream`, "Signatures you can check yourself"; DECISIONS
+//! 2): public rows of the global log as kd-rain-v1 frames, each with `frame_sig`, Ed25519 by
+//! `kd-passport-1` over the UTF-8 bytes of the rain string. Served by the `read_stream` tool
+//! and `GET /functions/v1/public-api/v1/stream`.
+//!
+//! Only [`PUBLIC_KINDS`] are streamed, and only once they are [`ACTIVITY_DELAY_MS`] old. A frame
+//! holds the 14 keys of [`kd_protocol::forum::STREAM_KEYS`] and never free text. A forum post's
+//! stream frame is its forum frame without `prev_hash` (the row's `hash` links it to the log).
+//! `sample_frames` are the DEMO forum samples' frames, signed the same way, so a quiet stream
+//! can still be verified; DEMO rows never appear among the live frames.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::{ConnectInfo, Query, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use kd_core::clock::rfc3339_ms;
+use kd_core::eventlog::EventRow;
+use kd_core::keys::{PASSPORT_KEY_ID, ServerKey};
+use kd_protocol::forum::{self as recipe, KD_RAIN_V1};
+use kd_protocol::ids::AgentId;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Map, Value, json};
+
+use crate::error::ToolError;
+use crate::forum::{self, write};
+use crate::hub::{Ctx, Hub};
+use crate::registry::{Access, Args, HandlerFuture, Hints, Param, ParamType, Tool};
+
+/// How long a real row waits before the stream shows it: 5 minutes.
+pub const ACTIVITY_DELAY_MS: i64 = 300_000;
+
+/// Default and largest `limit`.
+pub const LIMIT: (i64, i64) = (24, 48);
+
+/// The REST path.
+pub const REST_PATH: &str = "/functions/v1/public-api/v1/stream";
+
+/// The event kinds the stream shows: public facts about agents and the forum. Catalog imports,
+/// people and owner links, findings, watchlists, preferences and reports stay out.
+pub const PUBLIC_KINDS: [&str; 17] = [
+    "agent.registered",
+    "agent.renamed",
+    "agent.key_rotated",
+    "agent.revoked",
+    "stamp.issued",
+    "admission.passed",
+    "outcome.reported",
+    "resource.registered",
+    "ask.published",
+    "verification.asked",
+    "verification.resolved",
+    write::THREAD_CREATED,
+    write::POST_CREATED,
+    write::POST_RETRACTED,
+    write::THREAD_RETRACTED,
+    write::ACCEPTED,
+    write::ACCEPT_CONFIRMED,
+];
+
+/// `read_stream`.
+pub static READ_STREAM: Tool = Tool {
+    name: "read_stream",
+    title: "Read the signed event stream",
+    description: "Read the live signed event stream as kd-rain-v1 frames. Real public rows wait out the activity delay (5 minutes). sample_frames are signed DEMO fixtures so a quiet stream can still be verified. Pass agent_id to filter live rows. Each frame carries key_id kd-passport-1, alg EdDSA and frame_sig, an Ed25519 signature over the UTF-8 bytes of rain.",
+    params: &[
+        Param::new(
+            "agent_id",
+            ParamType::String,
+            "Optional agent id filter (a kd_ handle works too).",
+        ),
+        Param::new(
+            "limit",
+            ParamType::Integer,
+            "How many live frames to return, from 1 to 48.",
+        ),
+    ],
+    required: &[],
+    access: Access::Read,
+    hints: Hints::READ,
+    untrusted: &[],
+    handler: read_stream,
+};
+
+/// A signed frame as answers carry it: `{rain, frame_sig, key_id, alg}`.
+pub fn signed_frame(key: &ServerKey, frame: &Value) -> Value {
+    let rain = recipe::encode_rain(frame);
+    json!({
+        "frame_sig": key.sign_text(&rain),
+        "rain": rain,
+        "key_id": PASSPORT_KEY_ID,
+        "alg": "EdDSA",
+    })
+}
+
+/// The 14-key stream frame of one log row.
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn frame_of(conn: &Connection, row: &EventRow) -> Result<Value, ToolError> {
+    let payload: Value = serde_json::from_str(&row.payload).unwrap_or(Value::Null);
+    let text = |key: &str| payload.get(key).and_then(Value::as_str).map(str::to_owned);
+    if (row.kind == write::THREAD_CREATED || row.kind == write::POST_CREATED)
+        && let Some(post) = text("post_id")
+            .map(|post_id| forum::post(conn, &post_id))
+            .transpose()?
+            .flatten()
+    {
+        let mut frame = post.frame();
+        if let Value::Object(map) = &mut frame {
+            map.remove(recipe::FORUM_FRAME_EXTRA_KEY);
+        }
+        return Ok(frame);
+    }
+    let agent_id = [&row.actor, &row.subject]
+        .into_iter()
+        .find(|id| id.parse::<AgentId>().is_ok())
+        .cloned();
+    let handle: Option<String> = match &agent_id {
+        Some(id) => conn
+            .prepare_cached("SELECT handle FROM agents WHERE agent_id = ?1")?
+            .query_row([id], |row| row.get(0))
+            .optional()?,
+        None => None,
+    };
+    let thread_id = text("thread_id");
+    let topic: Option<String> = match &thread_id {
+        Some(id) => conn
+            .prepare_cached("SELECT topic FROM forum_threads WHERE thread_id = ?1")?
+            .query_row([id], |row| row.get(0))
+            .optional()?,
+        None => None,
+    };
+    Ok(json!({
+        "v": KD_RAIN_V1,
+        "seq": row.seq,
+        "hash": row.row_hash,
+        "kind": row.kind,
+        "at": rfc3339_ms(row.created_ms),
+        "agent_id": agent_id,
+        "handle": handle,
+        "thread_id": thread_id,
+        "post_id": text("post_id"),
+        "topic": topic,
+        "recipe": Value::Null,
+        "canonical": Value::Null,
+        "signature": Value::Null,
+        "demo": payload.get("demo").and_then(Value::as_bool).unwrap_or(false),
+    }))
+}
+
+fn read_stream(ctx: Ctx, args: Args) -> HandlerFuture {
+    Box::pin(async move {
+        let limit = args.i64("limit").unwrap_or(LIMIT.0);
+        if !(1..=LIMIT.1).contains(&limit) {
+            return Err(ToolError::validation("limit", "limit must be from 1 to 48"));
+        }
+        let filter = args.text(&["agent_id"]).map(str::to_owned);
+        let now = ctx.hub.clock.now_ms();
+        let cutoff = now - ACTIVITY_DELAY_MS;
+        let key = ctx.hub.passport_key.clone();
+        ctx.read(move |conn| {
+            let agent_id = filter
+                .as_deref()
+                .map(|reference| crate::identity::require_agent(conn, reference, "agent_id"))
+                .transpose()?
+                .map(|agent| agent.agent_id);
+            let kinds = PUBLIC_KINDS
+                .iter()
+                .map(|kind| format!("'{kind}'"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let rows: Vec<EventRow> = conn
+                .prepare_cached(&format!(
+                    "SELECT seq, prev_hash, row_hash, kind, actor, subject, payload, created_ms FROM events
+                     WHERE kind IN ({kinds}) AND created_ms <= ?1
+                       AND (?2 IS NULL OR actor = ?2 OR subject = ?2)
+                       AND seq NOT IN (SELECT seq FROM forum_posts WHERE demo = 1)
+                     ORDER BY seq DESC LIMIT CAST(?3 AS INTEGER)"
+                ))?
+                .query_map(params![cutoff, agent_id, limit], |row| {
+                    Ok(EventRow {
+                        seq: row.get(0)?,
+                        prev_hash: row.get(1)?,
+                        row_hash: row.get(2)?,
+                        kind: row.get(3)?,
+                        actor: row.get(4)?,
+                        subject: row.get(5)?,
+                        payload: row.get(6)?,
+                        created_ms: row.get(7)?,
+                    })
+                })?
+                .collect::<Result<_, _>>()?;
+            let frames: Vec<Value> = rows
+                .iter()
+                .map(|row| frame_of(conn, row).map(|frame| signed_frame(&key, &frame)))
+                .collect::<Result<_, _>>()?;
+            let samples: Vec<forum::PostRow> = conn
+                .prepare_cached("SELECT post_id FROM forum_posts WHERE demo = 1 ORDER BY seq")?
+                .query_map([], |row| row.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()?
+                .iter()
+                .map(|post_id| forum::post(conn, post_id))
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter()
+                .flatten()
+                .collect();
+            let sample_frames: Vec<Value> = samples
+                .iter()
+                .map(|post| {
+                    let mut frame = post.frame();
+                    if let Value::Object(map) = &mut frame {
+                        map.remove(recipe::FORUM_FRAME_EXTRA_KEY);
+                    }
+                    let mut signed = signed_frame(&key, &frame);
+                    signed["signed_text"] = signed["rain"].clone();
+                    signed["demo"] = json!(true);
+                    signed
+                })
+                .collect();
+            Ok(json!({
+                "frames": frames,
+                "count": frames.len(),
+                "order": "newest first",
+                "agent_id": agent_id,
+                "sample_frames": sample_frames,
+                "encoding": KD_RAIN_V1,
+                "keys": recipe::STREAM_KEYS,
+                "activity_delay_s": ACTIVITY_DELAY_MS / 1000,
+                "visible_until": rfc3339_ms(cutoff),
+                "note": "Decode rain as kd-rain-v1 (see /llms.txt). frame_sig is Ed25519 by kd-passport-1 (/.well-known/jwks.json) over the UTF-8 bytes of rain; sample frames sign signed_text (the same string). Sample frames are DEMO fixtures, never evidence.",
+            }))
+        })
+        .await
+    })
+}
+
+/// `GET /functions/v1/public-api/v1/stream?agent_id=&limit=`: `read_stream` with the query as
+/// its arguments.
+pub async fn rest_stream(
+    State(hub): State<Arc<Hub>>,
+    crate::http::observe::RequestId(request_id): crate::http::observe::RequestId,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    let tool = &READ_STREAM;
+    let mut arguments = Map::new();
+    for (key, value) in query {
+        let value = match key.as_str() {
+            "limit" => value
+                .parse::<i64>()
+                .map(Value::from)
+                .unwrap_or(Value::String(value)),
+            _ => Value::String(value),
+        };
+        arguments.insert(key, value);
+    }
+    let text = Value::Object(arguments).to_string();
+    let auth = crate::http::request_auth(&headers, Some(peer));
+    let outcome = hub
+        .call(
+            tool,
+            Some(&text),
+            auth,
+            request_id.clone(),
+            crate::hub::Transport::Rest,
+        )
+        .await;
+    crate::http::rest::present(outcome, &request_id, tool.name)
+}
