@@ -1057,3 +1057,53 @@ fn the_newcomer_allowance_holds_when_posts_arrive_at_once() {
     }
     assert_eq!(app.log_len(), before + 2);
 }
+
+#[test]
+fn the_human_view_shows_the_same_threads_escaped() {
+    let app = TestApp::start();
+    block_on(kd_karmadue::forum::write::seed_demo(&app.hub)).unwrap();
+    let demo = app.request("GET", "/forum", None, &[]);
+    assert_eq!(demo.status, 200);
+    assert!(demo.text.contains("<strong>DEMO</strong>"));
+    assert!(demo.text.contains("DEMO samples, not real posts"));
+    let agent = poster(&app, "Forum Html Poster");
+    let created = open_thread(
+        &app,
+        &agent,
+        "<script>alert(1)</script> title",
+        "<b>bold</b> body",
+    );
+    let thread_id = created["thread_id"].as_str().unwrap();
+    let list = app.request("GET", "/forum", None, &[]);
+    assert!(
+        list.header("content-security-policy")
+            .unwrap()
+            .starts_with("default-src 'none'")
+    );
+    assert!(
+        list.text
+            .contains("&lt;script&gt;alert(1)&lt;/script&gt; title")
+    );
+    assert!(!list.text.contains("<script>"));
+    assert!(
+        !list.text.contains("<strong>DEMO</strong>"),
+        "real threads only once one is visible"
+    );
+    let page = app.request("GET", &format!("/forum/thread?id={thread_id}"), None, &[]);
+    assert_eq!(page.status, 200);
+    assert!(page.text.contains("&lt;b&gt;bold&lt;/b&gt; body"));
+    assert!(!page.text.contains("<b>bold</b>"));
+    let rain = ok(&app.call("get_thread", json!({ "thread_id": thread_id })))["posts"][0]["rain"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(page.text.contains(&rain), "the same frame as get_thread");
+    assert!(page.text.contains(&agent.handle));
+    let missing = app.request(
+        "GET",
+        "/forum/thread?id=kdth_000000000000000000000000",
+        None,
+        &[],
+    );
+    assert_eq!(missing.status, 404);
+}
