@@ -191,30 +191,45 @@ fn list_threads(ctx: Ctx, args: Args) -> HandlerFuture {
         }
         let topic = args.str(&["topic"]).map(str::to_owned);
         let include_demo = args.bool("include_demo").unwrap_or(false);
-        ctx.read(move |conn| {
-            let real = threads(conn, topic.as_deref(), false, limit)?;
-            let examples_only = real.is_empty();
-            let mut rows = real;
-            if examples_only || include_demo {
-                let room = limit - i64::try_from(rows.len()).unwrap_or(limit);
-                if room > 0 {
-                    rows.extend(threads(conn, topic.as_deref(), true, room)?);
-                }
-            }
-            let mut answer = json!({
-                "threads": rows,
-                "count": rows.len(),
-                "examples_only": examples_only,
-                "topic": topic,
-                "note": DATA_NOTE,
-            });
-            if examples_only {
-                answer["examples_note"] = json!("No real thread is visible here yet: these are DEMO samples, not real posts and never evidence.");
-            }
-            Ok(answer)
-        })
-        .await
+        ctx.read(move |conn| list_threads_data(conn, topic.as_deref(), include_demo, limit))
+            .await
     })
+}
+
+/// list_threads' `data` (also the Human View at `/forum`): real visible threads first; DEMO
+/// samples when none is visible (`examples_only: true`) or when `include_demo`. Titles are
+/// third-party text (the tool lifts them; the page escapes them).
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn list_threads_data(
+    conn: &Connection,
+    topic: Option<&str>,
+    include_demo: bool,
+    limit: i64,
+) -> Result<Value, ToolError> {
+    let real = threads(conn, topic, false, limit)?;
+    let examples_only = real.is_empty();
+    let mut rows = real;
+    if examples_only || include_demo {
+        let room = limit - i64::try_from(rows.len()).unwrap_or(limit);
+        if room > 0 {
+            rows.extend(threads(conn, topic, true, room)?);
+        }
+    }
+    let mut answer = json!({
+        "threads": rows,
+        "count": rows.len(),
+        "examples_only": examples_only,
+        "topic": topic,
+        "note": DATA_NOTE,
+    });
+    if examples_only {
+        answer["examples_note"] = json!(
+            "No real thread is visible here yet: these are DEMO samples, not real posts and never evidence."
+        );
+    }
+    Ok(answer)
 }
 
 /// Visible threads (real or demo), latest activity first.
@@ -410,63 +425,70 @@ fn resolve_thread(conn: &Connection, reference: &str) -> Result<Option<String>, 
         .optional()?)
 }
 
+/// get_thread's `data` (also the Human View at `/forum/thread?id=`): the visible thread that
+/// `reference` (a thread id or one of its post ids) names, with its visible posts in log order,
+/// each with its frame. Titles and bodies are third-party text.
+///
+/// # Errors
+/// `not_found` naming `thread_id` for an unknown, retracted or hidden thread; `internal`.
+pub fn thread_data(conn: &Connection, reference: &str) -> Result<Value, ToolError> {
+    let missing = || {
+        ToolError::not_found(
+            "thread_id",
+            "No visible forum thread has this id (it may never have existed, or its author retracted it, or it was reported and hidden).",
+        )
+    };
+    let thread_id = resolve_thread(conn, reference)?.ok_or_else(missing)?;
+    let thread = conn
+        .prepare_cached(
+            "SELECT t.topic, t.title, a.handle, a.name, t.replies, t.created_ms, t.last_post_ms, t.opening_post_id, t.demo, t.status
+             FROM forum_threads t LEFT JOIN agents a ON a.agent_id = t.agent_id WHERE t.thread_id = ?1",
+        )?
+        .query_row([&thread_id], |row| {
+            let handle: Option<String> = row.get(2)?;
+            let label: Option<String> = row.get(3)?;
+            let status: String = row.get(9)?;
+            Ok((status, json!({
+                "thread_id": thread_id,
+                "topic": row.get::<_, String>(0)?,
+                "title": row.get::<_, String>(1)?,
+                "author": author(handle.as_deref(), label.as_deref()),
+                "replies": row.get::<_, i64>(4)?,
+                "created_at": rfc3339_ms(row.get(5)?),
+                "last_post_at": rfc3339_ms(row.get(6)?),
+                "opening_post_id": row.get::<_, String>(7)?,
+                "demo": row.get::<_, i64>(8)? == 1,
+            })))
+        })?;
+    let (status, thread) = thread;
+    if status != "visible" {
+        return Err(missing());
+    }
+    let posts: Vec<PostRow> = conn
+        .prepare_cached(&format!(
+            "SELECT {POST_COLUMNS} FROM forum_posts p JOIN forum_threads t ON t.thread_id = p.thread_id
+             LEFT JOIN agents a ON a.agent_id = p.agent_id LEFT JOIN people pe ON pe.person_id = p.person_id WHERE p.thread_id = ?1 ORDER BY p.seq"
+        ))?
+        .query_map([&thread_id], post_from_row)?
+        .collect::<Result<Vec<_>, _>>()?;
+    let hidden = posts.iter().filter(|post| post.status != "visible").count();
+    let shown: Vec<Value> = posts
+        .iter()
+        .filter(|post| post.status == "visible")
+        .map(PostRow::to_json)
+        .collect();
+    Ok(json!({
+        "thread": thread,
+        "posts": shown,
+        "hidden_posts": hidden,
+        "note": DATA_NOTE,
+    }))
+}
+
 fn get_thread(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
         let reference = args.required_text(&["thread_id"])?.to_owned();
-        ctx.read(move |conn| {
-            let missing = || {
-                ToolError::not_found(
-                    "thread_id",
-                    "No visible forum thread has this id (it may never have existed, or its author retracted it, or it was reported and hidden).",
-                )
-            };
-            let thread_id = resolve_thread(conn, &reference)?.ok_or_else(missing)?;
-            let thread = conn
-                .prepare_cached(
-                    "SELECT t.topic, t.title, a.handle, a.name, t.replies, t.created_ms, t.last_post_ms, t.opening_post_id, t.demo, t.status
-                     FROM forum_threads t LEFT JOIN agents a ON a.agent_id = t.agent_id WHERE t.thread_id = ?1",
-                )?
-                .query_row([&thread_id], |row| {
-                    let handle: Option<String> = row.get(2)?;
-                    let label: Option<String> = row.get(3)?;
-                    let status: String = row.get(9)?;
-                    Ok((status, json!({
-                        "thread_id": thread_id,
-                        "topic": row.get::<_, String>(0)?,
-                        "title": row.get::<_, String>(1)?,
-                        "author": author(handle.as_deref(), label.as_deref()),
-                        "replies": row.get::<_, i64>(4)?,
-                        "created_at": rfc3339_ms(row.get(5)?),
-                        "last_post_at": rfc3339_ms(row.get(6)?),
-                        "opening_post_id": row.get::<_, String>(7)?,
-                        "demo": row.get::<_, i64>(8)? == 1,
-                    })))
-                })?;
-            let (status, thread) = thread;
-            if status != "visible" {
-                return Err(missing());
-            }
-            let posts: Vec<PostRow> = conn
-                .prepare_cached(&format!(
-                    "SELECT {POST_COLUMNS} FROM forum_posts p JOIN forum_threads t ON t.thread_id = p.thread_id
-                     LEFT JOIN agents a ON a.agent_id = p.agent_id LEFT JOIN people pe ON pe.person_id = p.person_id WHERE p.thread_id = ?1 ORDER BY p.seq"
-                ))?
-                .query_map([&thread_id], post_from_row)?
-                .collect::<Result<Vec<_>, _>>()?;
-            let hidden = posts.iter().filter(|post| post.status != "visible").count();
-            let shown: Vec<Value> = posts
-                .iter()
-                .filter(|post| post.status == "visible")
-                .map(PostRow::to_json)
-                .collect();
-            Ok(json!({
-                "thread": thread,
-                "posts": shown,
-                "hidden_posts": hidden,
-                "note": DATA_NOTE,
-            }))
-        })
-        .await
+        ctx.read(move |conn| thread_data(conn, &reference)).await
     })
 }
 

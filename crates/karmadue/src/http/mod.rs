@@ -11,6 +11,7 @@
 //!   `/metrics`.
 
 pub mod app_pages;
+pub mod forum_pages;
 pub mod mcp;
 pub mod observe;
 pub mod pages;
@@ -63,6 +64,8 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route(resource_page::PAGE_PATH, get(resource_page::resource_page))
         .route("/.well-known/jwks.json", get(pages::jwks))
         .route("/llms.txt", get(pages::llms_txt))
+        .route(forum_pages::FORUM_PATH, get(forum_pages::forum_page))
+        .route(forum_pages::THREAD_PATH, get(forum_pages::thread_page))
         .route(crate::stream::REST_PATH, get(crate::stream::rest_stream))
         .route(
             "/functions/v1/public-api/.well-known/jwks.json",

@@ -275,7 +275,8 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem;t
 .tp-label{font-size:13px;color:#6b5800;text-transform:uppercase;letter-spacing:.04em}\
 .demo{background:#fde7e7;border:1px solid #c62828;padding:.5rem .75rem}dt{font-weight:600}dd{margin:0 0 .4rem 0}";
 
-fn page(title: &str, body: &str) -> String {
+/// A public page: `title` (escaped) and `body` (HTML the caller escaped) in the house layout.
+pub fn page(title: &str, body: &str) -> String {
     format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\

@@ -1057,3 +1057,116 @@ fn the_newcomer_allowance_holds_when_posts_arrive_at_once() {
     }
     assert_eq!(app.log_len(), before + 2);
 }
+
+#[test]
+fn the_human_view_shows_the_same_threads_escaped() {
+    let app = TestApp::start();
+    block_on(kd_karmadue::forum::write::seed_demo(&app.hub)).unwrap();
+    let demo = app.request("GET", "/forum", None, &[]);
+    assert_eq!(demo.status, 200);
+    assert!(demo.text.contains("<strong>DEMO</strong>"));
+    assert!(demo.text.contains("DEMO samples, not real posts"));
+    let agent = poster(&app, "Forum Html Poster");
+    let created = open_thread(
+        &app,
+        &agent,
+        "<script>alert(1)</script> title",
+        "<b>bold</b> body",
+    );
+    let thread_id = created["thread_id"].as_str().unwrap();
+    let list = app.request("GET", "/forum", None, &[]);
+    assert!(
+        list.header("content-security-policy")
+            .unwrap()
+            .starts_with("default-src 'none'")
+    );
+    assert!(
+        list.text
+            .contains("&lt;script&gt;alert(1)&lt;/script&gt; title")
+    );
+    assert!(!list.text.contains("<script>"));
+    assert!(
+        !list.text.contains("<strong>DEMO</strong>"),
+        "real threads only once one is visible"
+    );
+    let page = app.request("GET", &format!("/forum/thread?id={thread_id}"), None, &[]);
+    assert_eq!(page.status, 200);
+    assert!(page.text.contains("&lt;b&gt;bold&lt;/b&gt; body"));
+    assert!(!page.text.contains("<b>bold</b>"));
+    let rain = ok(&app.call("get_thread", json!({ "thread_id": thread_id })))["posts"][0]["rain"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(page.text.contains(&rain), "the same frame as get_thread");
+    assert!(page.text.contains(&agent.handle));
+    let missing = app.request(
+        "GET",
+        "/forum/thread?id=kdth_000000000000000000000000",
+        None,
+        &[],
+    );
+    assert_eq!(missing.status, 404);
+}
+
+#[test]
+fn forum_refusals_carry_their_rest_statuses_and_a_second_retraction_appends_nothing() {
+    let app = TestApp::start();
+    let asker = poster(&app, "Forum Rest Asker");
+    let helper = poster(&app, "Forum Rest Helper");
+    let created = open_thread(&app, &asker, "A thread over REST calls", "body");
+    let thread_id = created["thread_id"].as_str().unwrap().to_owned();
+    let answer = reply_to(&app, &helper, &thread_id, "an answer");
+    let rest = |agent: &Agent, tool: &str, arguments: Value| {
+        let text = arguments.to_string();
+        let headers = app.sign(
+            &agent.key,
+            tool,
+            &agent.agent_id,
+            &text,
+            &crate::app::fresh_nonce(),
+        );
+        let borrowed: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        app.rest(tool, &text, &borrowed)
+    };
+    let before = app.log_len();
+    let (status, body) = rest(
+        &asker,
+        "create_thread",
+        json!({ "agent_id": asker.agent_id, "topic": "tools", "title": "short" }),
+    );
+    assert_eq!((status, code(&body).as_str()), (400, "validation"));
+    let (status, body) = rest(
+        &asker,
+        "reply",
+        json!({ "agent_id": asker.agent_id, "thread_id": "kdth_nope", "body": "x" }),
+    );
+    assert_eq!((status, code(&body).as_str()), (404, "not_found"));
+    let (status, body) = rest(
+        &helper,
+        "mark_accepted",
+        json!({ "agent_id": helper.agent_id, "post_id": answer["post_id"] }),
+    );
+    assert_eq!((status, code(&body).as_str()), (403, "forbidden"));
+    assert_eq!(app.log_len(), before);
+
+    let (status, body) = rest(
+        &helper,
+        "retract_post",
+        json!({ "agent_id": helper.agent_id, "post_id": answer["post_id"] }),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"]["already"], false);
+    let after = app.log_len();
+    assert_eq!(after, before + 1);
+    let (status, body) = rest(
+        &helper,
+        "retract_post",
+        json!({ "agent_id": helper.agent_id, "post_id": answer["post_id"] }),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(body["data"]["already"], true);
+    assert_eq!(app.log_len(), after, "retracting twice appends nothing");
+}
