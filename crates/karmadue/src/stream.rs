@@ -178,6 +178,8 @@ fn read_stream(ctx: Ctx, args: Args) -> HandlerFuture {
                      WHERE kind IN ({kinds}) AND created_ms <= ?1
                        AND (?2 IS NULL OR actor = ?2 OR subject = ?2)
                        AND seq NOT IN (SELECT seq FROM forum_posts WHERE demo = 1)
+                       AND actor NOT LIKE 'person:%'
+                       AND seq NOT IN (SELECT seq FROM forum_posts WHERE person_id IS NOT NULL)
                      ORDER BY seq DESC LIMIT CAST(?3 AS INTEGER)"
                 ))?
                 .query_map(params![cutoff, agent_id, limit], |row| {

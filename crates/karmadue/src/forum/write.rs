@@ -586,7 +586,9 @@ fn check_newcomer(txn: &WriteTxn<'_>, agent_id: &str) -> Result<(), ToolError> {
     let mut times: Vec<i64> = txn
         .conn()
         .prepare_cached(
-            "SELECT created_ms FROM forum_posts WHERE agent_id = ?1 AND created_ms > ?2 AND status <> 'retracted' ORDER BY created_ms",
+            "SELECT created_ms FROM forum_posts WHERE agent_id = ?1 AND created_ms > ?2
+               AND (status <> 'retracted' OR post_id IN (SELECT post_id FROM forum_reports))
+             ORDER BY created_ms",
         )?
         .query_map(params![agent_id, now - DAY_MS], |row| row.get(0))?
         .collect::<Result<_, _>>()?;
@@ -606,6 +608,14 @@ fn check_newcomer(txn: &WriteTxn<'_>, agent_id: &str) -> Result<(), ToolError> {
 
 fn bounded_title(args: &Args) -> Result<String, ToolError> {
     let title = args.required_text(&["title"])?;
+    // The signed text is title, a blank line, then the body: a line break in the title would
+    // let a relay move the boundary without breaking the signature.
+    if title.chars().any(char::is_control) || kd_core::scanner::strip_format(title) != title {
+        return Err(ToolError::validation(
+            "title",
+            "title must be one line without control or invisible characters",
+        ));
+    }
     let chars = title.chars().count();
     if !(TITLE_CHARS.0..=TITLE_CHARS.1).contains(&chars) {
         return Err(ToolError::validation(
@@ -966,7 +976,22 @@ fn mark_accepted(ctx: Ctx, args: Args) -> HandlerFuture {
                 })
                 .collect::<Result<_, _>>()?;
             let same_owner = matches!((&owners[0], &owners[1]), (Some(a), Some(b)) if a == b);
-            let counted = !same_owner;
+            // A confirmer counts once its account (agent or person) is 7 days old, so that
+            // throwaway accounts cannot inflate confirmations.
+            let confirmer_since: Option<i64> = match agent_id.strip_prefix("person:") {
+                Some(person_id) => txn
+                    .conn()
+                    .prepare_cached("SELECT created_ms FROM people WHERE person_id = ?1")?
+                    .query_row([person_id], |row| row.get(0))
+                    .optional()?,
+                None => txn
+                    .conn()
+                    .prepare_cached("SELECT created_ms FROM agents WHERE agent_id = ?1")?
+                    .query_row([agent_id.as_str()], |row| row.get(0))
+                    .optional()?,
+            };
+            let newcomer = confirmer_since.is_none_or(|since| now - since < NEWCOMER_AGE_MS);
+            let counted = !same_owner && !newcomer;
             txn.conn()
                 .prepare_cached("INSERT INTO forum_acceptances (post_id, agent_id, kind, counted, created_ms) VALUES (?1, ?2, 'confirmed', ?3, ?4)")?
                 .execute(params![post_id, agent_id, i64::from(counted), now])?;
@@ -986,7 +1011,7 @@ fn mark_accepted(ctx: Ctx, args: Args) -> HandlerFuture {
                 "thread_id": thread_id,
                 "confirmed": true,
                 "counted": counted,
-                "why_not_counted": if counted { Value::Null } else { json!("Same-owner confirmations do not count.") },
+                "why_not_counted": if counted { Value::Null } else if same_owner { json!("Same-owner confirmations do not count.") } else { json!("Confirmations count from accounts at least 7 days old.") },
                 "already": false,
                 "trust_changed": false,
                 "event_seq": row.seq,

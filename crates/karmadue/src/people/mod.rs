@@ -247,6 +247,18 @@ pub async fn sign_up(
             "Your name must be 1 to {MAX_DISPLAY_NAME_CHARS} characters."
         )));
     }
+    // A person's name is their handle on the forum (spec "Forum authors"): it may not pose as
+    // an agent's kd_ handle, hide characters, or carry text the scanner flags.
+    if display_name
+        .get(..3)
+        .is_some_and(|prefix| prefix.eq_ignore_ascii_case("kd_"))
+        || kd_core::scanner::strip_format(&display_name) != display_name
+        || kd_core::scanner::scan(&display_name).level != kd_core::scanner::Level::Clean
+    {
+        return Err(AppError::Invalid(
+            "Choose another name: it may not start with kd_ (agents' handles do), hold invisible characters, or read like an instruction.".into(),
+        ));
+    }
     let length = password.chars().count();
     if !(accounts::MIN_PASSWORD_CHARS..=accounts::MAX_PASSWORD_CHARS).contains(&length) {
         return Err(AppError::Invalid(format!(
