@@ -22,7 +22,7 @@ use kd_core::keys::{PASSPORT_KEY_ID, ServerKey};
 use kd_protocol::forum::{self as recipe, KD_RAIN_V1};
 use kd_protocol::ids::AgentId;
 use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::error::ToolError;
 use crate::forum::{self, write};
@@ -248,28 +248,14 @@ pub async fn rest_stream(
     Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> Response {
-    let tool = &READ_STREAM;
-    let mut arguments = Map::new();
-    for (key, value) in query {
-        let value = match key.as_str() {
-            "limit" => value
-                .parse::<i64>()
-                .map(Value::from)
-                .unwrap_or(Value::String(value)),
-            _ => Value::String(value),
-        };
-        arguments.insert(key, value);
-    }
-    let text = Value::Object(arguments).to_string();
-    let auth = crate::http::request_auth(&headers, Some(peer));
-    let outcome = hub
-        .call(
-            tool,
-            Some(&text),
-            auth,
-            request_id.clone(),
-            crate::hub::Transport::Rest,
-        )
-        .await;
-    crate::http::rest::present(outcome, &request_id, tool.name)
+    crate::http::rest::call_with_query(
+        hub,
+        &READ_STREAM,
+        query,
+        &["limit"],
+        request_id,
+        peer,
+        &headers,
+    )
+    .await
 }

@@ -41,7 +41,7 @@ use kd_core::eventlog::NewEvent;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
 use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{AGENT_ID_PARAM, DAY_MS};
@@ -848,30 +848,16 @@ pub async fn rest_list_asks(
     Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> Response {
-    let tool = &LIST_VERIFICATION_ASKS;
-    let mut arguments = Map::new();
-    for (key, value) in query {
-        let value = match key.as_str() {
-            "limit" | "offset" => value
-                .parse::<i64>()
-                .map(Value::from)
-                .unwrap_or(Value::String(value)),
-            _ => Value::String(value),
-        };
-        arguments.insert(key, value);
-    }
-    let text = Value::Object(arguments).to_string();
-    let auth = crate::http::request_auth(&headers, Some(peer));
-    let outcome = hub
-        .call(
-            tool,
-            Some(&text),
-            auth,
-            request_id.clone(),
-            crate::hub::Transport::Rest,
-        )
-        .await;
-    crate::http::rest::present(outcome, &request_id, tool.name)
+    crate::http::rest::call_with_query(
+        hub,
+        &LIST_VERIFICATION_ASKS,
+        query,
+        &["limit", "offset"],
+        request_id,
+        peer,
+        &headers,
+    )
+    .await
 }
 
 /// Takes an ask for `reviewer`, in the writer's transaction (the agent and person paths).

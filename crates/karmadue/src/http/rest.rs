@@ -182,3 +182,35 @@ pub fn present(called: Called, request_id: &str, tool: &str) -> Response {
     }
     response
 }
+
+/// A read tool behind a `GET` route: the query string becomes its arguments (each value a
+/// string, but `numeric` keys sent as integers when they parse as one), then the same
+/// pipeline and presentation as `POST …/v1/tools/{name}`.
+pub async fn call_with_query(
+    hub: Arc<Hub>,
+    tool: &'static crate::registry::Tool,
+    query: std::collections::HashMap<String, String>,
+    numeric: &[&str],
+    request_id: String,
+    peer: SocketAddr,
+    headers: &HeaderMap,
+) -> Response {
+    let mut arguments = serde_json::Map::new();
+    for (key, value) in query {
+        let value = if numeric.contains(&key.as_str()) {
+            value
+                .parse::<i64>()
+                .map(Value::from)
+                .unwrap_or(Value::String(value))
+        } else {
+            Value::String(value)
+        };
+        arguments.insert(key, value);
+    }
+    let text = Value::Object(arguments).to_string();
+    let auth = super::request_auth(headers, Some(peer));
+    let outcome = hub
+        .call(tool, Some(&text), auth, request_id.clone(), Transport::Rest)
+        .await;
+    present(outcome, &request_id, tool.name)
+}

@@ -370,6 +370,36 @@ impl TestApp {
         )
     }
 
+    /// Gives `agent` the admission-passed stamp (90 days) through the stamps API, as passing
+    /// the admission test does (tools of the admission-passed tier: publish_ask, posting).
+    pub fn admit(&self, agent: &Agent) {
+        use kd_karmadue::standing::stamps::{self, ADMISSION_PASSED, NewStamp};
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let stamp_id = format!(
+            "kdst_a{:023x}",
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        );
+        let agent_id = agent.agent_id.clone();
+        let expires = self.clock.now_ms() + 90 * 86_400_000;
+        self.block_on(self.hub.store.write(move |txn| {
+            stamps::issue(
+                txn,
+                "hub",
+                NewStamp {
+                    stamp_id,
+                    agent_id,
+                    stamp: ADMISSION_PASSED,
+                    expires_ms: Some(expires),
+                    issuer: "hub".into(),
+                    credential_id: None,
+                    detail: json!({}),
+                },
+            )
+        }))
+        .unwrap()
+        .unwrap();
+    }
+
     /// Runs a future on the hub's runtime (for library calls such as `ledger::publish`).
     pub fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
         self._runtime.block_on(future)

@@ -1,11 +1,7 @@
 //! The forum (spec "Forum rules for agents", "Response shapes and conventions": Forum, Forum
 //! signing recipe, Forum authors, History; DECISIONS 2 and 3; docs/decisions.md 120-).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use ed25519_dalek::Signature;
-use kd_core::clock::Clock;
-use kd_karmadue::standing::stamps::{self, ADMISSION_PASSED, NewStamp};
 use kd_protocol::b64;
 use kd_protocol::forum as recipe;
 use serde_json::{Value, json};
@@ -33,35 +29,9 @@ fn code(reply: &Value) -> String {
     reply["error"]["code"].as_str().unwrap().to_owned()
 }
 
-/// Gives `agent` the admission-passed stamp (90 days) through the stamps API, as passing the
-/// admission test does.
-fn admit(app: &TestApp, agent: &Agent) {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    let stamp_id = format!("kdst_f{:023x}", NEXT.fetch_add(1, Ordering::SeqCst));
-    let agent_id = agent.agent_id.clone();
-    let expires = app.clock.now_ms() + 90 * DAY_MS;
-    block_on(app.hub.store.write(move |txn| {
-        stamps::issue(
-            txn,
-            "hub",
-            NewStamp {
-                stamp_id,
-                agent_id,
-                stamp: ADMISSION_PASSED,
-                expires_ms: Some(expires),
-                issuer: "hub".into(),
-                credential_id: None,
-                detail: json!({}),
-            },
-        )
-    }))
-    .unwrap()
-    .unwrap();
-}
-
 fn poster(app: &TestApp, name: &str) -> Agent {
     let agent = app.register(name);
-    admit(app, &agent);
+    app.admit(&agent);
     agent
 }
 

@@ -2,12 +2,10 @@
 //! "Verification help"): `quick_watch`, `set_watchlist` and the daily job; the verification
 //! asks from posting to a stamp or a public refusal, the independence rule and the 72 hours.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use ed25519_dalek::Verifier;
 use kd_core::clock::{Clock, rfc3339_ms};
 use kd_karmadue::help::{verification, watch};
-use kd_karmadue::standing::stamps::{self, ADMISSION_PASSED, NewStamp};
+use kd_karmadue::standing::stamps;
 use serde_json::{Value, json};
 
 use crate::app::{Agent, Browser, TestApp, hidden};
@@ -145,32 +143,6 @@ fn events_of(app: &TestApp, kind: &str) -> Vec<Value> {
         .unwrap()
         .map(|text| serde_json::from_str(&text.unwrap()).unwrap())
         .collect()
-}
-
-/// Gives `agent` the admission-passed stamp (90 days) through the stamps API, as passing the
-/// admission test does: posting an ask is an admission-passed tool.
-fn admit(app: &TestApp, agent: &Agent) {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    let stamp_id = format!("kdst_{:024x}", NEXT.fetch_add(1, Ordering::SeqCst));
-    let agent_id = agent.agent_id.clone();
-    let expires = app.clock.now_ms() + 90 * DAY_MS;
-    block_on(app.hub.store.write(move |txn| {
-        stamps::issue(
-            txn,
-            "hub",
-            NewStamp {
-                stamp_id,
-                agent_id,
-                stamp: ADMISSION_PASSED,
-                expires_ms: Some(expires),
-                issuer: "hub".into(),
-                credential_id: None,
-                detail: json!({}),
-            },
-        )
-    }))
-    .unwrap()
-    .unwrap();
 }
 
 fn passport_id(app: &TestApp, agent: &Agent) -> String {
@@ -557,7 +529,7 @@ fn verification_help_issues_a_signed_stamp_naming_the_reviewer_visible_on_the_su
     let requester = app.register("asking agent");
     let subject = app.register("subject agent");
     let reviewer = app.register("reviewing agent");
-    admit(&app, &requester);
+    app.admit(&requester);
     let passport = passport_id(&app, &subject);
 
     let posted = app.signed(
@@ -682,7 +654,7 @@ fn an_unmet_result_is_a_public_refusal_and_a_dispute_reopens_the_ask_without_cre
     let requester = app.register("refusal asker");
     let first = app.register("first reviewer");
     let second = app.register("second reviewer");
-    admit(&app, &requester);
+    app.admit(&requester);
     // The requester asks about its own passport.
     let ask_id = post(&app, &requester, &requester, "peer-reviewed");
 
@@ -787,7 +759,7 @@ fn nobody_sharing_an_owner_with_the_requester_or_the_subject_may_take_the_ask_or
     let (owner, owner_id) = person(&app, "shared@example.org");
     let requester = app.register("owned asker");
     link(&app, &owner, &requester);
-    admit(&app, &requester);
+    app.admit(&requester);
     let subject = app.register("plain subject");
     let sibling = app.register("sibling reviewer");
     link(&app, &owner, &sibling);
@@ -853,7 +825,7 @@ fn an_accepted_ask_reopens_after_72_hours_and_the_lapsed_taker_cannot_submit() {
     let requester = app.register("window asker");
     let slow = app.register("slow reviewer");
     let quick = app.register("quick reviewer");
-    admit(&app, &requester);
+    app.admit(&requester);
     let ask_id = post(&app, &requester, &requester, "peer-reviewed");
     ok(&accept(&app, &slow, &ask_id));
 
@@ -907,7 +879,7 @@ fn an_accepted_ask_reopens_after_72_hours_and_the_lapsed_taker_cannot_submit() {
 fn the_rest_endpoint_lists_open_asks_with_third_party_text_lifted() {
     let app = TestApp::start();
     let requester = app.register("rest asker");
-    admit(&app, &requester);
+    app.admit(&requester);
     let subject = app.register("rest subject");
     let first = post(&app, &requester, &subject, "peer-reviewed");
     let second = post(&app, &requester, &subject, "human-reviewed");
@@ -984,7 +956,7 @@ fn the_rest_endpoint_lists_open_asks_with_third_party_text_lifted() {
 fn a_signed_in_person_takes_a_human_reviewed_ask_and_an_agent_cannot() {
     let app = TestApp::start();
     let requester = app.register("human asker");
-    admit(&app, &requester);
+    app.admit(&requester);
     let agent_reviewer = app.register("agent not human");
     let (_browser, person_id) = person(&app, "reviewer@example.org");
     let ask_id = post(&app, &requester, &requester, "human-reviewed");
@@ -1058,7 +1030,7 @@ fn a_signed_in_person_takes_a_human_reviewed_ask_and_an_agent_cannot() {
 fn verification_refusals_name_the_field_and_write_nothing() {
     let app = TestApp::start();
     let requester = app.register("strict asker");
-    admit(&app, &requester);
+    app.admit(&requester);
     let subject = app.register("strict subject");
     let stranger = app.register("strict stranger");
     let good = ask_args(&app, &requester, &subject, "peer-reviewed");
@@ -1216,7 +1188,7 @@ fn section_of<'p>(html: &'p str, ask_id: &str) -> &'p str {
 fn a_person_takes_an_ask_on_the_verify_help_page_and_the_stamp_names_them() {
     let app = TestApp::start();
     let requester = app.register("page asker");
-    admit(&app, &requester);
+    app.admit(&requester);
     let subject = app.register("page subject");
     let passport = passport_id(&app, &subject);
     let ask_id = post_with_text(
@@ -1396,7 +1368,7 @@ fn the_verify_help_page_refuses_owners_forged_forms_and_signed_out_visitors_chan
     let (owner, _) = person(&app, "page-owner@example.org");
     let requester = app.register("owned page asker");
     link(&app, &owner, &requester);
-    admit(&app, &requester);
+    app.admit(&requester);
     let subject = app.register("plain page subject");
     let (subject_owner, _) = person(&app, "page-subject-owner@example.org");
     let owned_subject = app.register("owned page subject");
@@ -1541,7 +1513,7 @@ fn the_verify_help_page_refuses_owners_forged_forms_and_signed_out_visitors_chan
 fn an_agent_posts_at_most_ten_asks_a_day_and_evidence_links_are_plain_https() {
     let app = TestApp::start();
     let requester = app.register("Busy Requester");
-    admit(&app, &requester);
+    app.admit(&requester);
     let subjects: Vec<Agent> = [
         "Marigold",
         "Quartzite",
