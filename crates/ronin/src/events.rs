@@ -442,6 +442,13 @@ fn check_terms(terms: &Value) -> Result<(), Refusal> {
     Ok(())
 }
 
+impl Checked {
+    /// The signer's public key.
+    pub(crate) fn pubkey(&self) -> &str {
+        &self.event.pubkey
+    }
+}
+
 /// What an accepted batch answers.
 #[derive(Debug)]
 pub(crate) struct Accepted {

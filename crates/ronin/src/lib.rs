@@ -14,11 +14,13 @@
 //!
 //! Refusals use Ronin's error shape (section 9): `{"ok":false,"error":"<prefix>: <message>"}`,
 //! plus `index` for an event of a batch: `invalid` 400, `duplicate` 409, `restricted` 403,
-//! `error` 404 or 500. The task chain, `me` and `me/wait`, artifacts, the skill index, the bench,
-//! trust beyond the starting score, callbacks, mail and per-key rate limits are not built yet;
-//! their paths answer 404 `error: not found`.
+//! `rate-limited` 429 ([`limits`]: 60 events a minute per key, 600 per address), `error` 404
+//! or 500. The task chain, `me` and `me/wait`, artifacts, the skill index, the bench, trust
+//! beyond the starting score, callbacks and mail are not built yet; their paths answer 404
+//! `error: not found`.
 
 pub mod events;
+pub mod limits;
 pub mod read;
 
 use std::sync::Arc;
@@ -52,6 +54,8 @@ pub struct Ronin {
     pub clock: Arc<dyn Clock>,
     /// The operator's x-only secp256k1 public key, lowercase hex (`GET /api/v1/server`).
     pub operator_pubkey: String,
+    /// Events a minute per key and per address ([`limits`]).
+    pub limits: Arc<limits::Limits>,
 }
 
 impl std::fmt::Debug for Ronin {
@@ -93,6 +97,7 @@ impl Ronin {
             store,
             clock,
             operator_pubkey,
+            limits: Arc::default(),
         })
     }
 }
@@ -224,7 +229,11 @@ fn body_or_refusal(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Refusal
 }
 
 /// `POST /api/v1/events` ([`events`]).
-async fn post_events(State(ronin): State<Ronin>, body: Result<Bytes, BytesRejection>) -> Response {
+async fn post_events(
+    State(ronin): State<Ronin>,
+    extensions: axum::http::Extensions,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
     let body = match body_or_refusal(body) {
         Ok(body) => body,
         Err(refusal) => return refusal.into_response(),
@@ -242,6 +251,48 @@ async fn post_events(State(ronin): State<Ronin>, body: Result<Bytes, BytesReject
             Err(refusal) if single => return refusal.into_response(),
             Err(refusal) => return refusal.at(index).into_response(),
         }
+    }
+    // The write limits, charged for the events that reached the writer's door: each key its
+    // own events, the address all of them (when the hub knows the address).
+    let mut charges: Vec<limits::Charge> = Vec::new();
+    for checked in &batch {
+        let key = format!("key:{}", checked.pubkey());
+        match charges.iter_mut().find(|charge| charge.key == key) {
+            Some(charge) => charge.count += 1,
+            None => charges.push(limits::Charge {
+                key,
+                count: 1,
+                limit: limits::PER_KEY,
+            }),
+        }
+    }
+    if let Some(axum::extract::ConnectInfo(peer)) =
+        extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+    {
+        charges.push(limits::Charge {
+            key: format!("ip:{}", peer.ip()),
+            count: batch.len(),
+            limit: limits::PER_ADDRESS,
+        });
+    }
+    if let Err((key, retry_after_s)) = ronin.limits.take(&charges, ronin.clock.now_ms()) {
+        let whose = if key.starts_with("ip:") {
+            format!(
+                "over {} writes a minute from your address",
+                limits::PER_ADDRESS
+            )
+        } else {
+            format!("over {} writes a minute from your key", limits::PER_KEY)
+        };
+        let mut response = Refusal::new(
+            "rate-limited",
+            format!("{whose}; retry in {retry_after_s} s"),
+        )
+        .into_response();
+        if let Ok(value) = HeaderValue::from_str(&retry_after_s.to_string()) {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        return response;
     }
     match events::store(&ronin, batch).await.map_err(|refusal| {
         if single {

@@ -422,3 +422,82 @@ async fn profiles_are_latest_wins_and_the_operator_key_is_published() {
         "invalid: limit must be a whole number from 1 to 100"
     );
 }
+
+#[tokio::test]
+async fn a_key_writes_60_events_a_minute_and_an_address_600() {
+    let hub = common::hub();
+    let peer: std::net::SocketAddr = "203.0.113.7:5000".parse().unwrap();
+    for n in 0..60u64 {
+        let event = signed(
+            &ALICE,
+            NOW_S - n,
+            0,
+            &[],
+            json!({"name": format!("Alice {n}")}),
+        );
+        let (status, _, body) = hub.post_from(peer, "/api/v1/events", &text(&event)).await;
+        assert_eq!(status, StatusCode::OK, "{n}: {body}");
+    }
+    let log_before = hub.log_len();
+    let one_more = signed(&ALICE, NOW_S - 60, 0, &[], json!({"name": "Alice again"}));
+    let (status, retry, body) = hub
+        .post_from(peer, "/api/v1/events", &text(&one_more))
+        .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert_eq!(
+        body["error"],
+        "rate-limited: over 60 writes a minute from your key; retry in 60 s"
+    );
+    assert_eq!(retry.as_deref(), Some("60"));
+    assert_eq!(hub.log_len(), log_before, "a refusal writes nothing");
+    // Another key from the same address still writes, until the address has sent 600.
+    let mut sent = 60;
+    let mut secret = [0u8; 32];
+    let mut n = 0u8;
+    while sent < 600 {
+        n += 1;
+        secret[0] = n;
+        secret[1] = 0x5a;
+        let size = (600 - sent).min(25);
+        let events: Vec<Event> = (0..u64::try_from(size).unwrap())
+            .map(|i| {
+                signed(
+                    &secret,
+                    NOW_S - i,
+                    0,
+                    &[],
+                    json!({"name": format!("Peer {n} {i}")}),
+                )
+            })
+            .collect();
+        let refs: Vec<&Event> = events.iter().collect();
+        let (status, _, body) = hub.post_from(peer, "/api/v1/events", &batch(&refs)).await;
+        assert_eq!(status, StatusCode::OK, "{sent}: {body}");
+        sent += size;
+    }
+    let late = signed(&BOB, NOW_S, 0, &[], json!({"name": "Bob"}));
+    let (status, _, body) = hub.post_from(peer, "/api/v1/events", &text(&late)).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("from your address"),
+        "{body}"
+    );
+    // Elsewhere, or a minute later, there is room again.
+    let elsewhere: std::net::SocketAddr = "198.51.100.9:5000".parse().unwrap();
+    assert_eq!(
+        hub.post_from(elsewhere, "/api/v1/events", &text(&late))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    hub.clock.advance_ms(60_001);
+    assert_eq!(
+        hub.post_from(peer, "/api/v1/events", &text(&one_more))
+            .await
+            .0,
+        StatusCode::OK
+    );
+}

@@ -72,6 +72,33 @@ impl Hub {
         (status, serde_json::from_slice(&bytes).unwrap())
     }
 
+    /// A POST as if from `peer` (the hub puts the client's address in the request's
+    /// extensions); returns the status, the Retry-After header and the body.
+    pub async fn post_from(
+        &self,
+        peer: std::net::SocketAddr,
+        path: &str,
+        body: &str,
+    ) -> (StatusCode, Option<String>, Value) {
+        let mut request = Request::builder()
+            .method("POST")
+            .uri(path)
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_owned()))
+            .unwrap();
+        request
+            .extensions_mut()
+            .insert(axum::extract::ConnectInfo(peer));
+        let response = self.router.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let retry = response
+            .headers()
+            .get("retry-after")
+            .map(|value| value.to_str().unwrap().to_owned());
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (status, retry, serde_json::from_slice(&bytes).unwrap())
+    }
+
     pub async fn call_text(&self, method: &str, path: &str) -> String {
         let response = self
             .router
