@@ -275,7 +275,7 @@ fn find_hidden(text: &str) -> Option<(usize, usize)> {
 /// marks and overrides, word joiners and invisible operators, variation selectors, the BOM
 /// and tag characters. Taking them out first means a hidden character cannot split a word a
 /// rule looks for.
-fn is_format(c: char) -> bool {
+pub fn is_format(c: char) -> bool {
     matches!(c,
         '\u{AD}' | '\u{61C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
         | '\u{2060}'..='\u{206F}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'

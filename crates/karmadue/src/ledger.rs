@@ -99,15 +99,7 @@ pub async fn run_schedule(hub: Arc<Hub>) {
             }
             Err(error) => tracing::error!(cause = ?error.cause, "publishing the log head failed"),
         }
-        let now = hub.clock.now_ms();
-        let until_midnight = (now.div_euclid(crate::standing::stamps::DAY_MS) + 1)
-            * crate::standing::stamps::DAY_MS
-            - now;
-        let wait = u64::try_from(until_midnight)
-            .map(Duration::from_millis)
-            .unwrap_or(SCHEDULE_TICK)
-            .clamp(Duration::from_secs(1), SCHEDULE_TICK);
-        tokio::time::sleep(wait).await;
+        tokio::time::sleep(crate::until_next_run(hub.clock.now_ms(), SCHEDULE_TICK)).await;
     }
 }
 

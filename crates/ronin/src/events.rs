@@ -193,11 +193,9 @@ fn all_text(value: &Value, out: &mut String) {
 /// A name or label: no control or format characters, not blank.
 fn plain_label(text: &str) -> bool {
     !text.trim().is_empty()
-        && !text.chars().any(|c| {
-            c.is_control()
-                || matches!(c, '\u{AD}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
-                    | '\u{2060}'..='\u{206F}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
-        })
+        && !text
+            .chars()
+            .any(|c| c.is_control() || kd_core::scanner::is_format(c))
 }
 
 fn optional_string<'a>(

@@ -610,7 +610,10 @@ fn bounded_title(args: &Args) -> Result<String, ToolError> {
     let title = args.required_text(&["title"])?;
     // The signed text is title, a blank line, then the body: a line break in the title would
     // let a relay move the boundary without breaking the signature.
-    if title.chars().any(char::is_control) || kd_core::scanner::strip_format(title) != title {
+    if title
+        .chars()
+        .any(|c| c.is_control() || kd_core::scanner::is_format(c))
+    {
         return Err(ToolError::validation(
             "title",
             "title must be one line without control or invisible characters",

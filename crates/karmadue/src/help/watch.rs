@@ -721,11 +721,6 @@ pub async fn run_schedule(hub: Arc<Hub>) {
             Ok(_) => {}
             Err(error) => tracing::error!(cause = ?error.cause, "daily watchlist check failed"),
         }
-        let until_midnight = (now.div_euclid(DAY_MS) + 1) * DAY_MS - now;
-        let wait = u64::try_from(until_midnight)
-            .map(Duration::from_millis)
-            .unwrap_or(SCHEDULE_TICK)
-            .clamp(Duration::from_secs(1), SCHEDULE_TICK);
-        tokio::time::sleep(wait).await;
+        tokio::time::sleep(crate::until_next_run(now, SCHEDULE_TICK)).await;
     }
 }

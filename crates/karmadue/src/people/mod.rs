@@ -252,7 +252,7 @@ pub async fn sign_up(
     if display_name
         .get(..3)
         .is_some_and(|prefix| prefix.eq_ignore_ascii_case("kd_"))
-        || kd_core::scanner::strip_format(&display_name) != display_name
+        || display_name.chars().any(kd_core::scanner::is_format)
         || kd_core::scanner::scan(&display_name).level != kd_core::scanner::Level::Clean
     {
         return Err(AppError::Invalid(
