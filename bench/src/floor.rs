@@ -75,7 +75,7 @@ pub async fn store(
                                 .prepare_cached(
                                     "INSERT INTO nonces (agent_id, nonce, seen_ms) VALUES (?1, ?2, ?3)",
                                 )?
-                                .execute(rusqlite::params![agent, nonce, txn.now_ms()])?;
+                                .execute(kd_core::params![agent, nonce, txn.now_ms()])?;
                             txn.append(kd_core::eventlog::NewEvent {
                                 kind: "bench.floor",
                                 actor: agent.clone(),

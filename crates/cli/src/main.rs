@@ -104,6 +104,11 @@ struct ServeArgs {
     /// repository on a schedule. Default: <data-dir>/ledger.
     #[arg(long, env = "KARMADUE_LEDGER_DIR")]
     ledger_dir: Option<PathBuf>,
+    /// The database: a PostgreSQL URL (postgres://user:password@host:port/database), which
+    /// several hub processes may share behind one address. Default: the SQLite file
+    /// karmadue.sqlite in the data folder.
+    #[arg(long, env = "KARMADUE_DATABASE_URL", hide_env_values = true)]
+    database_url: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -168,6 +173,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     config.bundled_catalog = args.bundled_catalog;
     config.metrics = args.metrics;
     config.ledger_dir = args.ledger_dir;
+    config.database_url = args.database_url.map(kd_core::config::Secret::new);
     config.trusted_proxies = kd_core::config::TrustedProxies::parse(&args.trusted_proxies)
         .map_err(|reason| anyhow::anyhow!("--trusted-proxies: {reason}"))?;
     config.smtp_url = args.smtp_url.map(kd_core::config::Secret::new);
@@ -236,6 +242,7 @@ fn print_banner(hub: &kd_karmadue::Hub, bound: SocketAddr) {
         );
     }
     println!("  data folder    {}", hub.config.data_dir.display());
+    println!("  database       {:?}", hub.config.database());
     println!("  tools          {}", hub.tools.len());
     if hub.config.conformance_fixtures {
         println!("  conformance fixtures ON (test tools; loopback only)");
@@ -271,7 +278,7 @@ fn ledger_verify(data_dir: &std::path::Path, ledger: &std::path::Path) -> anyhow
         anyhow::bail!("no database at {}", path.display());
     }
     let conn =
-        rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        kd_core::db::Connection::open_sqlite_read_only(&path)
             .with_context(|| format!("cannot open {}", path.display()))?;
     let report = match kd_core::eventlog::verify_chain(&conn)? {
         Ok(report) => report,
@@ -346,7 +353,7 @@ fn outbox(data_dir: &std::path::Path, all: bool) -> anyhow::Result<ExitCode> {
         anyhow::bail!("no database at {}", path.display());
     }
     let conn =
-        rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        kd_core::db::Connection::open_sqlite_read_only(&path)
             .with_context(|| format!("cannot open {}", path.display()))?;
     let mails = kd_core::outbox::list(&conn, !all)?;
     for mail in &mails {

@@ -175,7 +175,7 @@ fn ledger_verify_passes_a_sound_log_and_names_the_first_corrupted_row() {
     // The forum's two DEMO sample threads, then the three registrations.
     let said = String::from_utf8_lossy(&sound.stdout).into_owned();
     assert!(said.starts_with("ok: 5 rows verified"), "{said}");
-    let conn = rusqlite::Connection::open(data.join("karmadue.sqlite")).unwrap();
+    let conn = kd_core::db::Connection::open_sqlite(data.join("karmadue.sqlite")).unwrap();
     let seq: i64 = conn
         .query_row(
             "SELECT seq FROM events WHERE payload LIKE '%Ledger Agent 1x1%'",
@@ -290,7 +290,7 @@ fn serve_writes_the_day_s_signed_head_to_the_ledger_folder_and_ledger_verify_che
     assert!(said.contains("differs from the signed head of"), "{said}");
     std::fs::write(&files[0], original).unwrap();
     // A head whose text and signature no longer agree is named by its day.
-    let conn = rusqlite::Connection::open(data.join("karmadue.sqlite")).unwrap();
+    let conn = kd_core::db::Connection::open_sqlite(data.join("karmadue.sqlite")).unwrap();
     conn.execute_batch(
         "DROP TRIGGER log_heads_append_only_update;
          UPDATE log_heads SET signature = 'AAAA' || substr(signature, 5);",

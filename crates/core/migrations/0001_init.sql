@@ -13,10 +13,22 @@ CREATE TABLE events (
 ) STRICT;
 CREATE INDEX events_actor ON events (actor, seq);
 CREATE INDEX events_subject ON events (subject, seq);
+-- @sqlite
 CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
 CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events
 BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
+-- @end
+-- @postgres
+CREATE FUNCTION events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'the event log is append-only'; END $$;
+CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
+FOR EACH ROW EXECUTE FUNCTION events_append_only();
+CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events
+FOR EACH ROW EXECUTE FUNCTION events_append_only();
+CREATE TRIGGER events_append_only_truncate BEFORE TRUNCATE ON events
+FOR EACH STATEMENT EXECUTE FUNCTION events_append_only();
+-- @end
 
 -- Projection: agents, as the identity events leave them.
 CREATE TABLE agents (

@@ -11,7 +11,19 @@ CREATE TABLE log_heads (
     key_id       TEXT    NOT NULL,           -- kd-passport-1
     published_ms INTEGER NOT NULL            -- Unix milliseconds, UTC
 ) STRICT, WITHOUT ROWID;
+-- @sqlite
 CREATE TRIGGER log_heads_append_only_update BEFORE UPDATE ON log_heads
 BEGIN SELECT RAISE(ABORT, 'log heads are append-only'); END;
 CREATE TRIGGER log_heads_append_only_delete BEFORE DELETE ON log_heads
 BEGIN SELECT RAISE(ABORT, 'log heads are append-only'); END;
+-- @end
+-- @postgres
+CREATE FUNCTION log_heads_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'log heads are append-only'; END $$;
+CREATE TRIGGER log_heads_append_only_update BEFORE UPDATE ON log_heads
+FOR EACH ROW EXECUTE FUNCTION log_heads_append_only();
+CREATE TRIGGER log_heads_append_only_delete BEFORE DELETE ON log_heads
+FOR EACH ROW EXECUTE FUNCTION log_heads_append_only();
+CREATE TRIGGER log_heads_append_only_truncate BEFORE TRUNCATE ON log_heads
+FOR EACH STATEMENT EXECUTE FUNCTION log_heads_append_only();
+-- @end

@@ -13,10 +13,22 @@ CREATE TABLE ronin_events (
 ) STRICT;
 CREATE INDEX ronin_events_signer ON ronin_events (pubkey, kind);
 CREATE INDEX ronin_events_feed ON ronin_events (log_seq);
+-- @sqlite
 CREATE TRIGGER ronin_events_append_only_update BEFORE UPDATE ON ronin_events
 BEGIN SELECT RAISE(ABORT, 'ronin events are append-only'); END;
 CREATE TRIGGER ronin_events_append_only_delete BEFORE DELETE ON ronin_events
 BEGIN SELECT RAISE(ABORT, 'ronin events are append-only'); END;
+-- @end
+-- @postgres
+CREATE FUNCTION ronin_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'ronin events are append-only'; END $$;
+CREATE TRIGGER ronin_events_append_only_update BEFORE UPDATE ON ronin_events
+FOR EACH ROW EXECUTE FUNCTION ronin_events_append_only();
+CREATE TRIGGER ronin_events_append_only_delete BEFORE DELETE ON ronin_events
+FOR EACH ROW EXECUTE FUNCTION ronin_events_append_only();
+CREATE TRIGGER ronin_events_append_only_truncate BEFORE TRUNCATE ON ronin_events
+FOR EACH STATEMENT EXECUTE FUNCTION ronin_events_append_only();
+-- @end
 
 -- Keys seen as signers: active until a REVOKE (1108).
 CREATE TABLE ronin_keys (

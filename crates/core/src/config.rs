@@ -42,6 +42,10 @@ pub struct Config {
     /// The public ledger folder (DECISIONS 8): the hub writes one `heads/YYYY-MM-DD.json` per
     /// UTC day there, with the verifier `scripts/verify_head.py`. `None`: `<data_dir>/ledger`.
     pub ledger_dir: Option<PathBuf>,
+    /// The database (`--database-url`): a `postgres://` URL runs the hub on PostgreSQL, where
+    /// several hub processes may share it; `None`: the SQLite file `karmadue.sqlite` in the
+    /// data folder.
+    pub database_url: Option<Secret>,
 }
 
 /// The reverse proxies a hub believes about the client's address (`--trusted-proxies`).
@@ -217,12 +221,21 @@ impl Config {
             metrics: true,
             trusted_proxies: TrustedProxies::default(),
             ledger_dir: None,
+            database_url: None,
         }
     }
 
-    /// The database file inside the data folder.
+    /// The database file inside the data folder (the default database).
     pub fn database_path(&self) -> PathBuf {
         self.data_dir.join("karmadue.sqlite")
+    }
+
+    /// Where the store lives: `database_url`, or the SQLite file in the data folder.
+    pub fn database(&self) -> crate::db::Location {
+        self.database_url.as_ref().map_or_else(
+            || crate::db::Location::Sqlite(self.database_path()),
+            |url| crate::db::Location::parse(url.expose()),
+        )
     }
 
     /// The public ledger folder: `ledger_dir`, or `ledger` inside the data folder.

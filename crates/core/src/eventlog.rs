@@ -18,7 +18,7 @@
 //! contain LF, and the canonical payload text never does (LF inside strings is escaped), so the
 //! form is unambiguous. [`verify_chain`] recomputes every hash from row 1.
 
-use rusqlite::{Connection, params};
+use crate::db::{Connection, params};
 use sha2::{Digest, Sha256};
 
 use crate::store::StoreError;
@@ -84,7 +84,7 @@ impl ChainHead {
                 },
             )
             .or_else(|error| match error {
-                rusqlite::Error::QueryReturnedNoRows => Ok(ChainHead {
+                crate::db::DbError::NoRows => Ok(ChainHead {
                     seq: 0,
                     row_hash: GENESIS_HASH.to_owned(),
                 }),
@@ -125,7 +125,7 @@ impl EventRow {
 
 const ROW_COLUMNS: &str = "seq, prev_hash, row_hash, kind, actor, subject, payload, created_ms";
 
-fn event_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<EventRow> {
+fn event_from_row(row: &crate::db::Row<'_>) -> crate::db::Result<EventRow> {
     Ok(EventRow {
         seq: row.get(0)?,
         prev_hash: row.get(1)?,
@@ -207,45 +207,63 @@ pub struct ChainReport {
 /// the previous `row_hash`, a `row_hash` that does not match the row, or a payload that is not
 /// canonical text. `Err(StoreError)` when the store cannot be read.
 pub fn verify_chain(conn: &Connection) -> Result<Result<ChainReport, ChainBreak>, StoreError> {
-    let mut statement = conn.prepare(&format!("SELECT {ROW_COLUMNS} FROM events ORDER BY seq"))?;
-    let mut rows = statement.query([])?;
     let mut head = ChainHead {
         seq: 0,
         row_hash: GENESIS_HASH.to_owned(),
     };
-    while let Some(row) = rows.next()? {
-        let row = event_from_row(row)?;
-        let broken = |reason: String| {
-            Ok(Err(ChainBreak {
+    // Pages of rows in seq order, so a log of millions of rows is read in bounded memory on
+    // either backend.
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT {ROW_COLUMNS} FROM events WHERE seq > ?1 ORDER BY seq LIMIT {VERIFY_PAGE}"
+    ))?;
+    loop {
+        let page = statement
+            .query_map([head.seq], event_from_row)?
+            .collect::<Result<Vec<_>, _>>()?;
+        if page.is_empty() {
+            break;
+        }
+        for row in page {
+            if let Some(reason) = break_reason(&row, &head) {
+                return Ok(Err(ChainBreak {
+                    seq: row.seq,
+                    reason,
+                }));
+            }
+            head = ChainHead {
                 seq: row.seq,
-                reason,
-            }))
-        };
-        if row.seq != head.seq + 1 {
-            return broken(format!("expected seq {} (rows are missing)", head.seq + 1));
+                row_hash: row.row_hash,
+            };
         }
-        if row.prev_hash != head.row_hash {
-            return broken("prev_hash is not the previous row's row_hash".into());
-        }
-        if kd_protocol::canonical::canonical_text(&row.payload)
-            .ok()
-            .as_deref()
-            != Some(row.payload.as_str())
-        {
-            return broken("payload is not canonical jsonb text".into());
-        }
-        if row.computed_hash() != row.row_hash {
-            return broken("row_hash does not match the row's contents".into());
-        }
-        head = ChainHead {
-            seq: row.seq,
-            row_hash: row.row_hash,
-        };
     }
     Ok(Ok(ChainReport {
         rows: head.seq,
         head,
     }))
+}
+
+/// Rows [`verify_chain`] reads at a time.
+const VERIFY_PAGE: i64 = 10_000;
+
+/// Why `row` does not follow `head`, if it does not.
+fn break_reason(row: &EventRow, head: &ChainHead) -> Option<String> {
+    if row.seq != head.seq + 1 {
+        return Some(format!("expected seq {} (rows are missing)", head.seq + 1));
+    }
+    if row.prev_hash != head.row_hash {
+        return Some("prev_hash is not the previous row's row_hash".into());
+    }
+    if kd_protocol::canonical::canonical_text(&row.payload)
+        .ok()
+        .as_deref()
+        != Some(row.payload.as_str())
+    {
+        return Some("payload is not canonical jsonb text".into());
+    }
+    if row.computed_hash() != row.row_hash {
+        return Some("row_hash does not match the row's contents".into());
+    }
+    None
 }
 
 /// Reads the rows an agent (or any id) acted in or is the subject of, newest first, at most
@@ -255,7 +273,7 @@ pub fn rows_for(conn: &Connection, id: &str, limit: i64) -> Result<Vec<EventRow>
         "SELECT {ROW_COLUMNS} FROM events
          WHERE seq IN (SELECT seq FROM events WHERE actor = ?1
                        UNION SELECT seq FROM events WHERE subject = ?1)
-         ORDER BY seq DESC LIMIT CAST(?2 AS INTEGER)"
+         ORDER BY seq DESC LIMIT CAST(?2 AS BIGINT)"
     ))?;
     let rows = statement
         .query_map(params![id, limit], event_from_row)?

@@ -11,7 +11,7 @@
 //! move the very head it names. It is written in the writer's transaction, so it names a row
 //! that is committed with it, and two processes on one file publish one head per day.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::clock::{rfc3339_ms, utc_day};
@@ -62,7 +62,7 @@ impl LogHead {
 
 const COLUMNS: &str = "day, seq, row_hash, signed_text, signature, key_id, published_ms";
 
-fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<LogHead> {
+fn from_row(row: &crate::db::Row<'_>) -> crate::db::Result<LogHead> {
     Ok(LogHead {
         day: row.get(0)?,
         seq: row.get(1)?,

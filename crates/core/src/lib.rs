@@ -1,6 +1,8 @@
 //! KarmaDue core: what every service of the hub stands on.
 //!
-//! - [`store`]: the SQLite store (WAL), read pool, and the group-commit writer.
+//! - [`db`]: the storage seam: one connection facade over SQLite and PostgreSQL, the
+//!   dialect differences and the migrations.
+//! - [`store`]: the store (SQLite WAL or PostgreSQL), read pool, and the group-commit writer.
 //! - [`eventlog`]: the global hash-chained event log and its verifier.
 //! - [`heads`]: the signed daily heads of that log (kd-log-head-v1).
 //! - [`clock`]: injected time.
@@ -13,6 +15,7 @@
 
 pub mod clock;
 pub mod config;
+pub mod db;
 pub mod eventlog;
 pub mod heads;
 pub mod keys;

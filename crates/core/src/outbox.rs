@@ -4,7 +4,7 @@
 //! without one the operator reads the queue (`karmadue outbox`). Mail never carries a code,
 //! a password or a session token.
 
-use rusqlite::{Connection, params};
+use crate::db::{Connection, params};
 
 use crate::store::StoreError;
 

@@ -8,7 +8,7 @@
 
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::db::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
 use crate::eventlog::{EventRow, NewEvent};
@@ -60,9 +60,9 @@ pub enum SignUpError {
     Store(#[from] StoreError),
 }
 
-impl From<rusqlite::Error> for SignUpError {
-    fn from(error: rusqlite::Error) -> Self {
-        Self::Store(StoreError::Sqlite(error))
+impl From<crate::db::DbError> for SignUpError {
+    fn from(error: crate::db::DbError) -> Self {
+        Self::Store(StoreError::Db(error))
     }
 }
 
@@ -143,7 +143,7 @@ pub fn sign_up(
     })?)
 }
 
-fn person_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Person> {
+fn person_from_row(row: &crate::db::Row<'_>) -> crate::db::Result<Person> {
     Ok(Person {
         person_id: row.get(0)?,
         email: row.get(1)?,

@@ -1,50 +1,41 @@
-//! The store: one SQLite database in WAL mode (DESIGN rule 7), a small pool of read
-//! connections, and ONE writer thread that commits many requests per fsync (group commit,
-//! DESIGN rule 8).
+//! The store: one database (an embedded SQLite file in WAL mode, or a PostgreSQL server that
+//! several hub processes share; DESIGN rule 7), a small pool of read connections, and ONE
+//! writer thread per process that commits many requests per fsync (group commit, DESIGN rule
+//! 8).
 //!
 //! A write is a closure that runs inside the writer's transaction: it checks what it needs,
 //! appends its events ([`WriteTxn::append`]) and updates its projections. The writer takes
 //! every job waiting in its queue (up to [`MAX_BATCH`]), runs each inside its own SAVEPOINT,
 //! and commits the batch once. A job that returns `Err` is rolled back to its savepoint, so a
 //! refusal leaves no trace and does not disturb the other jobs of the batch; the chain head is
-//! restored with it, so the log stays linear and gap-free.
+//! restored with it, so the log stays linear and gap-free. Each batch takes the chain head
+//! first ([`dialect::begin_write`]: SQLite's write lock, PostgreSQL's advisory lock), so
+//! writers of several processes append one batch at a time.
 //!
 //! The writer counts what it commits into [`StoreMetrics`]: handles of the `metrics` facade that
 //! the hub registers with its own registry (no global recorder; a store opened without them
 //! counts nothing).
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, mpsc};
-
-use rusqlite::Connection;
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex, mpsc};
 
 use crate::clock::Clock;
+use crate::db::{Backend, Connection, DbError, Location, dialect, migrate};
 use crate::eventlog::{self, ChainHead, EventRow, NewEvent};
 
 /// Most jobs committed together in one transaction.
 pub const MAX_BATCH: usize = 512;
 
-const MIGRATIONS: &[&str] = &[
-    include_str!("../migrations/0001_init.sql"),
-    include_str!("../migrations/0002_catalog.sql"),
-    include_str!("../migrations/0003_outcomes.sql"),
-    include_str!("../migrations/0004_people.sql"),
-    include_str!("../migrations/0005_standing.sql"),
-    include_str!("../migrations/0006_admission.sql"),
-    include_str!("../migrations/0007_help.sql"),
-    include_str!("../migrations/0008_read_indexes.sql"),
-    include_str!("../migrations/0009_names_in_memory.sql"),
-    include_str!("../migrations/0010_log_heads.sql"),
-    include_str!("../migrations/0011_forum.sql"),
-    include_str!("../migrations/0012_ronin.sql"),
-];
+/// Most read connections one process keeps open to PostgreSQL (SQLite readers are files and
+/// cost nothing to the server; they are not capped).
+pub const MAX_PG_READERS: usize = 16;
 
 /// Store failures. Messages are for logs; callers present them as `internal`.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The database refused or failed.
     #[error("database: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Db(#[from] DbError),
     /// The writer thread is gone (the store is shutting down).
     #[error("the store is shutting down")]
     Closed,
@@ -64,10 +55,17 @@ pub struct Store {
 
 #[derive(Debug)]
 struct Inner {
-    path: PathBuf,
-    readers: Mutex<Vec<Connection>>,
+    location: Location,
+    readers: Mutex<Readers>,
+    returned: Condvar,
     jobs: Mutex<Option<mpsc::Sender<Job>>>,
     clock: Arc<dyn Clock>,
+}
+
+#[derive(Debug, Default)]
+struct Readers {
+    idle: Vec<Connection>,
+    open: usize,
 }
 
 /// The transaction a write job runs in. It appends events and exposes the connection for
@@ -122,9 +120,9 @@ impl<'c> WriteTxn<'c> {
     }
 
     /// The writer's epoch: how many batches so far either found the log grown by another
-    /// process (an import, a second hub on the same file) since this writer's previous batch,
-    /// or failed and were rolled back. A projection a hub keeps in memory and updates only
-    /// from its own writes cannot trust what it learned before the epoch changed.
+    /// process (an import, a second hub on the same database) since this writer's previous
+    /// batch, or failed and were rolled back. A projection a hub keeps in memory and updates
+    /// only from its own writes cannot trust what it learned before the epoch changed.
     pub fn epoch(&self) -> u64 {
         self.epoch
     }
@@ -159,13 +157,13 @@ type Finish = Box<dyn FnOnce(Result<(), String>) + Send>;
 type Job = Box<dyn FnOnce(&mut WriteTxn<'_>) -> (bool, Finish) + Send>;
 
 impl Store {
-    /// Opens (creating if needed) the database at `path`, applies migrations, and starts the
-    /// writer thread.
+    /// Opens (creating if needed) the SQLite database at `path`, applies migrations, and
+    /// starts the writer thread.
     ///
     /// # Errors
-    /// [`StoreError::Sqlite`] when the file cannot be opened or migrated.
+    /// [`StoreError::Db`] when the file cannot be opened or migrated.
     pub fn open(path: &Path, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
-        Self::open_with_metrics(path, clock, StoreMetrics::default())
+        Self::open_at(&Location::Sqlite(path.to_owned()), clock, StoreMetrics::default())
     }
 
     /// [`Store::open`] with the writer counting into `metrics`.
@@ -177,19 +175,37 @@ impl Store {
         clock: Arc<dyn Clock>,
         metrics: StoreMetrics,
     ) -> Result<Self, StoreError> {
-        let mut writer = open_connection(path)?;
-        migrate(&mut writer)?;
+        Self::open_at(&Location::Sqlite(path.to_owned()), clock, metrics)
+    }
+
+    /// Opens the store at `location` (a SQLite file, created if needed, or a PostgreSQL
+    /// database), applies migrations, and starts the writer thread.
+    ///
+    /// # Errors
+    /// [`StoreError::Db`] when the database cannot be reached or migrated;
+    /// [`StoreError::Invalid`] when its schema is newer than this binary knows.
+    pub fn open_at(
+        location: &Location,
+        clock: Arc<dyn Clock>,
+        metrics: StoreMetrics,
+    ) -> Result<Self, StoreError> {
+        let writer = Connection::open(location)?;
+        migrate::migrate(&writer, clock.now_ms())?;
         let head = ChainHead::load(&writer)?;
         let (sender, receiver) = mpsc::channel::<Job>();
         let writer_clock = Arc::clone(&clock);
+        let writer_location = location.clone();
         std::thread::Builder::new()
             .name("kd-store-writer".into())
-            .spawn(move || writer_loop(writer, head, receiver, writer_clock, &metrics))
+            .spawn(move || {
+                writer_loop(writer, &writer_location, head, receiver, writer_clock, &metrics);
+            })
             .map_err(|error| StoreError::Task(error.to_string()))?;
         Ok(Self {
             inner: Arc::new(Inner {
-                path: path.to_owned(),
-                readers: Mutex::new(Vec::new()),
+                location: location.clone(),
+                readers: Mutex::new(Readers::default()),
+                returned: Condvar::new(),
                 jobs: Mutex::new(Some(sender)),
                 clock,
             }),
@@ -201,9 +217,22 @@ impl Store {
         &self.inner.clock
     }
 
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.inner.path
+    /// Where the database lives.
+    pub fn location(&self) -> &Location {
+        &self.inner.location
+    }
+
+    /// The backend the store runs on.
+    pub fn backend(&self) -> Backend {
+        self.inner.location.backend()
+    }
+
+    /// The SQLite database file, when the store is one.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.inner.location {
+            Location::Sqlite(path) => Some(path),
+            Location::Postgres(_) => None,
+        }
     }
 
     /// Runs `read` on a pooled read connection, off the async threads, inside one read
@@ -226,6 +255,7 @@ impl Store {
     }
 
     /// [`Store::read`] for code that is already on a blocking thread (CLI commands, tests).
+    /// Never call it from async code: the PostgreSQL driver blocks on a runtime of its own.
     ///
     /// # Errors
     /// As [`Store::read`].
@@ -234,32 +264,58 @@ impl Store {
         F: FnOnce(&Connection) -> Result<T, E>,
         E: From<StoreError>,
     {
-        let pooled = self.inner.readers.lock().map_err(|_| poisoned())?.pop();
-        let conn = match pooled {
-            Some(conn) => conn,
-            None => open_connection(&self.inner.path)?,
-        };
+        let conn = self.take_reader()?;
         // One snapshot for the whole closure (SQLite takes the WAL read lock at the first
-        // query and keeps it until COMMIT), instead of one per statement.
-        conn.prepare_cached("BEGIN DEFERRED")
-            .and_then(|mut begin| begin.execute([]))
-            .map_err(StoreError::from)?;
+        // query and keeps it until COMMIT; PostgreSQL's REPEATABLE READ takes it there too),
+        // instead of one per statement.
+        if let Err(error) = dialect::begin_read(&conn) {
+            self.give_back(conn, false);
+            return Err(E::from(error.into()));
+        }
         let result = read(&conn);
-        let ended = conn
-            .prepare_cached("COMMIT")
-            .and_then(|mut commit| commit.execute([]));
-        if let Err(error) = ended {
+        if let Err(error) = dialect::end_read(&conn) {
             tracing::error!(%error, "could not end a read transaction");
         }
-        // A read transaction has nothing to commit; a connection that could not end it (or
-        // whose closure left one open) is dropped, never pooled.
-        if !conn.is_autocommit() {
-            return result;
-        }
-        if let Ok(mut readers) = self.inner.readers.lock() {
-            readers.push(conn);
-        }
+        // A connection that could not end its transaction (or whose closure left one open),
+        // or that lost its server, is dropped, never pooled.
+        let reusable = conn.is_autocommit() && conn.is_usable();
+        self.give_back(conn, reusable);
         result
+    }
+
+    fn take_reader(&self) -> Result<Connection, StoreError> {
+        let cap = match self.backend() {
+            Backend::Sqlite => usize::MAX,
+            Backend::Postgres => MAX_PG_READERS,
+        };
+        let mut readers = self.inner.readers.lock().map_err(|_| poisoned())?;
+        loop {
+            if let Some(conn) = readers.idle.pop() {
+                return Ok(conn);
+            }
+            if readers.open < cap {
+                readers.open += 1;
+                drop(readers);
+                return Connection::open(&self.inner.location).map_err(|error| {
+                    if let Ok(mut readers) = self.inner.readers.lock() {
+                        readers.open -= 1;
+                    }
+                    StoreError::from(error)
+                });
+            }
+            readers = self.inner.returned.wait(readers).map_err(|_| poisoned())?;
+        }
+    }
+
+    fn give_back(&self, conn: Connection, reusable: bool) {
+        if let Ok(mut readers) = self.inner.readers.lock() {
+            if reusable {
+                readers.idle.push(conn);
+            } else {
+                readers.open = readers.open.saturating_sub(1);
+            }
+        }
+        self.inner.returned.notify_one();
     }
 
     /// Runs `write` inside the writer's transaction and waits until its batch is durable.
@@ -313,42 +369,9 @@ fn poisoned() -> StoreError {
     StoreError::Task("a store lock was poisoned".into())
 }
 
-fn open_connection(path: &Path) -> Result<Connection, StoreError> {
-    let conn = Connection::open(path)?;
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    // FULL: every committed batch is on disk before any of its callers hears "done".
-    conn.pragma_update(None, "synchronous", "FULL")?;
-    conn.pragma_update(None, "foreign_keys", "ON")?;
-    // Savepoint sub-journals stay in memory: each job's savepoint otherwise spills to a temp file once it passes 64 KiB, costing the writer pwrites (measured by kd-bench).
-    conn.pragma_update(None, "temp_store", "MEMORY")?;
-    Ok(conn)
-}
-
-fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
-    let applied: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
-    let known = i64::try_from(MIGRATIONS.len()).unwrap_or(i64::MAX);
-    if applied > known {
-        return Err(StoreError::Invalid(format!(
-            "the database is at schema version {applied}, written by a newer karmadue; this one knows versions up to {known}"
-        )));
-    }
-    for (index, sql) in MIGRATIONS.iter().enumerate() {
-        let version =
-            i64::try_from(index + 1).map_err(|_| StoreError::Invalid("migrations".into()))?;
-        if version <= applied {
-            continue;
-        }
-        let txn = conn.transaction()?;
-        txn.execute_batch(sql)?;
-        txn.pragma_update(None, "user_version", version)?;
-        txn.commit()?;
-    }
-    Ok(())
-}
-
 fn writer_loop(
-    conn: Connection,
+    mut conn: Connection,
+    location: &Location,
     mut head: ChainHead,
     receiver: mpsc::Receiver<Job>,
     clock: Arc<dyn Clock>,
@@ -363,20 +386,36 @@ fn writer_loop(
                 Err(_) => break,
             }
         }
+        if !conn.is_usable() {
+            // The server went away (a PostgreSQL restart): reconnect, and trust nothing the
+            // projections learned before.
+            match Connection::open(location) {
+                Ok(fresh) => conn = fresh,
+                Err(error) => tracing::error!(%error, "the writer could not reconnect"),
+            }
+            epoch += 1;
+        }
         let committed_head = head.clone();
-        let outcome = run_batch(&conn, &mut head, &mut epoch, batch, clock.as_ref(), metrics);
-        let (finishes, result) = outcome;
+        let (finishes, result) =
+            run_batch(&conn, &mut head, &mut epoch, batch, clock.as_ref(), metrics);
         if result.is_err() {
             let _ = conn.execute_batch("ROLLBACK");
             head = ChainHead::load(&conn).unwrap_or(committed_head);
             // What the batch's jobs taught in-memory projections was rolled back with it.
             epoch += 1;
         }
-        for finish in finishes {
-            finish(result.clone());
+        for (finish, own) in finishes {
+            finish(match (&result, own) {
+                (Err(error), _) => Err(error.clone()),
+                (Ok(()), Some(error)) => Err(error),
+                (Ok(()), None) => Ok(()),
+            });
         }
     }
 }
+
+/// Each job's finish, with the error of a job whose own savepoint could not be kept.
+type Finished = Vec<(Finish, Option<String>)>;
 
 fn run_batch(
     conn: &Connection,
@@ -385,17 +424,17 @@ fn run_batch(
     batch: Vec<Job>,
     clock: &dyn Clock,
     metrics: &StoreMetrics,
-) -> (Vec<Finish>, Result<(), String>) {
+) -> (Finished, Result<(), String>) {
     let mut finishes = Vec::with_capacity(batch.len());
     let size = batch.len();
     let mut kept: u64 = 0;
-    if let Err(error) = conn.execute_batch("BEGIN IMMEDIATE") {
+    if let Err(error) = dialect::begin_write(conn) {
         tracing::error!(%error, "could not begin a write batch");
         // Dropping the jobs unrun tells each caller the store failed.
         return (finishes, Err(error.to_string()));
     }
-    // Another process (an import, a second hub on the same file) may have appended since the
-    // last batch: the head is read inside the write lock, never trusted from memory.
+    // Another process (an import, a second hub on the same database) may have appended since
+    // the last batch: the head is read inside the write lock, never trusted from memory.
     match ChainHead::load(conn) {
         Ok(current) => {
             if current != *head {
@@ -404,7 +443,6 @@ fn run_batch(
             *head = current;
         }
         Err(error) => {
-            let _ = conn.execute_batch("ROLLBACK");
             return (finishes, Err(error.to_string()));
         }
     }
@@ -422,20 +460,30 @@ fn run_batch(
             epoch: *epoch,
         };
         let (ok, finish) = job(&mut txn);
-        finishes.push(finish);
-        kept += u64::from(ok);
-        let end = if ok {
-            "RELEASE job"
+        let mut own = None;
+        let released = if ok {
+            conn.execute_batch("RELEASE SAVEPOINT job")
         } else {
-            "ROLLBACK TO job; RELEASE job"
+            conn.execute_batch("ROLLBACK TO SAVEPOINT job; RELEASE SAVEPOINT job")
         };
-        if !ok {
-            *head = before;
+        match released {
+            Ok(()) if ok => kept += 1,
+            Ok(()) => *head = before,
+            Err(error) => {
+                // A job that swallowed a failed statement leaves a PostgreSQL transaction
+                // aborted: undo that job alone and fail it; the batch goes on.
+                *head = before;
+                let undone = conn.execute_batch("ROLLBACK TO SAVEPOINT job; RELEASE SAVEPOINT job");
+                if undone.is_err() || conn.backend() == Backend::Sqlite {
+                    tracing::error!(%error, "savepoint release failed");
+                    finishes.push((finish, None));
+                    return (finishes, Err(error.to_string()));
+                }
+                tracing::error!(%error, "a write job left its transaction aborted; undone");
+                own = Some(error.to_string());
+            }
         }
-        if let Err(error) = conn.execute_batch(end) {
-            tracing::error!(%error, "savepoint release failed");
-            return (finishes, Err(error.to_string()));
-        }
+        finishes.push((finish, own));
     }
     let commit = std::time::Instant::now();
     match conn.execute_batch("COMMIT") {
@@ -459,6 +507,7 @@ fn run_batch(
 mod tests {
     use super::*;
     use crate::clock::ManualClock;
+    use crate::db::testing;
     use crate::eventlog::{count, verify_chain};
 
     fn event(kind: &'static str, n: i64) -> NewEvent {
@@ -470,199 +519,229 @@ mod tests {
         }
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn concurrent_writes_form_one_gap_free_chain() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(
-            &dir.path().join("kd.sqlite"),
-            Arc::new(ManualClock::new(1_000)),
-        )
-        .unwrap();
-        let mut tasks = Vec::new();
-        for n in 0..200 {
-            let store = store.clone();
-            tasks.push(tokio::spawn(async move {
-                store
-                    .write(move |txn| -> Result<i64, StoreError> {
-                        Ok(txn.append(event("test.event", n))?.seq)
-                    })
-                    .await
-                    .unwrap()
-                    .unwrap()
-            }));
+    /// A SQLite file in `dir`, and a fresh PostgreSQL database when the test server is
+    /// configured: every test of the store runs on both.
+    fn locations(dir: &Path) -> Vec<Location> {
+        let mut all = vec![Location::Sqlite(dir.join("kd.sqlite"))];
+        if let Some(url) = testing::scratch_postgres() {
+            all.push(Location::Postgres(url));
         }
-        let mut seqs = Vec::new();
-        for task in tasks {
-            seqs.push(task.await.unwrap());
-        }
-        seqs.sort_unstable();
-        assert_eq!(seqs, (1..=200).collect::<Vec<_>>());
-        let report = store.read_blocking(verify_chain).unwrap().unwrap();
-        assert_eq!(report.rows, 200);
+        all
     }
 
-    #[tokio::test]
-    async fn a_refused_job_leaves_nothing_and_does_not_break_the_chain() {
+    fn open(location: &Location, at_ms: i64) -> Store {
+        Store::open_at(location, Arc::new(ManualClock::new(at_ms)), StoreMetrics::default())
+            .unwrap()
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    fn append(store: &Store, n: i64) -> (u64, i64) {
+        runtime().block_on(async {
+            store
+                .write(move |txn| -> Result<(u64, i64), StoreError> {
+                    let row = txn.append(event("test.event", n))?;
+                    Ok((txn.epoch(), row.seq))
+                })
+                .await
+                .unwrap()
+                .unwrap()
+        })
+    }
+
+    #[test]
+    fn concurrent_writes_form_one_gap_free_chain() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(
-            &dir.path().join("kd.sqlite"),
-            Arc::new(ManualClock::new(1_000)),
-        )
-        .unwrap();
-        let refused = store
-            .write(|txn| -> Result<(), String> {
+        for location in locations(dir.path()) {
+            let store = open(&location, 1_000);
+            let mut seqs = runtime().block_on(async {
+                let mut tasks = Vec::new();
+                for n in 0..200 {
+                    let store = store.clone();
+                    tasks.push(tokio::spawn(async move {
+                        store
+                            .write(move |txn| -> Result<i64, StoreError> {
+                                Ok(txn.append(event("test.event", n))?.seq)
+                            })
+                            .await
+                            .unwrap()
+                            .unwrap()
+                    }));
+                }
+                let mut seqs = Vec::new();
+                for task in tasks {
+                    seqs.push(task.await.unwrap());
+                }
+                seqs
+            });
+            seqs.sort_unstable();
+            assert_eq!(seqs, (1..=200).collect::<Vec<_>>(), "{location:?}");
+            let report = store.read_blocking(verify_chain).unwrap().unwrap();
+            assert_eq!(report.rows, 200);
+        }
+    }
+
+    #[test]
+    fn a_refused_job_leaves_nothing_and_does_not_break_the_chain() {
+        let dir = tempfile::tempdir().unwrap();
+        for location in locations(dir.path()) {
+            let store = open(&location, 1_000);
+            let refused = runtime().block_on(store.write(|txn| -> Result<(), String> {
                 txn.append(event("test.event", 1))
                     .map_err(|e| e.to_string())?;
                 Err("refused after appending".into())
-            })
-            .await
-            .unwrap();
-        assert_eq!(refused, Err("refused after appending".to_owned()));
-        let appended = store
-            .write(|txn| -> Result<i64, StoreError> { Ok(txn.append(event("test.event", 2))?.seq) })
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(appended, 1);
-        assert_eq!(store.read_blocking(count).unwrap(), 1);
-        assert!(store.read_blocking(verify_chain).unwrap().is_ok());
+            }));
+            assert_eq!(refused.unwrap(), Err("refused after appending".to_owned()));
+            assert_eq!(append(&store, 2).1, 1, "{location:?}");
+            assert_eq!(store.read_blocking(count).unwrap(), 1);
+            assert!(store.read_blocking(verify_chain).unwrap().is_ok());
+        }
     }
 
-    /// The epoch (`WriteTxn::epoch`) moves when another store appended to the file
+    /// The epoch (`WriteTxn::epoch`) moves when another store appended to the database
     /// and when a batch failed, never for this writer's own batches.
-    #[tokio::test]
-    async fn the_epoch_moves_on_foreign_appends_and_failed_batches_only() {
+    #[test]
+    fn the_epoch_moves_on_foreign_appends_and_failed_batches_only() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("kd.sqlite");
-        let store = Store::open(&path, Arc::new(ManualClock::new(1_000))).unwrap();
-        let epoch = |store: &Store| {
-            let store = store.clone();
-            async move {
-                store
-                    .write(|txn| -> Result<(u64, i64), StoreError> {
-                        let row = txn.append(event("test.event", 0))?;
-                        Ok((txn.epoch(), row.seq))
-                    })
-                    .await
-                    .unwrap()
-                    .unwrap()
-            }
-        };
-        let (start, seq) = epoch(&store).await;
-        assert_eq!(seq, 1);
-        assert_eq!(epoch(&store).await, (start, 2), "own batches keep it");
-        let other = Store::open(&path, Arc::new(ManualClock::new(2_000))).unwrap();
-        epoch(&other).await;
-        assert_eq!(
-            epoch(&store).await,
-            (start + 1, 4),
-            "another store appended"
-        );
-        // A job that ends its own savepoint makes the batch's RELEASE fail: the batch rolls
-        // back, and the epoch moves.
-        let failed = store
-            .write(|txn| -> Result<(), StoreError> {
+        for location in locations(dir.path()) {
+            let store = open(&location, 1_000);
+            let (start, seq) = append(&store, 0);
+            assert_eq!(seq, 1);
+            assert_eq!(append(&store, 0), (start, 2), "own batches keep it");
+            let other = open(&location, 2_000);
+            append(&other, 0);
+            assert_eq!(append(&store, 0), (start + 1, 4), "another store appended");
+            // A job that ends its own savepoint makes the batch's RELEASE fail: the batch
+            // rolls back, and the epoch moves.
+            let failed = runtime().block_on(store.write(|txn| -> Result<(), StoreError> {
                 txn.append(event("test.event", 9))?;
-                txn.conn().execute_batch("RELEASE job")?;
+                txn.conn().execute_batch("RELEASE SAVEPOINT job")?;
                 Ok(())
-            })
-            .await;
-        assert!(failed.is_err(), "{failed:?}");
-        assert_eq!(epoch(&store).await, (start + 2, 5));
-        assert!(store.read_blocking(verify_chain).unwrap().is_ok());
-    }
-
-    #[tokio::test]
-    async fn a_newer_database_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("kd.sqlite");
-        drop(Store::open(&path, Arc::new(ManualClock::new(1_000))).unwrap());
-        let conn = Connection::open(&path).unwrap();
-        conn.pragma_update(None, "user_version", MIGRATIONS.len() + 1)
-            .unwrap();
-        drop(conn);
-        let error = Store::open(&path, Arc::new(ManualClock::new(1_000))).unwrap_err();
-        assert!(error.to_string().contains("newer karmadue"), "{error}");
-    }
-
-    #[tokio::test]
-    async fn two_stores_on_one_file_keep_one_chain() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("kd.sqlite");
-        let first = Store::open(&path, Arc::new(ManualClock::new(1_000))).unwrap();
-        let second = Store::open(&path, Arc::new(ManualClock::new(2_000))).unwrap();
-        for n in 0..6 {
-            let store = if n % 2 == 0 { &first } else { &second };
-            store
-                .write(move |txn| -> Result<(), StoreError> {
-                    txn.append(event("test.event", n)).map(|_| ())
-                })
-                .await
-                .unwrap()
-                .unwrap();
+            }));
+            assert!(failed.is_err(), "{failed:?}");
+            assert_eq!(append(&store, 0), (start + 2, 5), "{location:?}");
+            assert!(store.read_blocking(verify_chain).unwrap().is_ok());
         }
-        let report = first.read_blocking(verify_chain).unwrap().unwrap();
-        assert_eq!(report.rows, 6);
     }
 
-    #[tokio::test]
-    async fn the_log_refuses_updates_and_deletes() {
+    /// A job that swallows a failed statement on PostgreSQL (the transaction is then aborted)
+    /// fails alone; the batch's other jobs commit.
+    #[test]
+    fn a_job_that_swallows_an_error_fails_alone() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(
-            &dir.path().join("kd.sqlite"),
-            Arc::new(ManualClock::new(1_000)),
-        )
-        .unwrap();
-        store
-            .write(|txn| -> Result<(), StoreError> {
-                txn.append(event("test.event", 1)).map(|_| ())
-            })
-            .await
-            .unwrap()
-            .unwrap();
-        let update = store
-            .write(|txn| -> Result<usize, StoreError> {
-                Ok(txn
-                    .conn()
-                    .execute("UPDATE events SET kind = 'x' WHERE seq = 1", [])?)
-            })
-            .await
-            .unwrap();
-        assert!(update.is_err());
-        let delete = store
-            .write(|txn| -> Result<usize, StoreError> {
-                Ok(txn.conn().execute("DELETE FROM events", [])?)
-            })
-            .await
-            .unwrap();
-        assert!(delete.is_err());
-        assert_eq!(store.read_blocking(count).unwrap(), 1);
-    }
-
-    #[tokio::test]
-    async fn verify_names_the_first_corrupted_row() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("kd.sqlite");
-        let store = Store::open(&path, Arc::new(ManualClock::new(1_000))).unwrap();
-        for n in 0..5 {
-            store
-                .write(move |txn| -> Result<(), StoreError> {
-                    txn.append(event("test.event", n)).map(|_| ())
-                })
-                .await
-                .unwrap()
-                .unwrap();
+        for location in locations(dir.path()).into_iter().skip(1) {
+            let store = open(&location, 1_000);
+            let runtime = runtime();
+            let (bad, good) = runtime.block_on(async {
+                let bad = store.write(|txn| -> Result<(), StoreError> {
+                    txn.append(event("test.event", 1))?;
+                    let _ = txn.conn().execute("INSERT INTO no_such_table VALUES (1)", []);
+                    Ok(())
+                });
+                let good = store.write(|txn| -> Result<i64, StoreError> {
+                    Ok(txn.append(event("test.event", 2))?.seq)
+                });
+                tokio::join!(bad, good)
+            });
+            assert!(bad.is_err(), "{bad:?}");
+            assert_eq!(good.unwrap().unwrap(), 1);
+            assert!(store.read_blocking(verify_chain).unwrap().is_ok());
+            assert_eq!(store.read_blocking(count).unwrap(), 1);
         }
-        store.close();
-        let tamper = Connection::open(&path).unwrap();
-        tamper
-            .execute_batch(
-                "DROP TRIGGER events_append_only_update;
-                 UPDATE events SET payload = '{\"n\": 99, \"text\": \"café\\n\"}' WHERE seq = 3;",
+    }
+
+    #[test]
+    fn a_newer_database_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for location in locations(dir.path()) {
+            open(&location, 1_000).close();
+            let conn = Connection::open(&location).unwrap();
+            let newer = migrate::latest() + 1;
+            match location.backend() {
+                Backend::Sqlite => conn
+                    .execute_batch(&format!("PRAGMA user_version = {newer}"))
+                    .unwrap(),
+                Backend::Postgres => {
+                    conn.execute(
+                        "INSERT INTO schema_migrations (version, applied_ms) VALUES (?1, 0)",
+                        [newer],
+                    )
+                    .unwrap();
+                }
+            }
+            drop(conn);
+            let error = Store::open_at(
+                &location,
+                Arc::new(ManualClock::new(1_000)),
+                StoreMetrics::default(),
             )
-            .unwrap();
-        let broken = eventlog::verify_chain(&tamper).unwrap().unwrap_err();
-        assert_eq!(broken.seq, 3);
-        assert!(broken.reason.contains("row_hash"), "{}", broken.reason);
+            .unwrap_err();
+            assert!(error.to_string().contains("newer karmadue"), "{error}");
+        }
+    }
+
+    #[test]
+    fn two_stores_on_one_database_keep_one_chain() {
+        let dir = tempfile::tempdir().unwrap();
+        for location in locations(dir.path()) {
+            let first = open(&location, 1_000);
+            let second = open(&location, 2_000);
+            for n in 0..6 {
+                append(if n % 2 == 0 { &first } else { &second }, n);
+            }
+            let report = first.read_blocking(verify_chain).unwrap().unwrap();
+            assert_eq!(report.rows, 6, "{location:?}");
+        }
+    }
+
+    #[test]
+    fn the_log_refuses_updates_and_deletes() {
+        let dir = tempfile::tempdir().unwrap();
+        for location in locations(dir.path()) {
+            let store = open(&location, 1_000);
+            append(&store, 1);
+            for sql in [
+                "UPDATE events SET kind = 'x' WHERE seq = 1",
+                "DELETE FROM events",
+            ] {
+                let refused = runtime().block_on(store.write(move |txn| -> Result<usize, StoreError> {
+                    Ok(txn.conn().execute(sql, [])?)
+                }));
+                let error = refused.unwrap().unwrap_err();
+                assert!(error.to_string().contains("append-only"), "{location:?}: {error}");
+            }
+            assert_eq!(store.read_blocking(count).unwrap(), 1);
+        }
+    }
+
+    #[test]
+    fn verify_names_the_first_corrupted_row() {
+        let dir = tempfile::tempdir().unwrap();
+        for location in locations(dir.path()) {
+            let store = open(&location, 1_000);
+            for n in 0..5 {
+                append(&store, n);
+            }
+            store.close();
+            let tamper = Connection::open(&location).unwrap();
+            let drop_trigger = match location.backend() {
+                Backend::Sqlite => "DROP TRIGGER events_append_only_update",
+                Backend::Postgres => "DROP TRIGGER events_append_only_update ON events",
+            };
+            tamper
+                .execute_batch(&format!(
+                    "{drop_trigger}; UPDATE events SET payload = '{{\"n\": 99, \"text\": \"café\\n\"}}' WHERE seq = 3;"
+                ))
+                .unwrap();
+            let broken = eventlog::verify_chain(&tamper).unwrap().unwrap_err();
+            assert_eq!(broken.seq, 3);
+            assert!(broken.reason.contains("row_hash"), "{}", broken.reason);
+        }
     }
 }

@@ -576,12 +576,10 @@ fn synthetic_queries(rng: &mut StdRng, words: &[String], count: usize) -> Vec<(S
 }
 
 fn write_catalog(database: &Path, size: usize, words: &[String], rng: &mut StdRng) -> Outcome<()> {
-    let mut conn = rusqlite::Connection::open(database)?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "OFF")?;
-    let txn = conn.transaction()?;
+    let txn = kd_core::db::Connection::open(&kd_core::db::Location::Sqlite(database.to_owned()))?;
+    txn.execute_batch("PRAGMA synchronous = OFF; BEGIN")?;
     {
-        let mut insert = txn.prepare(
+        let mut insert = txn.prepare_cached(
             "INSERT INTO resources (resource_id, source, locator, title, type, description, owner, license, version,
                 released_ms, released_source, popularity, popularity_label, curated, archived, risky, demo, package_ids,
                 registered_by, record_hash, imported_ms, updated_ms)
@@ -621,7 +619,7 @@ fn write_catalog(database: &Path, size: usize, words: &[String], rng: &mut StdRn
             };
             // Pareto-like popularity: most records near 0, a few near 1.
             let popularity = (1.0 - rng.r#gen::<f64>().powf(0.15)).clamp(0.0, 1.0);
-            insert.execute(rusqlite::params![
+            insert.execute(kd_core::params![
                 resource_id,
                 source,
                 locator,
@@ -634,7 +632,7 @@ fn write_catalog(database: &Path, size: usize, words: &[String], rng: &mut StdRn
                 rng.gen_bool(0.01),
             ])?;
         }
-        let mut claim = txn.prepare(
+        let mut claim = txn.prepare_cached(
             "INSERT INTO claims (claim_id, resource_id, version, kind, value, method, evidence_type, evidence_label,
                 counts_as_verification, source, observed_ms, status, demo)
              SELECT 'clm_' || resource_id, resource_id, '1.0.0', 'license', 'MIT', 'license-file-read@1', 'kd_check',
@@ -642,7 +640,7 @@ fn write_catalog(database: &Path, size: usize, words: &[String], rng: &mut StdRn
         )?;
         claim.execute([])?;
     }
-    txn.commit()?;
+    txn.execute_batch("COMMIT")?;
     Ok(())
 }
 

@@ -195,8 +195,8 @@ impl From<kd_core::store::StoreError> for ToolError {
     }
 }
 
-impl From<rusqlite::Error> for ToolError {
-    fn from(error: rusqlite::Error) -> Self {
+impl From<kd_core::db::DbError> for ToolError {
+    fn from(error: kd_core::db::DbError) -> Self {
         Self::internal(error)
     }
 }

@@ -93,14 +93,14 @@ fn lookup_findings(ctx: Ctx, args: Args) -> HandlerFuture {
                 )?;
                 let rows = statement.query_map([], |row| {
                     Ok((
-                        row.get::<_, String>(0)?,
-                        row.get::<_, Option<String>>(1)?,
-                        row.get::<_, String>(2)?,
-                        row.get::<_, String>(3)?,
-                        row.get::<_, String>(4)?,
-                        row.get::<_, i64>(5)?,
-                        row.get::<_, Option<i64>>(6)?,
-                        row.get::<_, String>(7)?,
+                        row.get::<String>(0)?,
+                        row.get::<Option<String>>(1)?,
+                        row.get::<String>(2)?,
+                        row.get::<String>(3)?,
+                        row.get::<String>(4)?,
+                        row.get::<i64>(5)?,
+                        row.get::<Option<i64>>(6)?,
+                        row.get::<String>(7)?,
                     ))
                 })?;
                 let mut found = Vec::new();

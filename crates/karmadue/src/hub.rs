@@ -15,7 +15,7 @@ use kd_core::store::{Store, WriteTxn};
 use kd_protocol::ids::AgentId;
 use kd_protocol::keys::AgentPublicKey;
 use kd_protocol::signing::{self, Nonce};
-use rusqlite::OptionalExtension;
+use kd_core::db::OptionalExtension;
 use serde_json::{Map, Value};
 
 use crate::error::{ErrorCode, ToolError};
@@ -496,7 +496,7 @@ impl Hub {
                         "SELECT owner_id, {} FROM agents WHERE agent_id = ?1",
                         crate::standing::tiers::FACTS_COLUMNS
                     ))?
-                    .query_row(rusqlite::params![id_text, now_ms], |row| {
+                    .query_row(kd_core::params![id_text, now_ms], |row| {
                         Ok((row.get(0)?, crate::standing::tiers::facts_from(row, 1)?))
                     })
                     .optional()?;
@@ -587,7 +587,7 @@ impl Hub {
                     "SELECT public_key, status, paused_ms, {} FROM agents WHERE agent_id = ?1",
                     crate::standing::tiers::FACTS_COLUMNS
                 ))?
-                .query_row(rusqlite::params![id_text, now_ms], |row| {
+                .query_row(kd_core::params![id_text, now_ms], |row| {
                     Ok((
                         row.get(0)?,
                         row.get(1)?,
@@ -895,7 +895,7 @@ impl Ctx {
                     .write(move |txn| -> Result<(), ToolError> {
                         txn.conn()
                             .prepare_cached("INSERT OR IGNORE INTO nonces (agent_id, nonce, seen_ms) VALUES (?1, ?2, ?3)")?
-                            .execute(rusqlite::params![spent.0, spent.1, txn.now_ms()])?;
+                            .execute(kd_core::params![spent.0, spent.1, txn.now_ms()])?;
                         Ok(())
                     })
                     .await??;
@@ -922,7 +922,7 @@ impl Ctx {
     /// Whatever `read` refuses with, or `internal`.
     pub async fn read<T, F>(&self, read: F) -> Result<T, ToolError>
     where
-        F: FnOnce(&rusqlite::Connection) -> Result<T, ToolError> + Send + 'static,
+        F: FnOnce(&kd_core::db::Connection) -> Result<T, ToolError> + Send + 'static,
         T: Send + 'static,
     {
         self.hub.store.read(read).await
@@ -1038,7 +1038,7 @@ fn spend_nonce(
         .prepare_cached(
             "INSERT OR IGNORE INTO nonces (agent_id, nonce, seen_ms) VALUES (?1, ?2, ?3)",
         )?
-        .execute(rusqlite::params![agent_id, nonce, txn.now_ms()])?;
+        .execute(kd_core::params![agent_id, nonce, txn.now_ms()])?;
     if inserted == 0 {
         return Err(ToolError::new(
             ErrorCode::Replay,

@@ -81,8 +81,7 @@ pub fn open(
     })?;
     // This hub's own registry: never the process's global recorder (tests run many hubs).
     let metrics = telemetry::HubMetrics::new(clock.now_ms());
-    let store =
-        Store::open_with_metrics(&config.database_path(), Arc::clone(&clock), metrics.store())?;
+    let store = Store::open_at(&config.database(), Arc::clone(&clock), metrics.store())?;
     let ronin = kd_ronin::Ronin::open(
         &config.keys_dir(),
         store.clone(),

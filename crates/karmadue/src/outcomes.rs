@@ -28,7 +28,7 @@
 use kd_core::clock::rfc3339_ms;
 use kd_core::eventlog::NewEvent;
 use kd_core::random::random_id;
-use rusqlite::{Connection, OptionalExtension, params};
+use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -462,7 +462,7 @@ fn limit(
     ))?;
     let times = statement
         .query_map(params![value, now_ms - window_ms], |row| {
-            row.get::<_, i64>(0)
+            row.get::<i64>(0)
         })?
         .collect::<Result<Vec<_>, _>>()?;
     if times.len() < max {

@@ -28,7 +28,7 @@
 use kd_core::clock::rfc3339_ms;
 use kd_core::keys::ServerKey;
 use kd_core::random::random_id;
-use rusqlite::{Connection, OptionalExtension, params};
+use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value, json};
 
 use crate::catalog::model::{self, Claim, Resource};
@@ -468,7 +468,7 @@ fn ids_by_image(conn: &Connection, image: &str) -> Result<Vec<String>, ToolError
     let mut statement = conn.prepare_cached("SELECT resource_id, package_ids FROM resources WHERE package_ids <> '[]' ORDER BY resource_id")?;
     let rows = statement
         .query_map([], |row| {
-            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            Ok((row.get::<String>(0)?, row.get::<String>(1)?))
         })?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows

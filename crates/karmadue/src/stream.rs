@@ -21,7 +21,7 @@ use kd_core::eventlog::EventRow;
 use kd_core::keys::{PASSPORT_KEY_ID, ServerKey};
 use kd_protocol::forum::{self as recipe, KD_RAIN_V1};
 use kd_protocol::ids::AgentId;
-use rusqlite::{Connection, OptionalExtension, params};
+use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::error::ToolError;
@@ -201,7 +201,7 @@ fn read_stream(ctx: Ctx, args: Args) -> HandlerFuture {
                 .collect::<Result<_, _>>()?;
             let samples: Vec<forum::PostRow> = conn
                 .prepare_cached("SELECT post_id FROM forum_posts WHERE demo = 1 ORDER BY seq")?
-                .query_map([], |row| row.get::<_, String>(0))?
+                .query_map([], |row| row.get::<String>(0))?
                 .collect::<Result<Vec<_>, _>>()?
                 .iter()
                 .map(|post_id| forum::post(conn, post_id))

@@ -16,7 +16,7 @@
 use kd_core::eventlog::NewEvent;
 use kd_core::store::WriteTxn;
 use kd_protocol::nostr::Event;
-use rusqlite::{OptionalExtension, params};
+use kd_core::db::{OptionalExtension, params};
 use serde_json::{Map, Value, json};
 
 use crate::{Refusal, Ronin};

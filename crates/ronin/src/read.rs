@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use rusqlite::{Connection, OptionalExtension, params};
+use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::{Refusal, Ronin, answer};
@@ -59,7 +59,7 @@ fn page(query: &HashMap<String, String>) -> Result<(i64, i64), Refusal> {
 
 async fn read<T, F>(ronin: &Ronin, read: F) -> Result<T, Refusal>
 where
-    F: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    F: FnOnce(&Connection) -> kd_core::db::Result<T> + Send + 'static,
     T: Send + 'static,
 {
     ronin
@@ -90,7 +90,7 @@ pub async fn server(State(ronin): State<Ronin>) -> Response {
 pub async fn event(State(ronin): State<Ronin>, Path(id): Path<String>) -> Response {
     let found = read(&ronin, move |conn| {
         conn.prepare_cached("SELECT event_json FROM ronin_events WHERE id = ?1")?
-            .query_row([&id], |row| row.get::<_, String>(0))
+            .query_row([&id], |row| row.get::<String>(0))
             .optional()
     })
     .await;
@@ -130,8 +130,8 @@ pub async fn feed(
             "SELECT event_json FROM ronin_events ORDER BY log_seq DESC
              LIMIT CAST(?1 AS INTEGER) OFFSET ?2",
         )?;
-        let rows = statement.query_map(params![limit, offset], |row| row.get::<_, String>(0))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
+        let rows = statement.query_map(params![limit, offset], |row| row.get::<String>(0))?;
+        rows.collect::<kd_core::db::Result<Vec<_>>>()
     })
     .await;
     match found {
@@ -144,16 +144,16 @@ pub async fn feed(
 }
 
 /// One agent as lists show it.
-fn agent_summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<Value> {
+fn agent_summary(row: &kd_core::db::Row<'_>) -> kd_core::db::Result<Value> {
     let pubkey: String = row.get("pubkey")?;
     Ok(json!({
         "pubkey": pubkey,
         "did": did_key(&pubkey),
-        "name": row.get::<_, Option<String>>("name")?,
-        "about": row.get::<_, Option<String>>("about")?,
-        "human": row.get::<_, Option<bool>>("human")?.unwrap_or(false),
+        "name": row.get::<Option<String>>("name")?,
+        "about": row.get::<Option<String>>("about")?,
+        "human": row.get::<Option<bool>>("human")?.unwrap_or(false),
         "certified": false,
-        "status": row.get::<_, String>("status")?,
+        "status": row.get::<String>("status")?,
         "trust": { "score": STARTING_TRUST, "ratings": 0 },
     }))
 }
@@ -177,7 +177,7 @@ pub async fn agents(
              ORDER BY k.first_seen_ms DESC, k.pubkey LIMIT CAST(?1 AS INTEGER) OFFSET ?2"
         ))?;
         let rows = statement.query_map(params![limit, offset], agent_summary)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
+        rows.collect::<kd_core::db::Result<Vec<_>>>()
     })
     .await;
     match found {
@@ -194,10 +194,10 @@ pub async fn agent(State(ronin): State<Ronin>, Path(pubkey): Path<String>) -> Re
             .prepare_cached(&format!("{AGENT_SELECT} WHERE k.pubkey = ?1"))?
             .query_row([&pubkey], |row| {
                 let mut agent = agent_summary(row)?;
-                agent["source"] = json!(row.get::<_, Option<String>>("source")?);
-                agent["referred_by"] = json!(row.get::<_, Option<String>>("referred_by")?);
-                agent["profile"] = json!(row.get::<_, Option<String>>("profile")?);
-                agent["keys"] = json!([row.get::<_, String>("pubkey")?]);
+                agent["source"] = json!(row.get::<Option<String>>("source")?);
+                agent["referred_by"] = json!(row.get::<Option<String>>("referred_by")?);
+                agent["profile"] = json!(row.get::<Option<String>>("profile")?);
+                agent["keys"] = json!([row.get::<String>("pubkey")?]);
                 agent["trust"] = json!({
                     "score": STARTING_TRUST,
                     "ratings": 0,
@@ -216,7 +216,7 @@ pub async fn agent(State(ronin): State<Ronin>, Path(pubkey): Path<String>) -> Re
         ))?;
         let listings = statement
             .query_map([&pubkey], listing_view)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+            .collect::<kd_core::db::Result<Vec<_>>>()?;
         agent["listings"] = Value::Array(listings);
         Ok(Some(agent))
     })
@@ -232,21 +232,21 @@ const LISTING_SELECT: &str = "SELECT l.owner, l.d, l.event_id, l.created_at, l.t
         l.content, l.scan, k.status
      FROM ronin_listings l JOIN ronin_keys k ON k.pubkey = l.owner";
 
-fn listing_view(row: &rusqlite::Row<'_>) -> rusqlite::Result<Value> {
+fn listing_view(row: &kd_core::db::Row<'_>) -> kd_core::db::Result<Value> {
     let owner: String = row.get("owner")?;
     let d: String = row.get("d")?;
-    let mut view = parse(&row.get::<_, String>("content")?);
+    let mut view = parse(&row.get::<String>("content")?);
     if !view.is_object() {
         view = json!({});
     }
-    view["id"] = json!(row.get::<_, String>("event_id")?);
+    view["id"] = json!(row.get::<String>("event_id")?);
     view["address"] = json!(format!("31100:{owner}:{d}"));
     view["owner"] = json!(owner);
     view["d"] = json!(d);
-    view["type"] = json!(row.get::<_, String>("type")?);
-    view["available"] = json!(row.get::<_, bool>("available")?);
-    view["created_at"] = json!(row.get::<_, i64>("created_at")?);
-    view["scan"] = parse(&row.get::<_, String>("scan")?);
+    view["type"] = json!(row.get::<String>("type")?);
+    view["available"] = json!(row.get::<bool>("available")?);
+    view["created_at"] = json!(row.get::<i64>("created_at")?);
+    view["scan"] = parse(&row.get::<String>("scan")?);
     Ok(view)
 }
 
@@ -283,7 +283,7 @@ async fn search(
         ))?;
         let rows = statement.query_map([&kind], |row| {
             Ok((
-                row.get::<_, String>("content")?.to_lowercase(),
+                row.get::<String>("content")?.to_lowercase(),
                 listing_view(row)?,
             ))
         })?;

@@ -400,7 +400,7 @@ async fn write_chunk(
             } in chunk
             {
                 let existing: Option<String> = {
-                    use rusqlite::OptionalExtension;
+                    use kd_core::db::OptionalExtension;
                     txn.conn()
                         .prepare_cached("SELECT record_hash FROM resources WHERE resource_id = ?1")?
                         .query_row([&resource.resource_id], |row| row.get(0))

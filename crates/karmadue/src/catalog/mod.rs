@@ -72,7 +72,7 @@ pub static GET_CLAIMS: Tool = Tool {
 /// # Errors
 /// `validation` for a malformed id, `not_found` naming `resource_id`.
 pub fn require_resource(
-    conn: &rusqlite::Connection,
+    conn: &kd_core::db::Connection,
     resource_id: &str,
     include_demo: bool,
 ) -> Result<Resource, ToolError> {

@@ -7,7 +7,7 @@
 //! false` (spec "Verification", "Search": "a metadata-read@1 claim is a metadata read, not a
 //! check").
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use kd_core::db::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -195,7 +195,7 @@ const RESOURCE_COLUMNS: &str = "resource_id, source, locator, title, type, descr
      released_ms, released_source, popularity, popularity_label, curated, archived, risky, demo, package_ids, \
      registered_by, record_hash";
 
-fn resource_from_row(row: &Row<'_>) -> rusqlite::Result<Resource> {
+fn resource_from_row(row: &Row<'_>) -> kd_core::db::Result<Resource> {
     let package_ids: String = row.get(17)?;
     Ok(Resource {
         resource_id: row.get(0)?,
@@ -224,7 +224,7 @@ fn resource_from_row(row: &Row<'_>) -> rusqlite::Result<Resource> {
 const CLAIM_COLUMNS: &str = "claim_id, resource_id, version, kind, value, method, evidence_type, evidence_label, \
      counts_as_verification, source, observed_ms, status, demo";
 
-fn claim_from_row(row: &Row<'_>) -> rusqlite::Result<Claim> {
+fn claim_from_row(row: &Row<'_>) -> kd_core::db::Result<Claim> {
     Ok(Claim {
         claim_id: row.get(0)?,
         resource_id: row.get(1)?,

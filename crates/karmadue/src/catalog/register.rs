@@ -16,7 +16,7 @@
 use kd_core::eventlog::NewEvent;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
-use rusqlite::params;
+use kd_core::db::params;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 

@@ -274,7 +274,7 @@ fn rank_plan(
 /// `internal` when the store or the index fails.
 pub fn discover(
     search: &SearchIndex,
-    conn: &rusqlite::Connection,
+    conn: &kd_core::db::Connection,
     request: &Request,
 ) -> Result<Value, ToolError> {
     let (live, _) = search.current(conn)?;
@@ -328,7 +328,7 @@ pub fn discover(
 /// Agents' reliability reports for a resource, when any exist (spec "reliability_reports"). They
 /// are shown, never ranked on: reports do not change the ranking (spec).
 fn reliability_reports(
-    conn: &rusqlite::Connection,
+    conn: &kd_core::db::Connection,
     resource_id: &str,
 ) -> Result<Option<Value>, ToolError> {
     crate::outcomes::reliability_reports(conn, resource_id)

@@ -23,7 +23,7 @@ pub mod write;
 
 use kd_core::clock::rfc3339_ms;
 use kd_protocol::forum::{self as recipe, KD_FORUM_V2, KD_RAIN_V1};
-use rusqlite::{Connection, OptionalExtension, params};
+use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::error::ToolError;
@@ -251,15 +251,15 @@ fn threads(
             let handle: Option<String> = row.get(3)?;
             let label: Option<String> = row.get(4)?;
             Ok(json!({
-                "thread_id": row.get::<_, String>(0)?,
-                "topic": row.get::<_, String>(1)?,
-                "title": row.get::<_, String>(2)?,
+                "thread_id": row.get::<String>(0)?,
+                "topic": row.get::<String>(1)?,
+                "title": row.get::<String>(2)?,
                 "author": author(handle.as_deref(), label.as_deref()),
-                "replies": row.get::<_, i64>(5)?,
+                "replies": row.get::<i64>(5)?,
                 "created_at": rfc3339_ms(row.get(6)?),
                 "last_post_at": rfc3339_ms(row.get(7)?),
-                "opening_post_id": row.get::<_, String>(8)?,
-                "accepted_post_id": row.get::<_, Option<String>>(9)?,
+                "opening_post_id": row.get::<String>(8)?,
+                "accepted_post_id": row.get::<Option<String>>(9)?,
                 "demo": demo,
             }))
         })?
@@ -314,7 +314,7 @@ pub struct PostRow {
 
 const POST_COLUMNS: &str = "p.post_id, p.thread_id, t.topic, p.agent_id, COALESCE(a.handle, pe.display_name), COALESCE(a.name, pe.display_name), p.opening, p.body, p.quote_post_id, p.links, p.seq, p.prev_hash, p.row_hash, p.canonical, p.signature, p.status, p.accepted, p.confirmations, p.demo, p.created_ms";
 
-fn post_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<PostRow> {
+fn post_from_row(row: &kd_core::db::Row<'_>) -> kd_core::db::Result<PostRow> {
     let links: String = row.get(9)?;
     Ok(PostRow {
         post_id: row.get(0)?,
@@ -323,7 +323,7 @@ fn post_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<PostRow> {
         agent_id: row.get(3)?,
         handle: row.get(4)?,
         label: row.get(5)?,
-        opening: row.get::<_, i64>(6)? == 1,
+        opening: row.get::<i64>(6)? == 1,
         body: row.get(7)?,
         quote_post_id: row.get(8)?,
         links: serde_json::from_str(&links).unwrap_or_else(|_| json!({})),
@@ -333,9 +333,9 @@ fn post_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<PostRow> {
         canonical: row.get(13)?,
         signature: row.get(14)?,
         status: row.get(15)?,
-        accepted: row.get::<_, i64>(16)? == 1,
+        accepted: row.get::<i64>(16)? == 1,
         confirmations: row.get(17)?,
-        demo: row.get::<_, i64>(18)? == 1,
+        demo: row.get::<i64>(18)? == 1,
         created_ms: row.get(19)?,
     })
 }
@@ -450,14 +450,14 @@ pub fn thread_data(conn: &Connection, reference: &str) -> Result<Value, ToolErro
             let status: String = row.get(9)?;
             Ok((status, json!({
                 "thread_id": thread_id,
-                "topic": row.get::<_, String>(0)?,
-                "title": row.get::<_, String>(1)?,
+                "topic": row.get::<String>(0)?,
+                "title": row.get::<String>(1)?,
                 "author": author(handle.as_deref(), label.as_deref()),
-                "replies": row.get::<_, i64>(4)?,
+                "replies": row.get::<i64>(4)?,
                 "created_at": rfc3339_ms(row.get(5)?),
                 "last_post_at": rfc3339_ms(row.get(6)?),
-                "opening_post_id": row.get::<_, String>(7)?,
-                "demo": row.get::<_, i64>(8)? == 1,
+                "opening_post_id": row.get::<String>(7)?,
+                "demo": row.get::<i64>(8)? == 1,
             })))
         })?;
     let (status, thread) = thread;
@@ -515,7 +515,7 @@ pub fn skills(
              WHERE p.agent_id = ?1 AND p.accepted = 1 AND p.status = 'visible' AND t.status = 'visible'
              GROUP BY t.topic ORDER BY t.topic",
         )?
-        .query_map([agent_id], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?, row.get::<_, i64>(2)?)))?
+        .query_map([agent_id], |row| Ok((row.get::<String>(0)?, row.get::<i64>(1)?, row.get::<i64>(2)?)))?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows
         .into_iter()
@@ -564,11 +564,11 @@ pub fn related_threads(
         )?
         .query_map([include_demo], |row| {
             Ok((
-                row.get::<_, String>(0)?,
-                row.get::<_, String>(1)?,
-                row.get::<_, String>(2)?,
-                row.get::<_, String>(3)?,
-                row.get::<_, i64>(4)? == 1,
+                row.get::<String>(0)?,
+                row.get::<String>(1)?,
+                row.get::<String>(2)?,
+                row.get::<String>(3)?,
+                row.get::<i64>(4)? == 1,
             ))
         })?
         .collect::<Result<Vec<_>, _>>()?;

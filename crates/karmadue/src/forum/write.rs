@@ -8,7 +8,7 @@ use kd_core::keys::ServerKey;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
 use kd_protocol::forum::{self as recipe, KD_FORUM_V2};
-use rusqlite::{OptionalExtension, params};
+use kd_core::db::{OptionalExtension, params};
 use serde_json::{Map, Value, json};
 
 use super::{DATA_NOTE, TOPIC_IDS};
@@ -518,7 +518,7 @@ fn render_structured(structured: &Value) -> Result<String, ToolError> {
 /// `passport_agent_id` an agent; Arena challenges and work orders are not built on this hub,
 /// so any id given for them is `not_found` (nothing could be linked).
 fn links(
-    conn: &rusqlite::Connection,
+    conn: &kd_core::db::Connection,
     raw: &[(&'static str, Option<String>)],
 ) -> Result<Map<String, Value>, ToolError> {
     let mut links = Map::new();
@@ -973,7 +973,7 @@ fn mark_accepted(ctx: Ctx, args: Args) -> HandlerFuture {
                     None => txn
                         .conn()
                         .prepare_cached("SELECT owner_id FROM agents WHERE agent_id = ?1")?
-                        .query_row([id], |row| row.get::<_, Option<String>>(0))
+                        .query_row([id], |row| row.get::<Option<String>>(0))
                         .optional()
                         .map(Option::flatten),
                 })

@@ -40,7 +40,7 @@ use kd_core::clock::rfc3339_ms;
 use kd_core::eventlog::NewEvent;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
-use rusqlite::{Connection, OptionalExtension, params};
+use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -351,7 +351,7 @@ const ASK_FROM: &str = "verification_asks a JOIN agents r ON r.agent_id = a.requ
 /// [`open_asks_for_people`] share it.
 const OPEN_SQL: &str = "((a.status = 'open' AND a.deadline_ms > ?1) OR (a.status = 'accepted' AND a.accept_until_ms <= ?1 AND a.deadline_ms > ?1))";
 
-fn ask_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Ask> {
+fn ask_from_row(row: &kd_core::db::Row<'_>) -> kd_core::db::Result<Ask> {
     Ok(Ask {
         ask_id: row.get(0)?,
         requester_id: row.get(1)?,
@@ -499,7 +499,7 @@ fn forbidden(reason: &str, message: impl Into<String>) -> ToolError {
 fn owner_of(conn: &Connection, agent_id: &str) -> Result<Option<String>, ToolError> {
     Ok(conn
         .prepare_cached("SELECT owner_id FROM agents WHERE agent_id = ?1")?
-        .query_row([agent_id], |row| row.get::<_, Option<String>>(0))
+        .query_row([agent_id], |row| row.get::<Option<String>>(0))
         .optional()?
         .flatten())
 }
@@ -1341,10 +1341,10 @@ pub fn verifier_record(conn: &Connection, reviewer: &str) -> Result<Value, ToolE
         )?
         .query_map([reviewer], |row| {
             Ok((
-                row.get::<_, String>(0)?,
-                row.get::<_, String>(1)?,
-                row.get::<_, i64>(2)?,
-                row.get::<_, Option<i64>>(3)?,
+                row.get::<String>(0)?,
+                row.get::<String>(1)?,
+                row.get::<i64>(2)?,
+                row.get::<Option<i64>>(3)?,
             ))
         })?
         .collect::<Result<Vec<_>, _>>()?;
@@ -1389,15 +1389,15 @@ pub fn subject_record(conn: &Connection, agent_id: &str) -> Result<Vec<Value>, T
         )?
         .query_map(params![agent_id, MAX_SUBJECT_RECORDS], |row| {
             Ok(json!({
-                "ask_id": row.get::<_, String>(0)?,
-                "stamp": row.get::<_, String>(1)?,
-                "passport_id": row.get::<_, String>(2)?,
-                "reviewer": row.get::<_, Option<String>>(3)?,
-                "result": row.get::<_, Option<String>>(4)?,
-                "resolution": row.get::<_, Option<String>>(5)?,
-                "stamp_id": row.get::<_, Option<String>>(6)?,
-                "evidence_ref": row.get::<_, Option<String>>(7)?,
-                "resolved_at": row.get::<_, Option<i64>>(8)?.map(rfc3339_ms),
+                "ask_id": row.get::<String>(0)?,
+                "stamp": row.get::<String>(1)?,
+                "passport_id": row.get::<String>(2)?,
+                "reviewer": row.get::<Option<String>>(3)?,
+                "result": row.get::<Option<String>>(4)?,
+                "resolution": row.get::<Option<String>>(5)?,
+                "stamp_id": row.get::<Option<String>>(6)?,
+                "evidence_ref": row.get::<Option<String>>(7)?,
+                "resolved_at": row.get::<Option<i64>>(8)?.map(rfc3339_ms),
             }))
         })?
         .collect::<Result<Vec<_>, _>>()?;

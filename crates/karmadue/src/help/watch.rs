@@ -25,7 +25,7 @@ use kd_core::clock::rfc3339_ms;
 use kd_core::eventlog::NewEvent;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
-use rusqlite::{Connection, OptionalExtension, params};
+use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -283,14 +283,14 @@ fn load_seen(conn: &Connection, agent_id: &str) -> Result<Vec<(String, Seen)>, T
     let rows = statement
         .query_map([agent_id], |row| {
             Ok((
-                row.get::<_, String>(0)?,
+                row.get::<String>(0)?,
                 Seen {
-                    archived: row.get::<_, Option<bool>>(1)?.unwrap_or(false),
-                    risky: row.get::<_, Option<bool>>(2)?.unwrap_or(false),
+                    archived: row.get::<Option<bool>>(1)?.unwrap_or(false),
+                    risky: row.get::<Option<bool>>(2)?.unwrap_or(false),
                     version: row.get(3)?,
                     released_ms: row.get(4)?,
-                    broke: row.get::<_, Option<i64>>(5)?.unwrap_or(0),
-                    reports: row.get::<_, Option<i64>>(6)?.unwrap_or(0),
+                    broke: row.get::<Option<i64>>(5)?.unwrap_or(0),
+                    reports: row.get::<Option<i64>>(6)?.unwrap_or(0),
                 },
             ))
         })?

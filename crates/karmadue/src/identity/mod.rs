@@ -15,7 +15,7 @@ use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;
 use kd_protocol::ids::{AgentId, Handle};
 use kd_protocol::keys::AgentPublicKey;
-use rusqlite::{Connection, OptionalExtension, params};
+use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::error::{ErrorCode, ToolError};
@@ -361,7 +361,7 @@ pub struct AgentRow {
 
 const AGENT_COLUMNS: &str = "agent_id, handle, name, platform, public_key, status, owner_id, credential_id, key_source, created_ms, paused_ms";
 
-fn agent_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<AgentRow> {
+fn agent_from_row(row: &kd_core::db::Row<'_>) -> kd_core::db::Result<AgentRow> {
     Ok(AgentRow {
         agent_id: row.get(0)?,
         handle: row.get(1)?,
@@ -1123,7 +1123,7 @@ impl Scores {
                        AND s.issued_ms - r.created_ms >= ?3)",
             )?
             .query_row(
-                rusqlite::params![agent.agent_id, now_ms, PEER_REVIEWER_MIN_AGE_MS],
+                kd_core::params![agent.agent_id, now_ms, PEER_REVIEWER_MIN_AGE_MS],
                 |row| Ok((row.get(0)?, row.get(1)?)),
             )?;
         let trust = (human * TRUST_PER_HUMAN_REVIEW).min(MAX_HUMAN_TRUST)

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::hash::BuildHasher;
 
 use kd_core::store::WriteTxn;
-use rusqlite::{Connection, OptionalExtension};
+use kd_core::db::{Connection, OptionalExtension};
 
 use crate::error::ToolError;
 
@@ -225,11 +225,11 @@ impl IndexState {
     fn build(conn: &Connection, built_at: u64) -> Result<Self, ToolError> {
         let mut state = Self::empty(built_at);
         let mut statement =
-            conn.prepare("SELECT agent_id, name_key FROM agents WHERE status = 'active'")?;
-        let mut rows = statement.query([])?;
-        while let Some(row) = rows.next()? {
-            let agent_id: String = row.get(0)?;
-            let name_key: String = row.get(1)?;
+            conn.prepare_cached("SELECT agent_id, name_key FROM agents WHERE status = 'active'")?;
+        let active = statement
+            .query_map([], |row| Ok((row.get::<String>(0)?, row.get::<String>(1)?)))?
+            .collect::<Result<Vec<_>, _>>()?;
+        for (agent_id, name_key) in active {
             state.add(&agent_id, &name_key)?;
         }
         state.stale = 0;

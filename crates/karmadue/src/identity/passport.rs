@@ -16,7 +16,7 @@
 
 use kd_core::clock::rfc3339_ms;
 use kd_core::keys::ServerKey;
-use rusqlite::{Connection, OptionalExtension, params};
+use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::error::ToolError;

@@ -18,7 +18,7 @@
 
 use kd_core::eventlog::NewEvent;
 use kd_core::random::random_id;
-use rusqlite::{Connection, OptionalExtension, params};
+use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 

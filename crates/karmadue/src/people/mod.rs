@@ -20,7 +20,7 @@ use kd_core::eventlog::NewEvent;
 use kd_core::people::{self as accounts, Person, Session};
 use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;
-use rusqlite::{Connection, OptionalExtension, params};
+use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::error::{ErrorCode, ToolError};
@@ -201,8 +201,8 @@ impl From<kd_core::store::StoreError> for AppError {
     }
 }
 
-impl From<rusqlite::Error> for AppError {
-    fn from(error: rusqlite::Error) -> Self {
+impl From<kd_core::db::DbError> for AppError {
+    fn from(error: kd_core::db::DbError) -> Self {
         tracing::error!(cause = %error, "app store failed");
         Self::Internal
     }
@@ -798,7 +798,7 @@ pub async fn overview(hub: &Hub, person_id: &str) -> Result<Overview, AppError> 
                         handle: row.get(1)?,
                         name: row.get(2)?,
                         status: row.get(3)?,
-                        paused: row.get::<_, Option<i64>>(4)?.is_some(),
+                        paused: row.get::<Option<i64>>(4)?.is_some(),
                         actions_per_day: row.get(5)?,
                     })
                 })?

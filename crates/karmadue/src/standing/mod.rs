@@ -12,7 +12,7 @@ pub mod stamps;
 pub mod tiers;
 
 use kd_core::tiers::AccessTiers;
-use rusqlite::{Connection, OptionalExtension, params};
+use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::error::{ErrorCode, ToolError};

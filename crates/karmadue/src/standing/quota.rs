@@ -6,7 +6,7 @@
 //! transaction as the write, so a refusal rolls it back with everything else. The check runs in
 //! the single writer's transaction too, so the limit holds exactly under concurrency.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::error::{ErrorCode, ToolError};

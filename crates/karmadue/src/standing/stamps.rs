@@ -9,7 +9,7 @@
 
 use kd_core::eventlog::NewEvent;
 use kd_core::store::WriteTxn;
-use rusqlite::{Connection, OptionalExtension, params};
+use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::error::ToolError;

@@ -50,7 +50,7 @@ pub const FACTS_COLUMNS: &str = "(SELECT actions_per_day FROM owner_grants WHERE
 ///
 /// # Errors
 /// The row's error when a column is not of its type.
-pub fn facts_from(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<AgentFacts> {
+pub fn facts_from(row: &kd_core::db::Row<'_>, first: usize) -> kd_core::db::Result<AgentFacts> {
     Ok(AgentFacts {
         actions_per_day: row.get(first)?,
         admission_until: row.get(first + 1)?,

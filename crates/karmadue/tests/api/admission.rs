@@ -216,10 +216,10 @@ fn events(app: &TestApp) -> String {
     app.hub
         .store
         .read_blocking(|conn| -> Result<String, kd_core::store::StoreError> {
-            let mut statement = conn.prepare(
+            let mut statement = conn.prepare_cached(
                 "SELECT kind || ' ' || actor || ' ' || subject || ' ' || payload FROM events WHERE kind NOT LIKE 'resource.%'",
             )?;
-            let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
+            let rows = statement.query_map([], |row| row.get::<String>(0))?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?.join("\n"))
         })
         .unwrap()

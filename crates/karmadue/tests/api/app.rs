@@ -83,12 +83,23 @@ fn scratch_root() -> &'static std::path::Path {
     root
 }
 
-/// A data folder with the bundled catalog loaded, made once per test process and copied by
-/// [`TestApp::with_catalog`] (loading the snapshot takes seconds; copying it does not). It
-/// lives in cargo's target tmp folder under this process's id; folders left by earlier runs
-/// whose process is gone are removed first, so runs do not pile up copies.
-fn catalog_template() -> &'static std::path::Path {
-    static TEMPLATE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+/// The backend this run's hubs use: `KD_TEST_DATABASE=postgres` runs every hub of the suite
+/// on a fresh database of the test PostgreSQL server (`KD_TEST_PG_URL`), SQLite otherwise.
+pub fn on_postgres() -> bool {
+    kd_core::db::testing::backend() == kd_core::db::Backend::Postgres
+}
+
+/// The bundled catalog, loaded once per test process and copied by [`TestApp::with_catalog`]
+/// (loading the snapshot takes seconds; copying it does not): a data folder in cargo's target
+/// tmp folder under this process's id (folders left by earlier runs whose process is gone are
+/// removed first), and on PostgreSQL a template database.
+struct CatalogTemplate {
+    data: std::path::PathBuf,
+    postgres: Option<String>,
+}
+
+fn catalog_template() -> &'static CatalogTemplate {
+    static TEMPLATE: std::sync::OnceLock<CatalogTemplate> = std::sync::OnceLock::new();
     TEMPLATE.get_or_init(|| {
         let root = scratch_root();
         let dir = root.join(format!("catalog-template-{}", std::process::id()));
@@ -100,6 +111,14 @@ fn catalog_template() -> &'static std::path::Path {
             .unwrap();
         let mut config = Config::new("127.0.0.1:0".parse().unwrap(), dir.join("data"), None);
         config.bundled_catalog = true;
+        let postgres = on_postgres().then(|| {
+            let name = kd_core::db::testing::fresh_name();
+            let admin = kd_core::db::testing::admin_url().unwrap();
+            config.database_url = Some(kd_core::config::Secret::new(
+                kd_core::db::create_postgres_database(&admin, &name, None).unwrap(),
+            ));
+            name
+        });
         let hub = kd_karmadue::open(
             config,
             Arc::new(ManualClock::new(START_MS)),
@@ -114,11 +133,39 @@ fn catalog_template() -> &'static std::path::Path {
         hub.store.close();
         drop(hub);
         drop(runtime);
-        let conn = rusqlite::Connection::open(dir.join("data").join("karmadue.sqlite")).unwrap();
-        conn.pragma_update(None, "wal_checkpoint", "TRUNCATE")
-            .unwrap();
-        dir.join("data")
+        if postgres.is_none() {
+            let conn = kd_core::db::Connection::open_sqlite(dir.join("data").join("karmadue.sqlite")).unwrap();
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+                .unwrap();
+        }
+        CatalogTemplate {
+            data: dir.join("data"),
+            postgres,
+        }
     })
+}
+
+/// A copy of the catalog template database (PostgreSQL copies a database only while nobody
+/// is connected to it: the template's last connections are closed first).
+fn copy_postgres_template(template: &str) -> String {
+    let admin = kd_core::db::testing::admin_url().unwrap();
+    let conn = kd_core::db::Connection::open(&kd_core::db::Location::Postgres(admin.clone())).unwrap();
+    for _ in 0..50 {
+        conn.query_row(
+            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = ?1 AND pid <> pg_backend_pid()",
+            [template],
+            |_| Ok(()),
+        )
+        .unwrap();
+        match kd_core::db::create_postgres_database(&admin, &kd_core::db::testing::fresh_name(), Some(template)) {
+            Ok(url) => return url,
+            Err(error) if error.to_string().contains("being accessed") => {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            Err(error) => panic!("copying the catalog template: {error}"),
+        }
+    }
+    panic!("the catalog template stayed in use")
 }
 
 impl TestApp {
@@ -133,13 +180,21 @@ impl TestApp {
         Self::start_with(move |config| {
             let data = &config.data_dir;
             std::fs::create_dir_all(data.join("keys")).unwrap();
+            match &template.postgres {
+                Some(name) => {
+                    config.database_url =
+                        Some(kd_core::config::Secret::new(copy_postgres_template(name)));
+                }
+                None => {
+                    std::fs::copy(
+                        template.data.join("karmadue.sqlite"),
+                        data.join("karmadue.sqlite"),
+                    )
+                    .unwrap();
+                }
+            }
             std::fs::copy(
-                template.join("karmadue.sqlite"),
-                data.join("karmadue.sqlite"),
-            )
-            .unwrap();
-            std::fs::copy(
-                template.join("keys").join("kd-passport-1.key"),
+                template.data.join("keys").join("kd-passport-1.key"),
                 data.join("keys").join("kd-passport-1.key"),
             )
             .unwrap();
@@ -167,6 +222,10 @@ impl TestApp {
         // (standing.rs) put the default table back.
         config.access_tiers = kd_core::tiers::AccessTiers::default().scaled(1000);
         adjust(&mut config);
+        if on_postgres() && config.database_url.is_none() {
+            let url = kd_core::db::testing::scratch_postgres().unwrap();
+            config.database_url = Some(kd_core::config::Secret::new(url));
+        }
         let clock = ManualClock::new(START_MS);
         let hub = kd_karmadue::open(
             config,
@@ -487,10 +546,10 @@ impl TestApp {
         self.hub
             .store
             .read_blocking(|conn| -> Result<String, kd_core::store::StoreError> {
-                let mut statement = conn.prepare(
+                let mut statement = conn.prepare_cached(
                     "SELECT kind || ' ' || actor || ' ' || subject || ' ' || payload FROM events",
                 )?;
-                let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
+                let rows = statement.query_map([], |row| row.get::<String>(0))?;
                 Ok(rows.collect::<Result<Vec<_>, _>>()?.join("\n"))
             })
             .unwrap()

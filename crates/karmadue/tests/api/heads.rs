@@ -258,8 +258,7 @@ fn stored_heads_are_append_only_and_checked_against_the_log() {
         Err("head of 2026-10-12: it is dated after today: the hub's clock was wrong when it was published".to_owned())
     );
     // The database refuses to change or remove a head.
-    let path = app.hub.config.database_path();
-    let conn = rusqlite::Connection::open(path).unwrap();
+    let conn = kd_core::db::Connection::open(&app.hub.config.database()).unwrap();
     for statement in [
         "UPDATE log_heads SET seq = seq + 1",
         "DELETE FROM log_heads",

@@ -136,10 +136,10 @@ fn daily(app: &TestApp) -> watch::DailyReport {
 fn events_of(app: &TestApp, kind: &str) -> Vec<Value> {
     let conn = db(app);
     let mut statement = conn
-        .prepare("SELECT payload FROM events WHERE kind = ?1 ORDER BY seq")
+        .prepare_cached("SELECT payload FROM events WHERE kind = ?1 ORDER BY seq")
         .unwrap();
     statement
-        .query_map([kind], |row| row.get::<_, String>(0))
+        .query_map([kind], |row| row.get::<String>(0))
         .unwrap()
         .map(|text| serde_json::from_str(&text.unwrap()).unwrap())
         .collect()

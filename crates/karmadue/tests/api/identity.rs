@@ -515,9 +515,10 @@ fn a_name_another_process_registered_is_reserved_here_too() {
     let app = TestApp::start();
     // Builds this hub's name index.
     app.register("First Comer");
-    let other = kd_core::store::Store::open(
-        &app.hub.config.database_path(),
+    let other = kd_core::store::Store::open_at(
+        &app.hub.config.database(),
         std::sync::Arc::new(kd_core::clock::ManualClock::new(1_700_000_000_000)),
+        kd_core::store::StoreMetrics::default(),
     )
     .unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -39,11 +39,8 @@ pub fn receipt_for(app: &TestApp, agent: &Agent, target: &str) -> String {
 }
 
 /// A direct connection to the hub's database, for setting up state the API cannot reach yet.
-pub fn db(app: &TestApp) -> rusqlite::Connection {
-    let conn = rusqlite::Connection::open(app.hub.store.path()).unwrap();
-    conn.busy_timeout(std::time::Duration::from_secs(10))
-        .unwrap();
-    conn
+pub fn db(app: &TestApp) -> kd_core::db::Connection {
+    kd_core::db::Connection::open(&app.hub.config.database()).unwrap()
 }
 
 /// kd-passport-1 as published in the JWKS.
@@ -782,7 +779,7 @@ fn report_content_takes_anonymous_and_signed_reports_as_events_and_limits_each_r
     );
     assert_eq!(app.log_len(), after_register + 1);
     let actors: Vec<String> = db(&app)
-        .prepare("SELECT actor FROM events WHERE kind = 'content.reported' ORDER BY seq")
+        .prepare_cached("SELECT actor FROM events WHERE kind = 'content.reported' ORDER BY seq")
         .unwrap()
         .query_map([], |row| row.get(0))
         .unwrap()

@@ -437,7 +437,7 @@ fn set_actions_per_day(app: &TestApp, agent: &Agent, limit: i64) {
         .block_on(hub.store.write(move |txn| {
             txn.conn().execute(
                 "UPDATE owner_grants SET actions_per_day = ?1 WHERE agent_id = ?2",
-                rusqlite::params![limit, agent_id],
+                kd_core::params![limit, agent_id],
             )
         }))
         .unwrap()
@@ -531,7 +531,7 @@ fn trust_counts_each_independent_reviewer_once_and_never_a_newcomer_peer() {
                 Ok(conn.query_row(
                     "SELECT person_id FROM people WHERE email = ?1",
                     [email],
-                    |row| row.get::<_, String>(0),
+                    |row| row.get::<String>(0),
                 )?)
             })
             .unwrap()

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rusqlite::{Connection, OptionalExtension, Row};
+use kd_core::db::{Connection, OptionalExtension, Row};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use tantivy::directory::MmapDirectory;
@@ -322,7 +322,7 @@ const RECORD_SELECT: &str = "SELECT r.resource_id, r.source, r.title, r.type, r.
              AND c.counts_as_verification = 1 AND c.demo = 0) \
      FROM resources r";
 
-fn record_from_row(row: &Row<'_>) -> rusqlite::Result<Record> {
+fn record_from_row(row: &Row<'_>) -> kd_core::db::Result<Record> {
     Ok(Record {
         resource_id: row.get(0)?,
         source: row.get(1)?,
@@ -727,7 +727,7 @@ fn payload_still_valid(index: &Index, conn: &Connection) -> bool {
         return row_hash.is_empty();
     }
     conn.query_row("SELECT row_hash FROM events WHERE seq = ?1", [seq], |row| {
-        row.get::<_, String>(0)
+        row.get::<String>(0)
     })
     .optional()
     .ok()
@@ -800,14 +800,17 @@ impl Live {
             .writer
             .delete_all_documents()
             .map_err(ToolError::internal)?;
-        let mut statement = conn.prepare(RECORD_SELECT)?;
-        let mut rows = statement.query([])?;
-        while let Some(row) = rows.next()? {
+        let mut statement = conn.prepare_cached(RECORD_SELECT)?;
+        let mut failed = None;
+        statement.for_each([], |row| {
             let record = record_from_row(row)?;
-            writer
-                .writer
-                .add_document(self.document(&record, analyzers))
-                .map_err(ToolError::internal)?;
+            if let Err(error) = writer.writer.add_document(self.document(&record, analyzers)) {
+                failed = Some(error);
+            }
+            Ok(())
+        })?;
+        if let Some(error) = failed {
+            return Err(ToolError::internal(error));
         }
         self.commit(writer, head)?;
         self.compact(writer)?;

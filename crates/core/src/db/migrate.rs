@@ -1,0 +1,128 @@
+//! Schema migrations for both backends from one source (`crates/core/migrations/*.sql`,
+//! translated by [`dialect::migration_text`]).
+//!
+//! Bookkeeping differs: SQLite keeps the applied version in `PRAGMA user_version` (as every
+//! database made before PostgreSQL support does); PostgreSQL keeps one row per applied version
+//! in `schema_migrations`, and migrates under an advisory lock so that hubs starting at once
+//! apply each migration once. Both refuse a database whose version is newer than this binary
+//! knows.
+
+use super::{Backend, Connection, DbError, dialect};
+use crate::store::StoreError;
+
+/// The migrations, in order; a database at version N has applied the first N.
+pub const MIGRATIONS: &[&str] = &[
+    include_str!("../../migrations/0001_init.sql"),
+    include_str!("../../migrations/0002_catalog.sql"),
+    include_str!("../../migrations/0003_outcomes.sql"),
+    include_str!("../../migrations/0004_people.sql"),
+    include_str!("../../migrations/0005_standing.sql"),
+    include_str!("../../migrations/0006_admission.sql"),
+    include_str!("../../migrations/0007_help.sql"),
+    include_str!("../../migrations/0008_read_indexes.sql"),
+    include_str!("../../migrations/0009_names_in_memory.sql"),
+    include_str!("../../migrations/0010_log_heads.sql"),
+    include_str!("../../migrations/0011_forum.sql"),
+    include_str!("../../migrations/0012_ronin.sql"),
+];
+
+/// The schema version this binary writes: the number of [`MIGRATIONS`].
+pub fn latest() -> i64 {
+    i64::try_from(MIGRATIONS.len()).unwrap_or(i64::MAX)
+}
+
+/// The version `conn`'s database is at (0 for an empty one).
+///
+/// # Errors
+/// The database's error.
+pub fn version(conn: &Connection) -> Result<i64, DbError> {
+    match conn.backend() {
+        Backend::Sqlite => conn.query_row("PRAGMA user_version", [], |row| row.get(0)),
+        Backend::Postgres => {
+            conn.execute_batch(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_ms BIGINT NOT NULL)",
+            )?;
+            conn.query_row(
+                "SELECT CAST(COALESCE(MAX(version), 0) AS BIGINT) FROM schema_migrations",
+                [],
+                |row| row.get(0),
+            )
+        }
+    }
+}
+
+/// Applies every migration `conn`'s database lacks.
+///
+/// # Errors
+/// [`StoreError::Invalid`] when the database is newer than this binary; the database's
+/// error when a migration fails (that migration is rolled back whole).
+pub fn migrate(conn: &Connection, now_ms: i64) -> Result<(), StoreError> {
+    if conn.backend() == Backend::Postgres {
+        conn.query_row(
+            "SELECT pg_advisory_lock(CAST(?1 AS BIGINT))",
+            [dialect::MIGRATION_LOCK],
+            |_| Ok(()),
+        )?;
+        let result = apply(conn, now_ms);
+        let unlocked = conn.query_row(
+            "SELECT pg_advisory_unlock(CAST(?1 AS BIGINT))",
+            [dialect::MIGRATION_LOCK],
+            |_| Ok(()),
+        );
+        result?;
+        return Ok(unlocked?);
+    }
+    apply(conn, now_ms)
+}
+
+fn apply(conn: &Connection, now_ms: i64) -> Result<(), StoreError> {
+    let applied = version(conn)?;
+    let known = latest();
+    if applied > known {
+        return Err(StoreError::Invalid(format!(
+            "the database is at schema version {applied}, written by a newer karmadue; this one knows versions up to {known}"
+        )));
+    }
+    for (index, source) in MIGRATIONS.iter().enumerate() {
+        let number = i64::try_from(index + 1).unwrap_or(i64::MAX);
+        if number <= applied {
+            continue;
+        }
+        let sql = dialect::migration_text(source, conn.backend());
+        match conn.backend() {
+            Backend::Sqlite => {
+                conn.execute_batch("BEGIN IMMEDIATE")?;
+                // Another process may have migrated while this one waited for the lock.
+                if version(conn)? >= number {
+                    conn.execute_batch("COMMIT")?;
+                    continue;
+                }
+                let done = conn
+                    .execute_batch(&sql)
+                    .and_then(|()| conn.execute_batch(&format!("PRAGMA user_version = {number}")))
+                    .and_then(|()| conn.execute_batch("COMMIT"));
+                if let Err(error) = done {
+                    let _ = conn.execute_batch("ROLLBACK");
+                    return Err(error.into());
+                }
+            }
+            Backend::Postgres => {
+                conn.execute_batch("BEGIN")?;
+                let done = conn
+                    .execute_batch(&sql)
+                    .and_then(|()| {
+                        conn.execute(
+                            "INSERT INTO schema_migrations (version, applied_ms) VALUES (?1, ?2)",
+                            [number, now_ms],
+                        )
+                    })
+                    .and_then(|_| conn.execute_batch("COMMIT"));
+                if let Err(error) = done {
+                    let _ = conn.execute_batch("ROLLBACK");
+                    return Err(error.into());
+                }
+            }
+        }
+    }
+    Ok(())
+}
