@@ -143,7 +143,7 @@ pub fn on_day(conn: &Connection, day: &str) -> Result<Option<LogHead>, StoreErro
 pub fn latest(conn: &Connection, limit: usize) -> Result<Vec<LogHead>, StoreError> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let mut statement = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM log_heads ORDER BY day DESC LIMIT CAST(?1 AS INTEGER)"
+        "SELECT {COLUMNS} FROM log_heads ORDER BY day DESC LIMIT CAST(?1 AS BIGINT)"
     ))?;
     let heads = statement
         .query_map([limit], from_row)?
@@ -178,11 +178,7 @@ pub fn check(
     key: Option<&ServerKey>,
     today: &str,
 ) -> Result<Result<usize, String>, StoreError> {
-    let has_table: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'log_heads')",
-        [],
-        |row| row.get(0),
-    )?;
+    let has_table = crate::db::dialect::table_exists(conn, "log_heads")?;
     if !has_table {
         return Ok(Ok(0));
     }

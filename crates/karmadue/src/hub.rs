@@ -894,7 +894,7 @@ impl Ctx {
                     .store
                     .write(move |txn| -> Result<(), ToolError> {
                         txn.conn()
-                            .prepare_cached("INSERT OR IGNORE INTO nonces (agent_id, nonce, seen_ms) VALUES (?1, ?2, ?3)")?
+                            .prepare_cached("INSERT INTO nonces (agent_id, nonce, seen_ms) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")?
                             .execute(kd_core::params![spent.0, spent.1, txn.now_ms()])?;
                         Ok(())
                     })
@@ -1036,7 +1036,7 @@ fn spend_nonce(
     let inserted = txn
         .conn()
         .prepare_cached(
-            "INSERT OR IGNORE INTO nonces (agent_id, nonce, seen_ms) VALUES (?1, ?2, ?3)",
+            "INSERT INTO nonces (agent_id, nonce, seen_ms) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
         )?
         .execute(kd_core::params![agent_id, nonce, txn.now_ms()])?;
     if inserted == 0 {

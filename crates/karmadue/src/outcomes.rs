@@ -358,7 +358,7 @@ pub fn weigh(
     let history: i64 = conn
         .prepare_cached(
             "SELECT COALESCE(SUM(outlier), 0) FROM (SELECT outlier FROM outcome_reports WHERE owner_key = ?1
-             ORDER BY created_ms DESC, rowid DESC LIMIT CAST(?2 AS INTEGER))",
+             ORDER BY created_ms DESC, rowid DESC LIMIT CAST(?2 AS BIGINT)) recent",
         )?
         .query_row(params![owner_key, HISTORY_REPORTS], |row| row.get(0))?;
     if history >= HISTORY_OUTLIERS {

@@ -176,11 +176,11 @@ fn read_stream(ctx: Ctx, args: Args) -> HandlerFuture {
                 .prepare_cached(&format!(
                     "SELECT seq, prev_hash, row_hash, kind, actor, subject, payload, created_ms FROM events
                      WHERE kind IN ({kinds}) AND created_ms <= ?1
-                       AND (?2 IS NULL OR actor = ?2 OR subject = ?2)
+                       AND (CAST(?2 AS TEXT) IS NULL OR actor = ?2 OR subject = ?2)
                        AND seq NOT IN (SELECT seq FROM forum_posts WHERE demo = 1)
                        AND actor NOT LIKE 'person:%'
                        AND seq NOT IN (SELECT seq FROM forum_posts WHERE person_id IS NOT NULL)
-                     ORDER BY seq DESC LIMIT CAST(?3 AS INTEGER)"
+                     ORDER BY seq DESC LIMIT CAST(?3 AS BIGINT)"
                 ))?
                 .query_map(params![cutoff, agent_id, limit], |row| {
                     Ok(EventRow {

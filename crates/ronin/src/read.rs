@@ -128,7 +128,7 @@ pub async fn feed(
     let found = read(&ronin, move |conn| {
         let mut statement = conn.prepare_cached(
             "SELECT event_json FROM ronin_events ORDER BY log_seq DESC
-             LIMIT CAST(?1 AS INTEGER) OFFSET ?2",
+             LIMIT CAST(?1 AS BIGINT) OFFSET ?2",
         )?;
         let rows = statement.query_map(params![limit, offset], |row| row.get::<String>(0))?;
         rows.collect::<kd_core::db::Result<Vec<_>>>()
@@ -174,7 +174,7 @@ pub async fn agents(
     let found = read(&ronin, move |conn| {
         let mut statement = conn.prepare_cached(&format!(
             "{AGENT_SELECT} WHERE p.pubkey IS NOT NULL
-             ORDER BY k.first_seen_ms DESC, k.pubkey LIMIT CAST(?1 AS INTEGER) OFFSET ?2"
+             ORDER BY k.first_seen_ms DESC, k.pubkey LIMIT CAST(?1 AS BIGINT) OFFSET ?2"
         ))?;
         let rows = statement.query_map(params![limit, offset], agent_summary)?;
         rows.collect::<kd_core::db::Result<Vec<_>>>()
@@ -278,7 +278,7 @@ async fn search(
     let found = read(&ronin, move |conn| {
         let mut statement = conn.prepare_cached(&format!(
             "{LISTING_SELECT} WHERE l.available = 1 AND k.status = 'active'
-               AND (?1 IS NULL OR l.type = ?1)
+               AND (CAST(?1 AS TEXT) IS NULL OR l.type = ?1)
              ORDER BY l.created_at DESC, l.owner, l.d"
         ))?;
         let rows = statement.query_map([&kind], |row| {

@@ -142,6 +142,22 @@ pub const HEAD_LOCK: i64 = 0x6b64_2d68_6561_64;
 /// The advisory lock key migrations run under, so hubs starting at once migrate once.
 pub const MIGRATION_LOCK: i64 = 0x6b64_2d6d_6967_72;
 
+/// Whether table `name` exists (a database made before it was added has none).
+///
+/// # Errors
+/// The database's error.
+pub fn table_exists(conn: &Connection, name: &str) -> Result<bool> {
+    let sql = match conn.backend() {
+        Backend::Sqlite => {
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)"
+        }
+        Backend::Postgres => {
+            "SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?1)"
+        }
+    };
+    conn.query_row(sql, [name], |row| row.get(0))
+}
+
 /// A condition that a JSON array of strings stored as text in `column` holds the value of
 /// placeholder `param` (`?1`, …).
 pub fn json_array_contains(backend: Backend, column: &str, param: &str) -> String {

@@ -17,7 +17,7 @@ const CACHE_LIMIT: usize = 1024;
 
 /// One PostgreSQL connection and the statements prepared on it.
 pub(super) struct Client {
-    client: postgres::Client,
+    client: Closing,
     cache: HashMap<String, postgres::Statement>,
     in_transaction: bool,
 }
@@ -26,10 +26,24 @@ impl Client {
     /// Connects to `url` (no TLS: the server is on this machine or a private network;
     /// docs/decisions.md 140).
     pub(super) fn connect(url: &str) -> Result<Self, DbError> {
-        let mut client = postgres::Client::connect(url, postgres::NoTls)?;
-        client.batch_execute("SET TIME ZONE 'UTC'")?;
+        let connect = || -> Result<postgres::Client, DbError> {
+            let mut client = postgres::Client::connect(url, postgres::NoTls)?;
+            client.batch_execute("SET TIME ZONE 'UTC'")?;
+            Ok(client)
+        };
+        // The sync driver blocks on a runtime of its own, which tokio forbids on a thread
+        // that drives async tasks (a hub opened inside `block_on`): connect on another thread.
+        let client = if tokio::runtime::Handle::try_current().is_ok() {
+            std::thread::scope(|scope| scope.spawn(connect).join())
+                .map_err(|_| DbError::Conversion {
+                    index: 0,
+                    message: "the connecting thread panicked".into(),
+                })??
+        } else {
+            connect()?
+        };
         Ok(Self {
-            client,
+            client: Closing(Some(client)),
             cache: HashMap::new(),
             in_transaction: false,
         })
@@ -40,7 +54,7 @@ impl Client {
         if let Some(statement) = self.cache.get(sql) {
             return Ok(statement.clone());
         }
-        let statement = self.client.prepare(&dialect::postgres_placeholders(sql))?;
+        let statement = self.client.get().prepare(&dialect::postgres_placeholders(sql))?;
         if self.cache.len() >= CACHE_LIMIT {
             self.cache.clear();
         }
@@ -53,7 +67,7 @@ impl Client {
         statement: &postgres::Statement,
         values: &[Param<'_>],
     ) -> Result<u64, DbError> {
-        Ok(self.client.execute(statement, &refs(values))?)
+        Ok(self.client.get().execute(statement, &refs(values))?)
     }
 
     pub(super) fn query(
@@ -61,7 +75,7 @@ impl Client {
         statement: &postgres::Statement,
         values: &[Param<'_>],
     ) -> Result<Vec<postgres::Row>, DbError> {
-        Ok(self.client.query(statement, &refs(values))?)
+        Ok(self.client.get().query(statement, &refs(values))?)
     }
 
     pub(super) fn for_each(
@@ -71,7 +85,7 @@ impl Client {
         mut each: impl FnMut(&postgres::Row) -> Result<(), DbError>,
     ) -> Result<(), DbError> {
         use postgres::fallible_iterator::FallibleIterator;
-        let mut rows = self.client.query_raw(statement, values.iter())?;
+        let mut rows = self.client.get().query_raw(statement, values.iter())?;
         while let Some(row) = rows.next()? {
             each(&row)?;
         }
@@ -81,7 +95,7 @@ impl Client {
     /// Runs `sql` with the simple query protocol, tracking whether a transaction is open.
     pub(super) fn batch_execute(&mut self, sql: &str) -> Result<(), DbError> {
         let verb = sql.trim_start().to_ascii_uppercase();
-        let result = self.client.batch_execute(sql);
+        let result = self.client.get().batch_execute(sql);
         if verb.starts_with("BEGIN") || verb.starts_with("START TRANSACTION") {
             self.in_transaction = result.is_ok();
         } else if verb.starts_with("COMMIT")
@@ -98,6 +112,34 @@ impl Client {
 
     pub(super) fn is_closed(&self) -> bool {
         self.client.is_closed()
+    }
+}
+
+/// The driver's client, closed off the async threads: the sync driver blocks on a runtime of
+/// its own when a connection closes, which tokio forbids on a thread that drives async tasks
+/// (a store's last handle may well be dropped there).
+struct Closing(Option<postgres::Client>);
+
+impl Closing {
+    fn get(&mut self) -> &mut postgres::Client {
+        #[expect(clippy::expect_used, reason = "the client is taken only by drop")]
+        self.0.as_mut().expect("the client is present until dropped")
+    }
+
+    fn is_closed(&self) -> bool {
+        self.0.as_ref().is_none_or(postgres::Client::is_closed)
+    }
+}
+
+impl Drop for Closing {
+    fn drop(&mut self) {
+        if let Some(client) = self.0.take()
+            && tokio::runtime::Handle::try_current().is_ok()
+        {
+            let _ = std::thread::Builder::new()
+                .name("kd-pg-close".into())
+                .spawn(move || drop(client));
+        }
     }
 }
 

@@ -277,9 +277,9 @@ pub fn resources_by_package_id(
     conn: &Connection,
     package_id: &str,
 ) -> Result<Vec<Resource>, ToolError> {
-    let mut statement = conn.prepare_cached(&format!(
-        "SELECT {RESOURCE_COLUMNS} FROM resources r WHERE EXISTS (SELECT 1 FROM json_each(r.package_ids) p WHERE p.value = ?1)"
-    ))?;
+    let holds = kd_core::db::dialect::json_array_contains(conn.backend(), "r.package_ids", "?1");
+    let mut statement =
+        conn.prepare_cached(&format!("SELECT {RESOURCE_COLUMNS} FROM resources r WHERE {holds}"))?;
     let rows = statement
         .query_map([package_id], resource_from_row)?
         .collect::<Result<Vec<_>, _>>()?;
@@ -297,7 +297,7 @@ pub fn load_claims(
 ) -> Result<Vec<Claim>, ToolError> {
     let mut statement = conn.prepare_cached(&format!(
         "SELECT {CLAIM_COLUMNS} FROM claims WHERE resource_id = ?1 AND status = 'public'
-           AND (?2 IS NULL OR version = ?2)
+           AND (CAST(?2 AS TEXT) IS NULL OR version = ?2)
          ORDER BY observed_ms DESC, claim_id"
     ))?;
     let rows = statement
@@ -353,9 +353,14 @@ pub fn store_resource(
         now_ms,
     ])?;
     let mut insert = conn.prepare_cached(
-        "INSERT OR REPLACE INTO claims (claim_id, resource_id, version, kind, value, method, evidence_type,
+        "INSERT INTO claims (claim_id, resource_id, version, kind, value, method, evidence_type,
             evidence_label, counts_as_verification, source, observed_ms, status, demo)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+         ON CONFLICT (claim_id) DO UPDATE SET resource_id = excluded.resource_id, version = excluded.version,
+            kind = excluded.kind, value = excluded.value, method = excluded.method,
+            evidence_type = excluded.evidence_type, evidence_label = excluded.evidence_label,
+            counts_as_verification = excluded.counts_as_verification, source = excluded.source,
+            observed_ms = excluded.observed_ms, status = excluded.status, demo = excluded.demo",
     )?;
     for claim in claims {
         insert.execute(params![

@@ -244,8 +244,8 @@ fn threads(
             "SELECT t.thread_id, t.topic, t.title, a.handle, a.name, t.replies, t.created_ms, t.last_post_ms, t.opening_post_id,
                     (SELECT post_id FROM forum_posts p WHERE p.thread_id = t.thread_id AND p.accepted = 1 AND p.status = 'visible')
              FROM forum_threads t LEFT JOIN agents a ON a.agent_id = t.agent_id
-             WHERE t.status = 'visible' AND t.demo = ?1 AND (?2 IS NULL OR t.topic = ?2)
-             ORDER BY t.last_post_ms DESC, t.thread_id LIMIT CAST(?3 AS INTEGER)",
+             WHERE t.status = 'visible' AND t.demo = ?1 AND (CAST(?2 AS TEXT) IS NULL OR t.topic = ?2)
+             ORDER BY t.last_post_ms DESC, t.thread_id LIMIT CAST(?3 AS BIGINT)",
         )?
         .query_map(params![i64::from(demo), topic, limit], |row| {
             let handle: Option<String> = row.get(3)?;

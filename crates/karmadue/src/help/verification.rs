@@ -413,7 +413,7 @@ pub fn open_asks_for_people(
         .query_row(params![now_ms, HUMAN_REVIEWED], |row| row.get(0))?;
     let asks = conn
         .prepare_cached(&format!(
-            "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE {filter} ORDER BY a.created_ms DESC, a.ask_id LIMIT CAST(?3 AS INTEGER)"
+            "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE {filter} ORDER BY a.created_ms DESC, a.ask_id LIMIT CAST(?3 AS BIGINT)"
         ))?
         .query_map(params![now_ms, HUMAN_REVIEWED, limit.clamp(1, 50)], ask_from_row)?
         .collect::<Result<Vec<Ask>, _>>()?;
@@ -806,14 +806,14 @@ fn list_verification_asks(ctx: Ctx, args: Args) -> HandlerFuture {
                 _ => "(?1 = ?1)",
             };
             let filter = format!(
-                "{state} AND (?2 IS NULL OR a.subject_id = ?2) AND (?3 IS NULL OR a.stamp = ?3) AND (?4 IS NULL OR a.reviewer = ?4)"
+                "{state} AND (CAST(?2 AS TEXT) IS NULL OR a.subject_id = ?2) AND (CAST(?3 AS TEXT) IS NULL OR a.stamp = ?3) AND (CAST(?4 AS TEXT) IS NULL OR a.reviewer = ?4)"
             );
             let total: i64 = conn
                 .prepare_cached(&format!("SELECT COUNT(*) FROM {ASK_FROM} WHERE {filter}"))?
                 .query_row(params![now, subject, stamp, reviewer], |row| row.get(0))?;
             let asks = conn
                 .prepare_cached(&format!(
-                    "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE {filter} ORDER BY a.created_ms DESC, a.ask_id LIMIT CAST(?5 AS INTEGER) OFFSET ?6"
+                    "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE {filter} ORDER BY a.created_ms DESC, a.ask_id LIMIT CAST(?5 AS BIGINT) OFFSET ?6"
                 ))?
                 .query_map(params![now, subject, stamp, reviewer, limit, offset], ask_from_row)?
                 .collect::<Result<Vec<Ask>, _>>()?;
@@ -1385,7 +1385,7 @@ pub fn subject_record(conn: &Connection, agent_id: &str) -> Result<Vec<Value>, T
         .prepare_cached(
             "SELECT ask_id, stamp, credential_id, reviewer, result, resolution, stamp_id, evidence_ref, resolved_ms
              FROM verification_asks WHERE subject_id = ?1 AND status = 'resolved' ORDER BY resolved_ms DESC, ask_id
-             LIMIT CAST(?2 AS INTEGER)",
+             LIMIT CAST(?2 AS BIGINT)",
         )?
         .query_map(params![agent_id, MAX_SUBJECT_RECORDS], |row| {
             Ok(json!({

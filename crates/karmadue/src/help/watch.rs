@@ -117,7 +117,7 @@ impl Seen {
     pub fn of(conn: &Connection, resource: &Resource) -> Result<Self, ToolError> {
         let (reports, broke): (i64, i64) = conn
             .prepare_cached(
-                "SELECT COUNT(*), COALESCE(SUM(result = 'broke'), 0) FROM outcome_reports WHERE resource_id = ?1",
+                "SELECT COUNT(*), COALESCE(SUM(CASE WHEN result = 'broke' THEN 1 ELSE 0 END), 0) FROM outcome_reports WHERE resource_id = ?1",
             )?
             .query_row([&resource.resource_id], |row| Ok((row.get(0)?, row.get(1)?)))?;
         Ok(Self {
@@ -311,9 +311,14 @@ fn store_item(
         None => (None, None),
     };
     conn.prepare_cached(
-        "INSERT OR REPLACE INTO watchlist_items (agent_id, position, target, resource_id, seen_archived, seen_risky,
+        "INSERT INTO watchlist_items (agent_id, position, target, resource_id, seen_archived, seen_risky,
             seen_version, seen_released_ms, seen_broke, seen_reports)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+         ON CONFLICT (agent_id, position) DO UPDATE SET target = excluded.target,
+            resource_id = excluded.resource_id, seen_archived = excluded.seen_archived,
+            seen_risky = excluded.seen_risky, seen_version = excluded.seen_version,
+            seen_released_ms = excluded.seen_released_ms, seen_broke = excluded.seen_broke,
+            seen_reports = excluded.seen_reports",
     )?
     .execute(params![
         agent_id,

@@ -508,7 +508,7 @@ fn connect_with_code(ctx: Ctx, args: Args) -> HandlerFuture {
                 txn.conn()
                     .prepare_cached(
                         "INSERT INTO code_attempts (agent_id, hour, attempts) VALUES (?1, ?2, 1)
-                         ON CONFLICT (agent_id, hour) DO UPDATE SET attempts = attempts + 1",
+                         ON CONFLICT (agent_id, hour) DO UPDATE SET attempts = code_attempts.attempts + 1",
                     )?
                     .execute(params![agent_id, hour])?;
                 txn.conn()
@@ -908,8 +908,11 @@ pub async fn decide_request(
                 .execute(params![agent_id, person_id, now])?;
             txn.conn()
                 .prepare_cached(
-                    "INSERT OR REPLACE INTO owner_grants (agent_id, person_id, scopes, spend_usd_per_day, spend_usd_per_action, actions_per_day, granted_ms)
-                     VALUES (?1, ?2, ?3, 0, 0, ?4, ?5)",
+                    "INSERT INTO owner_grants (agent_id, person_id, scopes, spend_usd_per_day, spend_usd_per_action, actions_per_day, granted_ms)
+                     VALUES (?1, ?2, ?3, 0, 0, ?4, ?5)
+                     ON CONFLICT (agent_id) DO UPDATE SET person_id = excluded.person_id, scopes = excluded.scopes,
+                        spend_usd_per_day = 0, spend_usd_per_action = 0,
+                        actions_per_day = excluded.actions_per_day, granted_ms = excluded.granted_ms",
                 )?
                 .execute(params![agent_id, person_id, scopes.to_string(), actions_per_day, now])?;
             txn.append(NewEvent {

@@ -223,7 +223,15 @@ impl TestApp {
         config.access_tiers = kd_core::tiers::AccessTiers::default().scaled(1000);
         adjust(&mut config);
         if on_postgres() && config.database_url.is_none() {
-            let url = kd_core::db::testing::scratch_postgres().unwrap();
+            // A hub restarted on the same data folder (a restart test) finds its database
+            // again, as a SQLite hub finds its file.
+            let remembered = config.data_dir.join("test-database-url");
+            let url = std::fs::read_to_string(&remembered).unwrap_or_else(|_| {
+                let url = kd_core::db::testing::scratch_postgres().unwrap();
+                std::fs::create_dir_all(&config.data_dir).unwrap();
+                std::fs::write(&remembered, &url).unwrap();
+                url
+            });
             config.database_url = Some(kd_core::config::Secret::new(url));
         }
         let clock = ManualClock::new(START_MS);

@@ -4,7 +4,7 @@
 /// statement again every time the parameter is bound (it plans by the count), so a cached
 /// statement cost a fresh prepare per call: 12 µs instead of 1 µs single-threaded, about
 /// 0.5 ms under 64 concurrent readers (docs/performance.md "Reads"; decision 102). The SQL
-/// writes `LIMIT CAST(?N AS INTEGER)` instead, which SQLite does not plan by. (A bound OFFSET
+/// writes `LIMIT CAST(?N AS BIGINT)` instead (BIGINT: the same 64-bit integer on PostgreSQL), which SQLite does not plan by. (A bound OFFSET
 /// does not re-prepare.) This lint reads every Rust file of the workspace for a `LIMIT` (any
 /// case) whose count is a bare parameter (`?N`, `:name`, `@name`, `$name`, or one in
 /// parentheses), in either form (`LIMIT n` or `LIMIT offset, n`).
