@@ -189,9 +189,13 @@ impl Store {
         clock: Arc<dyn Clock>,
         metrics: StoreMetrics,
     ) -> Result<Self, StoreError> {
-        let writer = Connection::open(location)?;
-        migrate::migrate(&writer, clock.now_ms())?;
-        let head = ChainHead::load(&writer)?;
+        let now_ms = clock.now_ms();
+        let (writer, head) = crate::db::off_runtime(|| -> Result<_, StoreError> {
+            let writer = Connection::open(location)?;
+            migrate::migrate(&writer, now_ms)?;
+            let head = ChainHead::load(&writer)?;
+            Ok((writer, head))
+        })?;
         let (sender, receiver) = mpsc::channel::<Job>();
         let writer_clock = Arc::clone(&clock);
         let writer_location = location.clone();

@@ -132,12 +132,14 @@ pub fn create_postgres_database(
             message: format!("not a plain database name: {name}"),
         });
     }
-    let admin = Connection::open(&Location::Postgres(admin_url.to_owned()))?;
     let sql = match template {
         Some(template) => format!("CREATE DATABASE {name} TEMPLATE {template}"),
         None => format!("CREATE DATABASE {name}"),
     };
-    admin.execute_batch(&sql)?;
+    off_runtime(|| {
+        let admin = Connection::open(&Location::Postgres(admin_url.to_owned()))?;
+        admin.execute_batch(&sql)
+    })?;
     Ok(postgres_url_with_database(admin_url, name))
 }
 
@@ -155,8 +157,25 @@ pub fn drop_postgres_database(admin_url: &str, name: &str) -> Result<()> {
             message: format!("not a plain database name: {name}"),
         });
     }
-    let admin = Connection::open(&Location::Postgres(admin_url.to_owned()))?;
-    admin.execute_batch(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+    off_runtime(|| {
+        let admin = Connection::open(&Location::Postgres(admin_url.to_owned()))?;
+        admin.execute_batch(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+    })
+}
+
+/// Runs `work` off the async threads when called from inside a tokio runtime: the
+/// PostgreSQL driver blocks on a runtime of its own, which tokio forbids on a thread that
+/// drives async tasks. For the rare calls that may come from there (opening a store inside
+/// `block_on`, making a scratch database); queries run on the store's own threads.
+pub fn off_runtime<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        std::thread::scope(|scope| match scope.spawn(work).join() {
+            Ok(value) => value,
+            Err(panic) => std::panic::resume_unwind(panic),
+        })
+    } else {
+        work()
+    }
 }
 
 /// Database failures. Messages are for logs; callers present them as `internal`.

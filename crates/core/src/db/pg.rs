@@ -31,17 +31,7 @@ impl Client {
             client.batch_execute("SET TIME ZONE 'UTC'")?;
             Ok(client)
         };
-        // The sync driver blocks on a runtime of its own, which tokio forbids on a thread
-        // that drives async tasks (a hub opened inside `block_on`): connect on another thread.
-        let client = if tokio::runtime::Handle::try_current().is_ok() {
-            std::thread::scope(|scope| scope.spawn(connect).join())
-                .map_err(|_| DbError::Conversion {
-                    index: 0,
-                    message: "the connecting thread panicked".into(),
-                })??
-        } else {
-            connect()?
-        };
+        let client = super::off_runtime(connect)?;
         Ok(Self {
             client: Closing(Some(client)),
             cache: HashMap::new(),

@@ -18,6 +18,7 @@ mod people;
 mod preflight;
 mod proxy;
 mod ronin;
+mod seam;
 mod search;
 mod signing;
 mod sql;

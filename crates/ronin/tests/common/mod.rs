@@ -25,8 +25,19 @@ pub struct Hub {
 pub fn hub() -> Hub {
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::new(i64::try_from(NOW_S).unwrap() * 1000);
-    let store = kd_core::store::Store::open(&dir.path().join("db.sqlite"), Arc::new(clock.clone()))
-        .unwrap();
+    // KD_TEST_DATABASE=postgres: a fresh database on the test server (kd_core::db::testing).
+    let location = match kd_core::db::testing::backend() {
+        kd_core::db::Backend::Sqlite => kd_core::db::Location::Sqlite(dir.path().join("db.sqlite")),
+        kd_core::db::Backend::Postgres => {
+            kd_core::db::Location::Postgres(kd_core::db::testing::scratch_postgres().unwrap())
+        }
+    };
+    let store = kd_core::store::Store::open_at(
+        &location,
+        Arc::new(clock.clone()),
+        kd_core::store::StoreMetrics::default(),
+    )
+    .unwrap();
     let mut counter = 0u8;
     let ronin = kd_ronin::Ronin::open(
         &dir.path().join("keys"),
@@ -116,7 +127,11 @@ impl Hub {
         String::from_utf8(bytes.to_vec()).unwrap()
     }
 
+    /// The log's length (off the async threads: the PostgreSQL driver blocks).
     pub fn log_len(&self) -> i64 {
-        self.store.read_blocking(kd_core::eventlog::count).unwrap()
+        let store = self.store.clone();
+        std::thread::spawn(move || store.read_blocking(kd_core::eventlog::count).unwrap())
+            .join()
+            .unwrap()
     }
 }
