@@ -6,6 +6,7 @@
 //! - [`eventlog`]: the global hash-chained event log and its verifier.
 //! - [`heads`]: the signed daily heads of that log (kd-log-head-v1).
 //! - [`clock`]: injected time.
+//! - [`limits`]: per-minute limits (in memory, or in the database for several processes).
 //! - [`keys`]: the hub's own signing keys and their JWKS.
 //! - [`random`]: injected randomness.
 //! - [`config`]: the typed configuration of `karmadue serve`.
@@ -19,6 +20,7 @@ pub mod db;
 pub mod eventlog;
 pub mod heads;
 pub mod keys;
+pub mod limits;
 pub mod outbox;
 pub mod people;
 pub mod random;

@@ -287,6 +287,41 @@ impl Store {
         result
     }
 
+    /// Runs `work` in a read-write transaction of its own on a pooled connection, off the
+    /// async threads and outside the writer's batches: for shared counters that are not facts
+    /// and never reach the log (the per-minute limits of several hub processes,
+    /// [`crate::limits`]). Commits when `work` returns `Ok`, rolls back otherwise.
+    ///
+    /// # Errors
+    /// Whatever `work` returns, or [`StoreError`] (converted into `E`) when no connection can
+    /// be had or the commit fails.
+    pub async fn transact<T, E, F>(&self, work: F) -> Result<T, E>
+    where
+        F: FnOnce(&Connection) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+    {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let conn = store.take_reader()?;
+            if let Err(error) = conn.execute_batch("BEGIN") {
+                store.give_back(conn, false);
+                return Err(E::from(error.into()));
+            }
+            let result = work(&conn);
+            let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
+            let ended = conn.execute_batch(end);
+            let reusable = ended.is_ok() && conn.is_autocommit() && conn.is_usable();
+            store.give_back(conn, reusable);
+            match (result, ended) {
+                (Ok(_), Err(error)) => Err(E::from(error.into())),
+                (result, _) => result,
+            }
+        })
+        .await
+        .map_err(|error| E::from(StoreError::Task(error.to_string())))?
+    }
+
     fn take_reader(&self) -> Result<Connection, StoreError> {
         let cap = match self.backend() {
             Backend::Sqlite => usize::MAX,

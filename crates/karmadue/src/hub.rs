@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{ErrorCode, ToolError};
 use crate::registry::{Access, Args, Tool};
-use crate::standing::limits::Charge;
+use kd_core::limits::Charge;
 use crate::standing::tiers::{AgentFacts, Subject};
 use crate::tools;
 
@@ -43,8 +43,8 @@ pub struct Hub {
     pub search: crate::catalog::search::SearchIndex,
     /// Wakes the mail sender after a write queued mail (`people::mail`).
     pub mail_wakeup: Arc<tokio::sync::Notify>,
-    /// The per-minute limits of the access tiers (`standing::limits`).
-    pub limiter: crate::standing::limits::RateLimiter,
+    /// The per-minute limits of the access tiers (`kd_core::limits`: in memory on SQLite, in the database on PostgreSQL).
+    pub limiter: kd_core::limits::Limiter,
     /// This hub's own metrics registry (`telemetry`; served at `/metrics`).
     pub metrics: crate::telemetry::HubMetrics,
     /// Which agents hold which names, for the writer's reservation checks
@@ -205,7 +205,7 @@ impl Hub {
         request_id: String,
         subject: &mut Subject,
     ) -> Result<Answer, ToolError> {
-        self.admit_address(tool, &auth)?;
+        self.admit_address(tool, &auth).await?;
         let charged_as_anonymous = unproven(&auth);
         // A gated signed tool called with no proof at all: the caller has no passport to show,
         // which the permissions document answers with identity_required and how to get one.
@@ -226,7 +226,7 @@ impl Hub {
         let args = tool.validate(document)?;
         let caller = self.resolve_caller(tool, &args, &canonical, auth).await?;
         *subject = caller.subject();
-        self.admit(tool, subject, charged_as_anonymous)?;
+        self.admit(tool, subject, charged_as_anonymous).await?;
         let ctx = Ctx {
             hub: Arc::clone(self),
             caller,
@@ -258,7 +258,7 @@ impl Hub {
     /// agents behind one address cannot multiply it), and for a request that carries no proof
     /// at all the anonymous tier's limits and the read tool's own limit, per address. Charged
     /// even when the call is refused later.
-    fn admit_address(&self, tool: &Tool, auth: &RequestAuth) -> Result<(), ToolError> {
+    async fn admit_address(&self, tool: &Tool, auth: &RequestAuth) -> Result<(), ToolError> {
         let tiers = &self.config.access_tiers;
         let address = Subject::Ip(auth.ip);
         let bucket = address.bucket();
@@ -267,6 +267,7 @@ impl Hub {
             return Ok(());
         };
         let mut charges = vec![Charge {
+            cost: 1,
             key: format!("{bucket}:all:{}", if read { "reads" } else { "writes" }),
             limit: if read {
                 top.reads_per_minute
@@ -277,7 +278,7 @@ impl Hub {
         if unproven(auth) {
             charges.extend(self.tier_charges(tool, &address));
         }
-        self.take(tool, &charges, &address, true)
+        self.take(tool, &charges, &address, true).await
     }
 
     /// The tier gate, then the per-minute limits of a proven caller (its tier's reads or
@@ -285,7 +286,7 @@ impl Hub {
     /// `charged_as_anonymous`: `admit_address` already charged the anonymous tier (the request
     /// carried no proof at all). A request with proof headers that resolved to no caller (a
     /// read with a stray bearer, say) is anonymous all the same and is charged here.
-    fn admit(
+    async fn admit(
         &self,
         tool: &Tool,
         subject: &Subject,
@@ -301,7 +302,7 @@ impl Hub {
             return Ok(());
         }
         let charges = self.tier_charges(tool, subject);
-        self.take(tool, &charges, subject, false)
+        self.take(tool, &charges, subject, false).await
     }
 
     fn tier_charges(&self, tool: &Tool, subject: &Subject) -> Vec<Charge> {
@@ -311,10 +312,12 @@ impl Hub {
         if self.counts_as_read(tool) {
             vec![
                 Charge {
+                    cost: 1,
                     key: format!("{bucket}:reads"),
                     limit: spec.reads_per_minute,
                 },
                 Charge {
+                    cost: 1,
                     key: format!("{bucket}:tool:{}", tool.name),
                     limit: tiers
                         .tool_reads_per_minute
@@ -325,6 +328,7 @@ impl Hub {
             ]
         } else {
             vec![Charge {
+                cost: 1,
                 key: format!("{bucket}:writes"),
                 limit: spec.writes_per_minute,
             }]
@@ -333,7 +337,7 @@ impl Hub {
 
     /// Takes the charges, or says which limit was full: `rate_limited` with `retry_after_s`
     /// and `limit`.
-    fn take(
+    async fn take(
         &self,
         tool: &Tool,
         charges: &[Charge],
@@ -344,6 +348,8 @@ impl Hub {
         let spec = &tiers.tiers[subject.tier().min(tiers.tiers.len() - 1)];
         self.limiter
             .take(charges, self.clock.now_ms())
+            .await
+            .map_err(ToolError::internal)?
             .map_err(|limited| {
                 let retry_after_s = (limited.retry_after_ms + 999).div_euclid(1000).max(1);
                 let charge = &charges[limited.charge];

@@ -92,7 +92,7 @@ pub fn open(
     let search = catalog::search::SearchIndex::on_disk(config.data_dir.join("search"));
     Ok(Arc::new(Hub {
         mail_wakeup: Arc::new(tokio::sync::Notify::new()),
-        limiter: standing::limits::RateLimiter::default(),
+        limiter: kd_core::limits::Limiter::for_store(&store),
         names: Arc::default(),
         ronin,
         metrics,

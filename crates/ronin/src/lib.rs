@@ -55,7 +55,7 @@ pub struct Ronin {
     /// The operator's x-only secp256k1 public key, lowercase hex (`GET /api/v1/server`).
     pub operator_pubkey: String,
     /// Events a minute per key and per address ([`limits`]).
-    pub limits: Arc<limits::Limits>,
+    pub limits: Arc<kd_core::limits::Limiter>,
 }
 
 impl std::fmt::Debug for Ronin {
@@ -94,10 +94,10 @@ impl Ronin {
             )
         })?;
         Ok(Self {
-            store,
             clock,
             operator_pubkey,
-            limits: Arc::default(),
+            limits: Arc::new(kd_core::limits::Limiter::for_store(&store)),
+            store,
         })
     }
 }
@@ -254,28 +254,34 @@ async fn post_events(
     }
     // The write limits, charged for the events that reached the writer's door: each key its
     // own events, the address all of them (when the hub knows the address).
-    let mut charges: Vec<limits::Charge> = Vec::new();
+    let mut charges: Vec<kd_core::limits::Charge> = Vec::new();
     for checked in &batch {
         let key = format!("key:{}", checked.pubkey());
         match charges.iter_mut().find(|charge| charge.key == key) {
-            Some(charge) => charge.count += 1,
-            None => charges.push(limits::Charge {
-                key,
-                count: 1,
-                limit: limits::PER_KEY,
-            }),
+            Some(charge) => charge.cost += 1,
+            None => charges.push(kd_core::limits::Charge::one(key, limits::PER_KEY)),
         }
     }
     if let Some(axum::extract::ConnectInfo(peer)) =
         extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
     {
-        charges.push(limits::Charge {
+        charges.push(kd_core::limits::Charge {
             key: format!("ip:{}", peer.ip()),
-            count: batch.len(),
+            cost: u32::try_from(batch.len()).unwrap_or(u32::MAX),
             limit: limits::PER_ADDRESS,
         });
     }
-    if let Err((key, retry_after_s)) = ronin.limits.take(&charges, ronin.clock.now_ms()) {
+    let taken = match ronin.limits.take(&charges, ronin.clock.now_ms()).await {
+        Ok(taken) => taken,
+        Err(error) => {
+            tracing::error!(%error, "the write limits could not be counted");
+            return Refusal::new("error", "the hub could not count this request; try again")
+                .into_response();
+        }
+    };
+    if let Err(limited) = taken {
+        let key = charges[limited.charge].key.clone();
+        let retry_after_s = limited.retry_after_s();
         let whose = if key.starts_with("ip:") {
             format!(
                 "over {} writes a minute from your address",

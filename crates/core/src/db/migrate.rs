@@ -24,6 +24,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0010_log_heads.sql"),
     include_str!("../../migrations/0011_forum.sql"),
     include_str!("../../migrations/0012_ronin.sql"),
+    include_str!("../../migrations/0013_rate_slots.sql"),
 ];
 
 /// The schema version this binary writes: the number of [`MIGRATIONS`].

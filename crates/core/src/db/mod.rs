@@ -11,7 +11,7 @@
 //!
 //! The driver crates (`rusqlite`, `postgres`) are named only inside this module; a lint test
 //! (`crates/karmadue/tests/api/seam.rs`) fails the build when any other file names them.
-//! Why these two drivers (not sqlx or diesel): docs/decisions.md 140.
+//! Why these two drivers (not sqlx or diesel): docs/decisions.md 150.
 
 use std::fmt;
 

@@ -24,7 +24,7 @@ pub(super) struct Client {
 
 impl Client {
     /// Connects to `url` (no TLS: the server is on this machine or a private network;
-    /// docs/decisions.md 140).
+    /// docs/decisions.md 150).
     pub(super) fn connect(url: &str) -> Result<Self, DbError> {
         let connect = || -> Result<postgres::Client, DbError> {
             let mut client = postgres::Client::connect(url, postgres::NoTls)?;

@@ -6,7 +6,6 @@
 //! - [`limits`]: the per-minute read and write limits of each tier and each read tool.
 //! - [`quota`]: actions in a rolling 24 hours, against an owner's `actions_per_day`.
 
-pub mod limits;
 pub mod quota;
 pub mod stamps;
 pub mod tiers;
