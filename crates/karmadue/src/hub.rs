@@ -52,6 +52,10 @@ pub struct Hub {
     pub names: Arc<crate::identity::names::NameIndex>,
     /// Ronin, mounted under `/ronin` (its own crate; this hub's store, clock and keys folder).
     pub ronin: kd_ronin::Ronin,
+    /// The bound on argon2id work (`people::password_gate`).
+    pub password_gate: crate::people::password_gate::PasswordGate,
+    /// The CSRF tokens of the forms before sign-in (`http::form_token`).
+    pub form_tokens: crate::http::form_token::FormTokens,
 }
 
 /// The adapter a tool call came through (a label of the tool-call metrics).

@@ -89,6 +89,14 @@ pub fn open(
         Arc::clone(&clock),
         || random_bytes::<32>(random.as_ref()),
     )?;
+    // The form tokens' key is derived from kd-passport-1's seed (no file, no draw).
+    let passport_seed =
+        kd_core::keys::load_seed(&config.keys_dir(), PASSPORT_KEY_ID)?.ok_or_else(|| {
+            kd_core::keys::KeyFileError::Malformed(
+                config.keys_dir().join(format!("{PASSPORT_KEY_ID}.key")),
+            )
+        })?;
+    let form_key = http::form_token::derive_key(&passport_seed);
     let tools = hub::served_tools(config.conformance_fixtures);
     let search = catalog::search::SearchIndex::on_disk(config.data_dir.join("search"));
     Ok(Arc::new(Hub {
@@ -96,6 +104,8 @@ pub fn open(
         limiter: standing::limits::RateLimiter::default(),
         names: Arc::default(),
         ronin,
+        password_gate: people::password_gate::PasswordGate::default(),
+        form_tokens: http::form_token::FormTokens::new(form_key),
         metrics,
         search,
         config,
