@@ -104,6 +104,11 @@ struct ServeArgs {
     /// repository on a schedule. Default: <data-dir>/ledger.
     #[arg(long, env = "KARMADUE_LEDGER_DIR")]
     ledger_dir: Option<PathBuf>,
+    /// Connections served at once; a connection past the cap is closed as soon as it is
+    /// accepted (logged, and counted in karmadue_connections_refused_total). Keep it below the
+    /// process's open-file limit (`ulimit -n`).
+    #[arg(long, env = "KARMADUE_MAX_CONNECTIONS", default_value_t = kd_core::config::DEFAULT_MAX_CONNECTIONS, value_parser = at_least_one)]
+    max_connections: usize,
 }
 
 #[derive(Debug, Subcommand)]
@@ -149,6 +154,14 @@ fn main() -> ExitCode {
     }
 }
 
+/// A whole number of 1 or more (`--max-connections`).
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) | Err(_) => Err(format!("{text:?} is not a whole number of 1 or more")),
+        Ok(count) => Ok(count),
+    }
+}
+
 fn print_tiers() -> anyhow::Result<ExitCode> {
     let table = kd_core::tiers::AccessTiers::default();
     println!("{}", serde_json::to_string_pretty(&table)?);
@@ -168,6 +181,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     config.bundled_catalog = args.bundled_catalog;
     config.metrics = args.metrics;
     config.ledger_dir = args.ledger_dir;
+    config.max_connections = args.max_connections;
     config.trusted_proxies = kd_core::config::TrustedProxies::parse(&args.trusted_proxies)
         .map_err(|reason| anyhow::anyhow!("--trusted-proxies: {reason}"))?;
     config.smtp_url = args.smtp_url.map(kd_core::config::Secret::new);
@@ -282,7 +296,9 @@ fn ledger_verify(data_dir: &std::path::Path, ledger: &std::path::Path) -> anyhow
     };
     println!(
         "ok: {} rows verified; head seq {} row_hash {}",
-        report.rows, report.head.seq, report.head.row_hash
+        report.rows,
+        report.head.seq,
+        report.head.row_hash
     );
     // The signatures are checked with the hub's own key when the data folder holds it.
     let key =

@@ -471,3 +471,30 @@ fn serve_names_its_trusted_proxies_and_refuses_one_that_is_not_an_address() {
         hub.banner
     );
 }
+
+#[test]
+fn a_connection_cap_below_one_is_refused_by_flag_and_by_environment_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let flag = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--max-connections", "0"])
+        .arg("--data-dir")
+        .arg(&data)
+        .output()
+        .unwrap();
+    let env = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(&data)
+        .env("KARMADUE_MAX_CONNECTIONS", "none")
+        .output()
+        .unwrap();
+    for output in [flag, env] {
+        assert!(!output.status.success());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("--max-connections") && stderr.contains("1 or more"),
+            "{stderr}"
+        );
+    }
+    assert!(!data.exists(), "nothing was made");
+}

@@ -11,6 +11,16 @@ pub const DEFAULT_DATA_DIR: &str = "./karmadue-data";
 /// Largest request body accepted on any endpoint, in bytes.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024;
 
+/// Default cap on connections served at once (`--max-connections`): below the usual 1024 open
+/// files of a process, leaving room for the database, the keys and the search index.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+/// Default time a request's head may take, and a kept-alive connection may sit idle.
+pub const DEFAULT_HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// Default longest wait for the next chunk of a request body.
+pub const DEFAULT_BODY_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+/// Default time in-flight requests get to finish once shutdown begins.
+pub const DEFAULT_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Everything `karmadue serve` needs.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -42,6 +52,15 @@ pub struct Config {
     /// The public ledger folder (DECISIONS 8): the hub writes one `heads/YYYY-MM-DD.json` per
     /// UTC day there, with the verifier `scripts/verify_head.py`. `None`: `<data_dir>/ledger`.
     pub ledger_dir: Option<PathBuf>,
+    /// Connections served at once; a connection past the cap is closed when accepted.
+    pub max_connections: usize,
+    /// How long a request's head may take to arrive, counted from when the connection opened
+    /// or its previous response went out (so also the idle timeout between requests).
+    pub header_read_timeout: std::time::Duration,
+    /// Longest wait for the next chunk of a request body.
+    pub body_idle_timeout: std::time::Duration,
+    /// How long in-flight requests get to finish after shutdown begins; then they are closed.
+    pub shutdown_grace: std::time::Duration,
 }
 
 /// The reverse proxies a hub believes about the client's address (`--trusted-proxies`).
@@ -217,6 +236,10 @@ impl Config {
             metrics: true,
             trusted_proxies: TrustedProxies::default(),
             ledger_dir: None,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            body_idle_timeout: DEFAULT_BODY_IDLE_TIMEOUT,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
         }
     }
 

@@ -27,7 +27,6 @@ pub mod telemetry;
 pub mod tools;
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use kd_core::clock::Clock;
@@ -141,7 +140,10 @@ pub async fn prepare(hub: &Hub) -> Result<Option<catalog::import::ImportReport>,
     Ok(report)
 }
 
-/// Serves `hub` on `listener` until `shutdown` resolves.
+/// Serves `hub` on `listener` until `shutdown` resolves, with the edge's timeouts and
+/// connection cap (`http::server`); then stops accepting, gives in-flight requests the
+/// configured grace, closes what is left, stops the background jobs and closes the store.
+/// Logs "shutting down" when it begins and "stopped" when it is done.
 ///
 /// # Errors
 /// The server's I/O error.
@@ -160,10 +162,15 @@ pub async fn serve(
     let watch = tokio::spawn(help::watch::run_schedule(Arc::clone(&hub)));
     let heads = tokio::spawn(ledger::run_schedule(Arc::clone(&hub)));
     let upkeep = tokio::spawn(telemetry_upkeep(Arc::clone(&hub)));
-    let app = http::router(hub).into_make_service_with_connect_info::<SocketAddr>();
-    let result = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let limits = http::server::EdgeLimits::of(&hub.config);
+    let result = http::server::run(
+        listener,
+        http::router(Arc::clone(&hub)),
+        limits,
+        &hub.metrics,
+        shutdown,
+    )
+    .await;
     if let Some(sender) = sender {
         sender.abort();
     }
@@ -171,6 +178,7 @@ pub async fn serve(
     heads.abort();
     upkeep.abort();
     store.close();
+    tracing::info!("stopped");
     result
 }
 

@@ -18,6 +18,7 @@ pub mod observe;
 pub mod pages;
 pub mod resource_page;
 pub mod rest;
+pub mod server;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -7,6 +7,7 @@ mod admission;
 mod app;
 mod badge;
 mod catalog;
+mod connections;
 mod edge;
 mod forum;
 mod heads;
