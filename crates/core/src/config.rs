@@ -31,6 +31,10 @@ pub struct Config {
     /// The public base URL (scheme, host, optional port; no trailing slash). Absolute URLs in
     /// responses are built from it.
     pub public_url: String,
+    /// Whether `public_url` was given (`--public-url`) rather than made from the listen
+    /// address. Browser origins other than the public URL's are allowed only when it was not
+    /// and the hub listens on loopback.
+    pub public_url_given: bool,
     /// Largest accepted request body, bytes.
     pub max_body_bytes: usize,
     /// Serve the MCP conformance suite's fixture tools (loopback only).
@@ -220,6 +224,7 @@ impl Config {
     /// A configuration with defaults for everything but the listen address and data folder.
     /// `public_url` defaults to `http://<listen>` (with `localhost` for an unspecified address).
     pub fn new(listen: SocketAddr, data_dir: PathBuf, public_url: Option<String>) -> Self {
+        let public_url_given = public_url.is_some();
         let public_url = public_url
             .map(|url| url.trim_end_matches('/').to_owned())
             .unwrap_or_else(|| default_public_url(listen));
@@ -228,6 +233,7 @@ impl Config {
             data_dir,
             mail_from: default_mail_from(&public_url),
             public_url,
+            public_url_given,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             conformance_fixtures: false,
             bundled_catalog: true,

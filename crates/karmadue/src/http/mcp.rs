@@ -670,25 +670,10 @@ fn respond_events(status: StatusCode, messages: &[Value], request_id: &str) -> R
     response
 }
 
-/// DNS-rebinding protection (MCP transport "Security"): the `Host` must name this hub (its
-/// public host or a loopback name), and an `Origin`, when sent, must too. Otherwise 403.
+/// DNS-rebinding protection (`origin`): 403 with a JSON-RPC error unless the `Host` and the
+/// `Origin` belong to this hub.
 fn check_host_and_origin(hub: &Hub, headers: &HeaderMap) -> Option<Response> {
-    let allowed = allowed_hosts(hub);
-    let host_ok = headers
-        .get(header::HOST)
-        .and_then(|value| value.to_str().ok())
-        .is_none_or(|host| allowed.iter().any(|name| *name == hostname(host)));
-    let origin_ok = headers
-        .get(header::ORIGIN)
-        .and_then(|value| value.to_str().ok())
-        .is_none_or(|origin| {
-            origin.split_once("://").is_some_and(|(_, rest)| {
-                allowed
-                    .iter()
-                    .any(|name| *name == hostname(rest.split('/').next().unwrap_or("")))
-            })
-        });
-    if host_ok && origin_ok {
+    if super::origin::allowed(hub, headers) {
         return None;
     }
     let message = error_message(
@@ -700,35 +685,4 @@ fn check_host_and_origin(hub: &Hub, headers: &HeaderMap) -> Option<Response> {
     let mut response = (StatusCode::FORBIDDEN, message.to_string()).into_response();
     super::json_content_type(response.headers_mut());
     Some(response)
-}
-
-fn allowed_hosts(hub: &Hub) -> Vec<String> {
-    let mut names = vec![
-        "localhost".to_owned(),
-        "127.0.0.1".to_owned(),
-        "[::1]".to_owned(),
-        "::1".to_owned(),
-    ];
-    if let Some((_, rest)) = hub.config.public_url.split_once("://") {
-        names.push(hostname(rest.split('/').next().unwrap_or("")).to_owned());
-    }
-    let listen = hub.config.listen.ip();
-    if !listen.is_unspecified() {
-        names.push(match listen {
-            std::net::IpAddr::V6(ip) => format!("[{ip}]"),
-            std::net::IpAddr::V4(ip) => ip.to_string(),
-        });
-    }
-    names
-}
-
-/// The host part of `host[:port]` (keeping IPv6 brackets), lowercased.
-fn hostname(authority: &str) -> String {
-    let authority = authority.trim().to_ascii_lowercase();
-    if authority.starts_with('[') {
-        return authority
-            .split_once(']')
-            .map_or(authority.clone(), |(host, _)| format!("{host}]"));
-    }
-    authority.split(':').next().unwrap_or_default().to_owned()
 }

@@ -15,6 +15,7 @@ pub mod form_token;
 pub mod forum_pages;
 pub mod mcp;
 pub mod observe;
+pub mod origin;
 pub mod pages;
 pub mod resource_page;
 pub mod rest;
