@@ -180,9 +180,23 @@ pub async fn post_endpoint(
             );
         }
     };
-    let id: Option<Value> = envelope
-        .id
-        .and_then(|raw| serde_json::from_str(raw.get()).ok());
+    // An id that is there but cannot be read (a lone surrogate, nesting past serde_json's
+    // depth limit) is not a notification: the message is an Invalid Request (id null).
+    let id: Option<Value> = match envelope.id.map(|raw| serde_json::from_str(raw.get())) {
+        None => None,
+        Some(Ok(id)) => Some(id),
+        Some(Err(_)) => {
+            return reply(
+                StatusCode::BAD_REQUEST,
+                error_message(
+                    None,
+                    INVALID_REQUEST,
+                    "The request id cannot be read: it must be a string or an integer.",
+                    None,
+                ),
+            );
+        }
+    };
     if envelope.jsonrpc.as_deref() != Some("2.0") {
         return reply(
             StatusCode::BAD_REQUEST,

@@ -284,6 +284,20 @@ fn with_a_public_url_only_its_origin_passes_and_localhost_no_longer_does() {
 }
 
 #[test]
+fn an_id_the_hub_cannot_read_is_an_invalid_request_not_a_notification() {
+    let app = TestApp::start();
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    for id in [r#""\ud800""#.to_owned(), r#""a\udc00b""#.to_owned(), deep] {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+        let reply = app.mcp_raw(&body, &[]);
+        assert_eq!(reply.status, 400, "{id}: {}", reply.text);
+        let json = reply.json();
+        assert_eq!(json["error"]["code"], -32600, "{id}");
+        assert_eq!(json["id"], serde_json::Value::Null, "{id}");
+    }
+}
+
+#[test]
 fn an_event_stream_only_client_gets_one_sse_event() {
     let app = TestApp::start();
     let reply = app.request(
