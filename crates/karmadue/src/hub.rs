@@ -211,6 +211,45 @@ impl Hub {
     ) -> Result<Answer, ToolError> {
         self.admit_address(tool, &auth)?;
         let charged_as_anonymous = unproven(&auth);
+        let ip = auth.ip;
+        let (args, caller) = match self.prove(tool, raw_arguments, auth).await {
+            Ok(proven) => proven,
+            // Proof headers that proved nothing (junk, a bad or stale signature, an ended
+            // session): the request counts as anonymous all the same, so junk x-kd-* headers
+            // cannot escape the anonymous limits. Past them the refusal is rate_limited.
+            Err(error) if !charged_as_anonymous => {
+                let address = Subject::Ip(ip);
+                let charges = self.tier_charges(tool, &address);
+                self.take(tool, &charges, &address, true)?;
+                return Err(error);
+            }
+            Err(error) => return Err(error),
+        };
+        *subject = caller.subject();
+        self.admit(tool, subject, charged_as_anonymous)?;
+        let ctx = Ctx {
+            hub: Arc::clone(self),
+            caller,
+            request_id,
+            tool,
+        };
+        let mut data = (tool.handler)(ctx, args).await?;
+        let untrusted = crate::registry::lift_untrusted(tool.untrusted, &mut data);
+        Ok(Answer {
+            data,
+            untrusted,
+            lifts: !tool.untrusted.is_empty(),
+        })
+    }
+
+    /// The caller and the validated arguments: the tier gate of an unproven signed tool, the
+    /// canonical text, validation, then the proof ([`Self::resolve_caller`]).
+    async fn prove(
+        &self,
+        tool: &'static Tool,
+        raw_arguments: Option<&str>,
+        auth: RequestAuth,
+    ) -> Result<(Args, Caller), ToolError> {
         // A gated signed tool called with no proof at all: the caller has no passport to show,
         // which the permissions document answers with identity_required and how to get one.
         if matches!(tool.access, Access::Signed | Access::AgentOrPerson) && unproven(&auth) {
@@ -229,21 +268,7 @@ impl Hub {
         let document: Value = serde_json::from_str(&canonical).map_err(ToolError::internal)?;
         let args = tool.validate(document)?;
         let caller = self.resolve_caller(tool, &args, &canonical, auth).await?;
-        *subject = caller.subject();
-        self.admit(tool, subject, charged_as_anonymous)?;
-        let ctx = Ctx {
-            hub: Arc::clone(self),
-            caller,
-            request_id,
-            tool,
-        };
-        let mut data = (tool.handler)(ctx, args).await?;
-        let untrusted = crate::registry::lift_untrusted(tool.untrusted, &mut data);
-        Ok(Answer {
-            data,
-            untrusted,
-            lifts: !tool.untrusted.is_empty(),
-        })
+        Ok((args, caller))
     }
 
     /// Whether a tool counts as a read for the per-minute limits: it does not change state, or

@@ -227,3 +227,36 @@ fn a_taken_email_is_refused_before_hashing_and_hashing_waits_for_a_permit() {
     });
     assert_eq!(app.log_len(), before + 1);
 }
+
+#[test]
+fn junk_proof_headers_count_against_the_anonymous_limits() {
+    let app = TestApp::start_with(|config| {
+        config.access_tiers = kd_core::tiers::AccessTiers::default();
+    });
+    let agent = "00000000-0000-4000-8000-000000000001";
+    let junk = [
+        ("x-kd-signature", "junk"),
+        ("x-kd-timestamp", "0"),
+        ("x-kd-nonce", "n"),
+        ("x-karmadue-agent", agent),
+    ];
+    let read = r#"{"resource_id":"kd:res:npm:nothing-here"}"#;
+    // 30 anonymous reads a minute: junk proofs are refused for what they are, then limited.
+    for n in 0..30 {
+        let (reply, _) = app.call_text("get_resource", read, &junk);
+        assert_ne!(reply["error"]["code"], "rate_limited", "{n}: {reply}");
+    }
+    let (reply, _) = app.call_text("get_resource", read, &junk);
+    assert_eq!(reply["error"]["code"], "rate_limited", "{reply}");
+    // The same bucket as a plain anonymous read.
+    let (reply, _) = app.call_text("get_resource", read, &[]);
+    assert_eq!(reply["error"]["code"], "rate_limited", "{reply}");
+    // Writes: 10 anonymous a minute, junk or not.
+    let rename = format!(r#"{{"agent_id":"{agent}","name":"Junk Writer"}}"#);
+    for n in 0..10 {
+        let (reply, _) = app.call_text("rename_agent", &rename, &junk);
+        assert_ne!(reply["error"]["code"], "rate_limited", "{n}: {reply}");
+    }
+    let (reply, _) = app.call_text("rename_agent", &rename, &junk);
+    assert_eq!(reply["error"]["code"], "rate_limited", "{reply}");
+}
