@@ -607,6 +607,15 @@ impl Hub {
                 "x-kd-signature is not base64url (or base64) of 64 bytes",
             )
         })?;
+        if signature_bytes.len() != SIGNATURE_BYTES {
+            return Err(ToolError::new(
+                ErrorCode::BadSignature,
+                format!(
+                    "x-kd-signature decodes to {} bytes; an Ed25519 signature is {SIGNATURE_BYTES} bytes (86 base64url characters)",
+                    signature_bytes.len()
+                ),
+            ));
+        }
         let id_text = agent_id.to_string();
         let now_ms = self.clock.now_ms();
         let stored: Option<(String, String, Option<i64>, AgentFacts)> = self
@@ -670,6 +679,9 @@ impl Hub {
         })
     }
 }
+
+/// The length of an Ed25519 signature.
+pub const SIGNATURE_BYTES: usize = 64;
 
 /// A request that carries no signature header and no bearer session.
 fn unproven(auth: &RequestAuth) -> bool {

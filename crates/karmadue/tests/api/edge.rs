@@ -3,7 +3,7 @@
 
 use kd_core::config::TrustedProxies;
 
-use crate::app::{Reply, TestApp, hidden};
+use crate::app::{Reply, START_MS, TestApp, fresh_nonce, hidden};
 
 const PASSWORD: &str = "correct horse battery staple";
 
@@ -259,4 +259,49 @@ fn junk_proof_headers_count_against_the_anonymous_limits() {
     }
     let (reply, _) = app.call_text("rename_agent", &rename, &junk);
     assert_eq!(reply["error"]["code"], "rate_limited", "{reply}");
+}
+
+#[test]
+fn a_signature_that_is_not_64_bytes_says_so() {
+    let app = TestApp::start();
+    let agent = app.register("Short Signer");
+    let short = kd_protocol::b64::encode_url(&[7u8; 32]);
+    let timestamp = (START_MS / 1000).to_string();
+    let nonce = fresh_nonce();
+    let headers = [
+        ("x-kd-signature", short.as_str()),
+        ("x-kd-timestamp", timestamp.as_str()),
+        ("x-kd-nonce", nonce.as_str()),
+        ("x-karmadue-agent", agent.agent_id.as_str()),
+    ];
+    let rename = format!(
+        r#"{{"agent_id":"{}","name":"Short Signer II"}}"#,
+        agent.agent_id
+    );
+    let (reply, _) = app.call_text("rename_agent", &rename, &headers);
+    assert_eq!(reply["error"]["code"], "bad_signature", "{reply}");
+    let message = reply["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("32 bytes") && message.contains("64"),
+        "{message}"
+    );
+    // register_agent's signature too.
+    let key = ed25519_dalek::SigningKey::from_bytes(&[9; 32]);
+    let (challenge_id, _) = app.challenge();
+    let reply = app.call(
+        "register_agent",
+        serde_json::json!({
+            "name": "Short Registrant",
+            "platform": "test",
+            "public_key": kd_protocol::b64::encode_url(key.verifying_key().as_bytes()),
+            "challenge_id": challenge_id,
+            "signature": short,
+        }),
+    );
+    assert_eq!(reply["error"]["code"], "bad_signature", "{reply}");
+    let message = reply["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("32 bytes") && message.contains("64"),
+        "{message}"
+    );
 }
