@@ -56,6 +56,8 @@ pub struct Hub {
     pub password_gate: crate::people::password_gate::PasswordGate,
     /// The CSRF tokens of the forms before sign-in (`http::form_token`).
     pub form_tokens: crate::http::form_token::FormTokens,
+    /// The running MCP requests a `notifications/cancelled` may stop (`http::cancel`).
+    pub in_flight: crate::http::cancel::InFlight,
 }
 
 /// The adapter a tool call came through (a label of the tool-call metrics).

@@ -105,6 +105,7 @@ pub fn open(
         ronin,
         password_gate: people::password_gate::PasswordGate::default(),
         form_tokens: http::form_token::FormTokens::new(form_key),
+        in_flight: http::cancel::InFlight::default(),
         metrics,
         search,
         config,

@@ -2,7 +2,8 @@
 //!
 //! Both eras on one endpoint (notes/mcp-oauth.md §1.1, "dual-era"):
 //! - handshake era (2025-11-25, 2025-06-18, 2025-03-26): `initialize`, notifications → 202
-//!   with no body, `ping`, `tools/list`, `tools/call`;
+//!   with no body (`notifications/cancelled` also stops the running call it names:
+//!   [`super::cancel`]), `ping`, `tools/list`, `tools/call`;
 //! - stateless era (2026-07-28), chosen when `params._meta` carries
 //!   `io.modelcontextprotocol/protocolVersion`: `server/discover`, `tools/list`, `tools/call`,
 //!   `resultType` on every result, `ttlMs`/`cacheScope` on lists, and the `MCP-Protocol-Version`
@@ -223,7 +224,13 @@ pub async fn post_endpoint(
         );
     };
     let Some(id) = id else {
-        // A notification (no id): accepted, no body.
+        // A notification (no id): accepted, no body. A cancellation stops the running
+        // request it names (`cancel`).
+        if method == "notifications/cancelled"
+            && let Some(session) = live_session(&hub, &headers)
+        {
+            super::cancel::cancel_from(&hub.in_flight, session, envelope.params);
+        }
         return accepted();
     };
     // MCP (basic/index "Requests"): a request id is a string or an integer, never null.
@@ -294,7 +301,10 @@ pub async fn post_endpoint(
                 peer,
                 request_id: &request_id,
             };
-            call_tool(&hub, call, &mut notifications).await
+            match cancellable_call(&hub, call, &id, &mut notifications).await {
+                Some(outcome) => outcome,
+                None => return super::cancel::no_result(&request_id),
+            }
         }
         _ => Err((
             if era == Era::Modern {
@@ -371,6 +381,32 @@ fn session_id_valid(hub: &Hub, session: &str) -> bool {
 
 fn accepted() -> Response {
     StatusCode::ACCEPTED.into_response()
+}
+
+/// The handshake-era session a request carries, when it is one this hub issued.
+fn live_session<'h>(hub: &Hub, headers: &'h HeaderMap) -> Option<&'h str> {
+    headers
+        .get(SESSION_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .filter(|session| session_id_valid(hub, session))
+}
+
+/// [`call_tool`], stopped if a `notifications/cancelled` of its session names `id` while it
+/// runs (then `None`).
+async fn cancellable_call(
+    hub: &Arc<Hub>,
+    call: ToolCall<'_>,
+    id: &Value,
+    notifications: &mut Vec<Value>,
+) -> Option<Result<Value, (StatusCode, i64, String)>> {
+    let Some(session) = live_session(hub, call.headers) else {
+        return Some(call_tool(hub, call, notifications).await);
+    };
+    let mut running = hub.in_flight.register(session, id);
+    tokio::select! {
+        outcome = call_tool(hub, call, notifications) => Some(outcome),
+        () = running.cancelled() => None,
+    }
 }
 
 /// Picks the era and applies the 2026-07-28 header rules.

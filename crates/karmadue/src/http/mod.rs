@@ -11,6 +11,7 @@
 //!   `/metrics`.
 
 pub mod app_pages;
+pub mod cancel;
 pub mod form_token;
 pub mod forum_pages;
 pub mod mcp;

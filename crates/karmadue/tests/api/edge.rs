@@ -305,3 +305,79 @@ fn a_signature_that_is_not_64_bytes_says_so() {
         "{message}"
     );
 }
+
+/// A handshake-era session id from `initialize`.
+fn session(app: &TestApp) -> String {
+    let init = app.mcp_raw(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"edge","version":"1"}}}"#,
+        &[],
+    );
+    assert_eq!(init.status, 200, "{}", init.text);
+    init.header("mcp-session-id").unwrap().to_owned()
+}
+
+fn cancel(app: &TestApp, session: Option<&str>, request_id: u64) -> u16 {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{request_id},"reason":"test"}}}}"#
+    );
+    let headers: Vec<(&str, &str)> = session.map(|s| ("mcp-session-id", s)).into_iter().collect();
+    app.mcp_raw(&body, &headers).status
+}
+
+#[test]
+fn a_cancelled_running_call_gets_no_result_and_only_its_own_session_can_cancel_it() {
+    let app = TestApp::start();
+    let mine = session(&app);
+    let theirs = session(&app);
+    // Hold the store's writer, so that a call that writes waits in the hub.
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let store = app.hub.store.clone();
+    let runtime = app.block_on(async { tokio::runtime::Handle::current() });
+    let writer = runtime.spawn(async move {
+        store
+            .write(move |_txn| -> Result<(), ()> {
+                let _ = held.recv();
+                Ok(())
+            })
+            .await
+    });
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    std::thread::scope(|scope| {
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let app = &app;
+        let mine = mine.as_str();
+        scope.spawn(move || {
+            let reply = app.mcp_raw(
+                r#"{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"register_challenge","arguments":{}}}"#,
+                &[("mcp-session-id", mine)],
+            );
+            done_tx.send(reply).unwrap();
+        });
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert_eq!(app.hub.in_flight.len(), 1, "the call is running");
+        // Another session, no session, another id: ignored (202), the call keeps running.
+        assert_eq!(cancel(app, Some(&theirs), 41), 202);
+        assert_eq!(cancel(app, None, 41), 202);
+        assert_eq!(cancel(app, Some(mine), 42), 202);
+        assert!(
+            done_rx
+                .recv_timeout(std::time::Duration::from_millis(300))
+                .is_err()
+        );
+        assert_eq!(cancel(app, Some(mine), 41), 202);
+        let reply = done_rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .unwrap();
+        assert_eq!(reply.status, 204, "{}", reply.text);
+        assert_eq!(reply.text, "", "no result for a cancelled request");
+    });
+    release.send(()).unwrap();
+    app.block_on(writer).unwrap().unwrap().unwrap();
+    assert!(app.hub.in_flight.is_empty());
+    // The hub serves on; a finished request cannot be cancelled.
+    assert_eq!(
+        app.call("register_challenge", serde_json::json!({}))["ok"],
+        true
+    );
+    assert_eq!(cancel(&app, Some(&mine), 41), 202);
+}
