@@ -3,7 +3,9 @@
 //! or sign-ins run side by side on the blocking pool (up to 512 threads) would exhaust memory.
 //! Every hash and every verification takes a permit of [`PasswordGate`] first: at most
 //! [`PASSWORD_HASHES_AT_ONCE`] run at a time; a request that waits longer than the gate's
-//! `wait` is refused as busy (503 with `Retry-After`) before any work is done.
+//! `wait` is refused as busy (503 with `Retry-After`) before any work is done. The permit
+//! goes with the work onto the blocking thread, so a client that hangs up mid-hash does not
+//! free it before the hash is done.
 
 use std::time::Duration;
 
@@ -19,7 +21,7 @@ pub const BUSY_RETRY_AFTER_S: i64 = 5;
 /// The semaphore in front of password hashing.
 #[derive(Debug)]
 pub struct PasswordGate {
-    permits: tokio::sync::Semaphore,
+    permits: std::sync::Arc<tokio::sync::Semaphore>,
     size: u32,
     wait: Duration,
 }
@@ -34,7 +36,7 @@ impl PasswordGate {
     /// A gate of `permits` hashes at once, waiting at most `wait` for one.
     pub fn new(permits: usize, wait: Duration) -> Self {
         Self {
-            permits: tokio::sync::Semaphore::new(permits),
+            permits: std::sync::Arc::new(tokio::sync::Semaphore::new(permits)),
             size: u32::try_from(permits).unwrap_or(u32::MAX),
             wait,
         }
@@ -49,17 +51,21 @@ impl PasswordGate {
         &self,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, AppError> {
-        let permit = tokio::time::timeout(self.wait, self.permits.acquire())
+        let permits = std::sync::Arc::clone(&self.permits);
+        let permit = tokio::time::timeout(self.wait, permits.acquire_owned())
             .await
             .map_err(|_| AppError::Busy {
                 retry_after_s: BUSY_RETRY_AFTER_S,
             })?
             .map_err(|_| AppError::Internal)?;
-        let result = tokio::task::spawn_blocking(work)
-            .await
-            .map_err(|_| AppError::Internal);
-        drop(permit);
-        result
+        // The permit lives as long as the work, even if this future is dropped meanwhile.
+        tokio::task::spawn_blocking(move || {
+            let result = work();
+            drop(permit);
+            result
+        })
+        .await
+        .map_err(|_| AppError::Internal)
     }
 
     /// Takes every permit for as long as the guard lives (tests: a hub whose hashing is busy).
@@ -92,5 +98,38 @@ mod tests {
         assert!(!ran.load(std::sync::atomic::Ordering::SeqCst));
         drop(held);
         assert_eq!(gate.run(|| 2).await, Ok(2));
+    }
+
+    #[tokio::test]
+    async fn a_caller_that_goes_away_mid_hash_keeps_the_permit_taken_until_the_hash_ends() {
+        let gate = std::sync::Arc::new(PasswordGate::new(1, Duration::from_secs(5)));
+        let (finish, finished) = std::sync::mpsc::channel::<()>();
+        let running = std::sync::Arc::clone(&gate);
+        let call = tokio::spawn(async move {
+            running
+                .run(move || {
+                    let _ = finished.recv();
+                })
+                .await
+        });
+        while gate.permits.available_permits() == 1 {
+            tokio::task::yield_now().await;
+        }
+        // The client hangs up: the request's future is dropped while the hash runs.
+        call.abort();
+        let _ = call.await;
+        assert_eq!(
+            gate.permits.available_permits(),
+            0,
+            "the hash still runs, so its permit is still taken"
+        );
+        finish.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while gate.permits.available_permits() == 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .unwrap();
     }
 }
