@@ -5,8 +5,9 @@
 //!
 //! Cookies: `kd_session` (the session token; HttpOnly, SameSite=Lax, Secure when the public URL
 //! is https) and, before sign-in, `kd_form` (a token the sign-up and sign-in forms must echo:
-//! a double-submit CSRF token the hub signs, so a client cannot make one up; `form_token`). Signed-in forms carry the session's own CSRF token. Every
-//! page is `no-store`, may not be framed, and sends no referrer.
+//! a double-submit CSRF token the hub signs, so a client cannot make one up; `form_token`).
+//! Signed-in forms carry the session's own CSRF token. Every page is `no-store`, may not be
+//! framed, and sends no referrer.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
