@@ -1,7 +1,15 @@
 //! `karmadue`: serve the hub, verify its ledger, read the mail outbox, and act as a signing
 //! agent client.
 
+/// `println!` that survives a closed pipe (`karmadue ledger verify | head -1`): see [`out`].
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::out::line(format_args!($($arg)*))
+    };
+}
+
 mod agent;
+mod out;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -104,6 +112,11 @@ struct ServeArgs {
     /// repository on a schedule. Default: <data-dir>/ledger.
     #[arg(long, env = "KARMADUE_LEDGER_DIR")]
     ledger_dir: Option<PathBuf>,
+    /// Connections served at once; a connection past the cap is closed as soon as it is
+    /// accepted (logged, and counted in karmadue_connections_refused_total). Keep it below the
+    /// process's open-file limit (`ulimit -n`).
+    #[arg(long, env = "KARMADUE_MAX_CONNECTIONS", default_value_t = kd_core::config::DEFAULT_MAX_CONNECTIONS, value_parser = at_least_one)]
+    max_connections: usize,
     /// The database: a PostgreSQL URL (postgres://user:password@host:port/database), which
     /// several hub processes may share behind one address. Default: the SQLite file
     /// karmadue.sqlite in the data folder.
@@ -154,9 +167,17 @@ fn main() -> ExitCode {
     }
 }
 
+/// A whole number of 1 or more (`--max-connections`).
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) | Err(_) => Err(format!("{text:?} is not a whole number of 1 or more")),
+        Ok(count) => Ok(count),
+    }
+}
+
 fn print_tiers() -> anyhow::Result<ExitCode> {
     let table = kd_core::tiers::AccessTiers::default();
-    println!("{}", serde_json::to_string_pretty(&table)?);
+    say!("{}", serde_json::to_string_pretty(&table)?);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -174,6 +195,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     config.metrics = args.metrics;
     config.ledger_dir = args.ledger_dir;
     config.database_url = args.database_url.map(kd_core::config::Secret::new);
+    config.max_connections = args.max_connections;
     config.trusted_proxies = kd_core::config::TrustedProxies::parse(&args.trusted_proxies)
         .map_err(|reason| anyhow::anyhow!("--trusted-proxies: {reason}"))?;
     config.smtp_url = args.smtp_url.map(kd_core::config::Secret::new);
@@ -219,33 +241,33 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 
 fn print_banner(hub: &kd_karmadue::Hub, bound: SocketAddr) {
     let url = &hub.config.public_url;
-    println!("KarmaDue hub listening on {bound}");
-    println!("  MCP endpoint   {url}/functions/v1/mcp");
-    println!("  REST tools     {url}/functions/v1/public-api/v1/tools/<tool>");
-    println!("  verify         {url}/functions/v1/public-api/v1/verify/<agent_id>");
-    println!(
+    say!("KarmaDue hub listening on {bound}");
+    say!("  MCP endpoint   {url}/functions/v1/mcp");
+    say!("  REST tools     {url}/functions/v1/public-api/v1/tools/<tool>");
+    say!("  verify         {url}/functions/v1/public-api/v1/verify/<agent_id>");
+    say!(
         "  JWKS           {url}/.well-known/jwks.json  (kd-passport-1 {})",
         hub.passport_key.public_key_b64url()
     );
-    println!(
+    say!(
         "  log head       {url}/.well-known/kd-log-head.json  (ledger folder {})",
         hub.config.ledger_path().display()
     );
-    println!("  docs           {url}/");
+    say!("  docs           {url}/");
     if hub.config.metrics {
-        println!("  metrics        {url}/metrics");
+        say!("  metrics        {url}/metrics");
     }
     if !hub.config.trusted_proxies.is_empty() {
-        println!(
+        say!(
             "  trusted proxies {} (X-Forwarded-For names the client)",
             hub.config.trusted_proxies
         );
     }
-    println!("  data folder    {}", hub.config.data_dir.display());
-    println!("  database       {:?}", hub.config.database());
-    println!("  tools          {}", hub.tools.len());
+    say!("  data folder    {}", hub.config.data_dir.display());
+    say!("  database       {:?}", hub.config.database());
+    say!("  tools          {}", hub.tools.len());
     if hub.config.conformance_fixtures {
-        println!("  conformance fixtures ON (test tools; loopback only)");
+        say!("  conformance fixtures ON (test tools; loopback only)");
     }
 }
 
@@ -283,13 +305,15 @@ fn ledger_verify(data_dir: &std::path::Path, ledger: &std::path::Path) -> anyhow
     let report = match kd_core::eventlog::verify_chain(&conn)? {
         Ok(report) => report,
         Err(broken) => {
-            println!("broken: {broken}");
+            say!("broken: {broken}");
             return Ok(ExitCode::FAILURE);
         }
     };
-    println!(
+    say!(
         "ok: {} rows verified; head seq {} row_hash {}",
-        report.rows, report.head.seq, report.head.row_hash
+        report.rows,
+        report.head.seq,
+        report.head.row_hash
     );
     // The signatures are checked with the hub's own key when the data folder holds it.
     let key =
@@ -298,7 +322,7 @@ fn ledger_verify(data_dir: &std::path::Path, ledger: &std::path::Path) -> anyhow
     let heads = match kd_core::heads::check(&conn, key.as_ref(), &today)? {
         Ok(heads) => heads,
         Err(problem) => {
-            println!("broken: {problem}");
+            say!("broken: {problem}");
             return Ok(ExitCode::FAILURE);
         }
     };
@@ -307,7 +331,7 @@ fn ledger_verify(data_dir: &std::path::Path, ledger: &std::path::Path) -> anyhow
     } else {
         "signatures NOT checked: no keys/kd-passport-1.key in the data folder"
     };
-    println!("ok: {heads} daily heads match the log; {signatures}");
+    say!("ok: {heads} daily heads match the log; {signatures}");
     // Each head file must hold exactly the stored head; a missing one is reported, not broken
     // (the hub writes it on its next run).
     let mut missing = 0;
@@ -321,7 +345,7 @@ fn ledger_verify(data_dir: &std::path::Path, ledger: &std::path::Path) -> anyhow
         match std::fs::read(&file) {
             Ok(bytes) if bytes == kd_karmadue::ledger::head_file_text(&head).as_bytes() => {}
             Ok(_) => {
-                println!(
+                say!(
                     "broken: {} differs from the signed head of {}",
                     file.display(),
                     head.day
@@ -333,7 +357,7 @@ fn ledger_verify(data_dir: &std::path::Path, ledger: &std::path::Path) -> anyhow
         }
     }
     if heads > 0 {
-        println!(
+        say!(
             "ok: {} head files in {} match{}",
             heads - missing,
             ledger.display(),
@@ -361,7 +385,7 @@ fn outbox(data_dir: &std::path::Path, all: bool) -> anyhow::Result<ExitCode> {
             Some(sent) => format!("sent {}", kd_core::clock::rfc3339_ms(sent)),
             None => "waiting".to_owned(),
         };
-        println!(
+        say!(
             "{} ({state}, queued {})\nTo: {}\nSubject: {}\n\n{}\n",
             mail.mail_id,
             kd_core::clock::rfc3339_ms(mail.created_ms),
@@ -370,7 +394,7 @@ fn outbox(data_dir: &std::path::Path, all: bool) -> anyhow::Result<ExitCode> {
             mail.body
         );
     }
-    println!("{} mail(s)", mails.len());
+    say!("{} mail(s)", mails.len());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -415,7 +439,7 @@ fn import(data_dir: PathBuf, files: &[PathBuf]) -> anyhow::Result<ExitCode> {
             ))
             .map_err(|error| anyhow::anyhow!("{}", error.cause.unwrap_or(error.message)))?;
         bar.finish_and_clear();
-        println!(
+        say!(
             "{}: {} lines, {} imported, {} unchanged, {} bad",
             path.display(),
             report.lines,
@@ -424,7 +448,7 @@ fn import(data_dir: PathBuf, files: &[PathBuf]) -> anyhow::Result<ExitCode> {
             report.bad.len()
         );
         for (line, reason) in &report.bad {
-            println!("  line {line}: {reason}");
+            say!("  line {line}: {reason}");
         }
         any_bad |= !report.bad.is_empty();
     }

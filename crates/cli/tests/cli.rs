@@ -471,3 +471,70 @@ fn serve_names_its_trusted_proxies_and_refuses_one_that_is_not_an_address() {
         hub.banner
     );
 }
+
+#[test]
+fn printing_into_a_closed_pipe_is_no_panic_and_keeps_the_command_s_exit_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let made = Command::new(BIN)
+        .args(["import", "--data-dir"])
+        .arg(&data)
+        .arg(&empty)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let closed_stdout = |args: &[&std::ffi::OsStr]| {
+        // A pipe whose reader is gone before the command writes: every write is EPIPE.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        Command::new(BIN)
+            .args(args)
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap()
+    };
+    for args in [
+        vec!["tiers".as_ref()],
+        vec![
+            "ledger".as_ref(),
+            "verify".as_ref(),
+            "--data-dir".as_ref(),
+            data.as_os_str(),
+        ],
+    ] {
+        let output = closed_stdout(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(output.status.success(), "{args:?}: {output:?}");
+    }
+}
+
+#[test]
+fn a_connection_cap_below_one_is_refused_by_flag_and_by_environment_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let flag = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--max-connections", "0"])
+        .arg("--data-dir")
+        .arg(&data)
+        .output()
+        .unwrap();
+    let env = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(&data)
+        .env("KARMADUE_MAX_CONNECTIONS", "none")
+        .output()
+        .unwrap();
+    for output in [flag, env] {
+        assert!(!output.status.success());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("--max-connections") && stderr.contains("1 or more"),
+            "{stderr}"
+        );
+    }
+    assert!(!data.exists(), "nothing was made");
+}

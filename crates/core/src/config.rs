@@ -11,6 +11,16 @@ pub const DEFAULT_DATA_DIR: &str = "./karmadue-data";
 /// Largest request body accepted on any endpoint, in bytes.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024;
 
+/// Default cap on connections served at once (`--max-connections`): below the usual 1024 open
+/// files of a process, leaving room for the database, the keys and the search index.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+/// Default time a request's head may take, and a kept-alive connection may sit idle.
+pub const DEFAULT_HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// Default longest wait for the next chunk of a request body.
+pub const DEFAULT_BODY_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+/// Default time in-flight requests get to finish once shutdown begins.
+pub const DEFAULT_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Everything `karmadue serve` needs.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -21,6 +31,10 @@ pub struct Config {
     /// The public base URL (scheme, host, optional port; no trailing slash). Absolute URLs in
     /// responses are built from it.
     pub public_url: String,
+    /// Whether `public_url` was given (`--public-url`) rather than made from the listen
+    /// address. Browser origins other than the public URL's are allowed only when it was not
+    /// and the hub listens on loopback.
+    pub public_url_given: bool,
     /// Largest accepted request body, bytes.
     pub max_body_bytes: usize,
     /// Serve the MCP conformance suite's fixture tools (loopback only).
@@ -46,6 +60,15 @@ pub struct Config {
     /// several hub processes may share it; `None`: the SQLite file `karmadue.sqlite` in the
     /// data folder.
     pub database_url: Option<Secret>,
+    /// Connections served at once; a connection past the cap is closed when accepted.
+    pub max_connections: usize,
+    /// How long a request's head may take to arrive, counted from when the connection opened
+    /// or its previous response went out (so also the idle timeout between requests).
+    pub header_read_timeout: std::time::Duration,
+    /// Longest wait for the next chunk of a request body.
+    pub body_idle_timeout: std::time::Duration,
+    /// How long in-flight requests get to finish after shutdown begins; then they are closed.
+    pub shutdown_grace: std::time::Duration,
 }
 
 /// The reverse proxies a hub believes about the client's address (`--trusted-proxies`).
@@ -205,6 +228,7 @@ impl Config {
     /// A configuration with defaults for everything but the listen address and data folder.
     /// `public_url` defaults to `http://<listen>` (with `localhost` for an unspecified address).
     pub fn new(listen: SocketAddr, data_dir: PathBuf, public_url: Option<String>) -> Self {
+        let public_url_given = public_url.is_some();
         let public_url = public_url
             .map(|url| url.trim_end_matches('/').to_owned())
             .unwrap_or_else(|| default_public_url(listen));
@@ -213,6 +237,7 @@ impl Config {
             data_dir,
             mail_from: default_mail_from(&public_url),
             public_url,
+            public_url_given,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             conformance_fixtures: false,
             bundled_catalog: true,
@@ -222,6 +247,10 @@ impl Config {
             trusted_proxies: TrustedProxies::default(),
             ledger_dir: None,
             database_url: None,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            body_idle_timeout: DEFAULT_BODY_IDLE_TIMEOUT,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
         }
     }
 

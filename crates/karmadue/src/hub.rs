@@ -52,6 +52,12 @@ pub struct Hub {
     pub names: Arc<crate::identity::names::NameIndex>,
     /// Ronin, mounted under `/ronin` (its own crate; this hub's store, clock and keys folder).
     pub ronin: kd_ronin::Ronin,
+    /// The bound on argon2id work (`people::password_gate`).
+    pub password_gate: crate::people::password_gate::PasswordGate,
+    /// The CSRF tokens of the forms before sign-in (`http::form_token`).
+    pub form_tokens: crate::http::form_token::FormTokens,
+    /// The running MCP requests a `notifications/cancelled` may stop (`http::cancel`).
+    pub in_flight: crate::http::cancel::InFlight,
 }
 
 /// The adapter a tool call came through (a label of the tool-call metrics).
@@ -207,6 +213,45 @@ impl Hub {
     ) -> Result<Answer, ToolError> {
         self.admit_address(tool, &auth).await?;
         let charged_as_anonymous = unproven(&auth);
+        let ip = auth.ip;
+        let (args, caller) = match self.prove(tool, raw_arguments, auth).await {
+            Ok(proven) => proven,
+            // Proof headers that proved nothing (junk, a bad or stale signature, an ended
+            // session): the request counts as anonymous all the same, so junk x-kd-* headers
+            // cannot escape the anonymous limits. Past them the refusal is rate_limited.
+            Err(error) if !charged_as_anonymous => {
+                let address = Subject::Ip(ip);
+                let charges = self.tier_charges(tool, &address);
+                self.take(tool, &charges, &address, true).await?;
+                return Err(error);
+            }
+            Err(error) => return Err(error),
+        };
+        *subject = caller.subject();
+        self.admit(tool, subject, charged_as_anonymous).await?;
+        let ctx = Ctx {
+            hub: Arc::clone(self),
+            caller,
+            request_id,
+            tool,
+        };
+        let mut data = (tool.handler)(ctx, args).await?;
+        let untrusted = crate::registry::lift_untrusted(tool.untrusted, &mut data);
+        Ok(Answer {
+            data,
+            untrusted,
+            lifts: !tool.untrusted.is_empty(),
+        })
+    }
+
+    /// The caller and the validated arguments: the tier gate of an unproven signed tool, the
+    /// canonical text, validation, then the proof ([`Self::resolve_caller`]).
+    async fn prove(
+        &self,
+        tool: &'static Tool,
+        raw_arguments: Option<&str>,
+        auth: RequestAuth,
+    ) -> Result<(Args, Caller), ToolError> {
         // A gated signed tool called with no proof at all: the caller has no passport to show,
         // which the permissions document answers with identity_required and how to get one.
         if matches!(tool.access, Access::Signed | Access::AgentOrPerson) && unproven(&auth) {
@@ -225,21 +270,7 @@ impl Hub {
         let document: Value = serde_json::from_str(&canonical).map_err(ToolError::internal)?;
         let args = tool.validate(document)?;
         let caller = self.resolve_caller(tool, &args, &canonical, auth).await?;
-        *subject = caller.subject();
-        self.admit(tool, subject, charged_as_anonymous).await?;
-        let ctx = Ctx {
-            hub: Arc::clone(self),
-            caller,
-            request_id,
-            tool,
-        };
-        let mut data = (tool.handler)(ctx, args).await?;
-        let untrusted = crate::registry::lift_untrusted(tool.untrusted, &mut data);
-        Ok(Answer {
-            data,
-            untrusted,
-            lifts: !tool.untrusted.is_empty(),
-        })
+        Ok((args, caller))
     }
 
     /// Whether a tool counts as a read for the per-minute limits: it does not change state, or
@@ -584,6 +615,15 @@ impl Hub {
                 "x-kd-signature is not base64url (or base64) of 64 bytes",
             )
         })?;
+        if signature_bytes.len() != SIGNATURE_BYTES {
+            return Err(ToolError::new(
+                ErrorCode::BadSignature,
+                format!(
+                    "x-kd-signature decodes to {} bytes; an Ed25519 signature is {SIGNATURE_BYTES} bytes (86 base64url characters)",
+                    signature_bytes.len()
+                ),
+            ));
+        }
         let id_text = agent_id.to_string();
         let now_ms = self.clock.now_ms();
         let stored: Option<(String, String, Option<i64>, AgentFacts)> = self
@@ -647,6 +687,9 @@ impl Hub {
         })
     }
 }
+
+/// The length of an Ed25519 signature.
+pub const SIGNATURE_BYTES: usize = 64;
 
 /// A request that carries no signature header and no bearer session.
 fn unproven(auth: &RequestAuth) -> bool {

@@ -27,7 +27,6 @@ pub mod telemetry;
 pub mod tools;
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use kd_core::clock::Clock;
@@ -88,6 +87,14 @@ pub fn open(
         Arc::clone(&clock),
         || random_bytes::<32>(random.as_ref()),
     )?;
+    // The form tokens' key is derived from kd-passport-1's seed (no file, no draw).
+    let passport_seed =
+        kd_core::keys::load_seed(&config.keys_dir(), PASSPORT_KEY_ID)?.ok_or_else(|| {
+            kd_core::keys::KeyFileError::Malformed(
+                config.keys_dir().join(format!("{PASSPORT_KEY_ID}.key")),
+            )
+        })?;
+    let form_key = http::form_token::derive_key(&passport_seed);
     let tools = hub::served_tools(config.conformance_fixtures);
     let search = catalog::search::SearchIndex::on_disk(config.data_dir.join("search"));
     Ok(Arc::new(Hub {
@@ -95,6 +102,9 @@ pub fn open(
         limiter: kd_core::limits::Limiter::for_store(&store),
         names: Arc::default(),
         ronin,
+        password_gate: people::password_gate::PasswordGate::default(),
+        form_tokens: http::form_token::FormTokens::new(form_key),
+        in_flight: http::cancel::InFlight::default(),
         metrics,
         search,
         config,
@@ -130,7 +140,10 @@ pub async fn prepare(hub: &Hub) -> Result<Option<catalog::import::ImportReport>,
     Ok(report)
 }
 
-/// Serves `hub` on `listener` until `shutdown` resolves.
+/// Serves `hub` on `listener` until `shutdown` resolves, with the edge's timeouts and
+/// connection cap (`http::server`); then stops accepting, gives in-flight requests the
+/// configured grace, closes what is left, stops the background jobs and closes the store.
+/// Logs "shutting down" when it begins and "stopped" when it is done.
 ///
 /// # Errors
 /// The server's I/O error.
@@ -149,10 +162,15 @@ pub async fn serve(
     let watch = tokio::spawn(help::watch::run_schedule(Arc::clone(&hub)));
     let heads = tokio::spawn(ledger::run_schedule(Arc::clone(&hub)));
     let upkeep = tokio::spawn(telemetry_upkeep(Arc::clone(&hub)));
-    let app = http::router(hub).into_make_service_with_connect_info::<SocketAddr>();
-    let result = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let limits = http::server::EdgeLimits::of(&hub.config);
+    let result = http::server::run(
+        listener,
+        http::router(Arc::clone(&hub)),
+        limits,
+        &hub.metrics,
+        shutdown,
+    )
+    .await;
     if let Some(sender) = sender {
         sender.abort();
     }
@@ -160,6 +178,7 @@ pub async fn serve(
     heads.abort();
     upkeep.abort();
     store.close();
+    tracing::info!("stopped");
     result
 }
 

@@ -40,6 +40,11 @@ pub const START_TIME: &str = "karmadue_process_start_time_seconds";
 /// Always 1, labelled with the `version`.
 pub const BUILD_INFO: &str = "karmadue_build_info";
 
+/// Connections closed on accept because the connection cap was reached.
+pub const CONNECTIONS_REFUSED: &str = "karmadue_connections_refused_total";
+/// Connections being served now.
+pub const CONNECTIONS_OPEN: &str = "karmadue_connections_open";
+
 /// The `bucket` values of [`RATE_LIMITED`].
 pub const RATE_LIMIT_BUCKETS: [&str; 4] = ["address", "tier", "tool", "quota"];
 
@@ -96,6 +101,10 @@ impl HubMetrics {
             ),
             text(STORE_BATCHES, "Write batches the store's writer committed."),
             text(
+                CONNECTIONS_REFUSED,
+                "Connections closed on accept: the connection cap was reached.",
+            ),
+            text(
                 STORE_JOBS,
                 "Write jobs committed (refused jobs are rolled back).",
             ),
@@ -122,6 +131,7 @@ impl HubMetrics {
         for (name, text) in [
             text(EVENT_LOG_HEAD, "The event log's head seq (its row count)."),
             text(START_TIME, "When this hub started, Unix seconds."),
+            text(CONNECTIONS_OPEN, "Connections being served now."),
             text(BUILD_INFO, "Always 1; the version is a label."),
         ] {
             recorder.describe_gauge(name, None, text);
@@ -136,6 +146,7 @@ impl HubMetrics {
             ),
         };
         // Present from the first scrape, at zero.
+        let _ = counter(&recorder, Key::from_static_name(CONNECTIONS_REFUSED));
         for bucket in RATE_LIMIT_BUCKETS {
             let _ = counter(&recorder, rate_limited_key(bucket));
         }
@@ -144,6 +155,9 @@ impl HubMetrics {
         recorder
             .register_gauge(&Key::from_static_name(START_TIME), &METADATA)
             .set(start_s);
+        recorder
+            .register_gauge(&Key::from_static_name(CONNECTIONS_OPEN), &METADATA)
+            .set(0.0);
         recorder
             .register_gauge(
                 &Key::from_parts(
@@ -221,6 +235,20 @@ impl HubMetrics {
     /// One `rate_limited` refusal; `bucket` is one of [`RATE_LIMIT_BUCKETS`].
     pub fn rate_limited(&self, bucket: &'static str) {
         counter(&self.recorder, rate_limited_key(bucket)).increment(1);
+    }
+
+    /// One connection closed on accept at the connection cap.
+    pub fn connection_refused(&self) {
+        counter(&self.recorder, Key::from_static_name(CONNECTIONS_REFUSED)).increment(1);
+    }
+
+    /// Sets the open connections gauge.
+    pub fn set_open_connections(&self, open: usize) {
+        #[allow(clippy::cast_precision_loss)] // far fewer than 2^53 connections
+        let open = open as f64;
+        self.recorder
+            .register_gauge(&Key::from_static_name(CONNECTIONS_OPEN), &METADATA)
+            .set(open);
     }
 
     /// Sets the event log head gauge.

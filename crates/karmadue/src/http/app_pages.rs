@@ -4,9 +4,10 @@
 //! handlers read the form, check the CSRF token, call one function and present the result.
 //!
 //! Cookies: `kd_session` (the session token; HttpOnly, SameSite=Lax, Secure when the public URL
-//! is https) and, before sign-in, `kd_form` (a random value the sign-up and sign-in forms must
-//! echo: a double-submit CSRF token). Signed-in forms carry the session's own CSRF token. Every
-//! page is `no-store`, may not be framed, and sends no referrer.
+//! is https) and, before sign-in, `kd_form` (a token the sign-up and sign-in forms must echo:
+//! a double-submit CSRF token the hub signs, so a client cannot make one up; `form_token`).
+//! Signed-in forms carry the session's own CSRF token. Every page is `no-store`, may not be
+//! framed, and sends no referrer.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -127,13 +128,14 @@ fn error_status(error: &AppError) -> StatusCode {
     match error {
         AppError::Invalid(_) | AppError::WrongCredentials => StatusCode::BAD_REQUEST,
         AppError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+        AppError::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
         AppError::NotFound => StatusCode::NOT_FOUND,
         AppError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 
 fn with_retry_after(mut response: Response, error: &AppError) -> Response {
-    if let AppError::RateLimited { retry_after_s } = error
+    if let AppError::RateLimited { retry_after_s } | AppError::Busy { retry_after_s } = error
         && let Ok(value) = HeaderValue::from_str(&retry_after_s.to_string())
     {
         response.headers_mut().insert(header::RETRY_AFTER, value);
@@ -149,6 +151,15 @@ fn forbidden_form(signed_in: bool) -> Response {
         "<p class=\"error\">The form's security token did not match. Go back, reload the page and try again.</p>",
         &[],
     )
+}
+
+/// The pre-sign-in form's token when the `kd_form` cookie and the `csrf` field hold the same
+/// token and it is one this hub made within the hour (`http::form_token`); `None` otherwise.
+fn form_token(hub: &Hub, headers: &HeaderMap, form: &HashMap<String, String>) -> Option<String> {
+    cookie(headers, FORM_COOKIE).filter(|token| {
+        same_token(token, field(form, "csrf"))
+            && hub.form_tokens.is_valid(token, hub.clock.now_ms())
+    })
 }
 
 /// The live session behind the `kd_session` cookie.
@@ -213,7 +224,10 @@ async fn account_page(hub: &Hub, headers: &HeaderMap, sign_up: bool) -> Response
     if matches!(current(hub, headers).await, Ok(Some(_))) {
         return redirect("/you", &[]);
     }
-    let token = kd_core::random::random_id::<16>(hub.random.as_ref(), "");
+    let token = hub.form_tokens.mint(
+        hub.clock.now_ms(),
+        kd_core::random::random_bytes::<16>(hub.random.as_ref()),
+    );
     let (title, action) = if sign_up {
         ("Sign up", "/signup")
     } else {
@@ -245,15 +259,16 @@ pub async fn signin_page(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Res
 }
 
 /// `POST /signup` (`csrf`, `email`, `display_name`, `password`): creates the account, signs in
-/// and redirects to `/you`. Refusals re-show the form (400; 403 on a CSRF mismatch).
+/// and redirects to `/you`. Refusals re-show the form (400; 403 on a CSRF mismatch; 429 past
+/// 5 attempts a minute per email or address and 503 while password hashing is busy, both with
+/// `Retry-After`).
 pub async fn signup(
     State(hub): State<Arc<Hub>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     Form(form): Form<HashMap<String, String>>,
 ) -> Response {
-    let Some(expected) =
-        cookie(&headers, FORM_COOKIE).filter(|token| same_token(token, field(&form, "csrf")))
-    else {
+    let Some(expected) = form_token(&hub, &headers, &form) else {
         return forbidden_form(false);
     };
     match people::sign_up(
@@ -261,6 +276,7 @@ pub async fn signup(
         field(&form, "email"),
         field(&form, "display_name"),
         field(&form, "password"),
+        Some(peer.ip()),
     )
     .await
     {
@@ -279,7 +295,10 @@ pub async fn signup(
                 field(&form, "email"),
                 true,
             );
-            page(error_status(&error), "Sign up", false, &body, &[])
+            with_retry_after(
+                page(error_status(&error), "Sign up", false, &body, &[]),
+                &error,
+            )
         }
     }
 }
@@ -301,9 +320,7 @@ pub async fn signin(
     headers: HeaderMap,
     Form(form): Form<HashMap<String, String>>,
 ) -> Response {
-    let Some(expected) =
-        cookie(&headers, FORM_COOKIE).filter(|token| same_token(token, field(&form, "csrf")))
-    else {
+    let Some(expected) = form_token(&hub, &headers, &form) else {
         return forbidden_form(false);
     };
     match people::sign_in(

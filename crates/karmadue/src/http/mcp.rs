@@ -2,7 +2,8 @@
 //!
 //! Both eras on one endpoint (notes/mcp-oauth.md §1.1, "dual-era"):
 //! - handshake era (2025-11-25, 2025-06-18, 2025-03-26): `initialize`, notifications → 202
-//!   with no body, `ping`, `tools/list`, `tools/call`;
+//!   with no body (`notifications/cancelled` also stops the running call it names:
+//!   [`super::cancel`]), `ping`, `tools/list`, `tools/call`;
 //! - stateless era (2026-07-28), chosen when `params._meta` carries
 //!   `io.modelcontextprotocol/protocolVersion`: `server/discover`, `tools/list`, `tools/call`,
 //!   `resultType` on every result, `ttlMs`/`cacheScope` on lists, and the `MCP-Protocol-Version`
@@ -180,9 +181,23 @@ pub async fn post_endpoint(
             );
         }
     };
-    let id: Option<Value> = envelope
-        .id
-        .and_then(|raw| serde_json::from_str(raw.get()).ok());
+    // An id that is there but cannot be read (a lone surrogate, nesting past serde_json's
+    // depth limit) is not a notification: the message is an Invalid Request (id null).
+    let id: Option<Value> = match envelope.id.map(|raw| serde_json::from_str(raw.get())) {
+        None => None,
+        Some(Ok(id)) => Some(id),
+        Some(Err(_)) => {
+            return reply(
+                StatusCode::BAD_REQUEST,
+                error_message(
+                    None,
+                    INVALID_REQUEST,
+                    "The request id cannot be read: it must be a string or an integer.",
+                    None,
+                ),
+            );
+        }
+    };
     if envelope.jsonrpc.as_deref() != Some("2.0") {
         return reply(
             StatusCode::BAD_REQUEST,
@@ -209,7 +224,13 @@ pub async fn post_endpoint(
         );
     };
     let Some(id) = id else {
-        // A notification (no id): accepted, no body.
+        // A notification (no id): accepted, no body. A cancellation stops the running
+        // request it names (`cancel`).
+        if method == "notifications/cancelled"
+            && let Some(session) = live_session(&hub, &headers)
+        {
+            super::cancel::cancel_from(&hub.in_flight, session, envelope.params);
+        }
         return accepted();
     };
     // MCP (basic/index "Requests"): a request id is a string or an integer, never null.
@@ -280,7 +301,10 @@ pub async fn post_endpoint(
                 peer,
                 request_id: &request_id,
             };
-            call_tool(&hub, call, &mut notifications).await
+            match cancellable_call(&hub, call, &id, &mut notifications).await {
+                Some(outcome) => outcome,
+                None => return super::cancel::no_result(&request_id),
+            }
         }
         _ => Err((
             if era == Era::Modern {
@@ -357,6 +381,32 @@ fn session_id_valid(hub: &Hub, session: &str) -> bool {
 
 fn accepted() -> Response {
     StatusCode::ACCEPTED.into_response()
+}
+
+/// The handshake-era session a request carries, when it is one this hub issued.
+fn live_session<'h>(hub: &Hub, headers: &'h HeaderMap) -> Option<&'h str> {
+    headers
+        .get(SESSION_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .filter(|session| session_id_valid(hub, session))
+}
+
+/// [`call_tool`], stopped if a `notifications/cancelled` of its session names `id` while it
+/// runs (then `None`).
+async fn cancellable_call(
+    hub: &Arc<Hub>,
+    call: ToolCall<'_>,
+    id: &Value,
+    notifications: &mut Vec<Value>,
+) -> Option<Result<Value, (StatusCode, i64, String)>> {
+    let Some(session) = live_session(hub, call.headers) else {
+        return Some(call_tool(hub, call, notifications).await);
+    };
+    let mut running = hub.in_flight.register(session, id);
+    tokio::select! {
+        outcome = call_tool(hub, call, notifications) => Some(outcome),
+        () = running.cancelled() => None,
+    }
 }
 
 /// Picks the era and applies the 2026-07-28 header rules.
@@ -670,25 +720,10 @@ fn respond_events(status: StatusCode, messages: &[Value], request_id: &str) -> R
     response
 }
 
-/// DNS-rebinding protection (MCP transport "Security"): the `Host` must name this hub (its
-/// public host or a loopback name), and an `Origin`, when sent, must too. Otherwise 403.
+/// DNS-rebinding protection (`origin`): 403 with a JSON-RPC error unless the `Host` and the
+/// `Origin` belong to this hub.
 fn check_host_and_origin(hub: &Hub, headers: &HeaderMap) -> Option<Response> {
-    let allowed = allowed_hosts(hub);
-    let host_ok = headers
-        .get(header::HOST)
-        .and_then(|value| value.to_str().ok())
-        .is_none_or(|host| allowed.iter().any(|name| *name == hostname(host)));
-    let origin_ok = headers
-        .get(header::ORIGIN)
-        .and_then(|value| value.to_str().ok())
-        .is_none_or(|origin| {
-            origin.split_once("://").is_some_and(|(_, rest)| {
-                allowed
-                    .iter()
-                    .any(|name| *name == hostname(rest.split('/').next().unwrap_or("")))
-            })
-        });
-    if host_ok && origin_ok {
+    if super::origin::allowed(hub, headers) {
         return None;
     }
     let message = error_message(
@@ -700,35 +735,4 @@ fn check_host_and_origin(hub: &Hub, headers: &HeaderMap) -> Option<Response> {
     let mut response = (StatusCode::FORBIDDEN, message.to_string()).into_response();
     super::json_content_type(response.headers_mut());
     Some(response)
-}
-
-fn allowed_hosts(hub: &Hub) -> Vec<String> {
-    let mut names = vec![
-        "localhost".to_owned(),
-        "127.0.0.1".to_owned(),
-        "[::1]".to_owned(),
-        "::1".to_owned(),
-    ];
-    if let Some((_, rest)) = hub.config.public_url.split_once("://") {
-        names.push(hostname(rest.split('/').next().unwrap_or("")).to_owned());
-    }
-    let listen = hub.config.listen.ip();
-    if !listen.is_unspecified() {
-        names.push(match listen {
-            std::net::IpAddr::V6(ip) => format!("[{ip}]"),
-            std::net::IpAddr::V4(ip) => ip.to_string(),
-        });
-    }
-    names
-}
-
-/// The host part of `host[:port]` (keeping IPv6 brackets), lowercased.
-fn hostname(authority: &str) -> String {
-    let authority = authority.trim().to_ascii_lowercase();
-    if authority.starts_with('[') {
-        return authority
-            .split_once(']')
-            .map_or(authority.clone(), |(host, _)| format!("{host}]"));
-    }
-    authority.split(':').next().unwrap_or_default().to_owned()
 }

@@ -11,12 +11,16 @@
 //!   `/metrics`.
 
 pub mod app_pages;
+pub mod cancel;
+pub mod form_token;
 pub mod forum_pages;
 pub mod mcp;
 pub mod observe;
+pub mod origin;
 pub mod pages;
 pub mod resource_page;
 pub mod rest;
+pub mod server;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

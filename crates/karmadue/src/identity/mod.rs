@@ -510,6 +510,17 @@ fn parse_new_key(args: &Args) -> Result<(AgentPublicKey, Vec<u8>, String), ToolE
         .map_err(|_| {
             ToolError::validation("signature", "signature must be base64url of 64 bytes")
         })?;
+    if signature.len() != crate::hub::SIGNATURE_BYTES {
+        return Err(ToolError::new(
+            ErrorCode::BadSignature,
+            format!(
+                "signature decodes to {} bytes; an Ed25519 signature is {} bytes (86 base64url characters)",
+                signature.len(),
+                crate::hub::SIGNATURE_BYTES
+            ),
+        )
+        .with_field("signature"));
+    }
     let challenge_id = args.required_text(&["challenge_id"])?.to_owned();
     Ok((public_key, signature, challenge_id))
 }

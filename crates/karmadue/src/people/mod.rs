@@ -13,6 +13,7 @@
 pub mod agent_tools;
 pub mod findings;
 pub mod mail;
+pub mod password_gate;
 
 use std::net::IpAddr;
 
@@ -173,6 +174,13 @@ pub enum AppError {
         /// Seconds until a try can succeed.
         retry_after_s: i64,
     },
+    /// The hub is busy hashing passwords; come back after `retry_after_s` seconds (nothing was
+    /// done; `password_gate`).
+    #[error("The hub is busy. Try again in {retry_after_s} seconds.")]
+    Busy {
+        /// Seconds to wait before trying again.
+        retry_after_s: i64,
+    },
     /// No such request or agent among the person's own.
     #[error("Nothing of yours matches that. Reload the page.")]
     NotFound,
@@ -225,17 +233,75 @@ fn new_session(hub: &Hub) -> (String, String) {
     )
 }
 
-/// Creates an account and signs the person in.
+/// Creates an account and signs the person in. The cheap checks come first: the form, then
+/// the attempt limit (5 a minute per email and per address, like sign-in), then whether the
+/// email is taken; only then is the password hashed, behind the [`password_gate`].
 ///
 /// # Errors
 /// [`AppError::Invalid`] for a bad email, name or password, or an email already in use;
-/// [`AppError::Internal`].
+/// [`AppError::RateLimited`], [`AppError::Busy`], [`AppError::Internal`]. A refusal stores
+/// nothing but the counted attempt.
 pub async fn sign_up(
     hub: &Hub,
     email: &str,
     display_name: &str,
     password: &str,
+    ip: Option<IpAddr>,
 ) -> Result<NewSession, AppError> {
+    let (email, display_name) = check_sign_up(email, display_name, password)?;
+    admit_attempt(hub, "signup", &email, ip).await?;
+    let lookup = email.clone();
+    let taken = hub
+        .store
+        .read(move |conn| accounts::find_by_email(conn, &lookup))
+        .await
+        .map_err(AppError::from)?
+        .is_some();
+    if taken {
+        return Err(email_taken());
+    }
+    let salt = random_bytes::<16>(hub.random.as_ref());
+    let password = password.to_owned();
+    // argon2 is deliberately slow: hash off the async threads, outside the writer, a few at
+    // a time.
+    let hash = hub
+        .password_gate
+        .run(move || accounts::hash_password(&password, salt))
+        .await??;
+    let person_id = random_id::<12>(hub.random.as_ref(), "kdh_");
+    let (token, csrf) = new_session(hub);
+    let stored_token = token.clone();
+    let session = hub
+        .store
+        .write(move |txn| -> Result<Session, AppError> {
+            match accounts::sign_up(txn, &person_id, &email, &display_name, &hash) {
+                Ok(_) => {}
+                // Taken between the check above and this write.
+                Err(accounts::SignUpError::EmailTaken) => return Err(email_taken()),
+                Err(accounts::SignUpError::Store(error)) => return Err(error.into()),
+            }
+            Ok(accounts::start_session(
+                txn.conn(),
+                &stored_token,
+                &csrf,
+                &person_id,
+                txn.now_ms(),
+            )?)
+        })
+        .await??;
+    Ok(NewSession { token, session })
+}
+
+fn email_taken() -> AppError {
+    AppError::Invalid("An account already uses this email. Sign in instead.".into())
+}
+
+/// The sign-up form's checks, nothing stored: the normalized email and the trimmed name.
+fn check_sign_up(
+    email: &str,
+    display_name: &str,
+    password: &str,
+) -> Result<(String, String), AppError> {
     let email = accounts::normalize_email(email)
         .ok_or_else(|| AppError::Invalid("Enter an email address like you@example.org.".into()))?;
     let display_name = display_name.trim().to_owned();
@@ -267,37 +333,40 @@ pub async fn sign_up(
             accounts::MAX_PASSWORD_CHARS
         )));
     }
-    let salt = random_bytes::<16>(hub.random.as_ref());
-    let password = password.to_owned();
-    // argon2 is deliberately slow: hash off the async threads and outside the writer.
-    let hash = tokio::task::spawn_blocking(move || accounts::hash_password(&password, salt))
-        .await
-        .map_err(|_| AppError::Internal)??;
-    let person_id = random_id::<12>(hub.random.as_ref(), "kdh_");
-    let (token, csrf) = new_session(hub);
-    let stored_token = token.clone();
-    let session = hub
+    Ok((email, display_name))
+}
+
+/// Counts one `flow` attempt (`signin`, `signup`) against the email and the address: the
+/// sign-in limiter of [`accounts::admit_signin`] (5 a minute per key), each flow with its own
+/// keys. Sign-in keeps the keys it always had (`email:`, `ip:`).
+///
+/// # Errors
+/// [`AppError::RateLimited`] (nothing counted), [`AppError::Internal`].
+async fn admit_attempt(
+    hub: &Hub,
+    flow: &str,
+    email: &str,
+    ip: Option<IpAddr>,
+) -> Result<(), AppError> {
+    let prefix = if flow == "signin" {
+        String::new()
+    } else {
+        format!("{flow}-")
+    };
+    let mut keys = vec![format!("{prefix}email:{email}")];
+    if let Some(ip) = ip {
+        keys.push(format!("{prefix}ip:{}", ip.to_canonical()));
+    }
+    let refused = hub
         .store
-        .write(move |txn| -> Result<Session, AppError> {
-            match accounts::sign_up(txn, &person_id, &email, &display_name, &hash) {
-                Ok(_) => {}
-                Err(accounts::SignUpError::EmailTaken) => {
-                    return Err(AppError::Invalid(
-                        "An account already uses this email. Sign in instead.".into(),
-                    ));
-                }
-                Err(accounts::SignUpError::Store(error)) => return Err(error.into()),
-            }
-            Ok(accounts::start_session(
-                txn.conn(),
-                &stored_token,
-                &csrf,
-                &person_id,
-                txn.now_ms(),
-            )?)
+        .write(move |txn| -> Result<Option<i64>, AppError> {
+            Ok(accounts::admit_signin(txn.conn(), &keys, txn.now_ms())?)
         })
         .await??;
-    Ok(NewSession { token, session })
+    match refused {
+        Some(retry_after_s) => Err(AppError::RateLimited { retry_after_s }),
+        None => Ok(()),
+    }
 }
 
 /// Signs a person in. Each attempt counts against the email and the address (5 a minute
@@ -313,19 +382,7 @@ pub async fn sign_in(
     ip: Option<IpAddr>,
 ) -> Result<NewSession, AppError> {
     let email = accounts::normalize_email(email).unwrap_or_else(|| email.trim().to_lowercase());
-    let mut keys = vec![format!("email:{email}")];
-    if let Some(ip) = ip {
-        keys.push(format!("ip:{ip}"));
-    }
-    let refused = hub
-        .store
-        .write(move |txn| -> Result<Option<i64>, AppError> {
-            Ok(accounts::admit_signin(txn.conn(), &keys, txn.now_ms())?)
-        })
-        .await??;
-    if let Some(retry_after_s) = refused {
-        return Err(AppError::RateLimited { retry_after_s });
-    }
+    admit_attempt(hub, "signin", &email, ip).await?;
     let lookup = email.clone();
     let found = hub
         .store
@@ -333,16 +390,17 @@ pub async fn sign_in(
         .await
         .map_err(AppError::from)?;
     let password = password.to_owned();
-    let matches = tokio::task::spawn_blocking(move || match found {
-        Some((person, hash)) => accounts::verify_password(&hash, &password).then_some(person),
-        None => {
-            // Spend about the same time for an unknown email as for a wrong password.
-            let _ = accounts::verify_password(dummy_hash(), &password);
-            None
-        }
-    })
-    .await
-    .map_err(|_| AppError::Internal)?;
+    let matches = hub
+        .password_gate
+        .run(move || match found {
+            Some((person, hash)) => accounts::verify_password(&hash, &password).then_some(person),
+            None => {
+                // Spend about the same time for an unknown email as for a wrong password.
+                let _ = accounts::verify_password(dummy_hash(), &password);
+                None
+            }
+        })
+        .await?;
     let person = matches.ok_or(AppError::WrongCredentials)?;
     let (token, csrf) = new_session(hub);
     let stored_token = token.clone();

@@ -7,6 +7,8 @@ mod admission;
 mod app;
 mod badge;
 mod catalog;
+mod connections;
+mod edge;
 mod forum;
 mod heads;
 mod help;

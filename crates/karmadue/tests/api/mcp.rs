@@ -239,11 +239,62 @@ fn foreign_hosts_and_origins_are_refused() {
         403
     );
     assert_eq!(app.mcp_raw(body, &[("host", "localhost:9999")]).status, 200);
-    assert_eq!(
-        app.mcp_raw(body, &[("origin", "http://localhost:3000")])
-            .status,
-        200
-    );
+    // An origin is the hub's own: scheme, host and port (decision 143).
+    let port = app.base.rsplit(':').next().unwrap();
+    for (origin, status) in [
+        (format!("http://localhost:{port}"), 200),
+        (format!("http://127.0.0.1:{port}"), 200),
+        (format!("http://[::1]:{port}"), 200),
+        ("http://localhost:3000".to_owned(), 403),
+        (format!("https://localhost:{port}"), 403),
+        ("null".to_owned(), 403),
+    ] {
+        assert_eq!(
+            app.mcp_raw(body, &[("origin", &origin)]).status,
+            status,
+            "{origin}"
+        );
+    }
+}
+
+#[test]
+fn with_a_public_url_only_its_origin_passes_and_localhost_no_longer_does() {
+    let app = TestApp::start_with(|config| {
+        config.public_url = "https://hub.example.org".into();
+        config.public_url_given = true;
+    });
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let port = app.base.rsplit(':').next().unwrap();
+    for (origin, status) in [
+        ("https://hub.example.org".to_owned(), 200),
+        ("https://HUB.example.org:443".to_owned(), 200),
+        ("http://hub.example.org".to_owned(), 403),
+        ("https://hub.example.org:8443".to_owned(), 403),
+        (format!("http://localhost:{port}"), 403),
+        (format!("http://127.0.0.1:{port}"), 403),
+    ] {
+        assert_eq!(
+            app.mcp_raw(body, &[("origin", &origin)]).status,
+            status,
+            "{origin}"
+        );
+    }
+    // Without an Origin (not a browser) the loopback Host still serves.
+    assert_eq!(app.mcp_raw(body, &[]).status, 200);
+}
+
+#[test]
+fn an_id_the_hub_cannot_read_is_an_invalid_request_not_a_notification() {
+    let app = TestApp::start();
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    for id in [r#""\ud800""#.to_owned(), r#""a\udc00b""#.to_owned(), deep] {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+        let reply = app.mcp_raw(&body, &[]);
+        assert_eq!(reply.status, 400, "{id}: {}", reply.text);
+        let json = reply.json();
+        assert_eq!(json["error"]["code"], -32600, "{id}");
+        assert_eq!(json["id"], serde_json::Value::Null, "{id}");
+    }
 }
 
 #[test]
