@@ -302,24 +302,34 @@ impl Store {
         E: From<StoreError> + Send + 'static,
     {
         let store = self.clone();
-        tokio::task::spawn_blocking(move || {
-            let conn = store.take_reader()?;
-            if let Err(error) = conn.execute_batch("BEGIN") {
-                store.give_back(conn, false);
-                return Err(E::from(error.into()));
-            }
-            let result = work(&conn);
-            let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
-            let ended = conn.execute_batch(end);
-            let reusable = ended.is_ok() && conn.is_autocommit() && conn.is_usable();
-            store.give_back(conn, reusable);
-            match (result, ended) {
-                (Ok(_), Err(error)) => Err(E::from(error.into())),
-                (result, _) => result,
-            }
-        })
-        .await
-        .map_err(|error| E::from(StoreError::Task(error.to_string())))?
+        tokio::task::spawn_blocking(move || store.transact_blocking(work))
+            .await
+            .map_err(|error| E::from(StoreError::Task(error.to_string())))?
+    }
+
+    /// [`Store::transact`] for code that is already on a blocking thread.
+    ///
+    /// # Errors
+    /// As [`Store::transact`].
+    pub fn transact_blocking<T, E, F>(&self, work: F) -> Result<T, E>
+    where
+        F: FnOnce(&Connection) -> Result<T, E>,
+        E: From<StoreError>,
+    {
+        let conn = self.take_reader()?;
+        if let Err(error) = conn.execute_batch("BEGIN") {
+            self.give_back(conn, false);
+            return Err(E::from(error.into()));
+        }
+        let result = work(&conn);
+        let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        let ended = conn.execute_batch(end);
+        let reusable = ended.is_ok() && conn.is_autocommit() && conn.is_usable();
+        self.give_back(conn, reusable);
+        match (result, ended) {
+            (Ok(_), Err(error)) => Err(E::from(error.into())),
+            (result, _) => result,
+        }
     }
 
     fn take_reader(&self) -> Result<Connection, StoreError> {

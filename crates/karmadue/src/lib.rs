@@ -54,6 +54,9 @@ pub enum StartError {
     /// The database could not be opened.
     #[error(transparent)]
     Store(#[from] kd_core::store::StoreError),
+    /// The database is signed by other server keys than this process holds.
+    #[error("{0}")]
+    KeyMismatch(String),
     /// The conformance fixtures were asked for on a non-loopback address.
     #[error("--conformance-fixtures serves test tools and is allowed on a loopback address only")]
     FixturesNotLoopback,
@@ -87,6 +90,14 @@ pub fn open(
         Arc::clone(&clock),
         || random_bytes::<32>(random.as_ref()),
     )?;
+    // Every hub process on the database signs with the same keys (decision 153).
+    for (key_id, public_key) in [
+        (PASSPORT_KEY_ID, passport_key.public_key_b64url()),
+        ("ronin-operator", ronin.operator_pubkey.clone()),
+    ] {
+        kd_core::keys::pin_public_key(&store, key_id, &public_key)?
+            .map_err(StartError::KeyMismatch)?;
+    }
     // The form tokens' key is derived from kd-passport-1's seed (no file, no draw).
     let passport_seed =
         kd_core::keys::load_seed(&config.keys_dir(), PASSPORT_KEY_ID)?.ok_or_else(|| {

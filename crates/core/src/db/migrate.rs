@@ -25,6 +25,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0011_forum.sql"),
     include_str!("../../migrations/0012_ronin.sql"),
     include_str!("../../migrations/0013_rate_slots.sql"),
+    include_str!("../../migrations/0014_server_keys.sql"),
 ];
 
 /// The schema version this binary writes: the number of [`MIGRATIONS`].

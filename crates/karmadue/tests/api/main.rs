@@ -15,6 +15,7 @@ mod help;
 mod identity;
 mod mcp;
 mod metrics;
+mod multi;
 mod outcomes;
 mod people;
 mod preflight;
