@@ -47,6 +47,9 @@ enum Command {
         /// Also show mail already delivered.
         #[arg(long)]
         all: bool,
+        /// The hub's PostgreSQL database, when it runs on one (as `serve --database-url`).
+        #[arg(long, env = "KARMADUE_DATABASE_URL", hide_env_values = true)]
+        database_url: Option<String>,
     },
     /// A signing agent client: keeps your key in ~/.karmadue/agent.json.
     Agent(agent::AgentArgs),
@@ -59,6 +62,9 @@ enum Command {
         /// Files to import.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// The hub's PostgreSQL database, when it runs on one (as `serve --database-url`).
+        #[arg(long, env = "KARMADUE_DATABASE_URL", hide_env_values = true)]
+        database_url: Option<String>,
     },
     /// Print the default access_tiers table as JSON: a starting point for a file to pass to
     /// `serve --access-tiers`.
@@ -153,9 +159,17 @@ fn main() -> ExitCode {
             let ledger = ledger_dir.unwrap_or_else(|| data_dir.join("ledger"));
             ledger_verify(&data_dir, &ledger)
         }
-        Command::Outbox { data_dir, all } => outbox(&data_dir, all),
+        Command::Outbox {
+            data_dir,
+            all,
+            database_url,
+        } => outbox(&data_dir, all, database_url.as_deref()),
         Command::Agent(args) => agent::run(args),
-        Command::Import { data_dir, files } => import(data_dir, &files),
+        Command::Import {
+            data_dir,
+            files,
+            database_url,
+        } => import(data_dir, &files, database_url),
         Command::Tiers => print_tiers(),
     };
     match result {
@@ -371,14 +385,23 @@ fn ledger_verify(data_dir: &std::path::Path, ledger: &std::path::Path) -> anyhow
     Ok(ExitCode::SUCCESS)
 }
 
-fn outbox(data_dir: &std::path::Path, all: bool) -> anyhow::Result<ExitCode> {
-    let path = data_dir.join("karmadue.sqlite");
-    if !path.exists() {
-        anyhow::bail!("no database at {}", path.display());
-    }
-    let conn =
-        kd_core::db::Connection::open_sqlite_read_only(&path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
+fn outbox(
+    data_dir: &std::path::Path,
+    all: bool,
+    database_url: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let conn = match database_url {
+        Some(url) => kd_core::db::Connection::open(&kd_core::db::Location::parse(url))
+            .with_context(|| format!("cannot open {}", kd_core::db::redact_url(url)))?,
+        None => {
+            let path = data_dir.join("karmadue.sqlite");
+            if !path.exists() {
+                anyhow::bail!("no database at {}", path.display());
+            }
+            kd_core::db::Connection::open_sqlite_read_only(&path)
+                .with_context(|| format!("cannot open {}", path.display()))?
+        }
+    };
     let mails = kd_core::outbox::list(&conn, !all)?;
     for mail in &mails {
         let state = match mail.sent_ms {
@@ -398,10 +421,15 @@ fn outbox(data_dir: &std::path::Path, all: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn import(data_dir: PathBuf, files: &[PathBuf]) -> anyhow::Result<ExitCode> {
+fn import(
+    data_dir: PathBuf,
+    files: &[PathBuf],
+    database_url: Option<String>,
+) -> anyhow::Result<ExitCode> {
     use std::io::{BufRead, BufReader, Read};
     let mut config = Config::new(DEFAULT_LISTEN.parse()?, data_dir, None);
     config.bundled_catalog = false;
+    config.database_url = database_url.map(kd_core::config::Secret::new);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

@@ -77,7 +77,33 @@ pub fn migrate(conn: &Connection, now_ms: i64) -> Result<(), StoreError> {
     apply(conn, now_ms)
 }
 
+/// A PostgreSQL database must be UTF8 (kd-mcp-v1 hashes text as UTF-8, as jsonb prints it);
+/// a collation other than C sorts text otherwise than SQLite does (listings ordered by id or
+/// name), which the hub logs once.
+fn check_postgres_database(conn: &Connection) -> Result<(), StoreError> {
+    let (encoding, collation): (String, String) = conn.query_row(
+        "SELECT pg_encoding_to_char(encoding), datcollate FROM pg_database WHERE datname = current_database()",
+        [],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
+    if encoding != "UTF8" {
+        return Err(StoreError::Invalid(format!(
+            "the database's encoding is {encoding}; KarmaDue needs UTF8 (createdb --encoding=UTF8 --locale=C --template=template0)"
+        )));
+    }
+    if !matches!(collation.as_str(), "C" | "POSIX" | "C.UTF-8" | "C.utf8") {
+        tracing::warn!(
+            %collation,
+            "the database's collation is not C: text sorts differently than on SQLite (createdb --locale=C)"
+        );
+    }
+    Ok(())
+}
+
 fn apply(conn: &Connection, now_ms: i64) -> Result<(), StoreError> {
+    if conn.backend() == Backend::Postgres {
+        check_postgres_database(conn)?;
+    }
     let applied = version(conn)?;
     let known = latest();
     if applied > known {

@@ -193,11 +193,11 @@ impl TestApp {
                     .unwrap();
                 }
             }
-            std::fs::copy(
-                template.data.join("keys").join("kd-passport-1.key"),
-                data.join("keys").join("kd-passport-1.key"),
-            )
-            .unwrap();
+            // The server keys the template's database was made with (and pinned).
+            for entry in std::fs::read_dir(template.data.join("keys")).unwrap() {
+                let path = entry.unwrap().path();
+                std::fs::copy(&path, data.join("keys").join(path.file_name().unwrap())).unwrap();
+            }
         })
     }
 

@@ -129,3 +129,32 @@ fn a_hub_with_another_key_refuses_the_database() {
     );
     assert_eq!(first.log_len(), before, "nothing written");
 }
+
+/// The once-a-day jobs run once a day in total: each checks and marks its day inside the
+/// writer's transaction, which the chain-head lock serializes across the hubs, so the second
+/// hub finds the day done. Two hubs publishing the day's log head at once make one head, and
+/// each hub's ledger folder holds that same head.
+#[test]
+fn two_hubs_publishing_at_once_make_one_head_a_day() {
+    let Some((first, second)) = pair() else {
+        return;
+    };
+    first.register("Head Writer");
+    let (a, b) = std::thread::scope(|scope| {
+        let a = scope.spawn(|| first.block_on(kd_karmadue::ledger::publish(&first.hub)).unwrap());
+        let b = scope.spawn(|| second.block_on(kd_karmadue::ledger::publish(&second.hub)).unwrap());
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    let (a, b) = (a.today.unwrap(), b.today.unwrap());
+    assert_eq!(a, b, "one head for the day");
+    let heads = first
+        .hub
+        .store
+        .read_blocking(|conn| kd_core::heads::since(conn, ""))
+        .unwrap();
+    assert_eq!(heads.len(), 1, "{heads:?}");
+    for app in [&first, &second] {
+        let file = app.hub.config.ledger_path().join("heads").join(format!("{}.json", a.day));
+        assert!(file.exists(), "{}", file.display());
+    }
+}

@@ -1,0 +1,143 @@
+//! Two `karmadue serve` processes on one PostgreSQL database, one killed with SIGKILL under
+//! write load: the other keeps serving, every write either process acknowledged is in the
+//! database, and the chain verifies (docs/decisions.md 151). Runs when `KD_TEST_PG_URL` names
+//! a server (scripts/test starts one; required with `KD_REQUIRE_PG=1`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_karmadue");
+
+struct Hub {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(data_dir: &Path, database: &str) -> Hub {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--bundled-catalog", "false", "--data-dir"])
+        .arg(data_dir)
+        .env("KARMADUE_DATABASE_URL", database)
+        .env("KARMADUE_LOG", "warn")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let addr = first
+        .strip_prefix("KarmaDue hub listening on ")
+        .expect(&first)
+        .trim()
+        .to_owned();
+    std::thread::spawn(move || for _ in lines {});
+    Hub {
+        child,
+        url: format!("http://{addr}"),
+    }
+}
+
+/// Registers a new agent through `karmadue agent new`; its id when the hub acknowledged it.
+fn register(hub_url: &str, key_file: &Path, n: u64) -> Option<String> {
+    // Names far apart (a lookalike of a taken name is refused).
+    let name = format!("Crash {:08x}", n.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32);
+    let output = Command::new(BIN)
+        .args(["agent", "new", "--name", &name])
+        .env("KARMADUE_HUB", hub_url)
+        .env("KARMADUE_AGENT_FILE", key_file)
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let reply: serde_json::Value = serde_json::from_slice(&output.stdout).ok()?;
+    reply["data"]["agent_id"].as_str().map(str::to_owned)
+}
+
+#[test]
+fn a_hub_killed_under_write_load_loses_no_acknowledged_write() {
+    let Some(url) = kd_core::db::testing::scratch_postgres() else {
+        eprintln!("skipped: no PostgreSQL (KD_TEST_PG_URL)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let victim = start(&dir.path().join("a"), &url);
+    // The second process signs with the same keys (decision 153).
+    std::fs::create_dir_all(dir.path().join("b")).unwrap();
+    let keys = dir.path().join("a").join("keys");
+    std::fs::create_dir_all(dir.path().join("b").join("keys")).unwrap();
+    for entry in std::fs::read_dir(&keys).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, dir.path().join("b").join("keys").join(path.file_name().unwrap()))
+            .unwrap();
+    }
+    let survivor = start(&dir.path().join("b"), &url);
+    let urls = [victim.url.clone(), survivor.url.clone()];
+    let victim = Arc::new(Mutex::new(Some(victim)));
+
+    let acknowledged = Arc::new(Mutex::new(Vec::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let next = Arc::new(AtomicU64::new(0));
+    let workers: Vec<_> = (0..4)
+        .map(|worker| {
+            let (url, acknowledged, stop, next) = (
+                urls[worker % 2].clone(),
+                Arc::clone(&acknowledged),
+                Arc::clone(&stop),
+                Arc::clone(&next),
+            );
+            let keys = dir.path().join(format!("keys-{worker}"));
+            std::fs::create_dir_all(&keys).unwrap();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    let n = next.fetch_add(1, Ordering::SeqCst);
+                    if let Some(id) = register(&url, &keys.join(format!("{n}.json")), n) {
+                        acknowledged.lock().unwrap().push(id);
+                    }
+                }
+            })
+        })
+        .collect();
+    let started = Instant::now();
+    std::thread::sleep(Duration::from_secs(3));
+    let before_kill = acknowledged.lock().unwrap().len();
+    drop(victim.lock().unwrap().take()); // SIGKILL (Child::kill) and reap
+    std::thread::sleep(Duration::from_secs(2));
+    stop.store(true, Ordering::SeqCst);
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    assert!(before_kill > 4, "the load ran ({before_kill} writes in {:?})", started.elapsed());
+    assert!(acknowledged.len() > before_kill, "the survivor kept serving");
+
+    // The survivor still serves writes, and every acknowledged write is in the database.
+    let last = register(&survivor.url, &dir.path().join("last.json"), u64::MAX / 3);
+    assert!(last.is_some(), "the survivor registers after the kill");
+    let conn = kd_core::db::Connection::open(&kd_core::db::Location::Postgres(url)).unwrap();
+    for id in acknowledged.iter().chain(last.iter()) {
+        let found: i64 = conn
+            .query_row("SELECT COUNT(*) FROM agents WHERE agent_id = ?1", [id], |row| row.get(0))
+            .unwrap();
+        assert_eq!(found, 1, "acknowledged agent {id} is missing");
+    }
+    let report = kd_core::eventlog::verify_chain(&conn).unwrap().unwrap();
+    assert!(report.rows >= i64::try_from(acknowledged.len()).unwrap());
+    eprintln!(
+        "{} acknowledged writes ({before_kill} before the kill), chain of {} rows verified",
+        acknowledged.len(),
+        report.rows
+    );
+}
