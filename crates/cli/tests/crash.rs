@@ -26,10 +26,12 @@ impl Drop for Hub {
     }
 }
 
-fn start(data_dir: &Path, database: &str) -> Hub {
+fn start(data_dir: &Path, database: &str, tiers: &Path) -> Hub {
     let mut child = Command::new(BIN)
         .args(["serve", "--listen", "127.0.0.1:0", "--bundled-catalog", "false", "--data-dir"])
         .arg(data_dir)
+        .arg("--access-tiers")
+        .arg(tiers)
         .env("KARMADUE_DATABASE_URL", database)
         .env("KARMADUE_LOG", "warn")
         .stdout(Stdio::piped())
@@ -73,7 +75,15 @@ fn a_hub_killed_under_write_load_loses_no_acknowledged_write() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let victim = start(&dir.path().join("a"), &url);
+    // Every registration comes from one address, whose limits the two hubs share exactly:
+    // roomier limits, so that the load is not refused.
+    let tiers = dir.path().join("tiers.json");
+    std::fs::write(
+        &tiers,
+        serde_json::to_string(&kd_core::tiers::AccessTiers::default().scaled(1000)).unwrap(),
+    )
+    .unwrap();
+    let victim = start(&dir.path().join("a"), &url, &tiers);
     // The second process signs with the same keys (decision 153).
     std::fs::create_dir_all(dir.path().join("b")).unwrap();
     let keys = dir.path().join("a").join("keys");
@@ -83,7 +93,7 @@ fn a_hub_killed_under_write_load_loses_no_acknowledged_write() {
         std::fs::copy(&path, dir.path().join("b").join("keys").join(path.file_name().unwrap()))
             .unwrap();
     }
-    let survivor = start(&dir.path().join("b"), &url);
+    let survivor = start(&dir.path().join("b"), &url, &tiers);
     let urls = [victim.url.clone(), survivor.url.clone()];
     let victim = Arc::new(Mutex::new(Some(victim)));
 
