@@ -92,49 +92,41 @@ fn postgres_columns(conn: &Connection) -> Columns {
     all
 }
 
-/// index name -> (table, unique, columns or expressions, partial condition present)
-fn sqlite_indexes(conn: &Connection) -> BTreeMap<String, (String, bool, bool)> {
-    conn.prepare_cached(
-        "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL",
-    )
-    .unwrap()
-    .query_map([], |row| {
-        let sql: String = row.get(2)?;
-        Ok((
-            row.get::<String>(0)?,
-            (
-                row.get::<String>(1)?,
-                sql.to_ascii_uppercase().starts_with("CREATE UNIQUE"),
-                sql.to_ascii_uppercase().contains(" WHERE "),
-            ),
-        ))
-    })
-    .unwrap()
-    .collect::<Result<_, _>>()
-    .unwrap()
+/// index name -> (table, unique, partial), from a query of (name, table, CREATE INDEX text).
+fn indexes(conn: &Connection, sql: &str) -> BTreeMap<String, (String, bool, bool)> {
+    conn.prepare_cached(sql)
+        .unwrap()
+        .query_map([], |row| {
+            let text = row.get::<String>(2)?.to_ascii_uppercase();
+            Ok((
+                row.get::<String>(0)?,
+                (
+                    row.get::<String>(1)?,
+                    text.starts_with("CREATE UNIQUE"),
+                    text.contains(" WHERE "),
+                ),
+            ))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
 }
 
+fn sqlite_indexes(conn: &Connection) -> BTreeMap<String, (String, bool, bool)> {
+    indexes(
+        conn,
+        "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL",
+    )
+}
+
+/// The indexes of the schema, without those backing a constraint (primary keys, UNIQUE).
 fn postgres_indexes(conn: &Connection) -> BTreeMap<String, (String, bool, bool)> {
-    conn.prepare_cached(
+    indexes(
+        conn,
         "SELECT indexname, tablename, indexdef FROM pg_indexes
          WHERE schemaname = current_schema() AND tablename <> 'schema_migrations'
            AND indexname NOT IN (SELECT conname FROM pg_constraint)",
     )
-    .unwrap()
-    .query_map([], |row| {
-        let sql: String = row.get(2)?;
-        Ok((
-            row.get::<String>(0)?,
-            (
-                row.get::<String>(1)?,
-                sql.to_ascii_uppercase().starts_with("CREATE UNIQUE"),
-                sql.to_ascii_uppercase().contains(" WHERE "),
-            ),
-        ))
-    })
-    .unwrap()
-    .collect::<Result<_, _>>()
-    .unwrap()
 }
 
 /// Unique constraints declared inline (`UNIQUE` on a column): (table, column).

@@ -10,31 +10,47 @@
 /// parentheses), in either form (`LIMIT n` or `LIMIT offset, n`).
 #[test]
 fn no_sql_binds_a_bare_limit_count() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut offenders = Vec::new();
-    let mut files = 0;
+    let files = workspace_files(|path| {
+        path.extension().is_some_and(|ext| ext == "rs")
+            // This file's own examples are SQL on purpose.
+            && !path.ends_with("tests/api/sql.rs")
+    });
+    for (relative, path) in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        for count in limit_counts(&text) {
+            if bare_parameter(count) {
+                offenders.push(format!("{relative}: LIMIT {count}"));
+            }
+        }
+    }
+    assert!(files.len() > 50, "the lint found only {} source files", files.len());
+    assert!(offenders.is_empty(), "bare LIMIT parameters: {offenders:?}");
+}
+
+/// The files under `crates/` and `bench/` that `keep` accepts, as (path relative to the
+/// workspace, path), for the lints over the project's own text.
+pub(crate) fn workspace_files(
+    keep: impl Fn(&std::path::Path) -> bool,
+) -> Vec<(String, std::path::PathBuf)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap();
+    let mut files = Vec::new();
     let mut stack = vec![root.join("crates"), root.join("bench")];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|ext| ext == "rs")
-                // This file's own examples are SQL on purpose.
-                && !path.ends_with("tests/api/sql.rs")
-            {
-                files += 1;
-                let text = std::fs::read_to_string(&path).unwrap();
-                for count in limit_counts(&text) {
-                    if bare_parameter(count) {
-                        offenders.push(format!("{}: LIMIT {count}", path.display()));
-                    }
-                }
+            } else if keep(&path) {
+                let relative = path.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+                files.push((relative, path));
             }
         }
     }
-    assert!(files > 50, "the lint found only {files} source files");
-    assert!(offenders.is_empty(), "bare LIMIT parameters: {offenders:?}");
+    files
 }
 
 /// The row-count operand of every `LIMIT` in `text`, as a whitespace-separated token.
