@@ -216,6 +216,44 @@ pub fn jwks(keys: &[&ServerKey]) -> serde_json::Value {
     serde_json::json!({ "keys": keys.iter().map(|key| key.jwk()).collect::<Vec<_>>() })
 }
 
+/// Pins `public_key` as the database's key `key_id` when none is pinned yet, and otherwise
+/// checks that it is the one pinned (table `server_keys`). Several hub processes on one
+/// PostgreSQL database must all sign with the same keys.
+///
+/// # Errors
+/// `Ok(Err(message))` naming both keys when this process holds another one; `Err` when the
+/// store fails.
+pub fn pin_public_key(
+    store: &crate::store::Store,
+    key_id: &str,
+    public_key: &str,
+) -> Result<Result<(), String>, crate::store::StoreError> {
+    let (key_id, public_key) = (key_id.to_owned(), public_key.to_owned());
+    let now_ms = store.clock().now_ms();
+    let store = store.clone();
+    crate::db::off_runtime(move || {
+        store.transact_blocking(move |conn| -> Result<_, crate::store::StoreError> {
+            conn.execute(
+                "INSERT INTO server_keys (key_id, public_key, pinned_ms) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (key_id) DO NOTHING",
+                crate::params![key_id, public_key, now_ms],
+            )?;
+            let pinned: String = conn.query_row(
+                "SELECT public_key FROM server_keys WHERE key_id = ?1",
+                [&key_id],
+                |row| row.get(0),
+            )?;
+            Ok(if pinned == public_key {
+                Ok(())
+            } else {
+                Err(format!(
+                    "this database's hubs sign with {key_id} {pinned}, but this process holds {public_key}: copy the keys folder of the hub that first opened the database (docs/decisions.md 153)"
+                ))
+            })
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,42 +300,4 @@ mod tests {
         assert!(!other.verify_text("passport v1", &signature));
         assert!(key.clone().verify_text("passport v1", &signature));
     }
-}
-
-/// Pins `public_key` as the database's key `key_id` when none is pinned yet, and otherwise
-/// checks that it is the one pinned (table `server_keys`). Several hub processes on one
-/// PostgreSQL database must all sign with the same keys.
-///
-/// # Errors
-/// `Ok(Err(message))` naming both keys when this process holds another one; `Err` when the
-/// store fails.
-pub fn pin_public_key(
-    store: &crate::store::Store,
-    key_id: &str,
-    public_key: &str,
-) -> Result<Result<(), String>, crate::store::StoreError> {
-    let (key_id, public_key) = (key_id.to_owned(), public_key.to_owned());
-    let now_ms = store.clock().now_ms();
-    let store = store.clone();
-    crate::db::off_runtime(move || {
-        store.transact_blocking(move |conn| -> Result<_, crate::store::StoreError> {
-            conn.execute(
-                "INSERT INTO server_keys (key_id, public_key, pinned_ms) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (key_id) DO NOTHING",
-                crate::params![key_id, public_key, now_ms],
-            )?;
-            let pinned: String = conn.query_row(
-                "SELECT public_key FROM server_keys WHERE key_id = ?1",
-                [&key_id],
-                |row| row.get(0),
-            )?;
-            Ok(if pinned == public_key {
-                Ok(())
-            } else {
-                Err(format!(
-                    "this database's hubs sign with {key_id} {pinned}, but this process holds {public_key}: copy the keys folder of the hub that first opened the database (docs/decisions.md 153)"
-                ))
-            })
-        })
-    })
 }

@@ -133,7 +133,7 @@ impl Limiter {
         match &self.place {
             Place::Memory(buckets) => Ok(take_in_memory(buckets, charges, now_ms)),
             Place::Shared { store, takes } => {
-                let sweep = takes.lock().map_or(false, |mut count| {
+                let sweep = takes.lock().is_ok_and(|mut count| {
                     *count += 1;
                     *count % SHARED_SWEEP_EVERY == 0
                 });

@@ -3,6 +3,8 @@
 //! after migrating from empty. Runs when `KD_TEST_PG_URL` names a server (required with
 //! `KD_REQUIRE_PG=1`, as scripts/test sets).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
 use std::collections::BTreeMap;
 
 use kd_core::db::{Backend, Connection, Location, migrate};

@@ -137,10 +137,10 @@ pub fn end_read(conn: &Connection) -> Result<()> {
 }
 
 /// The advisory lock key of the chain head (an arbitrary constant: "kd-head" in ASCII).
-pub const HEAD_LOCK: i64 = 0x6b64_2d68_6561_64;
+pub const HEAD_LOCK: i64 = 0x006b_642d_6865_6164;
 
 /// The advisory lock key migrations run under, so hubs starting at once migrate once.
-pub const MIGRATION_LOCK: i64 = 0x6b64_2d6d_6967_72;
+pub const MIGRATION_LOCK: i64 = 0x006b_642d_6d69_6772;
 
 /// Whether table `name` exists (a database made before it was added has none).
 ///

@@ -94,10 +94,7 @@ pub fn redact_url(url: &str) -> String {
 /// `url` with its database name replaced by `database` (the path of a PostgreSQL URL).
 pub fn postgres_url_with_database(url: &str, database: &str) -> String {
     let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
-    let authority_end = base
-        .find("://")
-        .map_or(0, |at| at + 3)
-        .max(0);
+    let authority_end = base.find("://").map_or(0, |at| at + 3);
     let path_start = base[authority_end..]
         .find('/')
         .map_or(base.len(), |at| authority_end + at);
@@ -576,7 +573,7 @@ pub struct Connection {
 
 enum Inner {
     Sqlite(rusqlite::Connection),
-    Postgres(std::cell::RefCell<pg::Client>),
+    Postgres(Box<std::cell::RefCell<pg::Client>>),
 }
 
 impl fmt::Debug for Connection {
@@ -594,7 +591,9 @@ impl Connection {
     pub fn open(location: &Location) -> Result<Self> {
         let inner = match location {
             Location::Sqlite(path) => Inner::Sqlite(sqlite::open(path)?),
-            Location::Postgres(url) => Inner::Postgres(std::cell::RefCell::new(pg::Client::connect(url)?)),
+            Location::Postgres(url) => {
+                Inner::Postgres(Box::new(std::cell::RefCell::new(pg::Client::connect(url)?)))
+            }
         };
         Ok(Self { inner })
     }

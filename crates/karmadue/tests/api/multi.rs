@@ -114,13 +114,14 @@ fn a_hub_with_another_key_refuses_the_database() {
     let mut config = Config::new("127.0.0.1:0".parse().unwrap(), dir.path().join("data"), None);
     config.database_url = first.hub.config.database_url.clone();
     let before = first.log_len();
-    let refused = kd_karmadue::open(
+    let opened = kd_karmadue::open(
         config,
         Arc::new(kd_core::clock::ManualClock::new(crate::app::START_MS)),
         Arc::new(kd_core::random::SeededRandom::new(99)),
-    )
-    .err()
-    .expect("a hub with another key must not start");
+    );
+    let Err(refused) = opened else {
+        panic!("a hub with another key must not start");
+    };
     let message = refused.to_string();
     assert!(message.contains("kd-passport-1"), "{message}");
     assert!(
