@@ -42,13 +42,18 @@ enum AgentCommand {
         #[arg(long, default_value = "karmadue-cli")]
         platform: String,
     },
-    /// Call a tool. Writes that take agent_id are signed (agent_id is added when missing).
+    /// Call a tool, signed as this agent whenever its key file is there (kd-mcp-v1; reads
+    /// also name the agent in x-karmadue-agent, so a check's receipt can be reported on).
+    /// Writes that take agent_id get it added when missing.
     Call {
         /// Tool name.
         tool: String,
         /// Arguments as a JSON object.
         #[arg(long, default_value = "{}")]
         args: String,
+        /// Call without signing, as an anonymous caller, even when a key is loaded.
+        #[arg(long)]
+        anonymous: bool,
     },
     /// Show this agent as the hub sees it (verify_agent).
     Whoami,
@@ -81,8 +86,13 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
         AgentCommand::Call {
             tool,
             args: arguments,
+            anonymous,
         } => {
-            let key = load_key(&key_path).ok();
+            let key = if anonymous {
+                None
+            } else {
+                load_key(&key_path).ok()
+            };
             call(&client, key.as_ref(), &tool, &arguments)
         }
         AgentCommand::Whoami => {
@@ -194,18 +204,28 @@ fn call(
     let takes_agent = listing["inputSchema"]["properties"]
         .get("agent_id")
         .is_some();
-    let sign = writes && takes_agent;
-    let mut signer = None;
-    if sign {
+    if writes && takes_agent {
         let key = key.context("this tool is a signed write: run `karmadue agent new` first")?;
         if let Value::Object(map) = &mut document {
             map.entry("agent_id").or_insert_with(|| json!(key.agent_id));
         }
-        signer = Some((key, signing_key(key)?));
     }
     let text = document.to_string();
-    let headers = match signer {
-        Some((key, signing)) => Some(sign_request(&signing, tool, &key.agent_id, &text)?),
+    // With a key, every call is signed as the agent; a read also names it in
+    // x-karmadue-agent (a write names it in agent_id, and a header naming someone else than
+    // agent_id would be agent_mismatch).
+    let headers = match key {
+        Some(key) => {
+            let mut headers = sign_request(&signing_key(key)?, tool, &key.agent_id, &text)?;
+            let names_other = document
+                .get("agent_id")
+                .and_then(Value::as_str)
+                .is_some_and(|named| named != key.agent_id);
+            if !(writes && names_other) {
+                headers.push(("x-karmadue-agent".into(), key.agent_id.clone()));
+            }
+            Some(headers)
+        }
         None => None,
     };
     let result = client.tool_call(tool, &text, headers)?;

@@ -538,3 +538,55 @@ fn a_connection_cap_below_one_is_refused_by_flag_and_by_environment_and_changes_
     }
     assert!(!data.exists(), "nothing was made");
 }
+
+/// With a key loaded, `agent call` signs reads too: a check's receipt names the agent, so the
+/// report on it is accepted (check, use, report), and get_standing reads the agent's own
+/// standing. `--anonymous` calls without signing: that receipt cannot be reported on.
+#[test]
+fn the_client_signs_reads_so_check_use_report_works_and_anonymous_opts_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rows.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"id":"kd:res:npm:check-report-cli","locator":"npm:check-report-cli","title":"check-report-cli","type":"package","version":"1.0.0","downloads_a_month":12,"description":"a package to check","selection":"sample"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let imported = Command::new(BIN)
+        .args(["import", "--data-dir"])
+        .arg(&data)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(imported.status.success(), "{}", String::from_utf8_lossy(&imported.stdout));
+    let hub = start_hub(&data);
+    let key_file = dir.path().join("home").join("agent.json");
+    let (ok, registered, stderr) = agent(&hub, &key_file, &["new", "--name", "Check Reporter"]);
+    assert!(ok, "{registered} {stderr}");
+    let check = |extra: &[&str]| {
+        let mut args = vec!["call", "check_before_acting", "--args", r#"{"target": "npm:check-report-cli"}"#];
+        args.extend_from_slice(extra);
+        let (ok, reply, stderr) = agent(&hub, &key_file, &args);
+        assert!(ok, "{reply} {stderr}");
+        reply
+    };
+    let signed = check(&[]);
+    assert_eq!(signed["tier"]["tier"], "registered", "{signed}");
+    assert_eq!(signed["data"]["receipt"]["reportable"], true, "{signed}");
+    let receipt = signed["data"]["receipt"]["receipt_id"].as_str().unwrap().to_owned();
+    let report = format!(r#"{{"receipt_id": "{receipt}", "result": "worked"}}"#);
+    let (ok, reported, stderr) = agent(&hub, &key_file, &["call", "report_outcome", "--args", &report]);
+    assert!(ok, "{reported} {stderr}");
+    let (ok, standing, stderr) = agent(&hub, &key_file, &["call", "get_standing"]);
+    assert!(ok, "{standing} {stderr}");
+    assert_eq!(standing["data"]["subject_id"], registered["data"]["agent_id"], "{standing}");
+    let (ok, whoami, _) = agent(&hub, &key_file, &["whoami"]);
+    assert!(ok);
+    assert_eq!(whoami["tier"]["tier"], "registered", "{whoami}");
+    let anonymous = check(&["--anonymous"]);
+    assert_eq!(anonymous["tier"]["tier"], "anonymous", "{anonymous}");
+    assert_eq!(anonymous["data"]["receipt"]["reportable"], false, "{anonymous}");
+}
