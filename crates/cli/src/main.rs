@@ -196,7 +196,9 @@ fn print_tiers() -> anyhow::Result<ExitCode> {
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    // Colours only on a terminal: a log redirected to a file or a pipe stays plain text.
     tracing_subscriber::fmt()
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("KARMADUE_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),

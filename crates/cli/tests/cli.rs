@@ -590,3 +590,35 @@ fn the_client_signs_reads_so_check_use_report_works_and_anonymous_opts_out() {
     assert_eq!(anonymous["tier"]["tier"], "anonymous", "{anonymous}");
     assert_eq!(anonymous["data"]["receipt"]["reportable"], false, "{anonymous}");
 }
+
+/// A log written to a pipe or a file carries no ANSI colour codes, and SIGTERM ends the hub
+/// with a shutdown line.
+#[test]
+fn logs_to_a_pipe_are_plain_text_and_sigterm_says_it_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--bundled-catalog", "false", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .env("KARMADUE_LOG", "info")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut BufReader::new(stdout), &mut text).unwrap();
+        text
+    });
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    let text = reader.join().unwrap();
+    assert!(status.success(), "{status:?}: {text}");
+    assert!(text.contains("KarmaDue hub listening on"), "{text}");
+    assert!(!text.contains('\u{1b}'), "colour codes in a piped log: {text:?}");
+    assert!(text.contains("shutting down") && text.contains("stopped"), "{text}");
+}

@@ -507,12 +507,13 @@ pub fn reliability_reports_at(
         rows.iter().map(|row| row.agent_id.as_str()).collect();
     let counted = latest_per_owner(&rows);
     let count = |result: &str| counted.iter().filter(|row| row.result == result).count();
+    // Folded from +0.0: an empty `sum` of floats is -0.0, which JSON would print as "-0.0".
     let weighted = |result: &str| -> f64 {
         counted
             .iter()
             .filter(|row| row.result == result)
             .map(|row| row.weight)
-            .sum()
+            .fold(0.0, |total, weight| total + weight)
     };
     let (worked, broke, partial, unused) = (
         count("worked"),

@@ -719,6 +719,10 @@ fn each_owner_counts_once_by_its_latest_report() {
     );
     assert_eq!(summary["line"], "worked for 1 of 2 owners; partial for 1");
     assert_eq!(summary["established"], false);
+    // A result nobody reported weighs zero, printed as 0.0 (an empty float sum is -0.0).
+    let text = serde_json::to_string(&summary["weighted"]).unwrap();
+    assert!(!text.contains("-0"), "{text}");
+    assert_eq!(summary["weighted"]["broke"], 0.0);
 }
 
 #[test]
