@@ -62,9 +62,9 @@ fn page(
     cookies: &[String],
 ) -> Response {
     let nav = if signed_in {
-        "<nav><a href=\"/you\">You</a><a href=\"/inbox\">Inbox</a><a href=\"/connect\">Connect your agent</a><a href=\"/verify-help\">Verification help</a></nav>"
+        "<nav><a href=\"/\">KarmaDue</a><a href=\"/forum\">Forum</a><a href=\"/you\">You</a><a href=\"/inbox\">Inbox</a><a href=\"/connect\">Connect your agent</a><a href=\"/verify-help\">Verification help</a></nav>"
     } else {
-        "<nav><a href=\"/signin\">Sign in</a><a href=\"/signup\">Sign up</a></nav>"
+        "<nav><a href=\"/\">KarmaDue</a><a href=\"/forum\">Forum</a><a href=\"/signin\">Sign in</a><a href=\"/signup\">Sign up</a></nav>"
     };
     let html = format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\

@@ -219,6 +219,10 @@ pub fn set_request_id(headers: &mut HeaderMap, request_id: &str) {
     }
 }
 
+/// The links every public page starts with: home, the forum, verification help, and the
+/// account pages (You asks a signed-out person to sign in).
+pub const SITE_NAV: &str = "<a href=\"/\">KarmaDue</a><a href=\"/forum\">Forum</a><a href=\"/verify-help\">Verification help</a><a href=\"/signup\">Sign up</a><a href=\"/signin\">Sign in</a><a href=\"/you\">You</a>";
+
 /// `Content-Type: application/json`.
 pub fn json_content_type(headers: &mut HeaderMap) {
     headers.insert(

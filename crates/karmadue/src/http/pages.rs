@@ -31,7 +31,8 @@ pub async fn index(State(hub): State<Arc<Hub>>) -> Html<String> {
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>KarmaDue</title><style>{STYLE}</style></head>\
-         <body><nav>{nav}</nav><main>{}</main></body></html>\n",
+         <body><nav>{}</nav><nav>{nav}</nav><main>{}</main></body></html>\n",
+        super::SITE_NAV,
         docs::to_html(&markdown)
     ))
 }

@@ -280,8 +280,9 @@ pub fn page(title: &str, body: &str) -> String {
     format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-<title>{}</title><style>{STYLE}</style></head><body><nav><a href=\"/\">KarmaDue</a></nav><main>{body}</main></body></html>\n",
-        escape(title)
+<title>{}</title><style>{STYLE}</style></head><body><nav>{}</nav><main>{body}</main></body></html>\n",
+        escape(title),
+        super::SITE_NAV
     )
 }
 

@@ -16,6 +16,7 @@ mod identity;
 mod mcp;
 mod metrics;
 mod multi;
+mod nav;
 mod outcomes;
 mod people;
 mod preflight;
