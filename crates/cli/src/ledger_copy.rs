@@ -169,7 +169,9 @@ fn plan(source: &Connection, target: &Connection, names: &[String]) -> anyhow::R
             "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?1",
         )?;
         let target_columns = statement
-            .query_map([name], |row| Ok((row.get::<String>(0)?, row.get::<String>(1)?)))?
+            .query_map([name], |row| {
+                Ok((row.get::<String>(0)?, row.get::<String>(1)?))
+            })?
             .collect::<Result<Vec<_>, _>>()?;
         if target_columns.is_empty() {
             bail!("the target has no table {name} after migrating: not the same schema");
@@ -213,7 +215,11 @@ fn source_head(source: &Connection) -> anyhow::Result<Option<(i64, String)>> {
 
 /// Copies every table with a progress bar (rows, rows/s) and moves the identity sequences;
 /// returns the rows written per table.
-fn copy_all(source: &Connection, target: &Connection, tables: &[Table]) -> anyhow::Result<Vec<i64>> {
+fn copy_all(
+    source: &Connection,
+    target: &Connection,
+    tables: &[Table],
+) -> anyhow::Result<Vec<i64>> {
     let total: i64 = tables.iter().map(|table| table.rows).sum();
     let bar = indicatif::ProgressBar::new(u64::try_from(total).unwrap_or(0));
     bar.set_style(
@@ -257,7 +263,12 @@ fn copy_table(
     let per_batch = batch_rows(width);
     let select = format!(
         "SELECT {} FROM {}{}",
-        table.columns.iter().map(|column| quote(column)).collect::<Vec<_>>().join(", "),
+        table
+            .columns
+            .iter()
+            .map(|column| quote(column))
+            .collect::<Vec<_>>()
+            .join(", "),
         quote(&table.name),
         if table.name == "events" {
             " ORDER BY seq"
@@ -299,7 +310,11 @@ fn copy_table(
 /// `INSERT INTO t (…) VALUES (?1, …), (…)` for `rows` rows.
 fn insert_sql(table: &Table, rows: usize) -> String {
     let width = table.columns.len();
-    let columns = table.columns.iter().map(|column| quote(column)).collect::<Vec<_>>();
+    let columns = table
+        .columns
+        .iter()
+        .map(|column| quote(column))
+        .collect::<Vec<_>>();
     let tuples = (0..rows)
         .map(|row| {
             let marks = (1..=width)
@@ -327,7 +342,10 @@ fn fit(value: Value, ty: &str) -> Result<Value, String> {
     let fits = match (&value, ty) {
         (Value::Null, _) => true,
         (Value::Integer(_), "bigint" | "integer" | "smallint" | "boolean") => true,
-        #[expect(clippy::cast_precision_loss, reason = "as SQLite reads an INTEGER as REAL")]
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "as SQLite reads an INTEGER as REAL"
+        )]
         (Value::Integer(number), "double precision" | "real") => {
             return Ok(Value::Real(*number as f64));
         }
@@ -366,7 +384,9 @@ fn check(
         Err(broken) => problems.push(format!("the chain on the target is broken: {broken}")),
         Ok(report) => {
             let copied = (report.head.seq, report.head.row_hash);
-            let expected = head.cloned().unwrap_or((0, kd_core::eventlog::GENESIS_HASH.to_owned()));
+            let expected = head
+                .cloned()
+                .unwrap_or((0, kd_core::eventlog::GENESIS_HASH.to_owned()));
             if copied != expected {
                 problems.push(format!(
                     "the target's chain ends at seq {} row_hash {}, the source's at seq {} row_hash {}",
@@ -408,10 +428,14 @@ fn report(
         kd_core::db::redact_url(url)
     );
     match head {
-        Some((seq, hash)) => println!("ok: chain verified on the target: {seq} rows; head seq {seq} row_hash {hash}"),
+        Some((seq, hash)) => {
+            println!("ok: chain verified on the target: {seq} rows; head seq {seq} row_hash {hash}")
+        }
         None => println!("ok: the event log is empty"),
     }
-    println!("serve it with `karmadue serve --database-url … --data-dir <the same data folder>` (the server key lives in <data folder>/keys)");
+    println!(
+        "serve it with `karmadue serve --database-url … --data-dir <the same data folder>` (the server key lives in <data folder>/keys)"
+    );
     Ok(code)
 }
 

@@ -28,7 +28,14 @@ impl Drop for Hub {
 
 fn start_hub(data_dir: &Path, extra: &[&OsStr]) -> Hub {
     let mut child = Command::new(BIN)
-        .args(["serve", "--listen", "127.0.0.1:0", "--bundled-catalog", "false", "--data-dir"])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--bundled-catalog",
+            "false",
+            "--data-dir",
+        ])
         .arg(data_dir)
         .args(extra)
         .env("KARMADUE_LOG", "warn")
@@ -117,8 +124,10 @@ fn pg(url: &str) -> Connection {
 }
 
 fn count(conn: &Connection, table: &str) -> i64 {
-    conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |row| row.get(0))
-        .unwrap()
+    conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |row| {
+        row.get(0)
+    })
+    .unwrap()
 }
 
 /// A SQLite hub in `dir/data` with an agent (registered, then renamed) and two imported
@@ -141,7 +150,12 @@ fn sqlite_hub_with_activity(dir: &Path) -> (PathBuf, PathBuf, String) {
         ),
     )
     .unwrap();
-    let (imported, said, _) = karmadue(&["import".as_ref(), "--data-dir".as_ref(), data.as_os_str(), rows.as_os_str()]);
+    let (imported, said, _) = karmadue(&[
+        "import".as_ref(),
+        "--data-dir".as_ref(),
+        data.as_os_str(),
+        rows.as_os_str(),
+    ]);
     assert!(imported.status.success(), "{said}");
     (data, key_file, agent_id)
 }
@@ -164,30 +178,50 @@ fn a_hub_copied_to_postgres_serves_its_agent_and_its_ledger_verifies_there() {
     let (data, key_file, agent_id) = sqlite_hub_with_activity(dir.path());
     let source = Connection::open_sqlite(data.join("karmadue.sqlite")).unwrap();
     // SQLite's rowids have gaps once rows were deleted: the copy keeps them as they are.
-    source.execute_batch("UPDATE resources SET rowid = rowid + 10").unwrap();
+    source
+        .execute_batch("UPDATE resources SET rowid = rowid + 10")
+        .unwrap();
     let events = count(&source, "events");
 
     let (copied, said, stderr) = copy(&data.join("karmadue.sqlite"), &target.url);
     assert!(copied.status.success(), "{said} {stderr}");
     println!("{said}");
-    assert!(said.contains(&format!("ok: chain verified on the target: {events} rows")), "{said}");
+    assert!(
+        said.contains(&format!("ok: chain verified on the target: {events} rows")),
+        "{said}"
+    );
     assert!(!said.contains("MISMATCH"), "{said}");
     let conn = pg(&target.url);
     assert_eq!(count(&conn, "events"), events);
     // Insertion order survives, and the next resource goes after the copied ones.
     let order = resource_order(&source);
-    assert_eq!(order.iter().map(|(rowid, _)| *rowid).collect::<Vec<_>>(), [11, 12]);
+    assert_eq!(
+        order.iter().map(|(rowid, _)| *rowid).collect::<Vec<_>>(),
+        [11, 12]
+    );
     assert_eq!(resource_order(&conn), order);
     let next: i64 = conn
-        .query_row("SELECT nextval(pg_get_serial_sequence('resources', 'rowid'))", [], |row| row.get(0))
+        .query_row(
+            "SELECT nextval(pg_get_serial_sequence('resources', 'rowid'))",
+            [],
+            |row| row.get(0),
+        )
         .unwrap();
     assert_eq!(next, order[1].0 + 1);
 
     let hub = start_hub(&data, &["--database-url".as_ref(), target.url.as_ref()]);
     let verify_url = format!("{}/functions/v1/public-api/v1/verify/{agent_id}", hub.url);
-    let text = ureq::get(&verify_url).call().unwrap().body_mut().read_to_string().unwrap();
+    let text = ureq::get(&verify_url)
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_to_string()
+        .unwrap();
     let verified: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(verified["data"]["display_label"], "Moving Agent Renamed", "{text}");
+    assert_eq!(
+        verified["data"]["display_label"], "Moving Agent Renamed",
+        "{text}"
+    );
     // The chain goes on from the copied head: a signed write on the PostgreSQL hub.
     let args = r#"{"name": "Moving Agent Arrived"}"#;
     let renamed = agent(&hub, &key_file, &["call", "rename_agent", "--args", args]);
@@ -202,8 +236,14 @@ fn a_hub_copied_to_postgres_serves_its_agent_and_its_ledger_verifies_there() {
         .unwrap();
     let said = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(output.status.success(), "{said}");
-    assert!(said.starts_with(&format!("ok: {} rows verified", events + 1)), "{said}");
-    assert!(said.contains("daily heads match the log; signatures verified"), "{said}");
+    assert!(
+        said.starts_with(&format!("ok: {} rows verified", events + 1)),
+        "{said}"
+    );
+    assert!(
+        said.contains("daily heads match the log; signatures verified"),
+        "{said}"
+    );
 }
 
 #[test]
@@ -227,7 +267,11 @@ fn ledger_verify_on_postgres_names_the_first_corrupted_row() {
     assert!(sound.status.success(), "{said}");
     let conn = pg(&target.url);
     let seq: i64 = conn
-        .query_row("SELECT seq FROM events WHERE kind = 'agent.renamed'", [], |row| row.get(0))
+        .query_row(
+            "SELECT seq FROM events WHERE kind = 'agent.renamed'",
+            [],
+            |row| row.get(0),
+        )
         .unwrap();
     conn.execute_batch(
         "DROP TRIGGER events_append_only_update ON events;
@@ -258,22 +302,38 @@ fn copy_refuses_a_target_that_already_holds_hub_rows_and_changes_nothing() {
     let (first, said, stderr) = copy(&data, &target.url);
     assert!(first.status.success(), "{said} {stderr}");
     let conn = pg(&target.url);
-    let before = (count(&conn, "events"), count(&conn, "agents"), count(&conn, "schema_migrations"));
+    let before = (
+        count(&conn, "events"),
+        count(&conn, "agents"),
+        count(&conn, "schema_migrations"),
+    );
     let (again, _, stderr) = copy(&data, &target.url);
     assert!(!again.status.success());
-    assert!(stderr.contains("already holds hub rows (in events, "), "{stderr}");
+    assert!(
+        stderr.contains("already holds hub rows (in events, "),
+        "{stderr}"
+    );
     assert!(stderr.contains("Nothing was changed"), "{stderr}");
-    let after = (count(&conn, "events"), count(&conn, "agents"), count(&conn, "schema_migrations"));
+    let after = (
+        count(&conn, "events"),
+        count(&conn, "agents"),
+        count(&conn, "schema_migrations"),
+    );
     assert_eq!(after, before);
 
     // Rows in any hub table count, not only events; and the refused target is not migrated.
     let other = scratch().unwrap();
     let conn = pg(&other.url);
-    conn.execute_batch("CREATE TABLE agents (agent_id TEXT); INSERT INTO agents VALUES ('someone');")
-        .unwrap();
+    conn.execute_batch(
+        "CREATE TABLE agents (agent_id TEXT); INSERT INTO agents VALUES ('someone');",
+    )
+    .unwrap();
     let (refused, _, stderr) = copy(&data, &other.url);
     assert!(!refused.status.success());
-    assert!(stderr.contains("already holds hub rows (in agents)"), "{stderr}");
+    assert!(
+        stderr.contains("already holds hub rows (in agents)"),
+        "{stderr}"
+    );
     assert!(!kd_core::db::dialect::table_exists(&conn, "events").unwrap());
     assert!(!kd_core::db::dialect::table_exists(&conn, "schema_migrations").unwrap());
 }
@@ -285,7 +345,11 @@ fn a_copy_whose_chain_does_not_verify_on_the_target_is_rolled_back() {
     let (data, _, _) = sqlite_hub_with_activity(dir.path());
     let source = Connection::open_sqlite(data.join("karmadue.sqlite")).unwrap();
     let seq: i64 = source
-        .query_row("SELECT seq FROM events WHERE kind = 'agent.renamed'", [], |row| row.get(0))
+        .query_row(
+            "SELECT seq FROM events WHERE kind = 'agent.renamed'",
+            [],
+            |row| row.get(0),
+        )
         .unwrap();
     source
         .execute_batch(
@@ -297,7 +361,12 @@ fn a_copy_whose_chain_does_not_verify_on_the_target_is_rolled_back() {
     drop(source);
     let (copied, said, _) = copy(&data, &target.url);
     assert!(!copied.status.success(), "{said}");
-    assert!(said.contains(&format!("mismatch: the chain on the target is broken: row {seq}")), "{said}");
+    assert!(
+        said.contains(&format!(
+            "mismatch: the chain on the target is broken: row {seq}"
+        )),
+        "{said}"
+    );
     assert!(said.contains("nothing was copied"), "{said}");
     let conn = pg(&target.url);
     assert_eq!(count(&conn, "events"), 0);

@@ -86,9 +86,12 @@ mod tests {
             Value::Blob(vec![0, 159, 255]),
         ];
         for value in &values {
-            conn.execute("INSERT INTO t (a) VALUES (?1)", [value]).unwrap();
+            conn.execute("INSERT INTO t (a) VALUES (?1)", [value])
+                .unwrap();
         }
-        let mut statement = conn.prepare_cached("SELECT a FROM t ORDER BY rowid").unwrap();
+        let mut statement = conn
+            .prepare_cached("SELECT a FROM t ORDER BY rowid")
+            .unwrap();
         let read = statement
             .query_map([], |row| row.get::<Value>(0))
             .unwrap()
