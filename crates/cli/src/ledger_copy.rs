@@ -447,3 +447,47 @@ fn quote(name: &str) -> String {
 fn now_ms() -> i64 {
     kd_core::clock::Clock::now_ms(&kd_core::clock::SystemClock)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_cross_to_the_target_column_type_or_are_refused_by_name() {
+        assert_eq!(fit(Value::Integer(3), "bigint"), Ok(Value::Integer(3)));
+        assert_eq!(
+            fit(Value::Integer(3), "double precision"),
+            Ok(Value::Real(3.0))
+        );
+        assert_eq!(fit(Value::Null, "text"), Ok(Value::Null));
+        assert_eq!(
+            fit(Value::Text("a".into()), "bytea"),
+            Ok(Value::Blob(b"a".to_vec()))
+        );
+        assert_eq!(
+            fit(Value::Real(1.5), "bigint"),
+            Err("a real does not fit a bigint column".to_owned())
+        );
+        assert_eq!(
+            fit(Value::Integer(1), "text"),
+            Err("an integer does not fit a text column".to_owned())
+        );
+    }
+
+    #[test]
+    fn inserts_number_every_placeholder_and_quote_every_name() {
+        let table = Table {
+            name: "t\"x".into(),
+            columns: vec!["a".into(), "rowid".into()],
+            types: vec!["text".into(), "bigint".into()],
+            rowid: true,
+            rows: 2,
+        };
+        assert_eq!(
+            insert_sql(&table, 2),
+            r#"INSERT INTO "t""x" ("a", "rowid") VALUES (?1, ?2), (?3, ?4)"#
+        );
+        assert_eq!(batch_rows(1), BATCH_ROWS);
+        assert_eq!(batch_rows(200), 150);
+    }
+}
