@@ -150,7 +150,7 @@ fn refuse_occupied(target: &Connection, names: &[String], target_name: &str) -> 
         return Ok(());
     }
     bail!(
-        "{target_name} already holds hub rows (in {}); ledger copy only fills a database without them. Nothing was changed.",
+        "{target_name} already holds hub rows (in {}); ledger copy only fills a database without them (a hub started on a database writes its first rows at once: copy into a new database, then start the hub there). Nothing was changed.",
         occupied.join(", ")
     )
 }
