@@ -362,9 +362,26 @@ pub async fn run(
     warmup: Duration,
     duration: Duration,
 ) -> anyhow::Result<PhaseResult> {
+    run_on(&[addr], plans, warmup, duration).await
+}
+
+/// [`run`] with the load split between hubs: plan `i` connects to `addrs[i % addrs.len()]`
+/// (hubs on one database; every loopback hub accepts the plans' `Host`).
+///
+/// # Errors
+/// When a connection fails, or `addrs` is empty.
+pub async fn run_on(
+    addrs: &[SocketAddr],
+    plans: Vec<Plan>,
+    warmup: Duration,
+    duration: Duration,
+) -> anyhow::Result<PhaseResult> {
+    if addrs.is_empty() {
+        bail!("no hub to send the load to");
+    }
     let mut conns = Vec::with_capacity(plans.len());
-    for _ in &plans {
-        conns.push(Conn::connect(addr).await?);
+    for index in 0..plans.len() {
+        conns.push(Conn::connect(addrs[index % addrs.len()]).await?);
     }
     let start = Instant::now();
     let window_start = start + warmup;

@@ -13,7 +13,10 @@
 //! 4. the transport floor: JSON-RPC `ping` to the hub (every MCP request's cost before any
 //!    tool work) and to a bare axum route on the same runtime (the HTTP stack and the client
 //!    alone). A signed write costs at least a ping plus one signature check, so
-//!    `1 / (1/ping + 1/verify)` bounds the signed-write rate from above.
+//!    `1 / (1/ping + 1/verify)` bounds the signed-write rate from above;
+//! 5. with `--database-url postgres://…`, the signed-write and read phases again on
+//!    PostgreSQL, with one hub and with two hubs on one database (`multi_hub.rs`), printed
+//!    beside the SQLite figures of the same run.
 //!
 //! Run it with `cargo run --release -p kd-bench -- --help`; see `docs/performance.md`.
 
@@ -21,6 +24,7 @@ mod cpu;
 mod floor;
 mod http;
 mod load;
+mod multi_hub;
 mod verify;
 
 use std::collections::BTreeSet;
@@ -72,6 +76,11 @@ struct Args {
     /// Print one JSON document instead of the table.
     #[arg(long)]
     json: bool,
+    /// Also run the signed-write and read phases on PostgreSQL (postgres://user@host/db, a
+    /// user allowed CREATEDB): one hub, then two hubs on one database, printed beside the
+    /// SQLite figures. kd-bench makes and drops its own databases on that server.
+    #[arg(long, env = "KD_BENCH_DATABASE_URL", hide_env_values = true)]
+    database_url: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -164,6 +173,11 @@ fn main() -> anyhow::Result<()> {
     if args.agents == 0 || args.connections == 0 || args.client_threads == 0 {
         bail!("--agents, --connections and --client-threads must be at least 1");
     }
+    if let Some(url) = &args.database_url
+        && kd_core::db::Location::parse(url).backend() != kd_core::db::Backend::Postgres
+    {
+        bail!("--database-url must be a postgres:// URL");
+    }
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let machine = machine(cores);
     if !args.json {
@@ -240,8 +254,12 @@ fn main() -> anyhow::Result<()> {
     let _ = stop_bare.send(());
     server_runtime.block_on(server)??;
     server_runtime.block_on(bare)??;
+    let postgres_runs = match &args.database_url {
+        Some(url) => multi_hub::measure_all(&args, url, &server_runtime, raw_single)?,
+        None => Vec::new(),
+    };
 
-    let report = report_json(
+    let mut report = report_json(
         &args,
         &machine,
         rates.as_ref(),
@@ -249,10 +267,21 @@ fn main() -> anyhow::Result<()> {
         server_threads,
         cores,
     );
+    if !postgres_runs.is_empty() {
+        report["postgres"] = multi_hub::runs_json(&postgres_runs);
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print_table(&args, rates.as_ref(), &outcome, server_threads, cores);
+        if !postgres_runs.is_empty() {
+            multi_hub::print_comparison(
+                args.connections,
+                outcome.writes.as_ref(),
+                outcome.reads.as_ref(),
+                &postgres_runs,
+            );
+        }
     }
     Ok(())
 }
@@ -328,9 +357,9 @@ async fn client_main(
         outcome.writes = Some(
             signed_writes(
                 &host,
-                addr,
+                &[addr],
                 args,
-                &hub,
+                std::slice::from_ref(&hub),
                 &mut agents,
                 raw_single,
                 warmup,
@@ -358,37 +387,51 @@ async fn client_main(
 
 /// The store writer's counters from the hub's metrics: batches committed, jobs committed, the
 /// sum and count of commit durations (seconds).
-fn store_counters(hub: &Hub) -> [f64; 4] {
-    let text = hub.metrics.render();
-    let value = |name: &str| -> f64 {
-        text.lines()
-            .find(|line| line.starts_with(name) && line[name.len()..].starts_with(' '))
-            .and_then(|line| line.rsplit(' ').next())
-            .and_then(|number| number.parse().ok())
-            .unwrap_or(0.0)
-    };
-    [
-        value("karmadue_store_batches_committed_total"),
-        value("karmadue_store_jobs_committed_total"),
-        value("karmadue_store_commit_duration_seconds_sum"),
-        value("karmadue_store_commit_duration_seconds_count"),
-    ]
+/// Summed over `hubs` (several hubs on one PostgreSQL database each have a writer).
+fn store_counters(hubs: &[Arc<Hub>]) -> [f64; 4] {
+    let mut sums = [0.0; 4];
+    for hub in hubs {
+        let text = hub.metrics.render();
+        let value = |name: &str| -> f64 {
+            text.lines()
+                .find(|line| line.starts_with(name) && line[name.len()..].starts_with(' '))
+                .and_then(|line| line.rsplit(' ').next())
+                .and_then(|number| number.parse().ok())
+                .unwrap_or(0.0)
+        };
+        let counters = [
+            value("karmadue_store_batches_committed_total"),
+            value("karmadue_store_jobs_committed_total"),
+            value("karmadue_store_commit_duration_seconds_sum"),
+            value("karmadue_store_commit_duration_seconds_count"),
+        ];
+        for (sum, counter) in sums.iter_mut().zip(counters) {
+            *sum += counter;
+        }
+    }
+    sums
 }
 
+/// The signed-write phase against `hubs` (listening on `addrs`, one database), the load split
+/// between them; the log is counted and verified through the first.
 #[allow(clippy::too_many_arguments)]
 async fn signed_writes(
     host: &str,
-    addr: SocketAddr,
+    addrs: &[SocketAddr],
     args: &Args,
-    hub: &Arc<Hub>,
+    hubs: &[Arc<Hub>],
     agents: &mut [Agent],
     raw_single: Option<f64>,
     warmup: Duration,
     duration: Duration,
 ) -> anyhow::Result<WriteOutcome> {
+    // Off the client's runtime: a PostgreSQL store's blocking driver may not run on it.
     let log_rows = |hub: &Arc<Hub>| -> anyhow::Result<i64> {
-        Ok(hub.store.read_blocking(kd_core::eventlog::count)?)
+        Ok(kd_core::db::off_runtime(|| {
+            hub.store.read_blocking(kd_core::eventlog::count)
+        })?)
     };
+    let hub = hubs.first().context("no hub")?;
     let rows_before = log_rows(hub)?;
     let connections = args.connections.min(agents.len());
     let mut nonce_base = 0u64;
@@ -398,7 +441,7 @@ async fn signed_writes(
     let per_connection = calibration_pool.div_ceil(connections).max(16);
     let plans = load::signed_write_plans(host, agents, connections, per_connection, nonce_base);
     nonce_base += (connections * per_connection) as u64;
-    let calibration = load::run(addr, plans, Duration::ZERO, Duration::from_secs(1)).await?;
+    let calibration = load::run_on(addrs, plans, Duration::ZERO, Duration::from_secs(1)).await?;
     apply_renames(agents, &calibration.renamed);
 
     // Twice the calibrated rate, and never less than 30% of one core's raw verify rate: the
@@ -413,9 +456,9 @@ async fn signed_writes(
     let started = Instant::now();
     let plans = load::signed_write_plans(host, agents, connections, per_connection, nonce_base);
     let presign_seconds = started.elapsed().as_secs_f64();
-    let before = store_counters(hub);
-    let timed = load::run(addr, plans, warmup, duration).await?;
-    let after = store_counters(hub);
+    let before = store_counters(hubs);
+    let timed = load::run_on(addrs, plans, warmup, duration).await?;
+    let after = store_counters(hubs);
     let batches = Batches {
         batches: after[0] - before[0],
         jobs: after[1] - before[1],
@@ -424,9 +467,7 @@ async fn signed_writes(
     apply_renames(agents, &timed.renamed);
 
     let rows_after = log_rows(hub)?;
-    let chain = hub
-        .store
-        .read_blocking(kd_core::eventlog::verify_chain)
+    let chain = kd_core::db::off_runtime(|| hub.store.read_blocking(kd_core::eventlog::verify_chain))
         .context("verify_chain")?
         .map(|report| (report.rows, report.head.seq))
         .map_err(|broken| format!("chain broken at seq {}: {}", broken.seq, broken.reason));

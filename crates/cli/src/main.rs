@@ -10,6 +10,7 @@ macro_rules! say {
 
 mod agent;
 mod out;
+mod ledger_copy;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -34,7 +35,7 @@ struct Cli {
 enum Command {
     /// Run the hub. Makes the data folder, database and server key on first start.
     Serve(ServeArgs),
-    /// Check the event log.
+    /// Check the event log, or move a hub from SQLite to PostgreSQL.
     Ledger {
         #[command(subcommand)]
         command: LedgerCommand,
@@ -142,7 +143,16 @@ enum LedgerCommand {
         /// The ledger folder the hub writes its head files to (default: <data-dir>/ledger).
         #[arg(long, env = "KARMADUE_LEDGER_DIR")]
         ledger_dir: Option<PathBuf>,
+        /// The hub's database when it is not the data folder's SQLite file: a PostgreSQL URL
+        /// (postgres://user:password@host:port/database). The server key is still read from
+        /// <data-dir>/keys.
+        #[arg(long, env = "KARMADUE_DATABASE_URL", hide_env_values = true)]
+        database_url: Option<String>,
     },
+    /// Move a hub from SQLite to PostgreSQL: copy every table into an empty PostgreSQL
+    /// database, verify the chain and the row counts there, and print a summary; exit 1 on
+    /// any mismatch (the copy is then rolled back).
+    Copy(ledger_copy::CopyArgs),
 }
 
 fn main() -> ExitCode {
@@ -154,11 +164,15 @@ fn main() -> ExitCode {
                 LedgerCommand::Verify {
                     data_dir,
                     ledger_dir,
+                    database_url,
                 },
         } => {
             let ledger = ledger_dir.unwrap_or_else(|| data_dir.join("ledger"));
-            ledger_verify(&data_dir, &ledger)
+            ledger_verify(&data_dir, &ledger, database_url.as_deref())
         }
+        Command::Ledger {
+            command: LedgerCommand::Copy(args),
+        } => ledger_copy::run(args),
         Command::Outbox {
             data_dir,
             all,
@@ -310,14 +324,12 @@ async fn shutdown_signal() {
     }
 }
 
-fn ledger_verify(data_dir: &std::path::Path, ledger: &std::path::Path) -> anyhow::Result<ExitCode> {
-    let path = data_dir.join("karmadue.sqlite");
-    if !path.exists() {
-        anyhow::bail!("no database at {}", path.display());
-    }
-    let conn =
-        kd_core::db::Connection::open_sqlite_read_only(&path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
+fn ledger_verify(
+    data_dir: &std::path::Path,
+    ledger: &std::path::Path,
+    database_url: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let conn = ledger_connection(data_dir, database_url)?;
     let report = match kd_core::eventlog::verify_chain(&conn)? {
         Ok(report) => report,
         Err(broken) => {
@@ -385,6 +397,37 @@ fn ledger_verify(data_dir: &std::path::Path, ledger: &std::path::Path) -> anyhow
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The hub's database for `ledger verify`, read-only: the data folder's SQLite file, or the
+/// `--database-url` (PostgreSQL in one read-only snapshot, so the chain and the heads are
+/// checked against the same rows while hubs keep writing).
+fn ledger_connection(
+    data_dir: &std::path::Path,
+    database_url: Option<&str>,
+) -> anyhow::Result<kd_core::db::Connection> {
+    let location = database_url.map_or_else(
+        || kd_core::db::Location::Sqlite(data_dir.join("karmadue.sqlite")),
+        kd_core::db::Location::parse,
+    );
+    match &location {
+        kd_core::db::Location::Sqlite(path) => {
+            if !path.exists() {
+                anyhow::bail!("no database at {}", path.display());
+            }
+            kd_core::db::Connection::open_sqlite_read_only(path)
+                .with_context(|| format!("cannot open {}", path.display()))
+        }
+        kd_core::db::Location::Postgres(_) => {
+            let conn = kd_core::db::Connection::open(&location)
+                .with_context(|| format!("cannot connect to {location:?}"))?;
+            if !kd_core::db::dialect::table_exists(&conn, "events")? {
+                anyhow::bail!("{location:?} holds no hub: it has no events table");
+            }
+            kd_core::db::dialect::begin_read(&conn)?;
+            Ok(conn)
+        }
+    }
 }
 
 fn outbox(

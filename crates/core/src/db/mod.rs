@@ -20,6 +20,9 @@ pub mod migrate;
 mod pg;
 mod sqlite;
 pub mod testing;
+mod value;
+
+pub use value::Value;
 
 pub use crate::params;
 
