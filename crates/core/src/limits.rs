@@ -9,12 +9,13 @@
 //! (`rate_slots`, unlogged), where several hub processes share one address and must share
 //! its limits exactly. There each call's buckets are locked with transaction-scoped advisory
 //! locks (in key order, so two calls never wait on each other in a circle), counted, and
-//! charged in one short transaction (docs/decisions.md 152; its cost in docs/performance.md).
+//! charged in one statement, its own transaction (docs/decisions.md 152; its cost in
+//! docs/performance.md, `cargo bench -p kd-core --bench limits`).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
-use crate::db::{Backend, Connection, DbError, params};
+use crate::db::{Backend, Connection, OptionalExtension, params};
 use crate::store::{Store, StoreError};
 
 /// The window, in milliseconds.
@@ -138,8 +139,9 @@ impl Limiter {
                     *count % SHARED_SWEEP_EVERY == 0
                 });
                 let charges = charges.to_vec();
+                // One statement (kd_rate_take), its own transaction.
                 store
-                    .transact(move |conn| take_shared(conn, &charges, now_ms, sweep))
+                    .autocommit(move |conn| take_shared(conn, &charges, now_ms, sweep))
                     .await
             }
         }
@@ -196,51 +198,35 @@ fn take_in_memory(buckets: &Mutex<Buckets>, charges: &[Charge], now_ms: i64) -> 
     Ok(())
 }
 
+/// One call's charges in the database: `kd_rate_take` (migration 0013) locks the buckets in
+/// key order, counts and charges them in one round trip.
 fn take_shared(
     conn: &Connection,
     charges: &[Charge],
     now_ms: i64,
     sweep: bool,
 ) -> Result<Result<(), Limited>, StoreError> {
-    let since = now_ms - WINDOW_MS;
-    let mut keys: Vec<&str> = charges.iter().map(|charge| charge.key.as_str()).collect();
-    keys.sort_unstable();
-    keys.dedup();
-    for key in keys {
-        conn.query_row(
-            "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))",
-            [key],
-            |_| Ok(()),
-        )?;
-    }
-    for (index, charge) in charges.iter().enumerate() {
-        let times: Vec<i64> = conn
-            .prepare_cached(
-                "SELECT at_ms FROM rate_slots WHERE bucket = ?1 AND at_ms > ?2 ORDER BY at_ms",
-            )?
-            .query_map(params![charge.key, since], |row| row.get(0))?
-            .collect::<Result<_, DbError>>()?;
-        if let Some(retry_after_ms) = wait_ms(&times, charge.cost, charge.limit, now_ms) {
-            return Ok(Err(Limited {
-                charge: index,
-                retry_after_ms,
-            }));
-        }
-    }
-    for charge in charges {
-        conn.execute(
-            "DELETE FROM rate_slots WHERE bucket = ?1 AND at_ms <= ?2",
-            params![charge.key, since],
-        )?;
-        for _ in 0..charge.cost {
-            conn.execute(
-                "INSERT INTO rate_slots (bucket, at_ms) VALUES (?1, ?2)",
-                params![charge.key, now_ms],
-            )?;
-        }
+    let join = |part: &dyn Fn(&Charge) -> String, separator: &str| {
+        charges.iter().map(part).collect::<Vec<_>>().join(separator)
+    };
+    let keys = join(&|charge| charge.key.replace('\n', " "), "\n");
+    let limits = join(&|charge| charge.limit.to_string(), ",");
+    let costs = join(&|charge| charge.cost.to_string(), ",");
+    let refused: Option<(usize, i64)> = conn
+        .query_row(
+            "SELECT refused, retry_after_ms FROM kd_rate_take(?1, ?2, ?3, CAST(?4 AS BIGINT), CAST(?5 AS BIGINT))",
+            params![keys, limits, costs, now_ms, WINDOW_MS],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()?;
+    if let Some((charge, retry_after_ms)) = refused {
+        return Ok(Err(Limited {
+            charge,
+            retry_after_ms,
+        }));
     }
     if sweep {
-        conn.execute("DELETE FROM rate_slots WHERE at_ms <= ?1", [since])?;
+        conn.execute("DELETE FROM rate_slots WHERE at_ms <= ?1", [now_ms - WINDOW_MS])?;
     }
     Ok(Ok(()))
 }

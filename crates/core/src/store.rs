@@ -307,6 +307,31 @@ impl Store {
             .map_err(|error| E::from(StoreError::Task(error.to_string())))?
     }
 
+    /// Runs `work` on a pooled connection in autocommit mode (each statement its own
+    /// transaction), off the async threads: for one-statement side work such as a shared
+    /// rate-limit charge ([`crate::limits`]), where a `BEGIN` and `COMMIT` would only add
+    /// round trips.
+    ///
+    /// # Errors
+    /// Whatever `work` returns, or [`StoreError`] (converted into `E`).
+    pub async fn autocommit<T, E, F>(&self, work: F) -> Result<T, E>
+    where
+        F: FnOnce(&Connection) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+    {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let conn = store.take_reader()?;
+            let result = work(&conn);
+            let reusable = conn.is_autocommit() && conn.is_usable();
+            store.give_back(conn, reusable);
+            result
+        })
+        .await
+        .map_err(|error| E::from(StoreError::Task(error.to_string())))?
+    }
+
     /// [`Store::transact`] for code that is already on a blocking thread.
     ///
     /// # Errors
