@@ -127,16 +127,19 @@ pub fn open(
     }))
 }
 
-/// Work a fresh hub does once before serving: loads the bundled catalog snapshot when the
-/// catalog is empty and the configuration asks for it, then builds (or reopens) the search index
-/// builds the index of reserved names, and records the forum's DEMO sample threads once.
-/// Returns the import report when it loaded.
+/// Work a hub does before serving: when the configuration asks for the bundled catalog, loads
+/// it on first start (or finishes a first import an earlier start was stopped in:
+/// `catalog::first_start`), then builds (or reopens) the search index, builds the index of
+/// reserved names, and records the forum's DEMO sample threads once. Returns what the
+/// bundled import did when it did anything.
 ///
 /// # Errors
 /// `internal` when the snapshot cannot be read or stored.
-pub async fn prepare(hub: &Hub) -> Result<Option<catalog::import::ImportReport>, error::ToolError> {
+pub async fn prepare(
+    hub: &Hub,
+) -> Result<Option<catalog::first_start::BundledLoad>, error::ToolError> {
     let report = if hub.config.bundled_catalog {
-        catalog::import::load_bundled_if_empty(hub).await?
+        catalog::first_start::load_bundled(hub).await?
     } else {
         None
     };
