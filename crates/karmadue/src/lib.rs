@@ -7,6 +7,7 @@
 
 pub mod admission;
 pub mod catalog;
+pub mod data_files;
 pub mod docs;
 pub mod error;
 pub mod findings;
@@ -62,7 +63,8 @@ pub enum StartError {
     FixturesNotLoopback,
 }
 
-/// Opens a hub: makes the data folder, the database (WAL) and `kd-passport-1` on first start.
+/// Opens a hub: makes the data folder, the database (WAL) and `kd-passport-1` on first start,
+/// the folder and the database files owner-only (0700, 0600; `data_files`).
 ///
 /// # Errors
 /// [`StartError`] when the folder, key or database cannot be set up.
@@ -74,7 +76,8 @@ pub fn open(
     if config.conformance_fixtures && !config.listen.ip().is_loopback() {
         return Err(StartError::FixturesNotLoopback);
     }
-    std::fs::create_dir_all(&config.data_dir).map_err(|source| StartError::DataDir {
+    // Owner only, whatever the umask: the database holds password hashes, emails and mail.
+    data_files::make_private_dir(&config.data_dir).map_err(|source| StartError::DataDir {
         path: config.data_dir.clone(),
         source,
     })?;
@@ -84,6 +87,12 @@ pub fn open(
     // This hub's own registry: never the process's global recorder (tests run many hubs).
     let metrics = telemetry::HubMetrics::new(clock.now_ms());
     let store = Store::open_at(&config.database(), Arc::clone(&clock), metrics.store())?;
+    if let Some(path) = store.path() {
+        data_files::make_database_private(path).map_err(|source| StartError::DataDir {
+            path: path.to_owned(),
+            source,
+        })?;
+    }
     let ronin = kd_ronin::Ronin::open(
         &config.keys_dir(),
         store.clone(),

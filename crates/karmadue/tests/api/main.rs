@@ -23,6 +23,7 @@ mod proxy;
 mod ronin;
 mod seam;
 mod search;
+mod secrets;
 mod signing;
 mod sql;
 mod standing;
