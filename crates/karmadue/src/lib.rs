@@ -21,6 +21,7 @@ pub mod ledger;
 pub mod outcomes;
 pub mod people;
 pub mod preflight;
+pub mod prune;
 pub mod registry;
 pub mod standing;
 pub mod stream;

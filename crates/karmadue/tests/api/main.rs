@@ -27,3 +27,4 @@ mod secrets;
 mod signing;
 mod sql;
 mod standing;
+mod working_state;
