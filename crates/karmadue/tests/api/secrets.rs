@@ -11,15 +11,24 @@ use crate::people::{finding, smtp_sink};
 fn a_delivered_mail_keeps_no_body_and_no_link() {
     let (port, received) = smtp_sink();
     let app = TestApp::start_with(|config| {
-        config.smtp_url = Some(kd_core::config::Secret::new(format!("smtp://127.0.0.1:{port}")));
+        config.smtp_url = Some(kd_core::config::Secret::new(format!(
+            "smtp://127.0.0.1:{port}"
+        )));
     });
     let agent = app.register("Link Finder");
-    let reply = finding(&app, &agent, json!({ "human_email": "someone@example.org" }));
+    let reply = finding(
+        &app,
+        &agent,
+        json!({ "human_email": "someone@example.org" }),
+    );
     assert_eq!(reply["ok"], true, "{reply}");
     let data = received
         .recv_timeout(std::time::Duration::from_secs(30))
         .expect("the relay got no mail");
-    assert!(data.contains("findings/adopt"), "the relay got no claim link: {data}");
+    assert!(
+        data.contains("findings/adopt"),
+        "the relay got no claim link: {data}"
+    );
     let all = |app: &TestApp| {
         app.hub
             .store

@@ -64,7 +64,10 @@ fn unknown_used_and_expired_challenges_get_one_answer_and_the_stated_second_is_t
         "{expired}"
     );
     assert_eq!(used["error"], expired["error"], "used and expired differ");
-    assert_eq!(unknown["error"], expired["error"], "unknown and expired differ");
+    assert_eq!(
+        unknown["error"], expired["error"],
+        "unknown and expired differ"
+    );
     assert_eq!(app.log_len(), before, "a refusal wrote to the log");
 }
 
@@ -104,12 +107,24 @@ fn expired_challenges_are_pruned_a_few_at_a_time() {
     app.challenge();
     assert_eq!(count(&app, "SELECT COUNT(*) FROM challenges"), 20 - 16 + 2);
     app.challenge();
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM challenges"), 3, "only live ones are left");
+    assert_eq!(
+        count(&app, "SELECT COUNT(*) FROM challenges"),
+        3,
+        "only live ones are left"
+    );
     assert_eq!(register_with(&app, "Still Live", 31, &live)["ok"], true);
 }
 
-fn signed_with(app: &TestApp, tool: &str, arguments: &Value, headers: &[(String, String)]) -> Value {
-    let borrowed: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+fn signed_with(
+    app: &TestApp,
+    tool: &str,
+    arguments: &Value,
+    headers: &[(String, String)],
+) -> Value {
+    let borrowed: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
     app.call_text(tool, &arguments.to_string(), &borrowed).0
 }
 
@@ -122,31 +137,50 @@ fn spent_nonces_are_pruned_once_no_replay_can_use_them() {
     let agent = app.register("Nonce Keeper");
     let other = app.register("Nonce Other");
     let arguments = json!({ "agent_id": agent.agent_id, "name": "Nonce Keeper Two" });
-    let headers = app.sign(&agent.key, "rename_agent", &agent.agent_id, &arguments.to_string(), "kept-nonce-000000001");
-    assert_eq!(signed_with(&app, "rename_agent", &arguments, &headers)["ok"], true);
+    let headers = app.sign(
+        &agent.key,
+        "rename_agent",
+        &agent.agent_id,
+        &arguments.to_string(),
+        "kept-nonce-000000001",
+    );
+    assert_eq!(
+        signed_with(&app, "rename_agent", &arguments, &headers)["ok"],
+        true
+    );
     app.clock.advance_ms(200_000);
     let replay = signed_with(&app, "rename_agent", &arguments, &headers);
     assert_eq!(replay["error"]["code"], "replay", "{replay}");
     // 20 nonces spent long ago (16 minutes) by the other agent, and one 10 minutes ago.
     let now = app.clock.now_ms();
     let other_id = other.agent_id.clone();
-    app.block_on(app.hub.store.write(move |txn| -> Result<(), kd_core::store::StoreError> {
-        for n in 0..20 {
-            txn.conn().execute(
-                "INSERT INTO nonces (agent_id, nonce, seen_ms) VALUES (?1, ?2, ?3)",
-                kd_core::params![other_id, format!("old-nonce-{n:08}"), now - 16 * 60_000],
-            )?;
-        }
-        txn.conn().execute(
+    app.block_on(
+        app.hub
+            .store
+            .write(move |txn| -> Result<(), kd_core::store::StoreError> {
+                for n in 0..20 {
+                    txn.conn().execute(
+                        "INSERT INTO nonces (agent_id, nonce, seen_ms) VALUES (?1, ?2, ?3)",
+                        kd_core::params![other_id, format!("old-nonce-{n:08}"), now - 16 * 60_000],
+                    )?;
+                }
+                txn.conn().execute(
             "INSERT INTO nonces (agent_id, nonce, seen_ms) VALUES (?1, 'recent-nonce-0000', ?2)",
             kd_core::params![other_id, now - 10 * 60_000],
         )?;
-        Ok(())
-    }))
+                Ok(())
+            }),
+    )
     .unwrap()
     .unwrap();
     let old = "SELECT COUNT(*) FROM nonces WHERE nonce LIKE 'old-nonce-%'";
-    let rename = |name: &str| app.signed(&agent, "rename_agent", json!({ "agent_id": agent.agent_id, "name": name }));
+    let rename = |name: &str| {
+        app.signed(
+            &agent,
+            "rename_agent",
+            json!({ "agent_id": agent.agent_id, "name": name }),
+        )
+    };
     assert_eq!(rename("Nonce Keeper Three")["ok"], true);
     assert_eq!(count(&app, old), 12);
     // A refused signed write (the name is taken) spends its nonce and prunes too.
@@ -156,11 +190,23 @@ fn spent_nonces_are_pruned_once_no_replay_can_use_them() {
     assert_eq!(count(&app, old), 4);
     assert_eq!(rename("Nonce Keeper Four")["ok"], true);
     assert_eq!(count(&app, old), 0);
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM nonces WHERE nonce = 'recent-nonce-0000'"), 1);
+    assert_eq!(
+        count(
+            &app,
+            "SELECT COUNT(*) FROM nonces WHERE nonce = 'recent-nonce-0000'"
+        ),
+        1
+    );
     // 16 minutes after the first request its nonce goes too; the request is stale anyway.
     app.clock.advance_ms(16 * 60_000);
     assert_eq!(rename("Nonce Keeper Five")["ok"], true);
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM nonces WHERE nonce = 'kept-nonce-000000001'"), 0);
+    assert_eq!(
+        count(
+            &app,
+            "SELECT COUNT(*) FROM nonces WHERE nonce = 'kept-nonce-000000001'"
+        ),
+        0
+    );
     let late = signed_with(&app, "rename_agent", &arguments, &headers);
     assert_eq!(late["error"]["code"], "stale_signature", "{late}");
 }
