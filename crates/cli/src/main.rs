@@ -251,22 +251,39 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         }
         let hub = kd_karmadue::open(config, Arc::new(SystemClock), Arc::new(SystemRandom))?;
         let started = std::time::Instant::now();
-        if let Some(report) = kd_karmadue::prepare(&hub)
+        if let Some(load) = kd_karmadue::prepare(&hub)
             .await
             .map_err(|error| anyhow::anyhow!("{}", error.cause.unwrap_or(error.message)))?
         {
-            eprintln!(
-                "first start: loaded the bundled catalog ({} resources, {} bad rows) in {:.1} s",
-                report.imported,
-                report.bad.len(),
-                started.elapsed().as_secs_f64()
-            );
+            say_first_import(&load, started.elapsed().as_secs_f64());
         }
         print_banner(&hub, bound);
         kd_karmadue::serve(listener, hub, shutdown_signal()).await?;
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The stderr line of a start that loaded (or finished loading) the bundled catalog.
+fn say_first_import(load: &kd_karmadue::catalog::first_start::BundledLoad, seconds: f64) {
+    use kd_karmadue::catalog::first_start::FirstImport;
+    let report = &load.report;
+    match load.how {
+        FirstImport::Loaded => eprintln!(
+            "first start: loaded the bundled catalog ({} resources, {} bad rows) in {seconds:.1} s",
+            report.imported,
+            report.bad.len(),
+        ),
+        FirstImport::Resumed => eprintln!(
+            "resumed the bundled catalog's first import, which an earlier start did not finish: {} more resources ({} were already there, {} bad rows) in {seconds:.1} s",
+            report.imported,
+            report.unchanged,
+            report.bad.len(),
+        ),
+        FirstImport::FoundComplete => {
+            eprintln!("the bundled catalog's first import was already complete; marked it done");
+        }
+    }
 }
 
 fn print_banner(hub: &kd_karmadue::Hub, bound: SocketAddr) {

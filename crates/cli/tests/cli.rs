@@ -28,7 +28,12 @@ fn start_hub(data_dir: &Path) -> Hub {
 }
 
 fn start_hub_with(data_dir: &Path, extra: &[&std::ffi::OsStr]) -> Hub {
-    let mut child = Command::new(BIN)
+    start_hub_as(Command::new(BIN), data_dir, extra)
+}
+
+/// `serve` run by `command` (the binary itself, or a shell that sets something up first).
+fn start_hub_as(mut command: Command, data_dir: &Path, extra: &[&std::ffi::OsStr]) -> Hub {
+    let mut child = command
         .args([
             "serve",
             "--listen",
@@ -86,16 +91,35 @@ fn agent(hub: &Hub, key_file: &Path, args: &[&str]) -> (bool, serde_json::Value,
 fn serve_makes_its_data_folder_and_key_with_owner_only_mode() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("fresh");
-    let _hub = start_hub(&data);
+    // The modes are the hub's own, not the umask's: a permissive umask changes nothing.
+    let permissive = || {
+        let mut shell = Command::new("sh");
+        shell.args(["-c", "umask 000 && exec \"$0\" \"$@\"", BIN]);
+        shell
+    };
+    let hub = start_hub_as(permissive(), &data, &[]);
     assert!(data.join("karmadue.sqlite").exists());
     let key = data.join("keys").join("kd-passport-1.key");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        assert_eq!(
-            std::fs::metadata(&key).unwrap().permissions().mode() & 0o777,
-            0o600
-        );
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&key), 0o600);
+        assert_eq!(mode(&data), 0o700, "the data folder");
+        for file in ["karmadue.sqlite", "karmadue.sqlite-wal", "karmadue.sqlite-shm"] {
+            assert_eq!(mode(&data.join(file)), 0o600, "{file}");
+        }
+        // A folder made before (by hand, or by an earlier version) is tightened at start.
+        drop(hub);
+        std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(
+            data.join("karmadue.sqlite"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
+        let _again = start_hub_as(permissive(), &data, &[]);
+        assert_eq!(mode(&data), 0o700);
+        assert_eq!(mode(&data.join("karmadue.sqlite")), 0o600);
     }
 }
 

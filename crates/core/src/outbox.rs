@@ -61,12 +61,19 @@ pub fn list(conn: &Connection, unsent_only: bool) -> Result<Vec<Mail>, StoreErro
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }
 
-/// Marks a mail delivered.
+/// What a delivered mail's body reads afterwards: the relay has it, and the hub keeps no
+/// copy of a link that may still work.
+pub const DELIVERED_BODY: &str = "(removed after delivery)";
+
+/// Marks a mail delivered and removes its body (it may hold a claim link that still works);
+/// the recipient, subject and times stay as the record of the delivery.
 ///
 /// # Errors
 /// [`StoreError`] when the update fails.
 pub fn mark_sent(conn: &Connection, mail_id: &str, now_ms: i64) -> Result<(), StoreError> {
-    conn.prepare_cached("UPDATE outbox SET sent_ms = ?2 WHERE mail_id = ?1 AND sent_ms IS NULL")?
-        .execute(params![mail_id, now_ms])?;
+    conn.prepare_cached(
+        "UPDATE outbox SET sent_ms = ?2, body = ?3 WHERE mail_id = ?1 AND sent_ms IS NULL",
+    )?
+    .execute(params![mail_id, now_ms, DELIVERED_BODY])?;
     Ok(())
 }

@@ -273,10 +273,11 @@ impl Hub {
         Ok((args, caller))
     }
 
-    /// Whether a tool counts as a read for the per-minute limits: it does not change state, or
-    /// it has a per-tool read limit of its own in the table (get_history: a signed read).
+    /// Whether a tool counts as a read for the per-minute limits: it does not change state
+    /// (and is not one of [`STORES_A_ROW`]), or it has a per-tool read limit of its own in the
+    /// table (get_history: a signed read).
     fn counts_as_read(&self, tool: &Tool) -> bool {
-        tool.hints.read_only
+        (tool.hints.read_only && !STORES_A_ROW.contains(&tool.name))
             || self
                 .config
                 .access_tiers
@@ -688,6 +689,11 @@ impl Hub {
     }
 }
 
+/// Tools the spec lists as read only (their MCP `readOnlyHint` stays true: they change
+/// nothing a caller can see) that still store a row on every call: billed as writes for the
+/// per-minute limits (docs/decisions.md 173).
+const STORES_A_ROW: &[&str] = &["register_challenge"];
+
 /// The length of an Ed25519 signature.
 pub const SIGNATURE_BYTES: usize = 64;
 
@@ -945,6 +951,7 @@ impl Ctx {
                         txn.conn()
                             .prepare_cached("INSERT INTO nonces (agent_id, nonce, seen_ms) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")?
                             .execute(kd_core::params![spent.0, spent.1, txn.now_ms()])?;
+                        crate::prune::expired_nonces(txn.conn(), txn.now_ms())?;
                         Ok(())
                     })
                     .await??;
@@ -1094,6 +1101,8 @@ fn spend_nonce(
             "This nonce was already used by this agent. Use a fresh x-kd-nonce for every request.",
         ));
     }
+    // A refusal later in the job rolls this back too; the refused path's own insert prunes.
+    crate::prune::expired_nonces(txn.conn(), txn.now_ms())?;
     Ok(())
 }
 

@@ -7,6 +7,7 @@
 
 pub mod admission;
 pub mod catalog;
+pub mod data_files;
 pub mod docs;
 pub mod error;
 pub mod findings;
@@ -20,6 +21,7 @@ pub mod ledger;
 pub mod outcomes;
 pub mod people;
 pub mod preflight;
+pub mod prune;
 pub mod registry;
 pub mod standing;
 pub mod stream;
@@ -62,7 +64,8 @@ pub enum StartError {
     FixturesNotLoopback,
 }
 
-/// Opens a hub: makes the data folder, the database (WAL) and `kd-passport-1` on first start.
+/// Opens a hub: makes the data folder, the database (WAL) and `kd-passport-1` on first start,
+/// the folder and the database files owner-only (0700, 0600; `data_files`).
 ///
 /// # Errors
 /// [`StartError`] when the folder, key or database cannot be set up.
@@ -74,7 +77,8 @@ pub fn open(
     if config.conformance_fixtures && !config.listen.ip().is_loopback() {
         return Err(StartError::FixturesNotLoopback);
     }
-    std::fs::create_dir_all(&config.data_dir).map_err(|source| StartError::DataDir {
+    // Owner only, whatever the umask: the database holds password hashes, emails and mail.
+    data_files::make_private_dir(&config.data_dir).map_err(|source| StartError::DataDir {
         path: config.data_dir.clone(),
         source,
     })?;
@@ -84,6 +88,12 @@ pub fn open(
     // This hub's own registry: never the process's global recorder (tests run many hubs).
     let metrics = telemetry::HubMetrics::new(clock.now_ms());
     let store = Store::open_at(&config.database(), Arc::clone(&clock), metrics.store())?;
+    if let Some(path) = store.path() {
+        data_files::make_database_private(path).map_err(|source| StartError::DataDir {
+            path: path.to_owned(),
+            source,
+        })?;
+    }
     let ronin = kd_ronin::Ronin::open(
         &config.keys_dir(),
         store.clone(),
@@ -127,16 +137,19 @@ pub fn open(
     }))
 }
 
-/// Work a fresh hub does once before serving: loads the bundled catalog snapshot when the
-/// catalog is empty and the configuration asks for it, then builds (or reopens) the search index
-/// builds the index of reserved names, and records the forum's DEMO sample threads once.
-/// Returns the import report when it loaded.
+/// Work a hub does before serving: when the configuration asks for the bundled catalog, loads
+/// it on first start (or finishes a first import an earlier start was stopped in:
+/// `catalog::first_start`), then builds (or reopens) the search index, builds the index of
+/// reserved names, and records the forum's DEMO sample threads once. Returns what the
+/// bundled import did when it did anything.
 ///
 /// # Errors
 /// `internal` when the snapshot cannot be read or stored.
-pub async fn prepare(hub: &Hub) -> Result<Option<catalog::import::ImportReport>, error::ToolError> {
+pub async fn prepare(
+    hub: &Hub,
+) -> Result<Option<catalog::first_start::BundledLoad>, error::ToolError> {
     let report = if hub.config.bundled_catalog {
-        catalog::import::load_bundled_if_empty(hub).await?
+        catalog::first_start::load_bundled(hub).await?
     } else {
         None
     };

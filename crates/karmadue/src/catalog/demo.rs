@@ -2,12 +2,13 @@
 //! are never evidence (spec: "Demo examples are never evidence"), never match a real target, and
 //! their claims never count as verification.
 
+use kd_core::db::{Connection, OptionalExtension};
 use kd_core::eventlog::NewEvent;
+use kd_core::store::WriteTxn;
 use serde_json::json;
 
 use super::model::{Claim, Resource, claim_id, store_resource};
 use crate::error::ToolError;
-use crate::hub::Hub;
 
 /// (id suffix, title, description, locator).
 const DEMOS: [(&str, &str, &str, &str); 3] = [
@@ -79,24 +80,43 @@ pub fn records(now_ms: i64) -> Vec<(Resource, Vec<Claim>)> {
         .collect()
 }
 
-/// Stores the demo fixtures (one `resource.imported` event each).
+/// Stores the demo fixtures (one `resource.imported` event each) inside `txn`, skipping a
+/// fixture already stored as it is (its `record_hash`): storing them twice, as a resumed
+/// first import or two hubs starting at once on one database may, appends nothing twice.
+/// Returns how many it stored.
 ///
 /// # Errors
 /// `internal` when the store fails.
-pub async fn load(hub: &Hub) -> Result<(), ToolError> {
-    let now = hub.clock.now_ms();
-    hub.store
-        .write(move |txn| -> Result<(), ToolError> {
-            for (resource, claims) in records(now) {
-                store_resource(txn.conn(), &resource, &claims, txn.now_ms())?;
-                txn.append(NewEvent {
-                    kind: "resource.imported",
-                    actor: "hub".into(),
-                    subject: resource.resource_id.clone(),
-                    payload: json!({ "file": "demo fixtures", "resource": resource, "claims": claims }),
-                })?;
-            }
-            Ok(())
-        })
-        .await?
+pub fn store_all(txn: &mut WriteTxn<'_>, now_ms: i64) -> Result<u64, ToolError> {
+    let mut stored = 0;
+    for (resource, claims) in records(now_ms) {
+        let existing: Option<String> = txn
+            .conn()
+            .prepare_cached("SELECT record_hash FROM resources WHERE resource_id = ?1")?
+            .query_row([&resource.resource_id], |row| row.get(0))
+            .optional()?;
+        if existing.as_deref() == Some(resource.record_hash.as_str()) {
+            continue;
+        }
+        store_resource(txn.conn(), &resource, &claims, txn.now_ms())?;
+        txn.append(NewEvent {
+            kind: "resource.imported",
+            actor: "hub".into(),
+            subject: resource.resource_id.clone(),
+            payload: json!({ "file": "demo fixtures", "resource": resource, "claims": claims }),
+        })?;
+        stored += 1;
+    }
+    Ok(stored)
+}
+
+/// Whether the demo fixtures are stored (the last step of the bundled first import).
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn stored(conn: &Connection) -> Result<bool, ToolError> {
+    let first = format!("kd:res:demo:{}", DEMOS[0].0);
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM resources WHERE resource_id = ?1")?
+        .exists([first])?)
 }

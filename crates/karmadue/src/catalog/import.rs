@@ -26,7 +26,8 @@ pub const IMPORT_TIME_LABEL: &str =
 /// Rows per write transaction.
 const CHUNK: usize = 500;
 
-/// The bundled snapshot, compressed (`data/catalog/`). Loaded on first start.
+/// The bundled snapshot, compressed (`data/catalog/`). Loaded on first start
+/// (`first_start::load_bundled`), the files in this order.
 pub const BUNDLED: [(&str, &[u8]); 4] = [
     (
         "catalog-github.jsonl.gz",
@@ -426,28 +427,6 @@ async fn write_chunk(
     report.imported += imported;
     report.unchanged += unchanged;
     Ok(())
-}
-
-/// Loads the bundled snapshot and the demo fixtures when the catalog is empty (first start).
-///
-/// # Errors
-/// `internal` when a bundled file cannot be read or the store fails.
-pub async fn load_bundled_if_empty(hub: &Hub) -> Result<Option<ImportReport>, ToolError> {
-    let count = hub.store.read(super::model::resource_count).await?;
-    if count > 0 {
-        return Ok(None);
-    }
-    let mut total = ImportReport::default();
-    for (name, bytes) in BUNDLED {
-        let reader = std::io::BufReader::new(flate2::read::GzDecoder::new(bytes));
-        let report = import_lines(hub, name, reader, |_| {}).await?;
-        total.lines += report.lines;
-        total.imported += report.imported;
-        total.unchanged += report.unchanged;
-        total.bad.extend(report.bad);
-    }
-    super::demo::load(hub).await?;
-    Ok(Some(total))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! `discover_resources`.
 
 pub mod demo;
+pub mod first_start;
 pub mod import;
 pub mod model;
 pub mod register;

@@ -22,7 +22,9 @@ use crate::error::{ErrorCode, ToolError};
 use crate::hub::Ctx;
 use crate::registry::{Access, Args, HandlerFuture, Hints, Param, ParamType, Tool};
 
-/// How long a registration challenge can be used, in seconds.
+/// How long a registration challenge can be used, in seconds, counted from the whole second
+/// it was issued in: it works until the Unix second its payload states (`expires_at`), and
+/// not from that second on.
 pub const CHALLENGE_TTL_SECS: i64 = 600;
 /// The challenge recipe: the payload an agent signs to prove it holds a key.
 pub const CHALLENGE_RECIPE: &str = "kd-register-v1";
@@ -423,17 +425,19 @@ fn register_challenge(ctx: Ctx, _args: Args) -> HandlerFuture {
     Box::pin(async move {
         let challenge_id = random_id::<12>(ctx.hub.random.as_ref(), "kdc_");
         let issued_ms = ctx.hub.clock.now_ms();
-        let expires_ms = issued_ms + CHALLENGE_TTL_SECS * 1000;
-        let payload = format!(
-            "{CHALLENGE_RECIPE}\n{challenge_id}\n{}",
-            expires_ms.div_euclid(1000)
-        );
+        // The payload states the expiry in whole seconds, and that second is the exact limit:
+        // the challenge works before it and not from it on.
+        let expires_s = issued_ms.div_euclid(1000) + CHALLENGE_TTL_SECS;
+        let expires_ms = expires_s * 1000;
+        let payload = format!("{CHALLENGE_RECIPE}\n{challenge_id}\n{expires_s}");
         let (id, text) = (challenge_id.clone(), payload.clone());
-        // Challenges are working state, not facts: stored outside the event log.
+        // Challenges are working state, not facts: stored outside the event log, and a few
+        // expired ones pruned with each new one.
         ctx.write(move |txn| {
             txn.conn()
                 .prepare_cached("INSERT INTO challenges (challenge_id, payload, issued_ms, expires_ms) VALUES (?1, ?2, ?3, ?4)")?
                 .execute(params![id, text, issued_ms, expires_ms])?;
+            crate::prune::expired_challenges(txn.conn(), txn.now_ms())?;
             Ok(())
         })
         .await?;
@@ -442,7 +446,8 @@ fn register_challenge(ctx: Ctx, _args: Args) -> HandlerFuture {
             "payload": payload,
             "recipe": CHALLENGE_RECIPE,
             "expires_at": rfc3339_ms(expires_ms),
-            "how_to_sign": "Sign the UTF-8 bytes of payload with your Ed25519 private key; pass public_key, challenge_id and the base64url signature to register_agent (or rotate_agent_key). The challenge works once.",
+            "expires_at_unix": expires_s,
+            "how_to_sign": "Sign the UTF-8 bytes of payload with your Ed25519 private key; pass public_key, challenge_id and the base64url signature to register_agent (or rotate_agent_key). The challenge works once, before expires_at (the Unix second on the payload's last line).",
         }))
     })
 }
@@ -464,24 +469,12 @@ fn take_challenge(
             Ok((row.get(0)?, row.get(1)?, row.get(2)?))
         })
         .optional()?;
-    let Some((payload, expires_ms, used_ms)) = row else {
-        return Err(ToolError::validation(
-            "challenge_id",
-            "Unknown challenge_id. Call register_challenge for a fresh one.",
-        ));
+    // Unknown, used and expired get one answer: which of the three it was tells a caller
+    // nothing it can act on, and a used or expired challenge may already be pruned.
+    let payload = match row {
+        Some((payload, expires_ms, None)) if txn.now_ms() < expires_ms => payload,
+        _ => return Err(challenge_refused()),
     };
-    if used_ms.is_some() {
-        return Err(ToolError::validation(
-            "challenge_id",
-            "This challenge was already used. Call register_challenge for a fresh one.",
-        ));
-    }
-    if txn.now_ms() > expires_ms {
-        return Err(ToolError::validation(
-            "challenge_id",
-            "This challenge expired. Call register_challenge for a fresh one.",
-        ));
-    }
     public_key
         .verify_strict(payload.as_bytes(), signature)
         .map_err(|_| {
@@ -492,6 +485,14 @@ fn take_challenge(
             .with_field("signature")
         })?;
     burn_challenge(txn.conn(), challenge_id, txn.now_ms())
+}
+
+/// The one refusal of a challenge that is unknown, used or expired.
+fn challenge_refused() -> ToolError {
+    ToolError::validation(
+        "challenge_id",
+        "This challenge_id is unknown, used or expired. Call register_challenge for a fresh one: it works once, until the Unix second stated on the payload's last line.",
+    )
 }
 
 fn burn_challenge(conn: &Connection, challenge_id: &str, now_ms: i64) -> Result<(), ToolError> {

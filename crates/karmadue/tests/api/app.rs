@@ -129,7 +129,7 @@ fn catalog_template() -> &'static CatalogTemplate {
             .block_on(kd_karmadue::prepare(&hub))
             .unwrap()
             .unwrap();
-        assert!(report.bad.is_empty(), "{:?}", report.bad);
+        assert!(report.report.bad.is_empty(), "{:?}", report.report.bad);
         hub.store.close();
         drop(hub);
         drop(runtime);

@@ -24,6 +24,8 @@ mod proxy;
 mod ronin;
 mod seam;
 mod search;
+mod secrets;
 mod signing;
 mod sql;
 mod standing;
+mod working_state;

@@ -1025,7 +1025,7 @@ fn request_claim_is_limited_per_agent_and_per_address_without_writing() {
     );
 }
 
-fn finding(app: &TestApp, agent: &Agent, extra: Value) -> Value {
+pub fn finding(app: &TestApp, agent: &Agent, extra: Value) -> Value {
     let mut arguments = json!({
         "agent_id": agent.agent_id,
         "title": "A <i>job</i> for you",
@@ -1358,7 +1358,7 @@ fn a_finding_for_an_address_reads_the_same_whether_or_not_it_has_an_account() {
 }
 
 /// A one-purpose SMTP sink: accepts any mail and hands each message's DATA to the test.
-fn smtp_sink() -> (u16, std::sync::mpsc::Receiver<String>) {
+pub fn smtp_sink() -> (u16, std::sync::mpsc::Receiver<String>) {
     use std::io::{BufRead, BufReader, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();

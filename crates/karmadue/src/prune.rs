@@ -1,0 +1,45 @@
+//! Pruning the working-state tables that would otherwise only grow (docs/decisions.md 172):
+//! `nonces` (one row per signed request) and `challenges` (one per `register_challenge`).
+//! Each write job that adds a row to one of them also deletes at most [`PER_JOB`] of its
+//! expired rows, oldest first, in the same transaction: the table shrinks back to what is
+//! still live without a background job or an unbounded delete inside the writer's batch.
+//! The SQL runs on both backends (a bounded `DELETE` through a subquery: SQLite builds
+//! without `DELETE … LIMIT`).
+
+use kd_core::db::{Connection, DbError, params};
+
+/// Most expired rows one write job deletes from one table.
+pub const PER_JOB: i64 = 8;
+
+/// How long a spent nonce is kept, in milliseconds. A request is accepted only within 300 s
+/// of its timestamp, so a nonce seen at `t` can be replayed only until `t + 600 s` (its
+/// timestamp may have been 300 s ahead); 15 minutes leaves room for clock slack between hub
+/// processes.
+pub const NONCE_KEEP_MS: i64 = 15 * 60_000;
+
+/// Deletes at most [`PER_JOB`] nonces seen before `now_ms - NONCE_KEEP_MS`; returns how many.
+///
+/// # Errors
+/// The database's error.
+pub fn expired_nonces(conn: &Connection, now_ms: i64) -> Result<usize, DbError> {
+    conn.prepare_cached(
+        "DELETE FROM nonces WHERE (agent_id, nonce) IN (
+            SELECT agent_id, nonce FROM nonces WHERE seen_ms < ?1
+            ORDER BY seen_ms LIMIT CAST(?2 AS BIGINT))",
+    )?
+    .execute(params![now_ms - NONCE_KEEP_MS, PER_JOB])
+}
+
+/// Deletes at most [`PER_JOB`] registration challenges that expired by `now_ms` (used or
+/// not: an unknown, used and expired challenge get the same answer); returns how many.
+///
+/// # Errors
+/// The database's error.
+pub fn expired_challenges(conn: &Connection, now_ms: i64) -> Result<usize, DbError> {
+    conn.prepare_cached(
+        "DELETE FROM challenges WHERE challenge_id IN (
+            SELECT challenge_id FROM challenges WHERE expires_ms <= ?1
+            ORDER BY expires_ms LIMIT CAST(?2 AS BIGINT))",
+    )?
+    .execute(params![now_ms, PER_JOB])
+}
