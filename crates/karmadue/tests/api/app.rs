@@ -19,8 +19,23 @@ pub struct TestApp {
     pub clock: ManualClock,
     pub hub: Arc<Hub>,
     http: ureq::Agent,
+    /// The PostgreSQL database this app's data folder owns, dropped with the app (a
+    /// PostgreSQL pass of the suite would otherwise leave some 200 databases on the server).
+    scratch_database: Option<String>,
     _dir: tempfile::TempDir,
     _runtime: tokio::runtime::Runtime,
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let (Some(name), Some(admin)) = (
+            self.scratch_database.take(),
+            kd_core::db::testing::admin_url(),
+        ) {
+            self.hub.store.close();
+            let _ = kd_core::db::drop_postgres_database(&admin, &name);
+        }
+    }
 }
 
 pub struct Reply {
@@ -234,6 +249,14 @@ impl TestApp {
             });
             config.database_url = Some(kd_core::config::Secret::new(url));
         }
+        // A database is this app's to drop when its data folder is the app's own (a restart
+        // test that hands two apps one folder keeps it).
+        let scratch_database = config
+            .database_url
+            .as_ref()
+            .filter(|_| on_postgres() && config.data_dir.starts_with(dir.path()))
+            .and_then(|url| url.expose().rsplit('/').next().map(|tail| tail.split('?').next().unwrap_or(tail).to_owned()))
+            .filter(|name| name.starts_with("kd_t_"));
         let clock = ManualClock::new(START_MS);
         let hub = kd_karmadue::open(
             config,
@@ -255,6 +278,7 @@ impl TestApp {
             clock,
             hub,
             http,
+            scratch_database,
             _dir: dir,
             _runtime: runtime,
         }
