@@ -163,7 +163,11 @@ impl Store {
     /// # Errors
     /// [`StoreError::Db`] when the file cannot be opened or migrated.
     pub fn open(path: &Path, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
-        Self::open_at(&Location::Sqlite(path.to_owned()), clock, StoreMetrics::default())
+        Self::open_at(
+            &Location::Sqlite(path.to_owned()),
+            clock,
+            StoreMetrics::default(),
+        )
     }
 
     /// [`Store::open`] with the writer counting into `metrics`.
@@ -202,7 +206,14 @@ impl Store {
         std::thread::Builder::new()
             .name("kd-store-writer".into())
             .spawn(move || {
-                writer_loop(writer, &writer_location, head, receiver, writer_clock, &metrics);
+                writer_loop(
+                    writer,
+                    &writer_location,
+                    head,
+                    receiver,
+                    writer_clock,
+                    &metrics,
+                );
             })
             .map_err(|error| StoreError::Task(error.to_string()))?;
         Ok(Self {
@@ -287,26 +298,6 @@ impl Store {
         result
     }
 
-    /// Runs `work` in a read-write transaction of its own on a pooled connection, off the
-    /// async threads and outside the writer's batches: for shared counters that are not facts
-    /// and never reach the log (the per-minute limits of several hub processes,
-    /// [`crate::limits`]). Commits when `work` returns `Ok`, rolls back otherwise.
-    ///
-    /// # Errors
-    /// Whatever `work` returns, or [`StoreError`] (converted into `E`) when no connection can
-    /// be had or the commit fails.
-    pub async fn transact<T, E, F>(&self, work: F) -> Result<T, E>
-    where
-        F: FnOnce(&Connection) -> Result<T, E> + Send + 'static,
-        T: Send + 'static,
-        E: From<StoreError> + Send + 'static,
-    {
-        let store = self.clone();
-        tokio::task::spawn_blocking(move || store.transact_blocking(work))
-            .await
-            .map_err(|error| E::from(StoreError::Task(error.to_string())))?
-    }
-
     /// Runs `work` on a pooled connection in autocommit mode (each statement its own
     /// transaction), off the async threads: for one-statement side work such as a shared
     /// rate-limit charge ([`crate::limits`]), where a `BEGIN` and `COMMIT` would only add
@@ -332,10 +323,14 @@ impl Store {
         .map_err(|error| E::from(StoreError::Task(error.to_string())))?
     }
 
-    /// [`Store::transact`] for code that is already on a blocking thread.
+    /// Runs `work` in a read-write transaction of its own on a pooled connection, outside the
+    /// writer's batches, on a thread that may block: for shared state that is not a fact and
+    /// never reaches the log (the server keys a database pins, [`crate::keys`]). Commits when
+    /// `work` returns `Ok`, rolls back otherwise.
     ///
     /// # Errors
-    /// As [`Store::transact`].
+    /// Whatever `work` returns, or [`StoreError`] (converted into `E`) when no connection can
+    /// be had or the commit fails.
     pub fn transact_blocking<T, E, F>(&self, work: F) -> Result<T, E>
     where
         F: FnOnce(&Connection) -> Result<T, E>,
@@ -604,8 +599,12 @@ mod tests {
     }
 
     fn open(location: &Location, at_ms: i64) -> Store {
-        Store::open_at(location, Arc::new(ManualClock::new(at_ms)), StoreMetrics::default())
-            .unwrap()
+        Store::open_at(
+            location,
+            Arc::new(ManualClock::new(at_ms)),
+            StoreMetrics::default(),
+        )
+        .unwrap()
     }
 
     fn runtime() -> tokio::runtime::Runtime {
@@ -715,7 +714,9 @@ mod tests {
             let (bad, good) = runtime.block_on(async {
                 let bad = store.write(|txn| -> Result<(), StoreError> {
                     txn.append(event("test.event", 1))?;
-                    let _ = txn.conn().execute("INSERT INTO no_such_table VALUES (1)", []);
+                    let _ = txn
+                        .conn()
+                        .execute("INSERT INTO no_such_table VALUES (1)", []);
                     Ok(())
                 });
                 let good = store.write(|txn| -> Result<i64, StoreError> {
@@ -784,11 +785,15 @@ mod tests {
                 "UPDATE events SET kind = 'x' WHERE seq = 1",
                 "DELETE FROM events",
             ] {
-                let refused = runtime().block_on(store.write(move |txn| -> Result<usize, StoreError> {
-                    Ok(txn.conn().execute(sql, [])?)
-                }));
+                let refused =
+                    runtime().block_on(store.write(move |txn| -> Result<usize, StoreError> {
+                        Ok(txn.conn().execute(sql, [])?)
+                    }));
                 let error = refused.unwrap().unwrap_err();
-                assert!(error.to_string().contains("append-only"), "{location:?}: {error}");
+                assert!(
+                    error.to_string().contains("append-only"),
+                    "{location:?}: {error}"
+                );
             }
             assert_eq!(store.read_blocking(count).unwrap(), 1);
         }
