@@ -467,10 +467,11 @@ async fn signed_writes(
     apply_renames(agents, &timed.renamed);
 
     let rows_after = log_rows(hub)?;
-    let chain = kd_core::db::off_runtime(|| hub.store.read_blocking(kd_core::eventlog::verify_chain))
-        .context("verify_chain")?
-        .map(|report| (report.rows, report.head.seq))
-        .map_err(|broken| format!("chain broken at seq {}: {}", broken.seq, broken.reason));
+    let chain =
+        kd_core::db::off_runtime(|| hub.store.read_blocking(kd_core::eventlog::verify_chain))
+            .context("verify_chain")?
+            .map(|report| (report.rows, report.head.seq))
+            .map_err(|broken| format!("chain broken at seq {}: {}", broken.seq, broken.reason));
     Ok(WriteOutcome {
         successful_writes: calibration.ok_total + timed.ok_total,
         calibration,

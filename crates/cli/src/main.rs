@@ -9,8 +9,8 @@ macro_rules! say {
 }
 
 mod agent;
-mod out;
 mod ledger_copy;
+mod out;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -106,7 +106,11 @@ fn serve_makes_its_data_folder_and_key_with_owner_only_mode() {
         let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&key), 0o600);
         assert_eq!(mode(&data), 0o700, "the data folder");
-        for file in ["karmadue.sqlite", "karmadue.sqlite-wal", "karmadue.sqlite-shm"] {
+        for file in [
+            "karmadue.sqlite",
+            "karmadue.sqlite-wal",
+            "karmadue.sqlite-shm",
+        ] {
             assert_eq!(mode(&data.join(file)), 0o600, "{file}");
         }
         // A folder made before (by hand, or by an earlier version) is tightened at start.
@@ -585,13 +589,22 @@ fn the_client_signs_reads_so_check_use_report_works_and_anonymous_opts_out() {
         .arg(&file)
         .output()
         .unwrap();
-    assert!(imported.status.success(), "{}", String::from_utf8_lossy(&imported.stdout));
+    assert!(
+        imported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&imported.stdout)
+    );
     let hub = start_hub(&data);
     let key_file = dir.path().join("home").join("agent.json");
     let (ok, registered, stderr) = agent(&hub, &key_file, &["new", "--name", "Check Reporter"]);
     assert!(ok, "{registered} {stderr}");
     let check = |extra: &[&str]| {
-        let mut args = vec!["call", "check_before_acting", "--args", r#"{"target": "npm:check-report-cli"}"#];
+        let mut args = vec![
+            "call",
+            "check_before_acting",
+            "--args",
+            r#"{"target": "npm:check-report-cli"}"#,
+        ];
         args.extend_from_slice(extra);
         let (ok, reply, stderr) = agent(&hub, &key_file, &args);
         assert!(ok, "{reply} {stderr}");
@@ -600,19 +613,32 @@ fn the_client_signs_reads_so_check_use_report_works_and_anonymous_opts_out() {
     let signed = check(&[]);
     assert_eq!(signed["tier"]["tier"], "registered", "{signed}");
     assert_eq!(signed["data"]["receipt"]["reportable"], true, "{signed}");
-    let receipt = signed["data"]["receipt"]["receipt_id"].as_str().unwrap().to_owned();
+    let receipt = signed["data"]["receipt"]["receipt_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let report = format!(r#"{{"receipt_id": "{receipt}", "result": "worked"}}"#);
-    let (ok, reported, stderr) = agent(&hub, &key_file, &["call", "report_outcome", "--args", &report]);
+    let (ok, reported, stderr) = agent(
+        &hub,
+        &key_file,
+        &["call", "report_outcome", "--args", &report],
+    );
     assert!(ok, "{reported} {stderr}");
     let (ok, standing, stderr) = agent(&hub, &key_file, &["call", "get_standing"]);
     assert!(ok, "{standing} {stderr}");
-    assert_eq!(standing["data"]["subject_id"], registered["data"]["agent_id"], "{standing}");
+    assert_eq!(
+        standing["data"]["subject_id"], registered["data"]["agent_id"],
+        "{standing}"
+    );
     let (ok, whoami, _) = agent(&hub, &key_file, &["whoami"]);
     assert!(ok);
     assert_eq!(whoami["tier"]["tier"], "registered", "{whoami}");
     let anonymous = check(&["--anonymous"]);
     assert_eq!(anonymous["tier"]["tier"], "anonymous", "{anonymous}");
-    assert_eq!(anonymous["data"]["receipt"]["reportable"], false, "{anonymous}");
+    assert_eq!(
+        anonymous["data"]["receipt"]["reportable"], false,
+        "{anonymous}"
+    );
 }
 
 /// A log written to a pipe or a file carries no ANSI colour codes, and SIGTERM ends the hub
@@ -621,7 +647,14 @@ fn the_client_signs_reads_so_check_use_report_works_and_anonymous_opts_out() {
 fn logs_to_a_pipe_are_plain_text_and_sigterm_says_it_stopped() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(BIN)
-        .args(["serve", "--listen", "127.0.0.1:0", "--bundled-catalog", "false", "--data-dir"])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--bundled-catalog",
+            "false",
+            "--data-dir",
+        ])
         .arg(dir.path().join("data"))
         .env("KARMADUE_LOG", "info")
         .stdout(Stdio::piped())
@@ -643,6 +676,12 @@ fn logs_to_a_pipe_are_plain_text_and_sigterm_says_it_stopped() {
     let text = reader.join().unwrap();
     assert!(status.success(), "{status:?}: {text}");
     assert!(text.contains("KarmaDue hub listening on"), "{text}");
-    assert!(!text.contains('\u{1b}'), "colour codes in a piped log: {text:?}");
-    assert!(text.contains("shutting down") && text.contains("stopped"), "{text}");
+    assert!(
+        !text.contains('\u{1b}'),
+        "colour codes in a piped log: {text:?}"
+    );
+    assert!(
+        text.contains("shutting down") && text.contains("stopped"),
+        "{text}"
+    );
 }

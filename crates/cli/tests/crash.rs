@@ -28,7 +28,14 @@ impl Drop for Hub {
 
 fn start(data_dir: &Path, database: &str, tiers: &Path) -> Hub {
     let mut child = Command::new(BIN)
-        .args(["serve", "--listen", "127.0.0.1:0", "--bundled-catalog", "false", "--data-dir"])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--bundled-catalog",
+            "false",
+            "--data-dir",
+        ])
         .arg(data_dir)
         .arg("--access-tiers")
         .arg(tiers)
@@ -90,8 +97,14 @@ fn a_hub_killed_under_write_load_loses_no_acknowledged_write() {
     std::fs::create_dir_all(dir.path().join("b").join("keys")).unwrap();
     for entry in std::fs::read_dir(&keys).unwrap() {
         let path = entry.unwrap().path();
-        std::fs::copy(&path, dir.path().join("b").join("keys").join(path.file_name().unwrap()))
-            .unwrap();
+        std::fs::copy(
+            &path,
+            dir.path()
+                .join("b")
+                .join("keys")
+                .join(path.file_name().unwrap()),
+        )
+        .unwrap();
     }
     let survivor = start(&dir.path().join("b"), &url, &tiers);
     let urls = [victim.url.clone(), survivor.url.clone()];
@@ -130,8 +143,15 @@ fn a_hub_killed_under_write_load_loses_no_acknowledged_write() {
         worker.join().unwrap();
     }
     let acknowledged = acknowledged.lock().unwrap().clone();
-    assert!(before_kill > 4, "the load ran ({before_kill} writes in {:?})", started.elapsed());
-    assert!(acknowledged.len() > before_kill, "the survivor kept serving");
+    assert!(
+        before_kill > 4,
+        "the load ran ({before_kill} writes in {:?})",
+        started.elapsed()
+    );
+    assert!(
+        acknowledged.len() > before_kill,
+        "the survivor kept serving"
+    );
 
     // The survivor still serves writes, and every acknowledged write is in the database.
     let last = register(&survivor.url, &dir.path().join("last.json"), u64::MAX / 3);
@@ -139,7 +159,11 @@ fn a_hub_killed_under_write_load_loses_no_acknowledged_write() {
     let conn = kd_core::db::Connection::open(&kd_core::db::Location::Postgres(url)).unwrap();
     for id in acknowledged.iter().chain(last.iter()) {
         let found: i64 = conn
-            .query_row("SELECT COUNT(*) FROM agents WHERE agent_id = ?1", [id], |row| row.get(0))
+            .query_row(
+                "SELECT COUNT(*) FROM agents WHERE agent_id = ?1",
+                [id],
+                |row| row.get(0),
+            )
             .unwrap();
         assert_eq!(found, 1, "acknowledged agent {id} is missing");
     }

@@ -64,12 +64,19 @@ fn main() {
             StoreMetrics::default(),
         )
         .unwrap();
-        limiters.push(("PostgreSQL", Arc::new(Limiter::for_store(&store)), Some(store)));
+        limiters.push((
+            "PostgreSQL",
+            Arc::new(Limiter::for_store(&store)),
+            Some(store),
+        ));
     } else {
         println!("(KD_TEST_PG_URL is not set: the PostgreSQL rows are skipped)");
     }
     println!("{CALLS} calls of two charges each");
-    println!("{:<12} {:>8} {:>12} {:>14}", "limiter", "callers", "calls/s", "µs per call");
+    println!(
+        "{:<12} {:>8} {:>12} {:>14}",
+        "limiter", "callers", "calls/s", "µs per call"
+    );
     for (name, limiter, _store) in &limiters {
         for callers in [1, 16] {
             let (rate, micros) = run(&runtime, limiter, callers);

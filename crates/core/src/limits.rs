@@ -161,7 +161,11 @@ fn wait_ms(times: &[i64], cost: u32, limit: u32, now_ms: i64) -> Option<i64> {
     Some((at + WINDOW_MS - now_ms).max(1))
 }
 
-fn take_in_memory(buckets: &Mutex<Buckets>, charges: &[Charge], now_ms: i64) -> Result<(), Limited> {
+fn take_in_memory(
+    buckets: &Mutex<Buckets>,
+    charges: &[Charge],
+    now_ms: i64,
+) -> Result<(), Limited> {
     let mut guard = buckets
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -226,7 +230,10 @@ fn take_shared(
         }));
     }
     if sweep {
-        conn.execute("DELETE FROM rate_slots WHERE at_ms <= ?1", [now_ms - WINDOW_MS])?;
+        conn.execute(
+            "DELETE FROM rate_slots WHERE at_ms <= ?1",
+            [now_ms - WINDOW_MS],
+        )?;
     }
     Ok(Ok(()))
 }

@@ -6,9 +6,9 @@
 //! password or its hash. Sessions and their form (CSRF) tokens are working state; the store
 //! keeps only the SHA-256 of a session token, so a copy of the database cannot sign anyone in.
 
+use crate::db::{Connection, OptionalExtension, params};
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
-use crate::db::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
 use crate::eventlog::{EventRow, NewEvent};

@@ -136,7 +136,9 @@ fn sqlite_unique_columns(conn: &Connection) -> Vec<(String, String)> {
     let mut found = Vec::new();
     for (table, _) in sqlite_columns(conn) {
         let indexes: Vec<(String, String)> = conn
-            .prepare_cached(&format!("SELECT name, origin FROM pragma_index_list('{table}')"))
+            .prepare_cached(&format!(
+                "SELECT name, origin FROM pragma_index_list('{table}')"
+            ))
             .unwrap()
             .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
             .unwrap()
@@ -223,7 +225,11 @@ fn both_backends_migrate_to_the_same_schema() {
                 text.as_deref()
                     .map(|text| text.split("::").next().unwrap_or(text).to_owned())
             };
-            assert_eq!(literal(default), literal(other_default), "{table}.{column} default");
+            assert_eq!(
+                literal(default),
+                literal(other_default),
+                "{table}.{column} default"
+            );
         }
     }
     let mut pg_indexes = postgres_indexes(&postgres);
@@ -252,11 +258,25 @@ fn both_backends_migrate_to_the_same_schema() {
     ] {
         for conn in [&sqlite, &postgres] {
             conn.execute(insert, []).unwrap();
-            for change in [format!("DELETE FROM {table}"), format!("UPDATE {table} SET created_ms = 1")] {
-                let change = change.replace("created_ms", if table == "events" { "created_ms" } else { "received_ms" })
+            for change in [
+                format!("DELETE FROM {table}"),
+                format!("UPDATE {table} SET created_ms = 1"),
+            ] {
+                let change = change
+                    .replace(
+                        "created_ms",
+                        if table == "events" {
+                            "created_ms"
+                        } else {
+                            "received_ms"
+                        },
+                    )
                     .replace("log_heads SET received_ms", "log_heads SET published_ms");
                 let refused = conn.execute(&change, []).unwrap_err();
-                assert!(refused.to_string().contains("append-only"), "{change}: {refused}");
+                assert!(
+                    refused.to_string().contains("append-only"),
+                    "{change}: {refused}"
+                );
             }
         }
     }

@@ -16,10 +16,10 @@
 //! `capability.granted` from [`crate::standing::stamps`]), `ask.published`. None carries the
 //! answer key, a pitch or an ask's title.
 
+use kd_core::db::{Connection, OptionalExtension, params};
 use kd_core::eventlog::NewEvent;
 use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;
-use kd_core::db::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};

@@ -9,20 +9,20 @@ use std::sync::Arc;
 
 use kd_core::clock::Clock;
 use kd_core::config::Config;
+use kd_core::db::OptionalExtension;
 use kd_core::keys::ServerKey;
 use kd_core::random::Random;
 use kd_core::store::{Store, WriteTxn};
 use kd_protocol::ids::AgentId;
 use kd_protocol::keys::AgentPublicKey;
 use kd_protocol::signing::{self, Nonce};
-use kd_core::db::OptionalExtension;
 use serde_json::{Map, Value};
 
 use crate::error::{ErrorCode, ToolError};
 use crate::registry::{Access, Args, Tool};
-use kd_core::limits::Charge;
 use crate::standing::tiers::{AgentFacts, Subject};
 use crate::tools;
+use kd_core::limits::Charge;
 
 /// Everything a hub process shares between requests.
 #[derive(Debug)]

@@ -26,9 +26,9 @@
 //! verification and never change an assessment, a trust score, a passport or the ranking.
 
 use kd_core::clock::rfc3339_ms;
+use kd_core::db::{Connection, OptionalExtension, params};
 use kd_core::eventlog::NewEvent;
 use kd_core::random::random_id;
-use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -461,9 +461,7 @@ fn limit(
         "SELECT created_ms FROM outcome_reports WHERE {column} = ?1 AND created_ms > ?2 ORDER BY created_ms"
     ))?;
     let times = statement
-        .query_map(params![value, now_ms - window_ms], |row| {
-            row.get::<i64>(0)
-        })?
+        .query_map(params![value, now_ms - window_ms], |row| row.get::<i64>(0))?
         .collect::<Result<Vec<_>, _>>()?;
     if times.len() < max {
         return Ok(());

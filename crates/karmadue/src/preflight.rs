@@ -26,9 +26,9 @@
 //! transaction as the receipt row. Demo records never get a receipt.
 
 use kd_core::clock::rfc3339_ms;
+use kd_core::db::{Connection, OptionalExtension, params};
 use kd_core::keys::ServerKey;
 use kd_core::random::random_id;
-use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value, json};
 
 use crate::catalog::model::{self, Claim, Resource};
@@ -467,9 +467,7 @@ pub(crate) fn ids_by_locator(conn: &Connection, url: &str) -> Result<Vec<String>
 fn ids_by_image(conn: &Connection, image: &str) -> Result<Vec<String>, ToolError> {
     let mut statement = conn.prepare_cached("SELECT resource_id, package_ids FROM resources WHERE package_ids <> '[]' ORDER BY resource_id")?;
     let rows = statement
-        .query_map([], |row| {
-            Ok((row.get::<String>(0)?, row.get::<String>(1)?))
-        })?
+        .query_map([], |row| Ok((row.get::<String>(0)?, row.get::<String>(1)?)))?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows
         .into_iter()

@@ -17,11 +17,11 @@ use axum::extract::{ConnectInfo, Query, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use kd_core::clock::rfc3339_ms;
+use kd_core::db::{Connection, OptionalExtension, params};
 use kd_core::eventlog::EventRow;
 use kd_core::keys::{PASSPORT_KEY_ID, ServerKey};
 use kd_protocol::forum::{self as recipe, KD_RAIN_V1};
 use kd_protocol::ids::AgentId;
-use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::error::ToolError;

@@ -13,10 +13,10 @@
 //! Kinds taken so far: 0 PROFILE, 31100 LISTING and 1108 REVOKE. The task chain (1100-1106),
 //! SUCCESSOR (1107), CLAIM (1109) and CERTIFY (1110) are refused as not supported yet.
 
+use kd_core::db::{OptionalExtension, params};
 use kd_core::eventlog::NewEvent;
 use kd_core::store::WriteTxn;
 use kd_protocol::nostr::Event;
-use kd_core::db::{OptionalExtension, params};
 use serde_json::{Map, Value, json};
 
 use crate::{Refusal, Ronin};

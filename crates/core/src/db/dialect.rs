@@ -181,7 +181,10 @@ mod tests {
             postgres_placeholders("SELECT a FROM t WHERE b = ?1 AND c = '?2' AND d = ?2 -- ?3\n"),
             "SELECT a FROM t WHERE b = $1 AND c = '?2' AND d = $2 -- ?3\n"
         );
-        assert_eq!(postgres_placeholders("VALUES (?, ?, ?)"), "VALUES ($1, $2, $3)");
+        assert_eq!(
+            postgres_placeholders("VALUES (?, ?, ?)"),
+            "VALUES ($1, $2, $3)"
+        );
         assert_eq!(postgres_placeholders("x = ?2 OR y = ?"), "x = $2 OR y = $3");
         assert_eq!(postgres_placeholders("\"a?\" = ?1"), "\"a?\" = $1");
     }

@@ -96,7 +96,9 @@ pub fn redact_url(url: &str) -> String {
 
 /// `url` with its database name replaced by `database` (the path of a PostgreSQL URL).
 pub fn postgres_url_with_database(url: &str, database: &str) -> String {
-    let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
+    let (base, query) = url
+        .split_once('?')
+        .map_or((url, None), |(b, q)| (b, Some(q)));
     let authority_end = base.find("://").map_or(0, |at| at + 3);
     let path_start = base[authority_end..]
         .find('/')
@@ -462,7 +464,10 @@ impl FromColumn for f64 {
     fn from_column(value: ValueRef<'_>) -> std::result::Result<Self, String> {
         match value {
             ValueRef::Real(number) => Ok(number),
-            #[expect(clippy::cast_precision_loss, reason = "as SQLite reads an INTEGER as REAL")]
+            #[expect(
+                clippy::cast_precision_loss,
+                reason = "as SQLite reads an INTEGER as REAL"
+            )]
             ValueRef::Integer(number) => Ok(number as f64),
             other => Err(mismatch("a real", other)),
         }

@@ -44,7 +44,10 @@ impl Client {
         if let Some(statement) = self.cache.get(sql) {
             return Ok(statement.clone());
         }
-        let statement = self.client.get().prepare(&dialect::postgres_placeholders(sql))?;
+        let statement = self
+            .client
+            .get()
+            .prepare(&dialect::postgres_placeholders(sql))?;
         if self.cache.len() >= CACHE_LIMIT {
             self.cache.clear();
         }
@@ -113,7 +116,9 @@ struct Closing(Option<postgres::Client>);
 impl Closing {
     fn get(&mut self) -> &mut postgres::Client {
         #[expect(clippy::expect_used, reason = "the client is taken only by drop")]
-        self.0.as_mut().expect("the client is present until dropped")
+        self.0
+            .as_mut()
+            .expect("the client is present until dropped")
     }
 
     fn is_closed(&self) -> bool {
@@ -182,7 +187,10 @@ fn int_to_sql(number: i64, ty: &Type, out: &mut BytesMut) -> Result<IsNull, BoxE
         Type::INT2 => i16::try_from(number)?.to_sql(ty, out),
         Type::INT4 => i32::try_from(number)?.to_sql(ty, out),
         Type::BOOL => (number != 0).to_sql(ty, out),
-        #[expect(clippy::cast_precision_loss, reason = "bound to a float column, as SQLite does")]
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "bound to a float column, as SQLite does"
+        )]
         Type::FLOAT8 => (number as f64).to_sql(ty, out),
         Type::TEXT | Type::VARCHAR => number.to_string().to_sql(ty, out),
         _ => number.to_sql(ty, out),
@@ -244,7 +252,10 @@ fn numeric(raw: &[u8]) -> Result<Value<'static>, BoxError> {
         Ok(u16::from_be_bytes([bytes[0], bytes[1]]))
     };
     let digits = usize::from(word(0)?);
-    #[expect(clippy::cast_possible_wrap, reason = "the weight is a signed 16-bit field")]
+    #[expect(
+        clippy::cast_possible_wrap,
+        reason = "the weight is a signed 16-bit field"
+    )]
     let weight = i32::from(word(2)? as i16);
     let sign = word(4)?;
     let scale = word(6)?;

@@ -32,7 +32,13 @@ fn values_round_trip_on_both_backends() {
         assert_eq!(changed, 1);
         let row: (i64, f64, String, Vec<u8>, Option<i64>) = conn
             .query_row("SELECT i, r, s, b, n FROM t", [], |row| {
-                Ok((row.get(0)?, row.get(1)?, row.get("s")?, row.get(3)?, row.get(4)?))
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get("s")?,
+                    row.get(3)?,
+                    row.get(4)?,
+                ))
             })
             .unwrap();
         assert_eq!(row, (i64::MAX, 0.25, "café\n".to_owned(), blob, None));
@@ -46,12 +52,17 @@ fn values_round_trip_on_both_backends() {
             .unwrap();
         assert_eq!((equal, sum, average), (true, 3, 0.25));
         let missing = conn
-            .query_row("SELECT i FROM t WHERE s = ?1", ["nobody"], |row| row.get::<i64>(0))
+            .query_row("SELECT i FROM t WHERE s = ?1", ["nobody"], |row| {
+                row.get::<i64>(0)
+            })
             .optional()
             .unwrap();
         assert_eq!(missing, None, "{:?}", conn.backend());
         let wrong = conn.query_row("SELECT s FROM t", [], |row| row.get::<i64>(0));
-        assert!(matches!(wrong, Err(DbError::Conversion { .. })), "{wrong:?}");
+        assert!(
+            matches!(wrong, Err(DbError::Conversion { .. })),
+            "{wrong:?}"
+        );
         let unsigned = conn.execute("INSERT INTO t (i) VALUES (?1)", [u64::MAX]);
         assert!(unsigned.is_err(), "u64::MAX does not fit");
     }
@@ -64,11 +75,17 @@ fn constraint_violations_are_named_and_rows_stream_in_order() {
         conn.execute_batch("CREATE TABLE k (id TEXT PRIMARY KEY, n BIGINT NOT NULL)")
             .unwrap();
         for n in 0..50_i64 {
-            conn.execute("INSERT INTO k (id, n) VALUES (?, ?)", params![format!("k{n:03}"), n])
-                .unwrap();
+            conn.execute(
+                "INSERT INTO k (id, n) VALUES (?, ?)",
+                params![format!("k{n:03}"), n],
+            )
+            .unwrap();
         }
         let duplicate = conn
-            .execute("INSERT INTO k (id, n) VALUES (?1, ?2)", params!["k000", 1_i64])
+            .execute(
+                "INSERT INTO k (id, n) VALUES (?1, ?2)",
+                params!["k000", 1_i64],
+            )
             .unwrap_err();
         assert!(duplicate.is_constraint_violation(), "{duplicate}");
         let ignored = conn
@@ -113,7 +130,10 @@ fn urls_are_redacted_and_rewritten() {
         postgres_url_with_database("postgres://u@127.0.0.1:5", "kd_x"),
         "postgres://u@127.0.0.1:5/kd_x"
     );
-    assert_eq!(Location::parse("postgresql://h/d").backend(), Backend::Postgres);
+    assert_eq!(
+        Location::parse("postgresql://h/d").backend(),
+        Backend::Postgres
+    );
     assert_eq!(
         Location::parse("sqlite:/tmp/x.sqlite"),
         Location::Sqlite("/tmp/x.sqlite".into())

@@ -74,7 +74,10 @@ fn a_refused_call_takes_no_slot_anywhere() {
             );
         }
         assert!(take(&limiter, &[charge("a:reads", 5)], 7).is_err());
-        assert!(take(&limiter, &[charge("z:none", 0)], 7).is_err(), "a limit of 0 admits none");
+        assert!(
+            take(&limiter, &[charge("z:none", 0)], 7).is_err(),
+            "a limit of 0 admits none"
+        );
     }
 }
 
@@ -87,11 +90,33 @@ fn a_batch_takes_its_whole_cost_or_nothing() {
             cost,
         };
         assert_eq!(take(&limiter, &[batch(59, 60)], 0), Ok(()));
-        let refused = take(&limiter, &[Charge { key: "ip:x".into(), limit: 600, cost: 2 }, batch(2, 60)], 1_000)
-            .unwrap_err();
+        let refused = take(
+            &limiter,
+            &[
+                Charge {
+                    key: "ip:x".into(),
+                    limit: 600,
+                    cost: 2,
+                },
+                batch(2, 60),
+            ],
+            1_000,
+        )
+        .unwrap_err();
         assert_eq!(refused.charge, 1);
         assert_eq!(refused.retry_after_s(), 59);
-        assert_eq!(take(&limiter, &[Charge { key: "ip:x".into(), limit: 600, cost: 598 }], 1_000), Ok(()));
+        assert_eq!(
+            take(
+                &limiter,
+                &[Charge {
+                    key: "ip:x".into(),
+                    limit: 600,
+                    cost: 598
+                }],
+                1_000
+            ),
+            Ok(())
+        );
         assert_eq!(take(&limiter, &[batch(1, 60)], 2_000), Ok(()));
         assert!(take(&limiter, &[batch(1, 60)], 2_000).is_err());
         assert_eq!(take(&limiter, &[batch(59, 60)], 60_001), Ok(()));
@@ -135,13 +160,20 @@ fn two_processes_on_one_database_share_a_limit() {
         .unwrap()
     };
     let (first, second) = (open(), open());
-    let limiters = [Arc::new(Limiter::for_store(&first)), Arc::new(Limiter::for_store(&second))];
+    let limiters = [
+        Arc::new(Limiter::for_store(&first)),
+        Arc::new(Limiter::for_store(&second)),
+    ];
     let admitted = runtime().block_on(async {
         let mut tasks = Vec::new();
         for n in 0..60 {
             let limiter = Arc::clone(&limiters[n % 2]);
             tasks.push(tokio::spawn(async move {
-                limiter.take(&[charge("ip:1", 25)], 1_000).await.unwrap().is_ok()
+                limiter
+                    .take(&[charge("ip:1", 25)], 1_000)
+                    .await
+                    .unwrap()
+                    .is_ok()
             }));
         }
         let mut admitted = 0;

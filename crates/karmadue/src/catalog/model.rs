@@ -278,8 +278,9 @@ pub fn resources_by_package_id(
     package_id: &str,
 ) -> Result<Vec<Resource>, ToolError> {
     let holds = kd_core::db::dialect::json_array_contains(conn.backend(), "r.package_ids", "?1");
-    let mut statement =
-        conn.prepare_cached(&format!("SELECT {RESOURCE_COLUMNS} FROM resources r WHERE {holds}"))?;
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT {RESOURCE_COLUMNS} FROM resources r WHERE {holds}"
+    ))?;
     let rows = statement
         .query_map([package_id], resource_from_row)?
         .collect::<Result<Vec<_>, _>>()?;

@@ -13,10 +13,10 @@
 //! Events: `resource.registered` (actor: the agent; subject: the resource) and
 //! `content.reported` (actor: the signed agent, or `anonymous`; subject: the resource).
 
+use kd_core::db::params;
 use kd_core::eventlog::NewEvent;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
-use kd_core::db::params;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 

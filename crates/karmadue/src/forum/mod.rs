@@ -22,8 +22,8 @@
 pub mod write;
 
 use kd_core::clock::rfc3339_ms;
-use kd_protocol::forum::{self as recipe, KD_FORUM_V2, KD_RAIN_V1};
 use kd_core::db::{Connection, OptionalExtension, params};
+use kd_protocol::forum::{self as recipe, KD_FORUM_V2, KD_RAIN_V1};
 use serde_json::{Value, json};
 
 use crate::error::ToolError;

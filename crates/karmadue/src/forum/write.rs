@@ -3,12 +3,12 @@
 //! decided before anything is appended; each write appends its events and updates the
 //! projections in one writer transaction.
 
+use kd_core::db::{OptionalExtension, params};
 use kd_core::eventlog::{EventRow, NewEvent};
 use kd_core::keys::ServerKey;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
 use kd_protocol::forum::{self as recipe, KD_FORUM_V2};
-use kd_core::db::{OptionalExtension, params};
 use serde_json::{Map, Value, json};
 
 use super::{DATA_NOTE, TOPIC_IDS};

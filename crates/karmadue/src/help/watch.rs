@@ -22,10 +22,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kd_core::clock::rfc3339_ms;
+use kd_core::db::{Connection, OptionalExtension, params};
 use kd_core::eventlog::NewEvent;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
-use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 

@@ -10,12 +10,12 @@ pub mod names;
 pub mod passport;
 
 use kd_core::clock::rfc3339_ms;
+use kd_core::db::{Connection, OptionalExtension, params};
 use kd_core::eventlog::{self, NewEvent};
 use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;
 use kd_protocol::ids::{AgentId, Handle};
 use kd_protocol::keys::AgentPublicKey;
-use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::error::{ErrorCode, ToolError};

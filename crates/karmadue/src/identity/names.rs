@@ -10,8 +10,8 @@
 use std::collections::BTreeSet;
 use std::hash::BuildHasher;
 
-use kd_core::store::WriteTxn;
 use kd_core::db::{Connection, OptionalExtension};
+use kd_core::store::WriteTxn;
 
 use crate::error::ToolError;
 

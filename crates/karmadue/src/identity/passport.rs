@@ -15,8 +15,8 @@
 //! comes from it, so a Listed passport is never called Verified.
 
 use kd_core::clock::rfc3339_ms;
-use kd_core::keys::ServerKey;
 use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::keys::ServerKey;
 use serde_json::{Value, json};
 
 use crate::error::ToolError;

@@ -7,10 +7,10 @@
 //! Events: `finding.filed`, `finding.adopted`, `finding.approved`, `finding.dismissed`,
 //! `finding.withdrawn`. They never carry the claim code, an address, or the finding's text.
 
+use kd_core::db::{OptionalExtension, params};
 use kd_core::eventlog::NewEvent;
 use kd_core::people as accounts;
 use kd_core::random::{random_bytes, random_id};
-use kd_core::db::{OptionalExtension, params};
 use serde_json::{Value, json};
 
 use super::{AppError, CODE_ALPHABET, normalize_code};

@@ -17,11 +17,11 @@ pub mod password_gate;
 
 use std::net::IpAddr;
 
+use kd_core::db::{Connection, OptionalExtension, params};
 use kd_core::eventlog::NewEvent;
 use kd_core::people::{self as accounts, Person, Session};
 use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;
-use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::error::{ErrorCode, ToolError};

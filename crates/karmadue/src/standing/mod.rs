@@ -10,8 +10,8 @@ pub mod quota;
 pub mod stamps;
 pub mod tiers;
 
-use kd_core::tiers::AccessTiers;
 use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::tiers::AccessTiers;
 use serde_json::{Value, json};
 
 use crate::error::{ErrorCode, ToolError};

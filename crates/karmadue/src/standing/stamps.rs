@@ -7,9 +7,9 @@
 //! an expiry (`capability.granted`): `publish_ask` for 30 days, renewed by retaking the test.
 //! Both tables are projections of those events.
 
+use kd_core::db::{Connection, OptionalExtension, params};
 use kd_core::eventlog::NewEvent;
 use kd_core::store::WriteTxn;
-use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::error::ToolError;

@@ -149,7 +149,9 @@ fn catalog_template() -> &'static CatalogTemplate {
         drop(hub);
         drop(runtime);
         if postgres.is_none() {
-            let conn = kd_core::db::Connection::open_sqlite(dir.join("data").join("karmadue.sqlite")).unwrap();
+            let conn =
+                kd_core::db::Connection::open_sqlite(dir.join("data").join("karmadue.sqlite"))
+                    .unwrap();
             conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
                 .unwrap();
         }
@@ -164,7 +166,8 @@ fn catalog_template() -> &'static CatalogTemplate {
 /// is connected to it: the template's last connections are closed first).
 fn copy_postgres_template(template: &str) -> String {
     let admin = kd_core::db::testing::admin_url().unwrap();
-    let conn = kd_core::db::Connection::open(&kd_core::db::Location::Postgres(admin.clone())).unwrap();
+    let conn =
+        kd_core::db::Connection::open(&kd_core::db::Location::Postgres(admin.clone())).unwrap();
     for _ in 0..50 {
         conn.query_row(
             "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = ?1 AND pid <> pg_backend_pid()",
@@ -172,7 +175,11 @@ fn copy_postgres_template(template: &str) -> String {
             |_| Ok(()),
         )
         .unwrap();
-        match kd_core::db::create_postgres_database(&admin, &kd_core::db::testing::fresh_name(), Some(template)) {
+        match kd_core::db::create_postgres_database(
+            &admin,
+            &kd_core::db::testing::fresh_name(),
+            Some(template),
+        ) {
             Ok(url) => return url,
             Err(error) if error.to_string().contains("being accessed") => {
                 std::thread::sleep(std::time::Duration::from_millis(100));
@@ -255,7 +262,12 @@ impl TestApp {
             .database_url
             .as_ref()
             .filter(|_| on_postgres() && config.data_dir.starts_with(dir.path()))
-            .and_then(|url| url.expose().rsplit('/').next().map(|tail| tail.split('?').next().unwrap_or(tail).to_owned()))
+            .and_then(|url| {
+                url.expose()
+                    .rsplit('/')
+                    .next()
+                    .map(|tail| tail.split('?').next().unwrap_or(tail).to_owned())
+            })
             .filter(|name| name.starts_with("kd_t_"));
         let clock = ManualClock::new(START_MS);
         let hub = kd_karmadue::open(

@@ -152,7 +152,11 @@ fn an_interrupted_first_import_is_resumed_at_the_next_start_and_marked() {
         let app = TestApp::start_with(move |config| config.data_dir = data);
         let (name, bytes) = BUNDLED[0];
         let text = std::io::read_to_string(flate2::read::GzDecoder::new(bytes)).unwrap();
-        let part: String = text.lines().take(1_200).map(|line| format!("{line}\n")).collect();
+        let part: String = text
+            .lines()
+            .take(1_200)
+            .map(|line| format!("{line}\n"))
+            .collect();
         let report = app
             .block_on(import_lines(&app.hub, name, part.as_bytes(), |_| {}))
             .unwrap();
@@ -166,22 +170,43 @@ fn an_interrupted_first_import_is_resumed_at_the_next_start_and_marked() {
     });
     let before = app.call("get_resource", json!({ "resource_id": early }));
     let partial = resources(&app);
-    assert!(partial == 1_200 && before["ok"] == true, "{partial} {before}");
-    let load = app.block_on(kd_karmadue::prepare(&app.hub)).unwrap().unwrap();
+    assert!(
+        partial == 1_200 && before["ok"] == true,
+        "{partial} {before}"
+    );
+    let load = app
+        .block_on(kd_karmadue::prepare(&app.hub))
+        .unwrap()
+        .unwrap();
     assert_eq!(load.how, FirstImport::Resumed);
     assert_eq!(load.report.unchanged, 1_200, "the stored rows were skipped");
     assert_eq!(load.report.imported, 78_093 - 1_200);
-    assert_eq!(resources(&app), 78_093 + 3, "the whole snapshot and the demo fixtures");
+    assert_eq!(
+        resources(&app),
+        78_093 + 3,
+        "the whole snapshot and the demo fixtures"
+    );
     assert_eq!(first_import_mark(&app).as_deref(), Some("resumed"));
-    assert_eq!(events_about(&app, early), 1, "an early row was not imported twice");
+    assert_eq!(
+        events_about(&app, early),
+        1,
+        "an early row was not imported twice"
+    );
     let after = app.call("get_resource", json!({ "resource_id": early }));
-    assert_eq!(after["data"]["license"], before["data"]["license"], "{after}");
+    assert_eq!(
+        after["data"]["license"], before["data"]["license"],
+        "{after}"
+    );
     let last = app.call("get_resource", json!({ "resource_id": "kd:res:npm:0nmcp" }));
     assert_eq!(last["ok"], true, "{last}");
     app.assert_chain_ok();
     // Marked: the next start does nothing.
     let log = app.log_len();
-    assert!(app.block_on(kd_karmadue::prepare(&app.hub)).unwrap().is_none());
+    assert!(
+        app.block_on(kd_karmadue::prepare(&app.hub))
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(app.log_len(), log);
 }
 
@@ -192,9 +217,11 @@ fn a_finished_unmarked_import_is_only_marked_and_an_own_catalog_is_left_alone() 
     use kd_karmadue::catalog::first_start::FirstImport;
     let app = TestApp::with_catalog();
     let log = app.log_len();
-    app.block_on(app.hub.store.write(|txn| {
-        txn.conn().execute("DELETE FROM milestones", [])
-    }))
+    app.block_on(
+        app.hub
+            .store
+            .write(|txn| txn.conn().execute("DELETE FROM milestones", [])),
+    )
     .unwrap()
     .unwrap();
     // (The copied hub is opened with bundled_catalog false: the loader is called directly.)
@@ -202,7 +229,10 @@ fn a_finished_unmarked_import_is_only_marked_and_an_own_catalog_is_left_alone() 
         .block_on(kd_karmadue::catalog::first_start::load_bundled(&app.hub))
         .unwrap()
         .unwrap();
-    assert_eq!((load.how, load.report.imported), (FirstImport::FoundComplete, 0));
+    assert_eq!(
+        (load.how, load.report.imported),
+        (FirstImport::FoundComplete, 0)
+    );
     assert_eq!(first_import_mark(&app).as_deref(), Some("found complete"));
     assert_eq!(app.log_len(), log, "nothing was imported again");
 
@@ -215,6 +245,10 @@ fn a_finished_unmarked_import_is_only_marked_and_an_own_catalog_is_left_alone() 
         |_| {},
     ))
     .unwrap();
-    assert!(own.block_on(kd_karmadue::prepare(&own.hub)).unwrap().is_none());
+    assert!(
+        own.block_on(kd_karmadue::prepare(&own.hub))
+            .unwrap()
+            .is_none()
+    );
     assert_eq!((resources(&own), first_import_mark(&own)), (1, None));
 }

@@ -28,7 +28,10 @@ fn pair() -> Option<(TestApp, TestApp)> {
 }
 
 fn pairs(headers: &[(String, String)]) -> Vec<(&str, &str)> {
-    headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+    headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect()
 }
 
 #[test]
@@ -61,8 +64,15 @@ fn two_hubs_on_one_database_are_one_hub() {
 
     // A signed request is single use on both: replayed on the other hub it is `replay`.
     let agent = first.register("Twin Runner");
-    let arguments = json!({ "agent_id": agent.agent_id, "name": "Twin Runner Renamed" }).to_string();
-    let headers = first.sign(&agent.key, "rename_agent", &agent.agent_id, &arguments, &fresh_nonce());
+    let arguments =
+        json!({ "agent_id": agent.agent_id, "name": "Twin Runner Renamed" }).to_string();
+    let headers = first.sign(
+        &agent.key,
+        "rename_agent",
+        &agent.agent_id,
+        &arguments,
+        &fresh_nonce(),
+    );
     let (reply, is_error) = first.call_text("rename_agent", &arguments, &pairs(&headers));
     assert!(!is_error, "{reply}");
     let (reply, _) = second.call_text("rename_agent", &arguments, &pairs(&headers));
@@ -78,7 +88,11 @@ fn two_hubs_on_one_database_are_one_hub() {
 
     // One connect code redeemed on both hubs at once links exactly one agent.
     let browser = first.browser();
-    browser.sign_up("twins@example.org", "Twin Owner", "correct horse battery staple");
+    browser.sign_up(
+        "twins@example.org",
+        "Twin Owner",
+        "correct horse battery staple",
+    );
     let code = mint(&browser);
     let racers = [first.register("Racer West"), second.register("Racer East")];
     let outcomes: Vec<Value> = std::thread::scope(|scope| {
@@ -97,7 +111,10 @@ fn two_hubs_on_one_database_are_one_hub() {
 
     // The agent one hub registered is verified by the other, and both see one chain.
     let verified = second.call("verify_agent", json!({ "agent_id": agent.agent_id }));
-    assert_eq!(verified["data"]["display_label"], "Twin Runner Renamed", "{verified}");
+    assert_eq!(
+        verified["data"]["display_label"], "Twin Runner Renamed",
+        "{verified}"
+    );
     assert_eq!(first.log_len(), second.log_len());
     first.assert_chain_ok();
     second.assert_chain_ok();
@@ -111,7 +128,11 @@ fn a_hub_with_another_key_refuses_the_database() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let mut config = Config::new("127.0.0.1:0".parse().unwrap(), dir.path().join("data"), None);
+    let mut config = Config::new(
+        "127.0.0.1:0".parse().unwrap(),
+        dir.path().join("data"),
+        None,
+    );
     config.database_url = first.hub.config.database_url.clone();
     let before = first.log_len();
     let opened = kd_karmadue::open(
@@ -142,8 +163,16 @@ fn two_hubs_publishing_at_once_make_one_head_a_day() {
     };
     first.register("Head Writer");
     let (a, b) = std::thread::scope(|scope| {
-        let a = scope.spawn(|| first.block_on(kd_karmadue::ledger::publish(&first.hub)).unwrap());
-        let b = scope.spawn(|| second.block_on(kd_karmadue::ledger::publish(&second.hub)).unwrap());
+        let a = scope.spawn(|| {
+            first
+                .block_on(kd_karmadue::ledger::publish(&first.hub))
+                .unwrap()
+        });
+        let b = scope.spawn(|| {
+            second
+                .block_on(kd_karmadue::ledger::publish(&second.hub))
+                .unwrap()
+        });
         (a.join().unwrap(), b.join().unwrap())
     });
     let (a, b) = (a.today.unwrap(), b.today.unwrap());
@@ -155,7 +184,12 @@ fn two_hubs_publishing_at_once_make_one_head_a_day() {
         .unwrap();
     assert_eq!(heads.len(), 1, "{heads:?}");
     for app in [&first, &second] {
-        let file = app.hub.config.ledger_path().join("heads").join(format!("{}.json", a.day));
+        let file = app
+            .hub
+            .config
+            .ledger_path()
+            .join("heads")
+            .join(format!("{}.json", a.day));
         assert!(file.exists(), "{}", file.display());
     }
 }

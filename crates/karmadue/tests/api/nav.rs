@@ -17,20 +17,33 @@ fn home_forum_and_account_pages_link_to_each_other() {
     assert_eq!(home.status, 200);
     let home_links = links(&home.text);
     for target in ["/signup", "/signin", "/forum", "/you", "/verify-help"] {
-        assert!(home_links.iter().any(|link| link == target), "/ lacks {target}: {home_links:?}");
+        assert!(
+            home_links.iter().any(|link| link == target),
+            "/ lacks {target}: {home_links:?}"
+        );
     }
     let forum = app.request("GET", "/forum", None, &[]);
     assert_eq!(forum.status, 200);
     let forum_links = links(&forum.text);
     for target in ["/", "/signin", "/signup"] {
-        assert!(forum_links.iter().any(|link| link == target), "/forum lacks {target}");
+        assert!(
+            forum_links.iter().any(|link| link == target),
+            "/forum lacks {target}"
+        );
     }
     let browser = app.browser();
-    browser.sign_up("nav@example.org", "Nav Person", "correct horse battery staple");
+    browser.sign_up(
+        "nav@example.org",
+        "Nav Person",
+        "correct horse battery staple",
+    );
     let you = browser.get("/you");
     assert_eq!(you.status, 200, "{}", you.text);
     let you_links = links(&you.text);
     for target in ["/", "/forum", "/inbox", "/connect"] {
-        assert!(you_links.iter().any(|link| link == target), "/you lacks {target}: {you_links:?}");
+        assert!(
+            you_links.iter().any(|link| link == target),
+            "/you lacks {target}: {you_links:?}"
+        );
     }
 }

@@ -16,7 +16,13 @@ const ALLOWED: &[&str] = &[
 ];
 
 fn names_a_driver(text: &str) -> Option<&'static str> {
-    for needle in ["rusqlite", "postgres::", "use postgres", "tokio_postgres", "tokio-postgres"] {
+    for needle in [
+        "rusqlite",
+        "postgres::",
+        "use postgres",
+        "tokio_postgres",
+        "tokio-postgres",
+    ] {
         if text.contains(needle) {
             return Some(needle);
         }
@@ -49,7 +55,10 @@ fn only_the_seam_names_the_database_drivers() {
         }
     }
     assert!(checked > 50, "the lint read only {checked} files");
-    assert!(offenders.is_empty(), "drivers named outside kd_core::db: {offenders:?}");
+    assert!(
+        offenders.is_empty(),
+        "drivers named outside kd_core::db: {offenders:?}"
+    );
 }
 
 #[test]

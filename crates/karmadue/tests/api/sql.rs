@@ -24,7 +24,11 @@ fn no_sql_binds_a_bare_limit_count() {
             }
         }
     }
-    assert!(files.len() > 50, "the lint found only {} source files", files.len());
+    assert!(
+        files.len() > 50,
+        "the lint found only {} source files",
+        files.len()
+    );
     assert!(offenders.is_empty(), "bare LIMIT parameters: {offenders:?}");
 }
 
@@ -45,7 +49,11 @@ pub(crate) fn workspace_files(
             if path.is_dir() {
                 stack.push(path);
             } else if keep(&path) {
-                let relative = path.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+                let relative = path
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
                 files.push((relative, path));
             }
         }

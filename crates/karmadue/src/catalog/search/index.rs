@@ -804,7 +804,10 @@ impl Live {
         let mut failed = None;
         statement.for_each([], |row| {
             let record = record_from_row(row)?;
-            if let Err(error) = writer.writer.add_document(self.document(&record, analyzers)) {
+            if let Err(error) = writer
+                .writer
+                .add_document(self.document(&record, analyzers))
+            {
                 failed = Some(error);
             }
             Ok(())
