@@ -270,6 +270,54 @@ pub fn read_plans(host: &str, agents: &[Agent], connections: usize) -> Vec<Plan>
         .collect()
 }
 
+/// The catalog row the `get_resource` phase reads (imported by [`import_resource`]).
+pub const BENCH_RESOURCE: &str = "kd:res:npm:kd-bench-resource";
+
+/// Imports the one catalog row the `get_resource` phase reads: an npm package with a
+/// description, a version and downloads, as the bundled catalog's rows have.
+pub async fn import_resource(hub: &kd_karmadue::Hub) -> anyhow::Result<()> {
+    let row = serde_json::json!({
+        "id": BENCH_RESOURCE, "locator": "npm:kd-bench-resource", "title": "kd-bench-resource",
+        "type": "mcp_server", "version": "1.4.2", "downloads_a_month": 48_213,
+        "description": "A filesystem MCP server: read, write and search files under one root, with an allow list of folders.",
+    });
+    let report = kd_karmadue::catalog::import::import_lines(
+        hub,
+        "kd-bench",
+        std::io::Cursor::new(row.to_string()),
+        |_| {},
+    )
+    .await
+    .map_err(|error| anyhow::anyhow!("import: {}", error.message))?;
+    anyhow::ensure!(
+        report.bad.is_empty(),
+        "import refused the bench row: {:?}",
+        report.bad
+    );
+    Ok(())
+}
+
+/// `get_resource` of `resource_id`, the same request on every connection.
+pub fn resource_plans(host: &str, connections: usize, resource_id: &str) -> Vec<Plan> {
+    (0..connections)
+        .map(|_| Plan {
+            requests: (0..64)
+                .map(|k| {
+                    let body = format!(
+                        r#"{{"jsonrpc":"2.0","id":{k},"method":"tools/call","params":{{"name":"get_resource","arguments":{{"resource_id":"{resource_id}"}}}}}}"#
+                    );
+                    Prepared {
+                        bytes: http::mcp_request(host, &body, &[]),
+                        rename: None,
+                    }
+                })
+                .collect(),
+            cycle: true,
+            ok_marker: TOOL_OK,
+        })
+        .collect()
+}
+
 /// The transport floor: the JSON-RPC `ping` (no tool, no arguments, no store, no signature)
 /// over the same connections and client as the tool calls, POSTed to `path`. Against the hub
 /// it costs what every MCP request costs before any tool work (HTTP/1.1, the middleware, the

@@ -71,7 +71,7 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     client_threads: usize,
     /// Phases to run.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Phase::Verify, Phase::Floor, Phase::Writes, Phase::Reads, Phase::Store])]
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Phase::Verify, Phase::Floor, Phase::Writes, Phase::Reads, Phase::Resource, Phase::Store])]
     phases: Vec<Phase>,
     /// Print one JSON document instead of the table.
     #[arg(long)]
@@ -90,6 +90,8 @@ enum Phase {
     Floor,
     Writes,
     Reads,
+    /// `get_resource` on one catalog row (the reply's own cost: issue 10 "a reply built once").
+    Resource,
     /// The store alone: nonce + event jobs through the writer (runs last).
     Store,
 }
@@ -151,6 +153,8 @@ impl Batches {
 struct Outcome {
     writes: Option<WriteOutcome>,
     reads: Option<PhaseResult>,
+    /// `get_resource` on one catalog row.
+    resource: Option<PhaseResult>,
     /// `ping` to the hub.
     ping: Option<PhaseResult>,
     /// `ping` to the bare HTTP server.
@@ -375,6 +379,14 @@ async fn client_main(
         let plans = load::read_plans(&host, &agents, args.connections);
         outcome.reads = Some(load::run(addr, plans, warmup, duration).await?);
     }
+    if args.phases.contains(&Phase::Resource) {
+        if !args.json {
+            println!("reads: get_resource on one catalog row ...");
+        }
+        load::import_resource(&hub).await?;
+        let plans = load::resource_plans(&host, args.connections, load::BENCH_RESOURCE);
+        outcome.resource = Some(load::run(addr, plans, warmup, duration).await?);
+    }
     if args.phases.contains(&Phase::Store) {
         if !args.json {
             println!("store floor: nonce + event jobs through the writer ...");
@@ -579,6 +591,11 @@ fn report_json(
             "connections": args.connections,
             "timed": phase_json(reads),
         })),
+        "resource": outcome.resource.as_ref().map(|resource| json!({
+            "connections": args.connections,
+            "timed": phase_json(resource),
+            "hub_cpu_us_per_call_vs_ping": outcome.ping.as_ref().and_then(|ping| cpu_ratio(resource, ping)),
+        })),
         "floor": outcome.ping.as_ref().map(|ping| json!({
             "connections": args.connections,
             "hub_ping": phase_json(ping),
@@ -713,6 +730,9 @@ fn print_table(
     if let Some(reads) = &outcome.reads {
         phases.push(("reads (verify_agent by id)", reads, args.connections));
     }
+    if let Some(resource) = &outcome.resource {
+        phases.push(("reads (get_resource)", resource, args.connections));
+    }
     if let Some(store) = &outcome.store {
         phases.push(("store floor (nonce + event)", store, args.connections));
     }
@@ -742,6 +762,17 @@ fn print_table(
                 phase.errors
             );
         }
+    }
+    if let (Some(resource), Some(ping)) = (&outcome.resource, &outcome.ping)
+        && let Some(ratio) = cpu_ratio(resource, ping)
+    {
+        println!();
+        println!(
+            "hub CPU per call: get_resource {:.1} us, ping {:.1} us ({:.2} x ping; goal <= 100 us and <= 3 x ping)",
+            ratio["get_resource_us"].as_f64().unwrap_or(0.0),
+            ratio["ping_us"].as_f64().unwrap_or(0.0),
+            ratio["ratio"].as_f64().unwrap_or(0.0),
+        );
     }
     if let (Some(ping), Some(rates)) = (&outcome.ping, rates) {
         let ping_seconds = ping_machine_seconds(ping, cores);
@@ -876,6 +907,18 @@ fn warn_if_busy(what: &str, others: f64, budget: f64) {
             100.0 * others / budget
         );
     }
+}
+
+/// The hub's CPU microseconds per successful call of `resource` and of `ping`, and their ratio.
+fn cpu_ratio(resource: &PhaseResult, ping: &PhaseResult) -> Option<Value> {
+    if resource.ok == 0 || ping.ok == 0 {
+        return None;
+    }
+    let resource_us = hub_cpu(resource) * 1e6 / resource.ok as f64;
+    let ping_us = hub_cpu(ping) * 1e6 / ping.ok as f64;
+    Some(
+        json!({ "get_resource_us": resource_us, "ping_us": ping_us, "ratio": resource_us / ping_us }),
+    )
 }
 
 /// CPU seconds of the hub's threads (tokio workers, blocking pool, store writer) in the window.

@@ -24,10 +24,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::error::{ErrorCode, ToolError};
-use crate::hub::{Caller, Ctx, SignedRequest};
-use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
 use crate::standing::{self, stamps};
+use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::{Caller, Ctx, SignedRequest};
 
 /// The scenario recipe name.
 pub const RECIPE: &str = "kd-admission-v1";
@@ -895,8 +895,8 @@ fn last_day(
 /// let a person pass it for the agent).
 fn agent_itself(ctx: &Ctx) -> Result<(), ToolError> {
     match &ctx.caller {
-        crate::hub::Caller::Agent(signed)
-            if matches!(signed.proof, crate::hub::Proof::OwnerSession { .. }) =>
+        kd_kernel::Caller::Agent(signed)
+            if matches!(signed.proof, kd_kernel::Proof::OwnerSession { .. }) =>
         {
             Err(ToolError::new(
                 ErrorCode::Forbidden,
@@ -910,13 +910,13 @@ fn agent_itself(ctx: &Ctx) -> Result<(), ToolError> {
 fn start_admission_test(ctx: Ctx, _args: Args) -> HandlerFuture {
     Box::pin(async move {
         agent_itself(&ctx)?;
-        let seed = u64::from_le_bytes(random_bytes::<8>(ctx.hub.random.as_ref()));
-        let attempt_id = random_id::<12>(ctx.hub.random.as_ref(), "kdat_");
+        let seed = u64::from_le_bytes(random_bytes::<8>(ctx.kernel.random.as_ref()));
+        let attempt_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdat_");
         let Caller::Agent(caller) = &ctx.caller else {
             return Err(ToolError::internal("start_admission_test without an agent"));
         };
         let agent = caller.agent_id.to_string();
-        let now = ctx.hub.clock.now_ms();
+        let now = ctx.kernel.clock.now_ms();
         // Drawn on a read connection (the writer is not held while the catalog is probed), and
         // only for an agent with starts left: an agent at its cap costs no catalog scan. None:
         // at the cap when read. Every refusal, the draw's included, is returned from inside
@@ -1161,7 +1161,7 @@ fn submit_admission_test(ctx: Ctx, args: Args) -> HandlerFuture {
         agent_itself(&ctx)?;
         let attempt_id = args.required_text(&["attempt_id"])?.to_owned();
         let submission = submission(&args)?;
-        let stamp_id = random_id::<12>(ctx.hub.random.as_ref(), "kdst_");
+        let stamp_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdst_");
         ctx.signed_write(move |txn, signed| {
             grade_attempt(txn, signed, &attempt_id, &submission, stamp_id)
         })
@@ -1337,7 +1337,7 @@ fn publish_ask(ctx: Ctx, args: Args) -> HandlerFuture {
             ));
         }
         let topic = topic(&args)?;
-        let ask_id = random_id::<12>(ctx.hub.random.as_ref(), "kdask_");
+        let ask_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdask_");
         ctx.signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();
             let now = txn.now_ms();

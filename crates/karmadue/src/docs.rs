@@ -1,8 +1,8 @@
 //! The docs pages the hub serves (`/functions/v1/docs/docs/<page>.md`) and renders at `/`.
 //! The tool reference is generated from the registry, so it lists exactly the served tools.
 
-use crate::hub::Hub;
-use crate::registry::{Access, ParamType, Tool};
+use kd_kernel::Kernel;
+use kd_kernel::registry::{Access, ParamType, Tool};
 
 /// Page names, in menu order.
 pub const PAGES: [&str; 7] = [
@@ -16,7 +16,7 @@ pub const PAGES: [&str; 7] = [
 ];
 
 /// The Markdown of a page, or None for an unknown page.
-pub fn page(hub: &Hub, name: &str) -> Option<String> {
+pub fn page(hub: &Kernel, name: &str) -> Option<String> {
     let text = match name {
         "index" => include_str!("../docs/index.md").to_owned(),
         "tools" => tool_reference(&hub.tools),

@@ -9,9 +9,9 @@ use serde_json::json;
 
 use crate::catalog::INCLUDE_DEMO;
 use crate::catalog::model::EVIDENCE_TYPES;
-use crate::error::ToolError;
-use crate::hub::Ctx;
-use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::Ctx;
+use kd_kernel::error::ToolError;
+use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
 
 /// Longest `question`, in characters.
 pub const MAX_QUESTION_CHARS: usize = 500;

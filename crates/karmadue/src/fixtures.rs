@@ -23,7 +23,7 @@
 //! # How a fixture result differs from a tool result
 //!
 //! A fixture is an ordinary [`Tool`] (so it is listed, validated and called through
-//! [`crate::hub::Hub::call`] like any other), but its `data` **is** the MCP `CallToolResult`
+//! [`kd_kernel::Kernel::call`] like any other), but its `data` **is** the MCP `CallToolResult`
 //! (`content`, optional `isError`) instead of the `{ok, data, request_id}` envelope. It may also
 //! carry [`NOTIFICATIONS_KEY`]: JSON-RPC notifications that the MCP adapter sends, on an SSE
 //! response, before the result. [`present`] splits the two; the adapter
@@ -31,8 +31,8 @@
 
 use serde_json::{Value, json};
 
-use crate::hub::Ctx;
-use crate::registry::{Access, Args, HandlerFuture, Hints, Param, ParamType, Tool};
+use kd_kernel::Ctx;
+use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Param, ParamType, Tool};
 
 /// The key in a fixture's data that lists the notifications to send before the result.
 pub const NOTIFICATIONS_KEY: &str = "_notifications";

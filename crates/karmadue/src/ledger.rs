@@ -23,8 +23,8 @@ use std::time::Duration;
 use kd_core::heads::{self, LogHead};
 use serde_json::Value;
 
-use crate::error::ToolError;
-use crate::hub::Hub;
+use kd_kernel::Kernel;
+use kd_kernel::error::ToolError;
 
 /// How often the scheduler looks for a due head between midnights (real time).
 pub const SCHEDULE_TICK: Duration = Duration::from_secs(600);
@@ -52,7 +52,7 @@ pub struct PublishReport {
 ///
 /// # Errors
 /// `internal` when the store fails or the ledger folder cannot be written.
-pub async fn publish(hub: &Hub) -> Result<PublishReport, ToolError> {
+pub async fn publish(hub: &Kernel) -> Result<PublishReport, ToolError> {
     let key = hub.passport_key.clone();
     let today = hub
         .store
@@ -83,7 +83,7 @@ pub async fn publish(hub: &Hub) -> Result<PublishReport, ToolError> {
 }
 
 /// Publishes at start, at each UTC midnight and every [`SCHEDULE_TICK`]; logs what it did.
-pub async fn run_schedule(hub: Arc<Hub>) {
+pub async fn run_schedule(hub: Arc<Kernel>) {
     loop {
         match publish(&hub).await {
             Ok(report) => {
@@ -109,7 +109,7 @@ pub async fn run_schedule(hub: Arc<Hub>) {
 ///
 /// # Errors
 /// `internal` when the store fails.
-pub async fn live_head(hub: &Hub) -> Result<Option<Value>, ToolError> {
+pub async fn live_head(hub: &Kernel) -> Result<Option<Value>, ToolError> {
     let recent = hub
         .store
         .read(|conn| heads::latest(conn, heads::PREVIOUS_MAX + 1).map_err(ToolError::internal))

@@ -8,8 +8,8 @@
 pub mod admission;
 pub mod catalog;
 pub mod data_files;
+pub mod directory;
 pub mod docs;
-pub mod error;
 pub mod findings;
 pub mod fixtures;
 pub mod forum;
@@ -22,10 +22,8 @@ pub mod outcomes;
 pub mod people;
 pub mod preflight;
 pub mod prune;
-pub mod registry;
 pub mod standing;
 pub mod stream;
-pub mod telemetry;
 pub mod tools;
 
 use std::future::Future;
@@ -38,6 +36,7 @@ use kd_core::random::{Random, random_bytes};
 use kd_core::store::Store;
 
 pub use hub::Hub;
+pub use kd_kernel::Kernel;
 
 /// Why a hub could not start.
 #[derive(Debug, thiserror::Error)]
@@ -86,7 +85,7 @@ pub fn open(
         random_bytes::<32>(random.as_ref())
     })?;
     // This hub's own registry: never the process's global recorder (tests run many hubs).
-    let metrics = telemetry::HubMetrics::new(clock.now_ms());
+    let metrics = kd_kernel::telemetry::HubMetrics::new(clock.now_ms());
     let store = Store::open_at(&config.database(), Arc::clone(&clock), metrics.store())?;
     if let Some(path) = store.path() {
         data_files::make_database_private(path).map_err(|source| StartError::DataDir {
@@ -118,22 +117,29 @@ pub fn open(
     let form_key = http::form_token::derive_key(&passport_seed);
     let tools = hub::served_tools(config.conformance_fixtures);
     let search = catalog::search::SearchIndex::on_disk(config.data_dir.join("search"));
-    Ok(Arc::new(Hub {
-        mail_wakeup: Arc::new(tokio::sync::Notify::new()),
+    let areas = kd_kernel::AreaState::new()
+        .with(search)
+        .with(Arc::new(identity::names::NameIndex::default()))
+        .with(people::mail::MailWakeup::default())
+        .with(people::password_gate::PasswordGate::default());
+    let kernel = Kernel {
         limiter: kd_core::limits::Limiter::for_store(&store),
-        names: Arc::default(),
-        ronin,
-        password_gate: people::password_gate::PasswordGate::default(),
-        form_tokens: http::form_token::FormTokens::new(form_key),
-        in_flight: http::cancel::InFlight::default(),
+        directory: Arc::new(directory::AreaDirectory),
+        policy: hub::POLICY,
         metrics,
-        search,
+        areas,
         config,
         store,
         passport_key,
         clock,
         random,
         tools,
+    };
+    Ok(Arc::new(Hub {
+        kernel: Arc::new(kernel),
+        ronin,
+        form_tokens: http::form_token::FormTokens::new(form_key),
+        in_flight: http::cancel::InFlight::default(),
     }))
 }
 
@@ -146,17 +152,20 @@ pub fn open(
 /// # Errors
 /// `internal` when the snapshot cannot be read or stored.
 pub async fn prepare(
-    hub: &Hub,
-) -> Result<Option<catalog::first_start::BundledLoad>, error::ToolError> {
+    hub: &Kernel,
+) -> Result<Option<catalog::first_start::BundledLoad>, kd_kernel::ToolError> {
     let report = if hub.config.bundled_catalog {
         catalog::first_start::load_bundled(hub).await?
     } else {
         None
     };
     // This process's search index, built or reopened now rather than on the first search.
-    hub.search.warm(&hub.store).await?;
+    hub.areas
+        .require::<catalog::search::SearchIndex>()?
+        .warm(&hub.store)
+        .await?;
     // And the reserved names, built now rather than inside the first registration's batch.
-    let names = Arc::clone(&hub.names);
+    let names = Arc::clone(hub.areas.require::<Arc<identity::names::NameIndex>>()?);
     hub.store.write(move |txn| names.build(txn)).await??;
     // The forum's two DEMO sample threads, once (list_threads shows them while no real thread
     // is visible).
@@ -182,10 +191,10 @@ pub async fn serve(
         .config
         .smtp_url
         .is_some()
-        .then(|| tokio::spawn(people::mail::run_sender(Arc::clone(&hub))));
-    let watch = tokio::spawn(help::watch::run_schedule(Arc::clone(&hub)));
-    let heads = tokio::spawn(ledger::run_schedule(Arc::clone(&hub)));
-    let upkeep = tokio::spawn(telemetry_upkeep(Arc::clone(&hub)));
+        .then(|| tokio::spawn(people::mail::run_sender(Arc::clone(&hub.kernel))));
+    let watch = tokio::spawn(help::watch::run_schedule(Arc::clone(&hub.kernel)));
+    let heads = tokio::spawn(ledger::run_schedule(Arc::clone(&hub.kernel)));
+    let upkeep = tokio::spawn(telemetry_upkeep(Arc::clone(&hub.kernel)));
     let limits = http::server::EdgeLimits::of(&hub.config);
     let result = http::server::run(
         listener,
@@ -218,9 +227,9 @@ pub fn until_next_run(now_ms: i64, tick: std::time::Duration) -> std::time::Dura
         .clamp(std::time::Duration::from_secs(1), tick)
 }
 
-/// Drains histogram samples every [`telemetry::UPKEEP_EVERY`], scraped or not.
-async fn telemetry_upkeep(hub: Arc<Hub>) {
-    let mut every = tokio::time::interval(telemetry::UPKEEP_EVERY);
+/// Drains histogram samples every [`kd_kernel::telemetry::UPKEEP_EVERY`], scraped or not.
+async fn telemetry_upkeep(hub: Arc<Kernel>) {
+    let mut every = tokio::time::interval(kd_kernel::telemetry::UPKEEP_EVERY);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         every.tick().await;

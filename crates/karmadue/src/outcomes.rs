@@ -33,10 +33,10 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::catalog::model::{self, Resource};
-use crate::error::{ErrorCode, ToolError};
-use crate::hub::Ctx;
 use crate::preflight::{self, Receipt};
-use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::Ctx;
+use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
 
 /// The record kind.
 pub const RECORD_KIND: &str = "outcome-report@1";
@@ -642,7 +642,7 @@ fn report_outcome(ctx: Ctx, args: Args) -> HandlerFuture {
         let reason_code = reason_code(&args)?;
         let note = note(&args)?;
         let version_used = version_used(&args)?;
-        let hub = ctx.hub.clone();
+        let hub = ctx.kernel.clone();
         let report_id = random_id::<12>(hub.random.as_ref(), "kdo_");
         ctx.signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();

@@ -33,10 +33,10 @@ use serde_json::{Map, Value, json};
 
 use crate::catalog::model::{self, Claim, Resource};
 use crate::catalog::{INCLUDE_DEMO, resource_json};
-use crate::error::ToolError;
-use crate::hub::{Caller, Ctx};
 use crate::outcomes;
-use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::error::ToolError;
+use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::{Caller, Ctx};
 
 /// The receipt recipe name.
 pub const RECIPE: &str = "kd-receipt-v1";
@@ -918,7 +918,7 @@ fn check_before_acting(ctx: Ctx, args: Args) -> HandlerFuture {
         let target = parse_target(&given)?;
         let action = intended_action(&args)?;
         let include_demo = args.bool("include_demo").unwrap_or(false);
-        let now = ctx.hub.clock.now_ms();
+        let now = ctx.kernel.clock.now_ms();
         let (resolution, claims, reliability) = ctx
             .read(move |conn| {
                 let resolution = resolve(conn, &target, include_demo)?;
@@ -934,8 +934,8 @@ fn check_before_acting(ctx: Ctx, args: Args) -> HandlerFuture {
             data["receipt_note"] = "Demo records get no receipt: they are fixtures, never evidence, and cannot be reported on.".into();
             return Ok(data);
         }
-        let receipt_id = random_id::<12>(ctx.hub.random.as_ref(), "kdr_");
-        let hub = ctx.hub.clone();
+        let receipt_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdr_");
+        let hub = ctx.kernel.clone();
         let resource = resolution.resource;
         let receipt = match &ctx.caller {
             // The receipt names the signed caller; its nonce is spent in the same transaction.
@@ -970,7 +970,7 @@ fn check_before_acting(ctx: Ctx, args: Args) -> HandlerFuture {
                 .await?
             }
         };
-        data["receipt"] = receipt.to_json(&ctx.hub.passport_key);
+        data["receipt"] = receipt.to_json(&ctx.kernel.passport_key);
         data["next_step"] = if receipt.agent_id.is_some() {
             "After you use it (or decide not to), call report_outcome with receipt.receipt_id and a result: worked, broke, partial or didnt_use."
         } else {

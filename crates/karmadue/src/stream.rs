@@ -9,13 +9,6 @@
 //! `sample_frames` are the DEMO forum samples' frames, signed the same way, so a quiet stream
 //! can still be verified; DEMO rows never appear among the live frames.
 
-use std::collections::HashMap;
-use std::net::SocketAddr;
-use std::sync::Arc;
-
-use axum::extract::{ConnectInfo, Query, State};
-use axum::http::HeaderMap;
-use axum::response::Response;
 use kd_core::clock::rfc3339_ms;
 use kd_core::db::{Connection, OptionalExtension, params};
 use kd_core::eventlog::EventRow;
@@ -24,10 +17,10 @@ use kd_protocol::forum::{self as recipe, KD_RAIN_V1};
 use kd_protocol::ids::AgentId;
 use serde_json::{Value, json};
 
-use crate::error::ToolError;
 use crate::forum::{self, write};
-use crate::hub::{Ctx, Hub};
-use crate::registry::{Access, Args, HandlerFuture, Hints, Param, ParamType, Tool};
+use kd_kernel::Ctx;
+use kd_kernel::error::ToolError;
+use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Param, ParamType, Tool};
 
 /// How long a real row waits before the stream shows it: 5 minutes.
 pub const ACTIVITY_DELAY_MS: i64 = 300_000;
@@ -158,9 +151,9 @@ fn read_stream(ctx: Ctx, args: Args) -> HandlerFuture {
             return Err(ToolError::validation("limit", "limit must be from 1 to 48"));
         }
         let filter = args.text(&["agent_id"]).map(str::to_owned);
-        let now = ctx.hub.clock.now_ms();
+        let now = ctx.kernel.clock.now_ms();
         let cutoff = now - ACTIVITY_DELAY_MS;
-        let key = ctx.hub.passport_key.clone();
+        let key = ctx.kernel.passport_key.clone();
         ctx.read(move |conn| {
             let agent_id = filter
                 .as_deref()
@@ -237,25 +230,4 @@ fn read_stream(ctx: Ctx, args: Args) -> HandlerFuture {
         })
         .await
     })
-}
-
-/// `GET /functions/v1/public-api/v1/stream?agent_id=&limit=`: `read_stream` with the query as
-/// its arguments.
-pub async fn rest_stream(
-    State(hub): State<Arc<Hub>>,
-    crate::http::observe::RequestId(request_id): crate::http::observe::RequestId,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    Query(query): Query<HashMap<String, String>>,
-    headers: HeaderMap,
-) -> Response {
-    crate::http::rest::call_with_query(
-        hub,
-        &READ_STREAM,
-        query,
-        &["limit"],
-        request_id,
-        peer,
-        &headers,
-    )
-    .await
 }

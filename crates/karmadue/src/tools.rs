@@ -1,10 +1,10 @@
 //! The registry: every tool this hub serves, in the order `tools/list` shows them.
 
-use crate::registry::Tool;
 use crate::{
     admission, catalog, findings, forum, help, identity, outcomes, people, preflight, standing,
     stream,
 };
+use kd_kernel::registry::Tool;
 
 /// Every served tool, in a fixed order.
 pub static ALL: &[&Tool] = &[
@@ -96,7 +96,7 @@ mod tests {
         for tool in ALL.iter().filter(|tool| {
             matches!(
                 tool.access,
-                crate::registry::Access::Signed | crate::registry::Access::AgentOrPerson
+                kd_kernel::registry::Access::Signed | kd_kernel::registry::Access::AgentOrPerson
             )
         }) {
             assert!(

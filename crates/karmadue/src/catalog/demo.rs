@@ -8,7 +8,7 @@ use kd_core::store::WriteTxn;
 use serde_json::json;
 
 use super::model::{Claim, Resource, claim_id, store_resource};
-use crate::error::ToolError;
+use kd_kernel::error::ToolError;
 
 /// (id suffix, title, description, locator).
 const DEMOS: [(&str, &str, &str, &str); 3] = [

@@ -12,8 +12,8 @@ use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use super::import::{BUNDLED, ImportReport, import_lines};
-use crate::error::ToolError;
-use crate::hub::Hub;
+use kd_kernel::Kernel;
+use kd_kernel::error::ToolError;
 
 /// The milestone that marks the bundled catalog's first import done.
 pub const MILESTONE: &str = "bundled_catalog";
@@ -107,7 +107,7 @@ pub fn milestone(conn: &Connection, name: &str) -> Result<Option<(i64, String)>,
 ///
 /// # Errors
 /// `internal` when a bundled file cannot be read or the store fails.
-pub async fn load_bundled(hub: &Hub) -> Result<Option<BundledLoad>, ToolError> {
+pub async fn load_bundled(hub: &Kernel) -> Result<Option<BundledLoad>, ToolError> {
     let how = match hub.store.read(state).await? {
         State::Done | State::NotBundled => return Ok(None),
         State::Empty => FirstImport::Loaded,

@@ -15,8 +15,8 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::model::{Claim, METADATA_READ, Resource, claim_id, store_resource};
-use crate::error::ToolError;
-use crate::hub::Hub;
+use kd_kernel::Kernel;
+use kd_kernel::error::ToolError;
 
 /// The evidence label of a `released_at` claim whose source gives no time (it holds the
 /// import time instead; spec issue: "released_at as the upstream time read or the import time").
@@ -338,7 +338,7 @@ fn month_start_ms(month: &str) -> Option<i64> {
 /// # Errors
 /// `internal` when reading or the store fails; bad rows are reported, not errors.
 pub async fn import_lines(
-    hub: &Hub,
+    hub: &Kernel,
     name: &str,
     reader: impl BufRead,
     mut progress: impl FnMut(u64),
@@ -381,7 +381,7 @@ struct Parsed {
 }
 
 async fn write_chunk(
-    hub: &Hub,
+    hub: &Kernel,
     name: &str,
     chunk: Vec<Parsed>,
     report: &mut ImportReport,

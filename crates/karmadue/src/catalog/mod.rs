@@ -11,9 +11,9 @@ pub mod search;
 
 use serde_json::{Value, json};
 
-use crate::error::ToolError;
-use crate::hub::Ctx;
-use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::Ctx;
+use kd_kernel::error::ToolError;
+use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
 use model::{Claim, Resource};
 
 /// The `include_demo` parameter every catalog read takes.

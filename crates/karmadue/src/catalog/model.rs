@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::error::ToolError;
+use kd_kernel::error::ToolError;
 
 /// The metadata-read method name.
 pub const METADATA_READ: &str = "metadata-read@1";

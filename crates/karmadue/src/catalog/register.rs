@@ -21,10 +21,10 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::model::{self, Claim, Resource, claim_id};
-use crate::error::{ErrorCode, ToolError};
-use crate::hub::{Caller, Ctx};
 use crate::preflight::{self, Target};
-use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::{Caller, Ctx};
 
 /// The method of the claims a registration implies.
 pub const REGISTRATION_METHOD: &str = "registration@1";
@@ -377,7 +377,7 @@ fn report_content(ctx: Ctx, args: Args) -> HandlerFuture {
         })?;
         let details = bounded_text(&args, "details", MAX_DETAILS_CHARS)?;
         let report = ContentReport {
-            report_id: random_id::<12>(ctx.hub.random.as_ref(), "kdcr_"),
+            report_id: random_id::<12>(ctx.kernel.random.as_ref(), "kdcr_"),
             resource_id,
             reason,
             details,

@@ -55,9 +55,9 @@ pub use rank::{Hit, Placement, Ranked, Ranking, Scored, TopRanked};
 
 use super::model::{self, Claim, Resource};
 use super::{INCLUDE_DEMO, resource_json};
-use crate::error::ToolError;
-use crate::hub::Ctx;
-use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::Ctx;
+use kd_kernel::error::ToolError;
+use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
 
 /// Default page size.
 pub const DEFAULT_LIMIT: usize = 8;
@@ -579,16 +579,19 @@ fn record_of(resource: &Resource) -> Record {
 fn discover_resources(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
         let request = Request::from_args(&args)?;
-        let hub = std::sync::Arc::clone(&ctx.hub);
-        ctx.read(move |conn| discover(&hub.search, conn, &request))
-            .await
+        let kernel = std::sync::Arc::clone(&ctx.kernel);
+        ctx.read(move |conn| {
+            let search = kernel.areas.require::<SearchIndex>()?;
+            discover(search, conn, &request)
+        })
+        .await
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::lift_untrusted;
+    use kd_kernel::registry::lift_untrusted;
 
     #[test]
     fn results_are_lifted_with_positional_ids() {

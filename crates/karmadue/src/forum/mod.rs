@@ -26,9 +26,9 @@ use kd_core::db::{Connection, OptionalExtension, params};
 use kd_protocol::forum::{self as recipe, KD_FORUM_V2, KD_RAIN_V1};
 use serde_json::{Value, json};
 
-use crate::error::ToolError;
-use crate::hub::Ctx;
-use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::Ctx;
+use kd_kernel::error::ToolError;
+use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
 
 /// The topics: (id, name, about). Platform-written, returned inline.
 pub const TOPICS: [(&str, &str, &str); 5] = [

@@ -12,9 +12,9 @@ use kd_protocol::forum::{self as recipe, KD_FORUM_V2};
 use serde_json::{Map, Value, json};
 
 use super::{DATA_NOTE, TOPIC_IDS};
-use crate::error::{ErrorCode, ToolError};
-use crate::hub::{Caller, Ctx, Hub};
-use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::{Caller, Ctx, Kernel};
 
 /// A thread and its opening post.
 pub const THREAD_CREATED: &str = "forum.thread_created";
@@ -638,9 +638,9 @@ fn create_thread(ctx: Ctx, args: Args) -> HandlerFuture {
         let title = bounded_title(&args)?;
         let (body, structured) = post_text(&args)?;
         let raw = raw_links(&args);
-        let thread_id = random_id::<12>(ctx.hub.random.as_ref(), "kdth_");
-        let post_id = random_id::<12>(ctx.hub.random.as_ref(), "kdpo_");
-        let key = ctx.hub.passport_key.clone();
+        let thread_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdth_");
+        let post_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdpo_");
+        let key = ctx.kernel.passport_key.clone();
         ctx.signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();
             let links = links(txn.conn(), &raw)?;
@@ -685,8 +685,8 @@ fn reply(ctx: Ctx, args: Args) -> HandlerFuture {
         let (body, structured) = post_text(&args)?;
         let quote = args.text(&["quote_post_id"]).map(str::to_owned);
         let raw = raw_links(&args);
-        let post_id = random_id::<12>(ctx.hub.random.as_ref(), "kdpo_");
-        let key = ctx.hub.passport_key.clone();
+        let post_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdpo_");
+        let key = ctx.kernel.passport_key.clone();
         forum_write(&ctx, move |txn, writer| {
             let thread: Option<(String, String, String, i64)> = txn
                 .conn()
@@ -836,7 +836,7 @@ fn report_post(ctx: Ctx, args: Args) -> HandlerFuture {
                 ),
             ));
         }
-        let report_id = random_id::<12>(ctx.hub.random.as_ref(), "kdrp_");
+        let report_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdrp_");
         forum_write(&ctx, move |txn, writer| {
             let reporter = writer.key();
             let now = txn.now_ms();
@@ -1044,7 +1044,7 @@ const DEMO_THREADS: [(&str, &str, &str); 2] = [
 ///
 /// # Errors
 /// `internal` when the store fails.
-pub async fn seed_demo(hub: &Hub) -> Result<usize, ToolError> {
+pub async fn seed_demo(hub: &Kernel) -> Result<usize, ToolError> {
     let key = hub.passport_key.clone();
     let ids: Vec<(String, String)> = DEMO_THREADS
         .iter()

@@ -12,7 +12,7 @@
 pub mod verification;
 pub mod watch;
 
-use crate::registry::{Param, ParamType};
+use kd_kernel::registry::{Param, ParamType};
 
 /// The `agent_id` parameter of the signed tools of this area.
 pub(crate) const AGENT_ID_PARAM: Param = Param::new(

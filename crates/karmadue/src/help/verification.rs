@@ -29,13 +29,8 @@
 //! `verification.disputed`. They carry ids, the result and the evidence link, never the
 //! criteria or notes (their SHA-256 only).
 
-use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, Query, State};
-use axum::http::HeaderMap;
-use axum::response::Response;
 use kd_core::clock::rfc3339_ms;
 use kd_core::db::{Connection, OptionalExtension, params};
 use kd_core::eventlog::NewEvent;
@@ -45,11 +40,11 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{AGENT_ID_PARAM, DAY_MS};
-use crate::error::{ErrorCode, ToolError};
-use crate::hub::{Ctx, Hub};
 use crate::identity::find_agent;
-use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
 use crate::standing::stamps::{self, HUMAN_REVIEWED, NewStamp, PEER_REVIEWED};
+use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::{Ctx, Kernel};
 
 /// How long a taker holds an ask: 72 hours, in milliseconds.
 pub const ACCEPT_WINDOW_MS: i64 = 72 * 3_600_000;
@@ -659,7 +654,7 @@ fn post_verification_ask(ctx: Ctx, args: Args) -> HandlerFuture {
                 "deadline must be an RFC 3339 time such as 2026-10-20T12:00:00Z",
             )
         })?;
-        let now = ctx.hub.clock.now_ms();
+        let now = ctx.kernel.clock.now_ms();
         if deadline_ms <= now || deadline_ms > now + MAX_DEADLINE_MS {
             return Err(ToolError::validation(
                 "deadline",
@@ -670,7 +665,7 @@ fn post_verification_ask(ctx: Ctx, args: Args) -> HandlerFuture {
                 ),
             ));
         }
-        let ask_id = random_id::<12>(ctx.hub.random.as_ref(), "kdva_");
+        let ask_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdva_");
         let answer = ctx
             .signed_write(move |txn, signed| {
                 let requester_id = signed.agent_id.to_string();
@@ -774,7 +769,7 @@ fn list_verification_asks(ctx: Ctx, args: Args) -> HandlerFuture {
         let subject_ref = args.text(&["subject_agent_id"]).map(str::to_owned);
         let stamp = args.str(&["stamp"]).map(str::to_owned);
         let reviewer_ref = args.text(&["reviewer"]).map(str::to_owned);
-        let now = ctx.hub.clock.now_ms();
+        let now = ctx.kernel.clock.now_ms();
         ctx.read(move |conn| {
             let subject = match &subject_ref {
                 Some(reference) => Some(
@@ -836,28 +831,6 @@ fn list_verification_asks(ctx: Ctx, args: Args) -> HandlerFuture {
         })
         .await
     })
-}
-
-/// `GET /functions/v1/public-api/v1/verification-asks`: `list_verification_asks` with the
-/// query string as its arguments (`limit` and `offset` as integers; anything unknown is
-/// refused like any unknown argument).
-pub async fn rest_list_asks(
-    State(hub): State<Arc<Hub>>,
-    crate::http::observe::RequestId(request_id): crate::http::observe::RequestId,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    Query(query): Query<HashMap<String, String>>,
-    headers: HeaderMap,
-) -> Response {
-    crate::http::rest::call_with_query(
-        hub,
-        &LIST_VERIFICATION_ASKS,
-        query,
-        &["limit", "offset"],
-        request_id,
-        peer,
-        &headers,
-    )
-    .await
 }
 
 /// Takes an ask for `reviewer`, in the writer's transaction (the agent and person paths).
@@ -1074,7 +1047,7 @@ fn submit_verification(ctx: Ctx, args: Args) -> HandlerFuture {
 /// `not_found`, `validation` (not open), `forbidden` (`reason`: `needs_agent`, `shares_owner`,
 /// `disputed_before`), `internal`.
 pub async fn accept_as_person(
-    hub: &Hub,
+    hub: &Kernel,
     person_id: &str,
     ask_id: &str,
 ) -> Result<Value, ToolError> {
@@ -1095,7 +1068,7 @@ pub async fn accept_as_person(
 /// `validation` (`result`, `evidence_ref`, `note`, or the ask's state), `forbidden`
 /// (`not_reviewer`, `shares_owner`), `not_found`, `internal`.
 pub async fn submit_as_person(
-    hub: &Hub,
+    hub: &Kernel,
     person_id: &str,
     ask_id: &str,
     result: &str,
@@ -1171,8 +1144,8 @@ fn resolve_verification(ctx: Ctx, args: Args) -> HandlerFuture {
                 ));
             }
         };
-        let stamp_id = random_id::<12>(ctx.hub.random.as_ref(), "kdst_");
-        let hub = Arc::clone(&ctx.hub);
+        let stamp_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdst_");
+        let hub = Arc::clone(&ctx.kernel);
         ctx.signed_write(move |txn, signed| {
             let now = txn.now_ms();
             let ask = require_ask(txn.conn(), &ask_id)?;

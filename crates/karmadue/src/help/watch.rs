@@ -31,11 +31,11 @@ use sha2::{Digest, Sha256};
 
 use super::{AGENT_ID_PARAM, DAY_MS};
 use crate::catalog::model::{self, Resource};
-use crate::error::{ErrorCode, ToolError};
-use crate::hub::{Ctx, Hub};
 use crate::outcomes;
 use crate::preflight::{self, Target};
-use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::{Ctx, Kernel};
 
 /// Most targets one `quick_watch` call answers.
 pub const QUICK_WATCH_MAX: usize = 10;
@@ -202,7 +202,7 @@ fn resolve_real(
 fn quick_watch(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
         let targets = parse_tools(&args, QUICK_WATCH_MAX, true)?;
-        let now = ctx.hub.clock.now_ms();
+        let now = ctx.kernel.clock.now_ms();
         let items = ctx
             .read(move |conn| {
                 targets
@@ -670,7 +670,7 @@ fn check_one(
 ///
 /// # Errors
 /// `internal` when the store fails; lists checked before the failure stay checked.
-pub async fn run_daily(hub: &Hub, now_ms: i64) -> Result<DailyReport, ToolError> {
+pub async fn run_daily(hub: &Kernel, now_ms: i64) -> Result<DailyReport, ToolError> {
     let day = now_ms.div_euclid(DAY_MS);
     let due: Vec<String> = hub
         .store
@@ -704,7 +704,7 @@ pub async fn run_daily(hub: &Hub, now_ms: i64) -> Result<DailyReport, ToolError>
         }
     }
     if report.mailed > 0 {
-        hub.mail_wakeup.notify_one();
+        crate::people::mail::MailWakeup::notify(&hub);
     }
     Ok(report)
 }
@@ -712,7 +712,7 @@ pub async fn run_daily(hub: &Hub, now_ms: i64) -> Result<DailyReport, ToolError>
 /// The scheduler `serve` starts: runs [`run_daily`] now and then again whenever the hub
 /// clock has entered a new UTC day (looking every [`SCHEDULE_TICK`] at most, and at the
 /// expected midnight). A failed run is logged and retried on the next tick.
-pub async fn run_schedule(hub: Arc<Hub>) {
+pub async fn run_schedule(hub: Arc<Kernel>) {
     loop {
         let now = hub.clock.now_ms();
         match run_daily(&hub, now).await {

@@ -1226,7 +1226,7 @@ fn verify_help_body(
 async fn verify_help_data(
     hub: &Hub,
     person: &Person,
-) -> Result<VerifyHelpData, crate::error::ToolError> {
+) -> Result<VerifyHelpData, kd_kernel::error::ToolError> {
     use crate::help::verification::{self, Reviewer};
     let reviewer = Reviewer::Person(person.person_id.clone());
     let now = hub.clock.now_ms();
@@ -1240,7 +1240,7 @@ async fn verify_help_data(
                 let refusal = match verification::check_independent(conn, &reviewer, &ask) {
                     Ok(()) => None,
                     // Shown before any attempt, so not the refusal's "Nothing was recorded".
-                    Err(error) if error.code == crate::error::ErrorCode::Forbidden => Some(
+                    Err(error) if error.code == kd_kernel::error::ErrorCode::Forbidden => Some(
                         "You own the requesting agent or the subject of this ask, so you cannot take it: an independent reviewer must.".to_owned(),
                     ),
                     Err(error) => return Err(error),
@@ -1260,7 +1260,7 @@ async fn verify_help_data(
 
 /// The status and message a refusal of the verification functions shows: 400 validation,
 /// 403 forbidden, 404 not_found (the spec's REST table); internal failures are logged once.
-fn tool_refusal(error: &crate::error::ToolError) -> (StatusCode, String) {
+fn tool_refusal(error: &kd_kernel::error::ToolError) -> (StatusCode, String) {
     if let Some(cause) = &error.cause {
         tracing::error!(cause = %cause, "verification help page failed");
     }

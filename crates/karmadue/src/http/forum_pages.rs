@@ -12,8 +12,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use super::resource_page::{escape, page};
-use crate::error::ErrorCode;
 use crate::hub::Hub;
+use kd_kernel::error::ErrorCode;
 
 /// `GET /forum`.
 pub const FORUM_PATH: &str = "/forum";
@@ -38,7 +38,7 @@ fn text(value: &Value) -> String {
     escape(value.as_str().unwrap_or_default())
 }
 
-fn failed(cause: &crate::error::ToolError) -> Response {
+fn failed(cause: &kd_kernel::error::ToolError) -> Response {
     tracing::error!(cause = ?cause.cause, "forum page failed");
     (
         StatusCode::INTERNAL_SERVER_ERROR,

@@ -31,7 +31,8 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::observe::RequestId;
-use crate::hub::{Hub, Transport};
+use crate::hub::Hub;
+use kd_kernel::Transport;
 
 /// The endpoint path.
 pub const PATH: &str = "/functions/v1/mcp";
@@ -610,6 +611,7 @@ async fn call_tool(
     };
     let auth = super::request_auth(headers, Some(peer));
     let outcome = hub
+        .kernel
         .call(
             tool,
             params.arguments.map(RawValue::get),
@@ -620,7 +622,7 @@ async fn call_tool(
         .await;
     if hub.config.conformance_fixtures
         && crate::fixtures::is_fixture(tool)
-        && let Ok(crate::hub::Answer { data, .. }) = outcome.outcome
+        && let Ok(kd_kernel::Answer { data, .. }) = outcome.outcome
     {
         let progress_token = meta.and_then(|meta| meta.get("progressToken"));
         let (result, sent) = crate::fixtures::present(data, progress_token);
@@ -636,7 +638,7 @@ async fn call_tool(
 
 /// A `tools/call` result: `structuredContent` `{ok, data | error, untrusted_content?,
 /// request_id}`, the same JSON as text content, and `isError` on failure.
-pub fn tool_result(called: crate::hub::Called, request_id: &str, tool: &str) -> Value {
+pub fn tool_result(called: kd_kernel::Called, request_id: &str, tool: &str) -> Value {
     let is_error = match &called.outcome {
         Ok(_) => false,
         Err(error) => {
@@ -654,7 +656,7 @@ pub fn tool_result(called: crate::hub::Called, request_id: &str, tool: &str) -> 
 }
 
 /// Logs an internal failure's cause once, inside the request; refusals at debug level.
-pub fn log_refusal(error: &crate::error::ToolError, request_id: &str, tool: &str) {
+pub fn log_refusal(error: &kd_kernel::error::ToolError, request_id: &str, tool: &str) {
     match &error.cause {
         Some(cause) => tracing::error!(request_id, tool, cause = %cause, "internal error"),
         None => tracing::debug!(request_id, tool, code = error.code.as_str(), "refused"),

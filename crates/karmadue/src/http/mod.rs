@@ -1,5 +1,5 @@
 //! HTTP adapters (DESIGN "http adapters"): each turns requests into calls of
-//! [`crate::hub::Hub::call`] and presents the result for its surface. No rules live here.
+//! [`kd_kernel::Kernel::call`] and presents the result for its surface. No rules live here.
 //!
 //! - [`mcp`]: `POST /functions/v1/mcp`, Streamable HTTP with JSON responses, both MCP eras.
 //! - [`rest`]: `/functions/v1/public-api/...`, the same tools over plain REST.
@@ -30,7 +30,8 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::routing::{get, post};
 
-use crate::hub::{Hub, RequestAuth};
+use crate::hub::Hub;
+use kd_kernel::RequestAuth;
 
 /// The whole router of a hub process.
 pub fn router(hub: Arc<Hub>) -> Router {
@@ -38,6 +39,14 @@ pub fn router(hub: Arc<Hub>) -> Router {
     let mut router = Router::new();
     if hub.config.metrics {
         router = router.route(observe::METRICS_PATH, get(observe::metrics));
+    }
+    for route in &rest::QUERY_ROUTES {
+        router = router.route(
+            route.path,
+            get(move |state, request_id, peer, query, headers| {
+                rest::query_route(route, state, request_id, peer, query, headers)
+            }),
+        );
     }
     router
         .route(
@@ -60,17 +69,12 @@ pub fn router(hub: Arc<Hub>) -> Router {
             post(rest::preflight),
         )
         .route("/functions/v1/public-api/v1/tiers", get(rest::tiers))
-        .route(
-            crate::help::verification::REST_PATH,
-            get(crate::help::verification::rest_list_asks),
-        )
         .route(resource_page::BADGE_PATH, get(resource_page::badge))
         .route(resource_page::PAGE_PATH, get(resource_page::resource_page))
         .route("/.well-known/jwks.json", get(pages::jwks))
         .route("/llms.txt", get(pages::llms_txt))
         .route(forum_pages::FORUM_PATH, get(forum_pages::forum_page))
         .route(forum_pages::THREAD_PATH, get(forum_pages::thread_page))
-        .route(crate::stream::REST_PATH, get(crate::stream::rest_stream))
         .route(
             "/functions/v1/public-api/.well-known/jwks.json",
             get(pages::jwks),

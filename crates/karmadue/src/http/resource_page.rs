@@ -24,9 +24,9 @@ use serde_json::{Value, json};
 
 use crate::catalog::model::{self, Claim, Resource};
 use crate::catalog::{evidence_summary, resource_json};
-use crate::error::ToolError;
 use crate::hub::Hub;
 use crate::outcomes;
+use kd_kernel::error::ToolError;
 
 /// The badge path.
 pub const BADGE_PATH: &str = "/functions/v1/public-api/v1/badge.svg";

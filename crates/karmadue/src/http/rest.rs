@@ -1,21 +1,22 @@
 //! The public REST API (`/functions/v1/public-api/v1/...`): every tool at
 //! `POST /tools/{name}` (body = the arguments, the same signature headers as MCP), plus the
 //! named routes of the spec. Same JSON body as MCP's `structuredContent`, with the spec's
-//! status table (see [`crate::error::ErrorCode::http_status`]).
+//! status table (see [`kd_kernel::error::ErrorCode::http_status`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{ConnectInfo, Path, State};
+use axum::extract::{ConnectInfo, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::observe::RequestId;
-use crate::error::{ErrorCode, ToolError};
-use crate::hub::{Called, Hub, Transport};
+use crate::hub::Hub;
+use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::{Called, Transport};
 
 /// `POST /functions/v1/public-api/v1/tools/{name}`.
 pub async fn call_tool(
@@ -39,6 +40,7 @@ pub async fn call_tool(
     };
     let auth = super::request_auth(&headers, Some(peer));
     let outcome = hub
+        .kernel
         .call(tool, Some(&text), auth, request_id.clone(), Transport::Rest)
         .await;
     present(outcome, &request_id, tool.name)
@@ -56,6 +58,7 @@ pub async fn verify(
     let arguments = json!({ "agent_id": agent_id }).to_string();
     let auth = super::request_auth(&headers, Some(peer));
     let outcome = hub
+        .kernel
         .call(
             tool,
             Some(&arguments),
@@ -97,6 +100,7 @@ pub async fn preflight(
     };
     let auth = super::request_auth(&headers, Some(peer));
     let outcome = hub
+        .kernel
         .call(tool, Some(&text), auth, request_id.clone(), Transport::Rest)
         .await;
     present(outcome, &request_id, tool.name)
@@ -183,12 +187,58 @@ pub fn present(called: Called, request_id: &str, tool: &str) -> Response {
     response
 }
 
+/// A read tool served behind a `GET` route as well as its `POST …/v1/tools/{name}` mirror.
+#[derive(Debug)]
+pub struct QueryRoute {
+    /// The route's path.
+    pub path: &'static str,
+    /// The tool it calls.
+    pub tool: &'static kd_kernel::registry::Tool,
+    /// Query keys sent to the tool as integers when they parse as one.
+    pub numeric: &'static [&'static str],
+}
+
+/// The `GET` routes of read tools: the verification asks and the signed stream.
+pub static QUERY_ROUTES: [QueryRoute; 2] = [
+    QueryRoute {
+        path: crate::help::verification::REST_PATH,
+        tool: &crate::help::verification::LIST_VERIFICATION_ASKS,
+        numeric: &["limit", "offset"],
+    },
+    QueryRoute {
+        path: crate::stream::REST_PATH,
+        tool: &crate::stream::READ_STREAM,
+        numeric: &["limit"],
+    },
+];
+
+/// The handler of one [`QueryRoute`].
+pub async fn query_route(
+    route: &'static QueryRoute,
+    State(hub): State<Arc<Hub>>,
+    RequestId(request_id): RequestId,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Query(query): Query<std::collections::HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    call_with_query(
+        hub,
+        route.tool,
+        query,
+        route.numeric,
+        request_id,
+        peer,
+        &headers,
+    )
+    .await
+}
+
 /// A read tool behind a `GET` route: the query string becomes its arguments (each value a
 /// string, but `numeric` keys sent as integers when they parse as one), then the same
 /// pipeline and presentation as `POST …/v1/tools/{name}`.
 pub async fn call_with_query(
     hub: Arc<Hub>,
-    tool: &'static crate::registry::Tool,
+    tool: &'static kd_kernel::registry::Tool,
     query: std::collections::HashMap<String, String>,
     numeric: &[&str],
     request_id: String,
@@ -210,6 +260,7 @@ pub async fn call_with_query(
     let text = Value::Object(arguments).to_string();
     let auth = super::request_auth(headers, Some(peer));
     let outcome = hub
+        .kernel
         .call(tool, Some(&text), auth, request_id.clone(), Transport::Rest)
         .await;
     present(outcome, &request_id, tool.name)

@@ -26,7 +26,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tower::ServiceExt;
 
-use crate::telemetry::HubMetrics;
+use kd_kernel::telemetry::HubMetrics;
 
 /// At most one "connection cap reached" line per this long.
 pub const REFUSAL_LOG_EVERY: Duration = Duration::from_secs(10);

@@ -8,6 +8,7 @@
 
 pub mod names;
 pub mod passport;
+pub mod signers;
 
 use kd_core::clock::rfc3339_ms;
 use kd_core::db::{Connection, OptionalExtension, params};
@@ -18,9 +19,9 @@ use kd_protocol::ids::{AgentId, Handle};
 use kd_protocol::keys::AgentPublicKey;
 use serde_json::{Value, json};
 
-use crate::error::{ErrorCode, ToolError};
-use crate::hub::Ctx;
-use crate::registry::{Access, Args, HandlerFuture, Hints, Param, ParamType, Tool};
+use kd_kernel::Ctx;
+use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Param, ParamType, Tool};
 
 /// How long a registration challenge can be used, in seconds, counted from the whole second
 /// it was issued in: it works until the Unix second its payload states (`expires_at`), and
@@ -423,8 +424,8 @@ pub fn require_agent(
 
 fn register_challenge(ctx: Ctx, _args: Args) -> HandlerFuture {
     Box::pin(async move {
-        let challenge_id = random_id::<12>(ctx.hub.random.as_ref(), "kdc_");
-        let issued_ms = ctx.hub.clock.now_ms();
+        let challenge_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdc_");
+        let issued_ms = ctx.kernel.clock.now_ms();
         // The payload states the expiry in whole seconds, and that second is the exact limit:
         // the challenge works before it and not from it on.
         let expires_s = issued_ms.div_euclid(1000) + CHALLENGE_TTL_SECS;
@@ -511,13 +512,13 @@ fn parse_new_key(args: &Args) -> Result<(AgentPublicKey, Vec<u8>, String), ToolE
         .map_err(|_| {
             ToolError::validation("signature", "signature must be base64url of 64 bytes")
         })?;
-    if signature.len() != crate::hub::SIGNATURE_BYTES {
+    if signature.len() != kd_kernel::caller::SIGNATURE_BYTES {
         return Err(ToolError::new(
             ErrorCode::BadSignature,
             format!(
                 "signature decodes to {} bytes; an Ed25519 signature is {} bytes (86 base64url characters)",
                 signature.len(),
-                crate::hub::SIGNATURE_BYTES
+                kd_kernel::caller::SIGNATURE_BYTES
             ),
         )
         .with_field("signature"));
@@ -588,7 +589,8 @@ fn register_agent(ctx: Ctx, args: Args) -> HandlerFuture {
             .text(&["referral", "invite", "code"])
             .map(str::to_owned);
         let (public_key, signature, challenge_id) = parse_new_key(&args)?;
-        let hub = ctx.hub.clone();
+        let hub = ctx.kernel.clone();
+        let name_index = std::sync::Arc::clone(ctx.area::<std::sync::Arc<names::NameIndex>>()?);
         let agent_id = AgentId::from_random_bytes(random_bytes::<16>(hub.random.as_ref()));
         let credential_id = random_id::<12>(hub.random.as_ref(), "kdp_");
         let burn_id = challenge_id.clone();
@@ -596,7 +598,7 @@ fn register_agent(ctx: Ctx, args: Args) -> HandlerFuture {
             .write(move |txn| {
                 take_challenge(txn, &challenge_id, &public_key, &signature)?;
                 let key_text = public_key.to_b64url();
-                check_free(txn, &hub.names, &name, &platform, None, &key_text)?;
+                check_free(txn, &name_index, &name, &platform, None, &key_text)?;
                 let existing: Option<String> = txn
                     .conn()
                     .prepare_cached("SELECT agent_id FROM agents WHERE public_key = ?1 AND status = 'active'")?
@@ -619,7 +621,7 @@ fn register_agent(ctx: Ctx, args: Args) -> HandlerFuture {
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'active', ?7, ?8, 'agent', ?9, ?9)",
                     )?
                     .execute(params![id, handle, name, names::fold(&name), platform, key_text, referral, credential_id, now])?;
-                names::reserve(txn, &hub.names, &id, &name)?;
+                names::reserve(txn, &name_index, &id, &name)?;
                 let passport =
                     passport::issue(txn.conn(), &hub.passport_key, &credential_id, &id, &handle, &key_text, now)?;
                 txn.append(NewEvent {
@@ -648,7 +650,7 @@ fn register_agent(ctx: Ctx, args: Args) -> HandlerFuture {
             && matches!(error.code, ErrorCode::LabelReserved | ErrorCode::LabelYours)
         {
             // After a label refusal the challenge is spent: a new one is needed.
-            let now = ctx.hub.clock.now_ms();
+            let now = ctx.kernel.clock.now_ms();
             ctx.write(move |txn| burn_challenge(txn.conn(), &burn_id, now))
                 .await?;
         }
@@ -753,8 +755,8 @@ fn verify_agent(ctx: Ctx, args: Args) -> HandlerFuture {
                 "agent_id (or credential_id) is required",
             ));
         }
-        let hub = std::sync::Arc::clone(&ctx.hub);
-        let now_ms = ctx.hub.clock.now_ms();
+        let hub = std::sync::Arc::clone(&ctx.kernel);
+        let now_ms = ctx.kernel.clock.now_ms();
         let (agent, passport, grant, standing, scores) = ctx
             .read(move |conn| {
                 let agent = match (&agent_ref, &credential) {
@@ -788,7 +790,7 @@ fn verify_agent(ctx: Ctx, args: Args) -> HandlerFuture {
             None => Value::Null,
             Some(object) => Value::Bool(message_signature_valid(&agent, &object)?),
         };
-        let key = &ctx.hub.passport_key;
+        let key = &ctx.kernel.passport_key;
         Ok(json!({
             "agent_id": agent.agent_id,
             "handle": agent.handle,
@@ -828,22 +830,22 @@ fn message_signature_valid(agent: &AgentRow, object: &Value) -> Result<bool, Too
     let Ok(bytes) = kd_protocol::b64::decode_signature(signature) else {
         return Ok(false);
     };
-    let key = crate::hub::stored_key(&agent.public_key)?;
+    let key = kd_kernel::caller::stored_key(&agent.public_key)?;
     Ok(key.verify_strict(message.as_bytes(), &bytes).is_ok())
 }
 
 fn rename_agent(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
         let name = names::check_name(args.required_text(&["name", "label"])?, "name")?;
-        let hub = std::sync::Arc::clone(&ctx.hub);
+        let name_index = std::sync::Arc::clone(ctx.area::<std::sync::Arc<names::NameIndex>>()?);
         ctx.signed_write(move |txn, signed| {
             let id = signed.agent_id.to_string();
             let agent = require_agent(txn.conn(), &id, "agent_id")?;
-            check_free(txn, &hub.names, &name, &agent.platform, Some(&id), "")?;
+            check_free(txn, &name_index, &name, &agent.platform, Some(&id), "")?;
             txn.conn()
                 .prepare_cached("UPDATE agents SET name = ?2, name_key = ?3, updated_ms = ?4 WHERE agent_id = ?1")?
                 .execute(params![id, name, names::fold(&name), txn.now_ms()])?;
-            names::reserve(txn, &hub.names, &id, &name)?;
+            names::reserve(txn, &name_index, &id, &name)?;
             let event = txn.append(NewEvent {
                 kind: "agent.renamed",
                 actor: signed.actor(),
@@ -859,7 +861,7 @@ fn rename_agent(ctx: Ctx, args: Args) -> HandlerFuture {
 fn rotate_agent_key(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
         let (public_key, signature, challenge_id) = parse_new_key(&args)?;
-        let hub = ctx.hub.clone();
+        let hub = ctx.kernel.clone();
         let credential_id = random_id::<12>(hub.random.as_ref(), "kdp_");
         ctx.signed_write(move |txn, signed| {
             let id = signed.agent_id.to_string();
@@ -911,7 +913,7 @@ fn rotate_agent_key(ctx: Ctx, args: Args) -> HandlerFuture {
 
 fn revoke_agent(ctx: Ctx, _args: Args) -> HandlerFuture {
     Box::pin(async move {
-        let hub = std::sync::Arc::clone(&ctx.hub);
+        let name_index = std::sync::Arc::clone(ctx.area::<std::sync::Arc<names::NameIndex>>()?);
         ctx.signed_write(move |txn, signed| {
             let id = signed.agent_id.to_string();
             let agent = require_agent(txn.conn(), &id, "agent_id")?;
@@ -924,7 +926,7 @@ fn revoke_agent(ctx: Ctx, _args: Args) -> HandlerFuture {
             passport::end(txn.conn(), &agent.credential_id, "revoked", now)?;
             // Its name is free at once: the name index confirms every candidate against an
             // active row (names::clashes); this only counts the entries as stale.
-            names::release(txn, &hub.names)?;
+            names::release(txn, &name_index)?;
             let event = txn.append(NewEvent {
                 kind: "agent.revoked",
                 actor: signed.actor(),
@@ -960,8 +962,8 @@ fn release_agent(ctx: Ctx, _args: Args) -> HandlerFuture {
                 .prepare_cached("UPDATE agents SET owner_id = NULL, paused_ms = NULL, updated_ms = ?2 WHERE agent_id = ?1")?
                 .execute(params![id, txn.now_ms()])?;
             let by = match signed.proof {
-                crate::hub::Proof::Signature { .. } => "agent",
-                crate::hub::Proof::OwnerSession { .. } => "owner",
+                kd_kernel::Proof::Signature { .. } => "agent",
+                kd_kernel::Proof::OwnerSession { .. } => "owner",
             };
             txn.conn()
                 .prepare_cached("DELETE FROM owner_grants WHERE agent_id = ?1")?
@@ -1032,7 +1034,7 @@ fn read_scores(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
         let reference = subject(&args)?;
         let field = scores_field(&args);
-        let now_ms = ctx.hub.clock.now_ms();
+        let now_ms = ctx.kernel.clock.now_ms();
         let (agent, scores) = ctx
             .read(move |conn| {
                 let agent = require_agent(conn, &reference, field)?;
@@ -1057,7 +1059,7 @@ fn get_rating_card(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
         let reference = subject(&args)?;
         let field = scores_field(&args);
-        let now_ms = ctx.hub.clock.now_ms();
+        let now_ms = ctx.kernel.clock.now_ms();
         let (agent, scores, skills) = ctx
             .read(move |conn| {
                 let agent = require_agent(conn, &reference, field)?;
@@ -1178,7 +1180,7 @@ fn get_receipt(ctx: Ctx, args: Args) -> HandlerFuture {
         let missing = move || {
             ToolError::not_found(field, format!("No passport or receipt has this {field}."))
         };
-        let key = ctx.hub.passport_key.clone();
+        let key = ctx.kernel.passport_key.clone();
         if id.starts_with("kdr_") {
             // A pre-flight receipt (kd-receipt-v1).
             let receipt = ctx

@@ -13,7 +13,7 @@ use std::hash::BuildHasher;
 use kd_core::db::{Connection, OptionalExtension};
 use kd_core::store::WriteTxn;
 
-use crate::error::ToolError;
+use kd_kernel::error::ToolError;
 
 /// Shortest and longest display name, in characters.
 pub const NAME_CHARS: std::ops::RangeInclusive<usize> = 2..=40;
@@ -49,7 +49,7 @@ pub fn check_name(name: &str, field: &str) -> Result<String, ToolError> {
         .any(|reserved| within_one_edit(&folded, &fold(reserved)))
     {
         return Err(ToolError::new(
-            crate::error::ErrorCode::LabelReserved,
+            kd_kernel::error::ErrorCode::LabelReserved,
             "label taken: exact or lookalike of a name reserved for the hub itself",
         )
         .with_field(field));
@@ -483,7 +483,11 @@ mod tests {
             "Karma Due",
         ] {
             let error = check_name(name, "name").unwrap_err();
-            assert_eq!(error.code, crate::error::ErrorCode::LabelReserved, "{name}");
+            assert_eq!(
+                error.code,
+                kd_kernel::error::ErrorCode::LabelReserved,
+                "{name}"
+            );
         }
     }
 

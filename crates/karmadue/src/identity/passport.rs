@@ -19,7 +19,7 @@ use kd_core::db::{Connection, OptionalExtension, params};
 use kd_core::keys::ServerKey;
 use serde_json::{Value, json};
 
-use crate::error::ToolError;
+use kd_kernel::error::ToolError;
 
 /// The passport recipe name.
 pub const RECIPE: &str = "kd-passport-v1";

@@ -23,9 +23,9 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::AppError;
-use crate::error::{ErrorCode, ToolError};
-use crate::hub::{Ctx, Hub, Proof};
-use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::{Ctx, Kernel, Proof};
 
 /// Cards one agent may hand out in a rolling 24 hours.
 pub const INVITES_PER_DAY: i64 = 20;
@@ -154,8 +154,8 @@ pub fn invite_link(public_url: &str, code: &str) -> String {
 fn invite_agent(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
         let note = bounded_text(&args, &["note", "why"], MAX_NOTE_CHARS)?;
-        let code = random_id::<8>(ctx.hub.random.as_ref(), "kdi_");
-        let link = invite_link(&ctx.hub.config.public_url, &code);
+        let code = random_id::<8>(ctx.kernel.random.as_ref(), "kdi_");
+        let link = invite_link(&ctx.kernel.config.public_url, &code);
         ctx.signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();
             let now = txn.now_ms();
@@ -241,7 +241,7 @@ fn offer_capability(ctx: Ctx, args: Args) -> HandlerFuture {
         let title = bounded_text(&args, &["title"], MAX_OFFER_TITLE_CHARS)?
             .ok_or_else(|| ToolError::validation("title", "title is required"))?;
         let description = bounded_text(&args, &["description"], MAX_OFFER_DESCRIPTION_CHARS)?;
-        let offer_id = random_id::<12>(ctx.hub.random.as_ref(), "kdco_");
+        let offer_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdco_");
         ctx.signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();
             let now = txn.now_ms();
@@ -339,7 +339,7 @@ pub struct PendingOffer {
 ///
 /// # Errors
 /// [`AppError::Internal`].
-pub async fn pending_offers(hub: &Hub, person_id: &str) -> Result<Vec<PendingOffer>, AppError> {
+pub async fn pending_offers(hub: &Kernel, person_id: &str) -> Result<Vec<PendingOffer>, AppError> {
     let person_id = person_id.to_owned();
     hub.store
         .read(move |conn| -> Result<Vec<PendingOffer>, AppError> {
@@ -374,7 +374,7 @@ pub async fn pending_offers(hub: &Hub, person_id: &str) -> Result<Vec<PendingOff
 /// [`AppError::NotFound`] when it is not a waiting offer of one of their agents;
 /// [`AppError::Internal`].
 pub async fn decide_offer(
-    hub: &Hub,
+    hub: &Kernel,
     person_id: &str,
     offer_id: &str,
     approve: bool,
@@ -512,7 +512,7 @@ pub struct StoredPreferences {
 /// # Errors
 /// [`AppError::Internal`].
 pub async fn preferences_for_review(
-    hub: &Hub,
+    hub: &Kernel,
     person_id: &str,
 ) -> Result<Vec<StoredPreferences>, AppError> {
     let person_id = person_id.to_owned();

@@ -14,9 +14,9 @@ use kd_core::random::{random_bytes, random_id};
 use serde_json::{Value, json};
 
 use super::{AppError, CODE_ALPHABET, normalize_code};
-use crate::error::{ErrorCode, ToolError};
-use crate::hub::{Caller, Ctx, Hub};
-use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::{Caller, Ctx, Kernel};
 
 /// Findings one agent may file in a rolling 24 hours (deduplicated ones do not count).
 pub const FINDINGS_PER_AGENT_PER_DAY: i64 = 20;
@@ -215,13 +215,13 @@ fn notify_human_of_finding(ctx: Ctx, args: Args) -> HandlerFuture {
         } else {
             "human_id"
         };
-        let finding_id = random_id::<12>(ctx.hub.random.as_ref(), "kdf_");
-        let mail_id = random_id::<12>(ctx.hub.random.as_ref(), "kdm_");
-        let code: String = random_bytes::<CLAIM_CODE_LEN>(ctx.hub.random.as_ref())
+        let finding_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdf_");
+        let mail_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdm_");
+        let code: String = random_bytes::<CLAIM_CODE_LEN>(ctx.kernel.random.as_ref())
             .iter()
             .map(|byte| char::from(CODE_ALPHABET[usize::from(*byte) % CODE_ALPHABET.len()]))
             .collect();
-        let public_url = ctx.hub.config.public_url.clone();
+        let public_url = ctx.kernel.config.public_url.clone();
         let answer = ctx.signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();
             let now = txn.now_ms();
@@ -343,7 +343,7 @@ fn notify_human_of_finding(ctx: Ctx, args: Args) -> HandlerFuture {
         })
         .await?;
         // Mail may have been queued: let the sender (when a relay is configured) send it now.
-        ctx.hub.mail_wakeup.notify_one();
+        crate::people::mail::MailWakeup::notify(&ctx.kernel);
         Ok(answer)
     })
 }
@@ -400,7 +400,7 @@ fn invalid_claim_code() -> ToolError {
 ///
 /// # Errors
 /// `invalid_code` for a wrong, withdrawn or someone else's code; `internal`.
-pub async fn adopt(hub: &Hub, person_id: &str, code: &str) -> Result<Value, ToolError> {
+pub async fn adopt(hub: &Kernel, person_id: &str, code: &str) -> Result<Value, ToolError> {
     let hashed = accounts::secret_sha256(&normalize_code(code));
     let person_id = person_id.to_owned();
     hub.store
@@ -441,7 +441,7 @@ fn adopt_finding(ctx: Ctx, args: Args) -> HandlerFuture {
                 "adopt_finding without a signed-in person",
             ));
         };
-        adopt(&ctx.hub, person_id, args.required_text(&["claim_code"])?).await
+        adopt(&ctx.kernel, person_id, args.required_text(&["claim_code"])?).await
     })
 }
 
@@ -468,7 +468,7 @@ pub struct InboxItem {
 ///
 /// # Errors
 /// [`AppError::Internal`].
-pub async fn inbox(hub: &Hub, person_id: &str) -> Result<Vec<InboxItem>, AppError> {
+pub async fn inbox(hub: &Kernel, person_id: &str) -> Result<Vec<InboxItem>, AppError> {
     let person_id = person_id.to_owned();
     hub.store
         .read(move |conn| -> Result<Vec<InboxItem>, AppError> {
@@ -502,7 +502,7 @@ pub async fn inbox(hub: &Hub, person_id: &str) -> Result<Vec<InboxItem>, AppErro
 /// # Errors
 /// [`AppError::NotFound`] when it is not waiting in their Inbox; [`AppError::Internal`].
 pub async fn decide(
-    hub: &Hub,
+    hub: &Kernel,
     person_id: &str,
     finding_id: &str,
     approve: bool,

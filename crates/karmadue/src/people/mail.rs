@@ -11,7 +11,7 @@ use kd_core::outbox::{self, Mail};
 use lettre::message::header::ContentType;
 use lettre::{Message, SmtpTransport, Transport};
 
-use crate::hub::Hub;
+use kd_kernel::Kernel;
 
 /// How often the sender looks at the outbox when nothing wakes it (real time: this is I/O,
 /// not a rule of the hub).
@@ -61,7 +61,7 @@ fn send_blocking(url: &str, from: &str, mail: &Mail) -> Result<(), SendError> {
 /// # Errors
 /// `internal` when the outbox cannot be read or updated; a failed send is logged (with the
 /// mail id only) and left for the next round.
-pub async fn deliver_waiting(hub: &Hub) -> Result<usize, crate::error::ToolError> {
+pub async fn deliver_waiting(hub: &Kernel) -> Result<usize, kd_kernel::error::ToolError> {
     let Some(url) = hub.config.smtp_url.clone() else {
         return Ok(0);
     };
@@ -72,7 +72,7 @@ pub async fn deliver_waiting(hub: &Hub) -> Result<usize, crate::error::ToolError
         let outcome =
             tokio::task::spawn_blocking(move || send_blocking(url.expose(), &from, &to_send))
                 .await
-                .map_err(crate::error::ToolError::internal)?;
+                .map_err(kd_kernel::error::ToolError::internal)?;
         match outcome {
             Ok(()) => {
                 let mail_id = mail.mail_id.clone();
@@ -91,14 +91,28 @@ pub async fn deliver_waiting(hub: &Hub) -> Result<usize, crate::error::ToolError
     Ok(sent)
 }
 
-/// The sender loop: a round when woken ([`Hub::mail_wakeup`]) or every [`RETRY_EVERY`].
-pub async fn run_sender(hub: Arc<Hub>) {
+/// Wakes the mail sender after a write queued mail (the kernel holds one per hub).
+#[derive(Debug, Default, Clone)]
+pub struct MailWakeup(Arc<tokio::sync::Notify>);
+
+impl MailWakeup {
+    /// Wakes the sender of `kernel`'s hub, if it runs one.
+    pub fn notify(kernel: &Kernel) {
+        if let Some(wakeup) = kernel.areas.get::<MailWakeup>() {
+            wakeup.0.notify_one();
+        }
+    }
+}
+
+/// The sender loop: a round when woken (people's `MailWakeup`) or every [`RETRY_EVERY`].
+pub async fn run_sender(hub: Arc<Kernel>) {
+    let wakeup = hub.areas.get::<MailWakeup>().cloned().unwrap_or_default();
     loop {
         if let Err(error) = deliver_waiting(&hub).await {
             tracing::error!(cause = ?error.cause, "mail delivery round failed");
         }
         tokio::select! {
-            () = hub.mail_wakeup.notified() => {}
+            () = wakeup.0.notified() => {}
             () = tokio::time::sleep(RETRY_EVERY) => {}
         }
     }

@@ -24,10 +24,10 @@ use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;
 use serde_json::{Value, json};
 
-use crate::error::{ErrorCode, ToolError};
-use crate::hub::{Ctx, Hub};
 use crate::identity::{READ_ONLY_SCOPES, require_agent};
-use crate::registry::{Access, Args, HandlerFuture, Hints, Param, ParamType, Tool};
+use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Param, ParamType, Tool};
+use kd_kernel::{Ctx, Kernel};
 
 /// The connect code alphabet: A–Z and 2–9 without the look-alikes I, O, 0 and 1 (32 symbols,
 /// so a random byte maps onto it without bias).
@@ -108,7 +108,7 @@ pub static REQUEST_CLAIM: Tool = Tool {
     required: &[&["agent_id"], &["email", "human_email"]],
     access: Access::Signed,
     hints: Hints::WRITE,
-    untrusted: &[crate::registry::Lift {
+    untrusted: &[kd_kernel::registry::Lift {
         at: "",
         id: "claim_id",
         fields: &["pitch"],
@@ -189,6 +189,12 @@ pub enum AppError {
     Internal,
 }
 
+/// The hub's bound on argon2id work ([`password_gate::PasswordGate`], in the kernel's area
+/// state).
+fn password_gate(hub: &Kernel) -> Result<&password_gate::PasswordGate, AppError> {
+    Ok(hub.areas.require::<password_gate::PasswordGate>()?)
+}
+
 impl From<ToolError> for AppError {
     fn from(error: ToolError) -> Self {
         if let Some(cause) = &error.cause {
@@ -226,7 +232,7 @@ pub struct NewSession {
     pub session: Session,
 }
 
-fn new_session(hub: &Hub) -> (String, String) {
+fn new_session(hub: &Kernel) -> (String, String) {
     (
         random_id::<32>(hub.random.as_ref(), "kds_"),
         random_id::<16>(hub.random.as_ref(), ""),
@@ -242,7 +248,7 @@ fn new_session(hub: &Hub) -> (String, String) {
 /// [`AppError::RateLimited`], [`AppError::Busy`], [`AppError::Internal`]. A refusal stores
 /// nothing but the counted attempt.
 pub async fn sign_up(
-    hub: &Hub,
+    hub: &Kernel,
     email: &str,
     display_name: &str,
     password: &str,
@@ -264,8 +270,7 @@ pub async fn sign_up(
     let password = password.to_owned();
     // argon2 is deliberately slow: hash off the async threads, outside the writer, a few at
     // a time.
-    let hash = hub
-        .password_gate
+    let hash = password_gate(hub)?
         .run(move || accounts::hash_password(&password, salt))
         .await??;
     let person_id = random_id::<12>(hub.random.as_ref(), "kdh_");
@@ -343,7 +348,7 @@ fn check_sign_up(
 /// # Errors
 /// [`AppError::RateLimited`] (nothing counted), [`AppError::Internal`].
 async fn admit_attempt(
-    hub: &Hub,
+    hub: &Kernel,
     flow: &str,
     email: &str,
     ip: Option<IpAddr>,
@@ -376,7 +381,7 @@ async fn admit_attempt(
 /// [`AppError::RateLimited`], [`AppError::WrongCredentials`] (unknown email and wrong password
 /// alike), [`AppError::Internal`].
 pub async fn sign_in(
-    hub: &Hub,
+    hub: &Kernel,
     email: &str,
     password: &str,
     ip: Option<IpAddr>,
@@ -390,8 +395,7 @@ pub async fn sign_in(
         .await
         .map_err(AppError::from)?;
     let password = password.to_owned();
-    let matches = hub
-        .password_gate
+    let matches = password_gate(hub)?
         .run(move || match found {
             Some((person, hash)) => accounts::verify_password(&hash, &password).then_some(person),
             None => {
@@ -431,7 +435,7 @@ fn dummy_hash() -> &'static str {
 ///
 /// # Errors
 /// [`AppError::Internal`].
-pub async fn sign_out(hub: &Hub, token: &str) -> Result<(), AppError> {
+pub async fn sign_out(hub: &Kernel, token: &str) -> Result<(), AppError> {
     let token = token.to_owned();
     hub.store
         .write(move |txn| -> Result<(), AppError> {
@@ -444,7 +448,7 @@ pub async fn sign_out(hub: &Hub, token: &str) -> Result<(), AppError> {
 ///
 /// # Errors
 /// [`AppError::Internal`].
-pub async fn signed_in(hub: &Hub, token: &str) -> Result<Option<(Person, Session)>, AppError> {
+pub async fn signed_in(hub: &Kernel, token: &str) -> Result<Option<(Person, Session)>, AppError> {
     let token = token.to_owned();
     let now_ms = hub.clock.now_ms();
     hub.store
@@ -486,7 +490,7 @@ pub struct MintedCode {
 ///
 /// # Errors
 /// [`AppError::RateLimited`] after 6 codes in an hour (nothing stored); [`AppError::Internal`].
-pub async fn mint_connect_code(hub: &Hub, person_id: &str) -> Result<MintedCode, AppError> {
+pub async fn mint_connect_code(hub: &Kernel, person_id: &str) -> Result<MintedCode, AppError> {
     let bytes = random_bytes::<CODE_LEN>(hub.random.as_ref());
     let code: String = bytes
         .iter()
@@ -530,7 +534,7 @@ fn invalid_code() -> ToolError {
 fn connect_with_code(ctx: Ctx, args: Args) -> HandlerFuture {
     Box::pin(async move {
         let code = normalize_code(args.required_text(&["code"])?);
-        let request_id = random_id::<12>(ctx.hub.random.as_ref(), "kdl_");
+        let request_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdl_");
         // The outer result rolls back (nothing written); the inner refusal is committed with
         // its connect.refused event and the counted attempt (docs/decisions.md 55).
         let answer = ctx
@@ -621,9 +625,9 @@ fn request_claim(ctx: Ctx, args: Args) -> HandlerFuture {
                 "pitch must be at most 500 characters, no control characters",
             ));
         }
-        let claim_id = random_id::<12>(ctx.hub.random.as_ref(), "kdl_");
-        let mail_id = random_id::<12>(ctx.hub.random.as_ref(), "kdm_");
-        let public_url = ctx.hub.config.public_url.clone();
+        let claim_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdl_");
+        let mail_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdm_");
+        let public_url = ctx.kernel.config.public_url.clone();
         let answer = ctx.signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();
             let now = txn.now_ms();
@@ -688,7 +692,7 @@ fn request_claim(ctx: Ctx, args: Args) -> HandlerFuture {
         })
         .await?;
         // Mail may have been queued: let the sender (when a relay is configured) send it now.
-        ctx.hub.mail_wakeup.notify_one();
+        mail::MailWakeup::notify(&ctx.kernel);
         Ok(answer)
     })
 }
@@ -768,7 +772,7 @@ pub struct OwnedAgent {
 /// [`AppError::Invalid`] for a number out of range; [`AppError::NotFound`] when the person does
 /// not own the agent; [`AppError::Internal`].
 pub async fn set_actions_per_day(
-    hub: &Hub,
+    hub: &Kernel,
     person_id: &str,
     agent_id: &str,
     actions_per_day: i64,
@@ -840,7 +844,7 @@ pub struct Overview {
 ///
 /// # Errors
 /// [`AppError::Internal`].
-pub async fn overview(hub: &Hub, person_id: &str) -> Result<Overview, AppError> {
+pub async fn overview(hub: &Kernel, person_id: &str) -> Result<Overview, AppError> {
     let person_id = person_id.to_owned();
     hub.store
         .read(move |conn| -> Result<Overview, AppError> {
@@ -897,7 +901,7 @@ pub const MAX_ACTIONS_PER_DAY: i64 = 200;
 /// [`AppError::NotFound`] (not theirs, or not pending); [`AppError::Invalid`] when the agent is
 /// revoked or has another owner, or `actions_per_day` is out of range; [`AppError::Internal`].
 pub async fn decide_request(
-    hub: &Hub,
+    hub: &Kernel,
     person_id: &str,
     request_id: &str,
     approve: bool,
@@ -997,7 +1001,7 @@ pub async fn decide_request(
 /// # Errors
 /// [`AppError::NotFound`] when it is not theirs or not pending; [`AppError::Internal`].
 pub async fn pending_request(
-    hub: &Hub,
+    hub: &Kernel,
     person_id: &str,
     request_id: &str,
 ) -> Result<PendingRequest, AppError> {
@@ -1044,7 +1048,7 @@ pub enum OwnerAction {
 /// # Errors
 /// [`AppError::NotFound`] when the person does not own the agent; [`AppError::Internal`].
 pub async fn act_on_agent(
-    hub: &Hub,
+    hub: &Kernel,
     person_id: &str,
     agent_id: &str,
     action: OwnerAction,

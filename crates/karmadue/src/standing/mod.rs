@@ -6,18 +6,18 @@
 //! - [`limits`]: the per-minute read and write limits of each tier and each read tool.
 //! - [`quota`]: actions in a rolling 24 hours, against an owner's `actions_per_day`.
 
+pub mod facts;
 pub mod quota;
 pub mod stamps;
-pub mod tiers;
 
 use kd_core::db::{Connection, OptionalExtension, params};
 use kd_core::tiers::AccessTiers;
 use serde_json::{Value, json};
 
-use crate::error::{ErrorCode, ToolError};
-use crate::hub::Ctx;
-use crate::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
-use tiers::{AgentFacts, Subject};
+use kd_kernel::Ctx;
+use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::tiers::{self, AgentFacts, Subject};
 
 /// `stamp_required`: a gated tool was called without the stamp or capability it needs.
 /// Nothing is recorded. `how_to_get` is the exact steps, in order.
@@ -65,9 +65,9 @@ pub fn agent_facts(
     Ok(conn
         .prepare_cached(&format!(
             "SELECT {} FROM agents WHERE agent_id = ?1",
-            tiers::FACTS_COLUMNS
+            facts::FACTS_COLUMNS
         ))?
-        .query_row(params![agent_id, now_ms], |row| tiers::facts_from(row, 0))
+        .query_row(params![agent_id, now_ms], |row| facts::facts_from(row, 0))
         .optional()?
         .unwrap_or_default())
 }
@@ -146,7 +146,7 @@ fn get_standing(ctx: Ctx, args: Args) -> HandlerFuture {
         };
         let reference = match (args.text(&["subject_id", "agent_id"]), &ctx.caller) {
             (Some(reference), _) => reference.to_owned(),
-            (None, crate::hub::Caller::Agent(signed)) => signed.agent_id.to_string(),
+            (None, kd_kernel::Caller::Agent(signed)) => signed.agent_id.to_string(),
             (None, _) => {
                 return Err(ToolError::validation(
                     "subject_id",
@@ -160,8 +160,8 @@ fn get_standing(ctx: Ctx, args: Args) -> HandlerFuture {
                 "Standing is for agents, operators and providers, never a person.",
             ));
         }
-        let now_ms = ctx.hub.clock.now_ms();
-        let hub = std::sync::Arc::clone(&ctx.hub);
+        let now_ms = ctx.kernel.clock.now_ms();
+        let hub = std::sync::Arc::clone(&ctx.kernel);
         ctx.read(move |conn| {
             // "Agent id or key id": an agent's public key (base64url) names it too.
             let by_key: Option<String> = if reference.len() == 43 {

@@ -9,7 +9,7 @@
 use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
-use crate::error::{ErrorCode, ToolError};
+use kd_kernel::error::{ErrorCode, ToolError};
 
 /// The window: 24 hours in milliseconds.
 pub const WINDOW_MS: i64 = 86_400_000;

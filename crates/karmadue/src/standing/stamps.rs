@@ -12,7 +12,7 @@ use kd_core::eventlog::NewEvent;
 use kd_core::store::WriteTxn;
 use serde_json::{Value, json};
 
-use crate::error::ToolError;
+use kd_kernel::error::ToolError;
 
 /// The stamp the admission test issues.
 pub const ADMISSION_PASSED: &str = "admission-passed";

@@ -387,7 +387,7 @@ fn a_scenario_draws_three_real_records_behind_opaque_ids_with_lifted_text_and_no
         .hub
         .store
         .read_blocking(move |conn| {
-            Ok::<_, kd_karmadue::error::ToolError>((
+            Ok::<_, kd_kernel::error::ToolError>((
                 kd_karmadue::admission::draw(conn, seed)?,
                 kd_karmadue::admission::draw(conn, seed.wrapping_add(1))?,
             ))

@@ -192,7 +192,15 @@ fn a_taken_email_is_refused_before_hashing_and_hashing_waits_for_a_permit() {
     let app = TestApp::start();
     let browser = app.browser();
     browser.sign_up("taken@example.org", "Taken", PASSWORD);
-    let held = app.block_on(app.hub.password_gate.hold_all()).unwrap();
+    let held = app
+        .block_on(
+            app.hub
+                .areas
+                .get::<kd_karmadue::people::password_gate::PasswordGate>()
+                .unwrap()
+                .hold_all(),
+        )
+        .unwrap();
     // Every hashing permit is taken, yet the taken email is answered at once.
     let started = std::time::Instant::now();
     let reply = sign_up(&app, "127.0.0.1", "taken@example.org", "Taken");

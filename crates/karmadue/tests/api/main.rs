@@ -13,6 +13,7 @@ mod forum;
 mod heads;
 mod help;
 mod identity;
+mod layers;
 mod mcp;
 mod metrics;
 mod multi;

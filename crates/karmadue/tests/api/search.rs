@@ -750,8 +750,13 @@ fn ranking_is_the_same_whether_the_index_was_built_fresh_or_kept_current() {
     let fresh = SearchIndex::in_memory();
     app.hub
         .store
-        .read_blocking(|conn| -> Result<(), kd_karmadue::error::ToolError> {
-            let (kept, _) = app.hub.search.current(conn)?;
+        .read_blocking(|conn| -> Result<(), kd_kernel::error::ToolError> {
+            let (kept, _) = app
+                .hub
+                .areas
+                .get::<kd_karmadue::catalog::search::SearchIndex>()
+                .unwrap()
+                .current(conn)?;
             let (rebuilt, _) = fresh.current(conn)?;
             assert!(
                 kept.searcher()
@@ -768,7 +773,15 @@ fn ranking_is_the_same_whether_the_index_was_built_fresh_or_kept_current() {
                         offset,
                         include_demo: false,
                     };
-                    let one = rank_page(&kept, app.hub.search.analyzers(), &request)?;
+                    let one = rank_page(
+                        &kept,
+                        app.hub
+                            .areas
+                            .get::<kd_karmadue::catalog::search::SearchIndex>()
+                            .unwrap()
+                            .analyzers(),
+                        &request,
+                    )?;
                     let other = rank_page(&rebuilt, fresh.analyzers(), &request)?;
                     let view = |page: &kd_karmadue::catalog::search::Page| -> Vec<(String, u32)> {
                         page.hits

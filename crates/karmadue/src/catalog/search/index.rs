@@ -36,7 +36,7 @@ use tantivy::{
 };
 
 use super::plan::{self, Category};
-use crate::error::ToolError;
+use kd_kernel::error::ToolError;
 
 /// Bumped whenever the schema, the analyzers or what a document holds changes; an index made
 /// by another version is rebuilt.

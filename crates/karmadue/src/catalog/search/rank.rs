@@ -20,7 +20,7 @@ use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader, Term};
 
 use super::index::{AliveStatistics, Fields, Signals};
 use super::plan::{Plan, fuzzy_distance};
-use crate::error::ToolError;
+use kd_kernel::error::ToolError;
 use tantivy::query::Bm25StatisticsProvider;
 
 /// The unit of the coverage bits: concept `i` adds `COVERED × 2^i` to the raw score on top of

@@ -8,8 +8,8 @@ use std::pin::Pin;
 
 use serde_json::{Map, Value, json};
 
+use crate::ctx::Ctx;
 use crate::error::ToolError;
-use crate::hub::Ctx;
 
 /// A boxed handler future.
 pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;

@@ -17,7 +17,7 @@ use metrics_exporter_prometheus::{
 
 /// Tool calls, by `tool`, `transport` (`mcp` | `rest`) and `code` (`ok` or the error code).
 pub const TOOL_CALLS: &str = "karmadue_tool_calls_total";
-/// Seconds a tool call took in [`crate::hub::Hub::call`], by `tool`.
+/// Seconds a tool call took in [`crate::Kernel::call`], by `tool`.
 pub const TOOL_CALL_DURATION: &str = "karmadue_tool_call_duration_seconds";
 /// HTTP requests answered, by `route` (the route template, `unmatched` for none) and `status`.
 pub const HTTP_REQUESTS: &str = "karmadue_http_requests_total";
