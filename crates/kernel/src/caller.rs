@@ -217,7 +217,7 @@ impl Kernel {
         }
         let now_ms = self.clock.now_ms();
         let directory = Arc::clone(&self.directory);
-        let lookup = agent_id.clone();
+        let lookup = agent_id;
         let stored = self
             .store
             .read(move |conn| directory.agent(conn, &lookup, now_ms))

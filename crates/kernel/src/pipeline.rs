@@ -129,10 +129,9 @@ impl Kernel {
         if outcome.is_ok()
             && self.policy.changes_own_standing.contains(&tool.name)
             && let Subject::Agent { agent_id, facts } = &mut subject
+            && let Ok(fresh) = self.facts(agent_id).await
         {
-            if let Ok(fresh) = self.facts(agent_id).await {
-                *facts = fresh;
-            }
+            *facts = fresh;
         }
         let standing = self.standing(&subject).await;
         let code = match &outcome {

@@ -704,7 +704,7 @@ pub async fn run_daily(hub: &Kernel, now_ms: i64) -> Result<DailyReport, ToolErr
         }
     }
     if report.mailed > 0 {
-        crate::people::mail::MailWakeup::notify(&hub);
+        crate::people::mail::MailWakeup::notify(hub);
     }
     Ok(report)
 }
