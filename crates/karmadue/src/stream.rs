@@ -248,14 +248,5 @@ pub async fn rest_stream(
     Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> Response {
-    crate::http::rest::call_with_query(
-        hub,
-        &READ_STREAM,
-        query,
-        &["limit"],
-        request_id,
-        peer,
-        &headers,
-    )
-    .await
+    crate::http::rest::call_with_query(hub, &READ_STREAM, query, request_id, peer, &headers).await
 }

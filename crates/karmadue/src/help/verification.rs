@@ -852,7 +852,6 @@ pub async fn rest_list_asks(
         hub,
         &LIST_VERIFICATION_ASKS,
         query,
-        &["limit", "offset"],
         request_id,
         peer,
         &headers,

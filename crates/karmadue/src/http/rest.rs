@@ -184,20 +184,23 @@ pub fn present(called: Called, request_id: &str, tool: &str) -> Response {
 }
 
 /// A read tool behind a `GET` route: the query string becomes its arguments (each value a
-/// string, but `numeric` keys sent as integers when they parse as one), then the same
-/// pipeline and presentation as `POST …/v1/tools/{name}`.
+/// string, but the tool's integer parameters sent as integers when they parse as one), then
+/// the same pipeline and presentation as `POST …/v1/tools/{name}`.
 pub async fn call_with_query(
     hub: Arc<Hub>,
     tool: &'static crate::registry::Tool,
     query: std::collections::HashMap<String, String>,
-    numeric: &[&str],
     request_id: String,
     peer: SocketAddr,
     headers: &HeaderMap,
 ) -> Response {
     let mut arguments = serde_json::Map::new();
     for (key, value) in query {
-        let value = if numeric.contains(&key.as_str()) {
+        let numeric = tool
+            .params
+            .iter()
+            .any(|param| param.name == key && param.ty == crate::registry::ParamType::Integer);
+        let value = if numeric {
             value
                 .parse::<i64>()
                 .map(Value::from)
