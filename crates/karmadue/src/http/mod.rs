@@ -77,14 +77,8 @@ pub fn router(hub: Arc<Hub>) -> Router {
             get(home::log_head),
         )
         .route("/functions/v1/docs/docs/{page}", get(home::doc_page))
-        .route(
-            "/signup",
-            get(account::signup_page).post(account::signup),
-        )
-        .route(
-            "/signin",
-            get(account::signin_page).post(account::signin),
-        )
+        .route("/signup", get(account::signup_page).post(account::signup))
+        .route("/signin", get(account::signin_page).post(account::signin))
         .route("/signout", post(account::signout))
         .route(
             "/connect",
@@ -98,10 +92,7 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/you/requests", post(you::decide))
         .route("/you/agents", post(you::act))
         .route("/you/offers", post(you::decide_offer))
-        .route(
-            "/inbox",
-            get(inbox::inbox_page).post(inbox::inbox_decide),
-        )
+        .route("/inbox", get(inbox::inbox_page).post(inbox::inbox_decide))
         .route(
             verify_help::VERIFY_HELP_PATH,
             get(verify_help::verify_help_page),

@@ -9,10 +9,39 @@ use crate::sql::workspace_files;
 /// Tag openings that mean a string holds HTML (matched as written: the code writes tags in
 /// lower case, and `Vec<Table>` is not a tag).
 const TAGS: &[&str] = &[
-    "<!doctype", "<!DOCTYPE", "<html", "<head", "<body", "<div", "<form", "<p>", "<p ", "<a href", "<input",
-    "<button", "<table", "<tr>", "<td>", "<th>", "<ul>", "<li>", "<h1", "<h2", "<h3", "<nav",
-    "<main", "<section", "<label", "<blockquote", "<pre>", "<code>", "<br>", "<strong>",
-    "<textarea", "<svg", "<rect",
+    "<!doctype",
+    "<!DOCTYPE",
+    "<html",
+    "<head",
+    "<body",
+    "<div",
+    "<form",
+    "<p>",
+    "<p ",
+    "<a href",
+    "<input",
+    "<button",
+    "<table",
+    "<tr>",
+    "<td>",
+    "<th>",
+    "<ul>",
+    "<li>",
+    "<h1",
+    "<h2",
+    "<h3",
+    "<nav",
+    "<main",
+    "<section",
+    "<label",
+    "<blockquote",
+    "<pre>",
+    "<code>",
+    "<br>",
+    "<strong>",
+    "<textarea",
+    "<svg",
+    "<rect",
 ];
 
 /// Where the templates live.
@@ -39,7 +68,9 @@ fn no_rust_source_writes_html_tags_into_strings() {
         files.len()
     );
     assert!(
-        files.iter().any(|(relative, _)| relative.starts_with(TEMPLATE_DIR)),
+        files
+            .iter()
+            .any(|(relative, _)| relative.starts_with(TEMPLATE_DIR)),
         "no template under {TEMPLATE_DIR}"
     );
     let mut offenders = Vec::new();

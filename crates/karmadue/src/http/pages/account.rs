@@ -90,9 +90,18 @@ impl Account {
     }
 
     /// Signed in: to `/you` with the session cookie. Refused: the form again, as filled in.
-    fn answer(self, hub: &Hub, form: PreSignInForm, result: Result<NewSession, AppError>) -> Response {
+    fn answer(
+        self,
+        hub: &Hub,
+        form: PreSignInForm,
+        result: Result<NewSession, AppError>,
+    ) -> Response {
         match result {
-            Ok(new) => (signed_in_cookies(hub, form.jar, &new.token), redirect("/you")).into_response(),
+            Ok(new) => (
+                signed_in_cookies(hub, form.jar, &new.token),
+                redirect("/you"),
+            )
+                .into_response(),
             Err(error) => {
                 let message = error.to_string();
                 let body = self.form(&form.token, Some(&message), form.form.get("email"));

@@ -90,7 +90,14 @@ pub async fn consent(State(hub): State<Arc<Hub>>, posted: SignedInForm) -> Respo
     let SignedInForm { signed, form } = posted;
     let (hub, signed, request_id) = (&*hub, &signed, form.get("request_id"));
     let refused = |text: String| async move {
-        consent_response(hub, signed, request_id, StatusCode::BAD_REQUEST, Some(&text)).await
+        consent_response(
+            hub,
+            signed,
+            request_id,
+            StatusCode::BAD_REQUEST,
+            Some(&text),
+        )
+        .await
     };
     let approve = match choice(
         form.get("decision"),
@@ -103,7 +110,10 @@ pub async fn consent(State(hub): State<Arc<Hub>>, posted: SignedInForm) -> Respo
     };
     // Declining takes no number: the field only matters for an approval.
     let actions_per_day = if approve {
-        form.get("actions_per_day").trim().parse::<i64>().unwrap_or(0)
+        form.get("actions_per_day")
+            .trim()
+            .parse::<i64>()
+            .unwrap_or(0)
     } else {
         people::GRANT_ACTIONS_PER_DAY
     };

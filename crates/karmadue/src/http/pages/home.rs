@@ -9,9 +9,9 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use maud::{PreEscaped, html};
 
+use super::layout::{Nav, page};
 use crate::docs;
 use crate::error::{ErrorCode, ToolError};
-use super::layout::{Nav, page};
 use crate::hub::Hub;
 
 /// `GET /`: what the hub is, its endpoints, how to register and sign, and the tool reference.

@@ -26,7 +26,12 @@ async fn inbox_response(
     let items = match findings::inbox(hub, &signed.person.person_id).await {
         Ok(items) => items,
         Err(error) => {
-            return app_page(error_status(&error), "Inbox", true, &html! { (error.to_string()) });
+            return app_page(
+                error_status(&error),
+                "Inbox",
+                true,
+                &html! { (error.to_string()) },
+            );
         }
     };
     let csrf = csrf_field(&signed.session);
@@ -78,7 +83,13 @@ pub async fn inbox_decide(State(hub): State<Arc<Hub>>, posted: SignedInForm) -> 
         "Choose approve or dismiss.",
     ) {
         Ok(approve) => {
-            findings::decide(&hub, &signed.person.person_id, form.get("finding_id"), approve).await
+            findings::decide(
+                &hub,
+                &signed.person.person_id,
+                form.get("finding_id"),
+                approve,
+            )
+            .await
         }
         Err(refusal) => Err(refusal),
     };
@@ -93,7 +104,10 @@ pub async fn inbox_decide(State(hub): State<Arc<Hub>>, posted: SignedInForm) -> 
 
 /// `GET /findings/adopt?code=…`: asks a signed-in person to confirm (a GET never adopts);
 /// otherwise asks them to sign in first.
-pub async fn adopt_page(visitor: Visitor, Query(query): Query<HashMap<String, String>>) -> Response {
+pub async fn adopt_page(
+    visitor: Visitor,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
     let code = query.get("code").map_or("", String::as_str);
     match visitor.0 {
         Some(signed) => {

@@ -237,8 +237,7 @@ pub async fn verify_help_page(State(hub): State<Arc<Hub>>, signed: SignedIn) -> 
 /// nothing changed.
 pub async fn verify_help_accept(State(hub): State<Arc<Hub>>, posted: SignedInForm) -> Response {
     let SignedInForm { signed, form } = posted;
-    match verification::accept_as_person(&hub, &signed.person.person_id, form.get("ask_id")).await
-    {
+    match verification::accept_as_person(&hub, &signed.person.person_id, form.get("ask_id")).await {
         Ok(_) => redirect(VERIFY_HELP_PATH),
         Err(error) => {
             let (status, text) = tool_refusal(&error);

@@ -16,7 +16,7 @@ use super::layout::{Data, app_page, error_line, redirect};
 use super::session::{SignedIn, SignedInForm, error_status};
 use crate::hub::Hub;
 use crate::people::agent_tools::{self, PendingOffer, StoredPreferences};
-use crate::people::{self, OwnedAgent, AppError, OwnerAction, PendingRequest};
+use crate::people::{self, AppError, OwnedAgent, OwnerAction, PendingRequest};
 
 /// How a request came, with a claim's pitch as quoted third-party text.
 fn via(request: &PendingRequest) -> Markup {
@@ -290,8 +290,13 @@ pub async fn act(State(hub): State<Arc<Hub>>, posted: SignedInForm) -> Response 
         "resume" => OwnerAction::Resume,
         "remove" => OwnerAction::Remove,
         "limit" => {
-            let actions_per_day = form.get("actions_per_day").trim().parse::<i64>().unwrap_or(0);
-            let result = people::set_actions_per_day(&hub, person_id, agent_id, actions_per_day).await;
+            let actions_per_day = form
+                .get("actions_per_day")
+                .trim()
+                .parse::<i64>()
+                .unwrap_or(0);
+            let result =
+                people::set_actions_per_day(&hub, person_id, agent_id, actions_per_day).await;
             return back_to_you(&hub, &signed, result).await;
         }
         _ => {
