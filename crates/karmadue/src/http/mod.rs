@@ -3,25 +3,20 @@
 //!
 //! - [`mcp`]: `POST /functions/v1/mcp`, Streamable HTTP with JSON responses, both MCP eras.
 //! - [`rest`]: `/functions/v1/public-api/...`, the same tools over plain REST.
-//! - [`pages`]: `/`, the docs pages, and the JWKS documents.
-//! - [`resource_page`]: the README badge (`badge.svg`) and the resource page (`/resource`).
-//! - [`app_pages`]: the people's app: `/signup`, `/signin`, `/signout`, `/connect`, `/you`,
-//!   `/inbox`, `/findings/adopt`.
+//! - [`pages`]: every HTML page, through one layout: `/`, the docs, the resource page and
+//!   badge, the forum's Human View, and the people's app (`/signup`, `/signin`, `/you`, …).
 //! - [`observe`]: the request id and `tracing` span of every request, the HTTP metrics, and
 //!   `/metrics`.
 //! - [`openapi`]: the OpenAPI 3.1 document of every REST route
 //!   (`/functions/v1/public-api/openapi.json`), built from the tool registry and the router.
 
-pub mod app_pages;
 pub mod cancel;
 pub mod form_token;
-pub mod forum_pages;
 pub mod mcp;
 pub mod observe;
 pub mod openapi;
 pub mod origin;
 pub mod pages;
-pub mod resource_page;
 pub mod rest;
 pub mod server;
 
@@ -35,6 +30,7 @@ use axum::routing::{MethodRouter, get, post};
 
 use crate::hub::Hub;
 use kd_kernel::RequestAuth;
+use pages::{account, consent, forum, home, inbox, resource, verify_help, you};
 
 /// A router that keeps the paths it was given, so the OpenAPI test can hold the document
 /// against every route ([`route_paths`]).
@@ -89,59 +85,50 @@ fn routes(hub: &Hub) -> Listed {
             post(rest::preflight),
         )
         .route("/functions/v1/public-api/v1/tiers", get(rest::tiers))
-        .route(resource_page::BADGE_PATH, get(resource_page::badge))
-        .route(resource_page::PAGE_PATH, get(resource_page::resource_page))
-        .route("/.well-known/jwks.json", get(pages::jwks))
-        .route("/llms.txt", get(pages::llms_txt))
-        .route(forum_pages::FORUM_PATH, get(forum_pages::forum_page))
-        .route(forum_pages::THREAD_PATH, get(forum_pages::thread_page))
+        .route(resource::BADGE_PATH, get(resource::badge))
+        .route(resource::PAGE_PATH, get(resource::resource_page))
+        .route("/.well-known/jwks.json", get(home::jwks))
+        .route("/llms.txt", get(home::llms_txt))
+        .route(forum::FORUM_PATH, get(forum::forum_page))
+        .route(forum::THREAD_PATH, get(forum::thread_page))
         .route(
             "/functions/v1/public-api/.well-known/jwks.json",
-            get(pages::jwks),
+            get(home::jwks),
         )
-        .route(pages::LOG_HEAD_PATH, get(pages::log_head))
+        .route(home::LOG_HEAD_PATH, get(home::log_head))
         .route(
             "/functions/v1/public-api/.well-known/kd-log-head.json",
-            get(pages::log_head),
+            get(home::log_head),
         )
-        .route("/functions/v1/docs/docs/{page}", get(pages::doc_page))
-        .route(
-            "/signup",
-            get(app_pages::signup_page).post(app_pages::signup),
-        )
-        .route(
-            "/signin",
-            get(app_pages::signin_page).post(app_pages::signin),
-        )
-        .route("/signout", post(app_pages::signout))
+        .route("/functions/v1/docs/docs/{page}", get(home::doc_page))
+        .route("/signup", get(account::signup_page).post(account::signup))
+        .route("/signin", get(account::signin_page).post(account::signin))
+        .route("/signout", post(account::signout))
         .route(
             "/connect",
-            get(app_pages::connect_page).post(app_pages::connect_mint),
+            get(account::connect_page).post(account::connect_mint),
         )
-        .route("/you", get(app_pages::you_page))
+        .route("/you", get(you::you_page))
         .route(
             "/oauth/consent",
-            get(app_pages::consent_page).post(app_pages::consent),
+            get(consent::consent_page).post(consent::consent),
         )
-        .route("/you/requests", post(app_pages::decide))
-        .route("/you/agents", post(app_pages::act))
-        .route("/you/offers", post(app_pages::decide_offer))
+        .route("/you/requests", post(you::decide))
+        .route("/you/agents", post(you::act))
+        .route("/you/offers", post(you::decide_offer))
+        .route("/inbox", get(inbox::inbox_page).post(inbox::inbox_decide))
         .route(
-            "/inbox",
-            get(app_pages::inbox_page).post(app_pages::inbox_decide),
+            verify_help::VERIFY_HELP_PATH,
+            get(verify_help::verify_help_page),
         )
-        .route(
-            app_pages::VERIFY_HELP_PATH,
-            get(app_pages::verify_help_page),
-        )
-        .route("/verify-help/accept", post(app_pages::verify_help_accept))
-        .route("/verify-help/submit", post(app_pages::verify_help_submit))
+        .route("/verify-help/accept", post(verify_help::verify_help_accept))
+        .route("/verify-help/submit", post(verify_help::verify_help_submit))
         .route(
             crate::people::findings::ADOPT_PATH,
-            get(app_pages::adopt_page).post(app_pages::adopt),
+            get(inbox::adopt_page).post(inbox::adopt),
         )
         .route(openapi::PATH, get(openapi::serve))
-        .route("/", get(pages::index))
+        .route("/", get(home::index))
 }
 
 /// Every path the router of `hub` serves, Ronin's with their mount prefix, in OpenAPI's path
@@ -162,16 +149,14 @@ pub fn router(hub: Arc<Hub>) -> Router {
     routes(&hub)
         .router
         .nest(kd_ronin::MOUNT, kd_ronin::router(hub.ronin.clone()))
-        .fallback(pages::not_found)
+        .fallback(home::not_found)
         .layer(DefaultBodyLimit::max(limit))
-        // Pages that set no policy of their own (the index, the docs) get the strictest one:
-        // no script, no frames, nothing loaded from elsewhere.
+        // Every HTML page sets this policy through its layout; any other response (the
+        // Markdown docs, a 404) gets the same one.
         .layer(
             tower_http::set_header::SetResponseHeaderLayer::if_not_present(
                 axum::http::header::CONTENT_SECURITY_POLICY,
-                HeaderValue::from_static(
-                    "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-                ),
+                HeaderValue::from_static(pages::layout::CONTENT_SECURITY_POLICY),
             ),
         )
         // No response is ever to be sniffed into another type (third-party text is data).
@@ -262,10 +247,6 @@ pub fn set_request_id(headers: &mut HeaderMap, request_id: &str) {
         headers.insert("x-request-id", value);
     }
 }
-
-/// The links every public page starts with: home, the forum, verification help, and the
-/// account pages (You asks a signed-out person to sign in).
-pub const SITE_NAV: &str = "<a href=\"/\">KarmaDue</a><a href=\"/forum\">Forum</a><a href=\"/verify-help\">Verification help</a><a href=\"/signup\">Sign up</a><a href=\"/signin\">Sign in</a><a href=\"/you\">You</a>";
 
 /// `Content-Type: application/json`.
 pub fn json_content_type(headers: &mut HeaderMap) {

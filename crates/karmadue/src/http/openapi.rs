@@ -13,7 +13,9 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
-use super::{app_pages, forum_pages, mcp, observe, pages, resource_page};
+use super::mcp;
+use super::observe;
+use super::pages::{forum as forum_pages, home, resource as resource_page, verify_help};
 use kd_kernel::error::ErrorCode;
 use crate::hub::Hub;
 use kd_kernel::registry::{Access, ParamType, Tool};
@@ -46,7 +48,7 @@ pub const NOT_REST: &[(&str, &str)] = &[
     ("/you/agents", "HTML form"),
     ("/you/offers", "HTML form"),
     ("/inbox", "HTML form"),
-    (app_pages::VERIFY_HELP_PATH, "HTML form"),
+    (verify_help::VERIFY_HELP_PATH, "HTML form"),
     ("/verify-help/accept", "HTML form"),
     ("/verify-help/submit", "HTML form"),
     (crate::people::findings::ADOPT_PATH, "HTML form"),
@@ -366,7 +368,7 @@ fn well_known_paths(paths: &mut Map<String, Value>) {
         } }));
     }
     for (path, id) in [
-        (pages::LOG_HEAD_PATH, "log_head"),
+        (home::LOG_HEAD_PATH, "log_head"),
         (
             "/functions/v1/public-api/.well-known/kd-log-head.json",
             "rest_log_head",

@@ -4,7 +4,7 @@
 //! sessions), "History" (`connect.refused`).
 //!
 //! Accounts and sessions are stored by [`kd_core::people`]; this module holds the rules. The
-//! HTML pages (`http::app_pages`) only call these functions and present the result.
+//! HTML pages (`http::pages`) only call these functions and present the result.
 //!
 //! Events: `person.signed_up`, `owner.link_requested`, `owner.linked`, `owner.link_declined`,
 //! `connect.refused`, `agent.paused`, `agent.resumed`, `agent.released` (by the owner). No code,

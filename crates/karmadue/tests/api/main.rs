@@ -30,4 +30,5 @@ mod secrets;
 mod signing;
 mod sql;
 mod standing;
+mod templates;
 mod working_state;

@@ -6,7 +6,7 @@
 //!   shows it; a missing id is 400.
 //! - `GET /resource?id=<resource id>`: a server-rendered page, no JavaScript: the record, its
 //!   claims, its reliability reports and the badge snippet. Third-party text (title,
-//!   description, claim values) is HTML-escaped and marked as third-party.
+//!   description, claim values) is escaped by the templates and marked as third-party.
 //!
 //! States, first match wins: `security warning` (needs an advisory feed, which this hub does not
 //! have yet: never shown), `archived upstream`, `checked` (verification-grade evidence exists,
@@ -20,8 +20,10 @@ use std::sync::Arc;
 use axum::extract::{Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use maud::{Markup, html};
 use serde_json::{Value, json};
 
+use super::layout::{Data, Nav, page};
 use crate::catalog::model::{self, Claim, Resource};
 use crate::catalog::{evidence_summary, resource_json};
 use crate::hub::Hub;
@@ -101,22 +103,6 @@ pub fn badge_state(resource: Option<&Resource>, claims: &[Claim]) -> BadgeState 
     }
 }
 
-/// Escapes text for HTML and XML (text and attribute values).
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// Percent-encodes a query value, keeping the characters ids use (`:`, `/`, `@`, `.`, ...).
 pub fn query_value(text: &str) -> String {
     let mut out = String::new();
@@ -136,22 +122,21 @@ pub fn badge_svg(state: BadgeState) -> String {
     let text_width = |text: &str| u32::try_from(text.chars().count()).unwrap_or(40) * 65 / 10 + 12;
     let (left, right) = ("KarmaDue", state.words());
     let (left_width, right_width) = (text_width(left), text_width(right));
-    let width = left_width + right_width;
-    let label = escape(&format!("{left}: {right}"));
-    format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"20\" role=\"img\" aria-label=\"{label}\">\
-<title>{label}</title>\
-<rect width=\"{left_width}\" height=\"20\" fill=\"#555\"/>\
-<rect x=\"{left_width}\" width=\"{right_width}\" height=\"20\" fill=\"{color}\"/>\
-<g fill=\"#fff\" text-anchor=\"middle\" font-family=\"Verdana,DejaVu Sans,sans-serif\" font-size=\"11\">\
-<text x=\"{left_middle}\" y=\"14\">{left}</text>\
-<text x=\"{right_middle}\" y=\"14\">{right_text}</text>\
-</g></svg>\n",
-        color = state.color(),
-        left_middle = left_width / 2,
-        right_middle = left_width + right_width / 2,
-        right_text = escape(right),
-    )
+    let label = format!("{left}: {right}");
+    let svg = html! {
+        svg xmlns="http://www.w3.org/2000/svg" width=(left_width + right_width) height="20" role="img" aria-label=(label) {
+            title { (label) }
+            rect width=(left_width) height="20" fill="#555" {}
+            rect x=(left_width) width=(right_width) height="20" fill=(state.color()) {}
+            g fill="#fff" text-anchor="middle" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11" {
+                text x=(left_width / 2) y="14" { (left) }
+                text x=(left_width + right_width / 2) y="14" { (right) }
+            }
+        }
+    };
+    let mut text = svg.into_string();
+    text.push('\n');
+    text
 }
 
 /// What a badge and a page read: the record (if any), its public claims, and its reliability
@@ -268,136 +253,120 @@ pub async fn badge(
     )
 }
 
-const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}\
-code,pre{font:14px ui-monospace,monospace;background:#f4f4f2}pre{padding:.75rem;overflow-x:auto;white-space:pre-wrap}\
-table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:left;vertical-align:top}\
-.third-party{border-left:4px solid #d9a400;background:#fffbe6;padding:.4rem .75rem;margin:.5rem 0}\
-.tp-label{font-size:13px;color:#6b5800;text-transform:uppercase;letter-spacing:.04em}\
-.demo{background:#fde7e7;border:1px solid #c62828;padding:.5rem .75rem}dt{font-weight:600}dd{margin:0 0 .4rem 0}";
-
-/// A public page: `title` (escaped) and `body` (HTML the caller escaped) in the house layout.
-pub fn page(title: &str, body: &str) -> String {
-    format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-<title>{}</title><style>{STYLE}</style></head><body><nav>{}</nav><main>{body}</main></body></html>\n",
-        escape(title),
-        super::SITE_NAV
-    )
+fn third_party(label: &str, text: &str) -> Markup {
+    html! {
+        div.third-party {
+            div.tp-label { (label) " (third-party text, shown as data)" }
+            (Data(text))
+        }
+    }
 }
 
-fn third_party(label: &str, text: &str) -> String {
-    format!(
-        "<div class=\"third-party\"><div class=\"tp-label\">{} (third-party text, shown as data)</div>{}</div>",
-        escape(label),
-        escape(text)
-    )
-}
-
-/// The resource page's HTML for a record.
-pub fn render_page(
-    public_url: &str,
-    resource: &Resource,
-    claims: &[Claim],
-    reliability: Option<&Value>,
-) -> String {
-    let id = &resource.resource_id;
-    let state = badge_state(Some(resource), claims);
-    let shown = resource_json(resource, claims);
-    let (_, summary) = evidence_summary(resource, claims);
-    let mut body = String::new();
-    let _ = write!(body, "<h1>{}</h1>", escape(id));
-    if resource.demo {
-        body.push_str("<p class=\"demo\"><strong>DEMO record.</strong> A fixture that shows the shape of a record. It is not a real tool and never evidence.</p>");
-    }
-    let _ = write!(
-        body,
-        "<p><img src=\"{}?id={}\" alt=\"KarmaDue: {}\"></p>",
-        BADGE_PATH,
-        escape(&query_value(id)),
-        escape(state.words())
-    );
-    body.push_str(&third_party("Title", &resource.title));
-    if let Some(description) = &resource.description {
-        body.push_str(&third_party("Description", description));
-    }
-    body.push_str("<dl>");
-    let locator = if resource.locator.starts_with("https://") {
-        format!(
-            "<a href=\"{0}\" rel=\"nofollow noopener noreferrer ugc\"><code>{0}</code></a>",
-            escape(&resource.locator)
-        )
-    } else {
-        format!("<code>{}</code>", escape(&resource.locator))
-    };
-    let text = |value: &Value| value.as_str().map_or_else(|| "unknown".to_owned(), escape);
-    for (name, value) in [
+/// The record's facts, one `dt`/`dd` pair each.
+fn facts(resource: &Resource, shown: &Value) -> Markup {
+    let text = |value: &Value| value.as_str().unwrap_or("unknown").to_owned();
+    let rows = [
         ("Type", text(&shown["type"])),
         ("Source", text(&shown["source"])),
-        ("Locator", locator),
         ("Publisher", text(&shown["owner"])),
         ("License (as stated upstream)", text(&shown["license"])),
         ("Version (as stated upstream)", text(&shown["version"])),
         ("Released or last seen", text(&shown["released_at"])),
         ("Popularity", text(&shown["popularity"])),
-        (
-            "Archived upstream",
-            (if resource.archived { "yes" } else { "no" }).to_owned(),
-        ),
-    ] {
-        let _ = write!(body, "<dt>{name}</dt><dd>{value}</dd>");
-    }
-    body.push_str("</dl>");
-    let _ = write!(body, "<h2>Evidence</h2><p>{}</p>", escape(&summary));
-    if claims.is_empty() {
-        body.push_str("<p>No public claims.</p>");
-    } else {
-        body.push_str("<table><tr><th>Claim</th><th>Value (third-party)</th><th>Kind</th><th>Evidence</th><th>Observed</th><th>Counts as verification</th></tr>");
-        for claim in claims {
-            let _ = write!(
-                body,
-                "<tr><td>{}</td><td class=\"third-party\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                escape(&claim.kind),
-                escape(claim.value.as_deref().unwrap_or("unknown")),
-                escape(claim.kind_label()),
-                escape(&claim.evidence_label),
-                escape(&kd_core::clock::rfc3339_ms(claim.observed_ms)),
-                if claim.counts_as_verification {
-                    "yes"
-                } else {
-                    "no"
-                },
-            );
+    ];
+    let locator = &resource.locator;
+    html! {
+        dl {
+            @for (name, value) in &rows[..2] { dt { (name) } dd { (Data(value)) } }
+            dt { "Locator" }
+            dd {
+                @if locator.starts_with("https://") {
+                    a href=(locator) rel="nofollow noopener noreferrer ugc" { code { (Data(locator)) } }
+                } @else {
+                    code { (Data(locator)) }
+                }
+            }
+            @for (name, value) in &rows[2..] { dt { (name) } dd { (Data(value)) } }
+            dt { "Archived upstream" }
+            dd { (if resource.archived { "yes" } else { "no" }) }
         }
-        body.push_str("</table>");
     }
-    let _ = write!(body, "<h2>{}</h2>", escape(outcomes::RELIABILITY_LABEL));
-    match reliability {
-        Some(reports) => {
-            let _ = write!(
-                body,
-                "<p><strong>{}</strong> ({} reports from {} agents; {} owners counted{}).</p><p>{}</p>",
-                escape(reports["line"].as_str().unwrap_or_default()),
-                reports["reports"],
-                reports["agents"],
-                reports["owners"],
-                if reports["established"] == true {
-                    ""
-                } else {
-                    "; anecdotal"
-                },
-                escape(reports["note"].as_str().unwrap_or_default()),
-            );
+}
+
+fn claims_table(claims: &[Claim]) -> Markup {
+    html! {
+        @if claims.is_empty() {
+            p { "No public claims." }
+        } @else {
+            table {
+                tr {
+                    th { "Claim" } th { "Value (third-party)" } th { "Kind" } th { "Evidence" }
+                    th { "Observed" } th { "Counts as verification" }
+                }
+                @for claim in claims {
+                    tr {
+                        td { (claim.kind) }
+                        td.third-party { (Data(claim.value.as_deref().unwrap_or("unknown"))) }
+                        td { (claim.kind_label()) }
+                        td { (claim.evidence_label) }
+                        td { (kd_core::clock::rfc3339_ms(claim.observed_ms)) }
+                        td { (if claim.counts_as_verification { "yes" } else { "no" }) }
+                    }
+                }
+            }
         }
-        None => body.push_str("<p>No reports in the last 30 days.</p>"),
     }
-    let _ = write!(
-        body,
-        "<h2>README badge</h2><pre><code>{}</code></pre>\
-<p>The badge is read-only and cached for an hour. It is not a safety guarantee: checked means verification-grade evidence exists, nothing more. This hub has no advisory feed yet, so it never shows security warning.</p>",
-        escape(&badge_markdown(public_url, id))
-    );
-    page(&format!("KarmaDue: {id}"), &body)
+}
+
+fn reliability_section(reliability: Option<&Value>) -> Markup {
+    html! {
+        h2 { (outcomes::RELIABILITY_LABEL) }
+        @match reliability {
+            Some(reports) => {
+                p {
+                    strong { (reports["line"].as_str().unwrap_or_default()) }
+                    " (" (reports["reports"].to_string()) " reports from " (reports["agents"].to_string())
+                    " agents; " (reports["owners"].to_string()) " owners counted"
+                    @if reports["established"] != true { "; anecdotal" }
+                    ")."
+                }
+                p { (reports["note"].as_str().unwrap_or_default()) }
+            }
+            None => p { "No reports in the last 30 days." },
+        }
+    }
+}
+
+/// The resource page's `main` for a record.
+pub fn render_page(
+    public_url: &str,
+    resource: &Resource,
+    claims: &[Claim],
+    reliability: Option<&Value>,
+) -> Markup {
+    let id = &resource.resource_id;
+    let state = badge_state(Some(resource), claims);
+    let shown = resource_json(resource, claims);
+    let (_, summary) = evidence_summary(resource, claims);
+    html! {
+        h1 { (Data(id)) }
+        @if resource.demo {
+            p.demo { strong { "DEMO record." } " A fixture that shows the shape of a record. It is not a real tool and never evidence." }
+        }
+        p { img src={ (BADGE_PATH) "?id=" (query_value(id)) } alt={ "KarmaDue: " (state.words()) }; }
+        (third_party("Title", &resource.title))
+        @if let Some(description) = &resource.description {
+            (third_party("Description", description))
+        }
+        (facts(resource, &shown))
+        h2 { "Evidence" }
+        p { (summary) }
+        (claims_table(claims))
+        (reliability_section(reliability))
+        h2 { "README badge" }
+        pre { code { (Data(&badge_markdown(public_url, id))) } }
+        p { "The badge is read-only and cached for an hour. It is not a safety guarantee: checked means verification-grade evidence exists, nothing more. This hub has no advisory feed yet, so it never shows security warning." }
+    }
 }
 
 /// `GET /resource?id=<resource id>`.
@@ -405,33 +374,19 @@ pub async fn resource_page(
     State(hub): State<Arc<Hub>>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
-    let html = |status: StatusCode, text: String| {
-        let mut response = (status, text).into_response();
-        let headers = response.headers_mut();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/html; charset=utf-8"),
-        );
-        // No scripts, ever; images only from this hub.
-        headers.insert(
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(
-                "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'",
-            ),
-        );
-        response
-    };
     let Some(id) = query
         .get("id")
         .map(|id| id.trim().to_owned())
         .filter(|id| !id.is_empty())
     else {
-        return html(
+        return page(
             StatusCode::BAD_REQUEST,
-            page(
-                "KarmaDue: resource",
-                "<h1>Which resource?</h1><p>Open <code>/resource?id=kd:res:github:owner/repo</code>.</p>",
-            ),
+            "KarmaDue: resource",
+            Nav::Site,
+            &html! {
+                h1 { "Which resource?" }
+                p { "Open " code { "/resource?id=kd:res:github:owner/repo" } "." }
+            },
         );
     };
     let record = match load(&hub, id.clone()).await {
@@ -439,24 +394,25 @@ pub async fn resource_page(
         Err(error) => return internal(&error),
     };
     match record.resource {
-        Some(resource) => html(
+        Some(resource) => page(
             StatusCode::OK,
-            render_page(
+            &format!("KarmaDue: {}", resource.resource_id),
+            Nav::Site,
+            &render_page(
                 &hub.config.public_url,
                 &resource,
                 &record.claims,
                 record.reliability.as_ref(),
             ),
         ),
-        None => html(
+        None => page(
             StatusCode::NOT_FOUND,
-            page(
-                "KarmaDue: not listed",
-                &format!(
-                    "<h1>Not listed</h1><p>No resource has the id <code>{}</code>.</p>",
-                    escape(&id)
-                ),
-            ),
+            "KarmaDue: not listed",
+            Nav::Site,
+            &html! {
+                h1 { "Not listed" }
+                p { "No resource has the id " code { (Data(&id)) } "." }
+            },
         ),
     }
 }
@@ -466,11 +422,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn escaping_covers_markup_and_quotes() {
-        assert_eq!(
-            escape("<script>alert('x')</script> & \"y\""),
-            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;y&quot;"
-        );
+    fn query_values_are_percent_encoded() {
         assert_eq!(
             query_value("kd:res:npm:@scope/a b&c#d"),
             "kd:res:npm:@scope/a%20b%26c%23d"

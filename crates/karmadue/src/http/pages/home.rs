@@ -1,40 +1,36 @@
-//! Static pages (no JavaScript): `/` (the docs rendered to HTML, with the generated tool
-//! reference), the Markdown docs, and the JWKS documents.
+//! The home page and the hub's documents (no JavaScript): `/` (the docs rendered to HTML, with
+//! the generated tool reference), the Markdown docs, the JWKS documents, the log head and
+//! `/llms.txt`.
 
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
+use maud::{PreEscaped, html};
 
+use super::layout::{Nav, page};
 use crate::docs;
 use crate::hub::Hub;
 use kd_kernel::error::{ErrorCode, ToolError};
 
-const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}\
-code,pre{font:14px ui-monospace,monospace;background:#f4f4f2}pre{padding:.75rem;overflow-x:auto}\
-code{padding:0 .2rem;overflow-wrap:anywhere}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem}\
-h2{margin-top:2.2rem;border-top:1px solid #ddd;padding-top:1rem}nav a{margin-right:1rem}";
-
 /// `GET /`: what the hub is, its endpoints, how to register and sign, and the tool reference.
-pub async fn index(State(hub): State<Arc<Hub>>) -> Html<String> {
+pub async fn index(State(hub): State<Arc<Hub>>) -> Response {
     let mut markdown = docs::page(&hub, "index").unwrap_or_default();
     for name in ["signing", "tools"] {
         markdown.push_str("\n\n");
         markdown.push_str(&docs::page(&hub, name).unwrap_or_default());
     }
-    let nav: String = docs::PAGES
-        .iter()
-        .map(|name| format!("<a href=\"/functions/v1/docs/docs/{name}.md\">{name}.md</a>"))
-        .collect();
-    Html(format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>KarmaDue</title><style>{STYLE}</style></head>\
-         <body><nav>{}</nav><nav>{nav}</nav><main>{}</main></body></html>\n",
-        super::SITE_NAV,
-        docs::to_html(&markdown)
-    ))
+    let main = html! {
+        nav {
+            @for name in docs::PAGES {
+                a href={ "/functions/v1/docs/docs/" (name) ".md" } { (name) ".md" }
+            }
+        }
+        // The hub's own docs, rendered from its Markdown.
+        (PreEscaped(docs::to_html(&markdown)))
+    };
+    page(StatusCode::OK, "KarmaDue", Nav::Site, &main)
 }
 
 /// `GET /functions/v1/docs/docs/<page>.md`.
@@ -59,7 +55,7 @@ pub async fn doc_page(State(hub): State<Arc<Hub>>, Path(file): Path<String>) -> 
 pub async fn jwks(State(hub): State<Arc<Hub>>) -> Response {
     let body = kd_core::keys::jwks(&[&hub.passport_key]).to_string();
     let mut response = body.into_response();
-    super::json_content_type(response.headers_mut());
+    crate::http::json_content_type(response.headers_mut());
     response.headers_mut().insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static("public, max-age=300"),
@@ -76,7 +72,7 @@ pub const LOG_HEAD_PATH: &str = "/.well-known/kd-log-head.json";
 /// log): 404 with `{ok: false, error: {code: not_found, message}}`.
 pub async fn log_head(
     State(hub): State<Arc<Hub>>,
-    super::observe::RequestId(request_id): super::observe::RequestId,
+    crate::http::observe::RequestId(request_id): crate::http::observe::RequestId,
 ) -> Response {
     let refusal = |error: ToolError| {
         let status = StatusCode::from_u16(error.code.http_status())
@@ -84,13 +80,13 @@ pub async fn log_head(
         let body =
             serde_json::json!({ "ok": false, "error": error.to_json(), "request_id": request_id });
         let mut response = (status, body.to_string()).into_response();
-        super::json_content_type(response.headers_mut());
+        crate::http::json_content_type(response.headers_mut());
         response
     };
     match crate::ledger::live_head(&hub).await {
         Ok(Some(head)) => {
             let mut response = head.to_string().into_response();
-            super::json_content_type(response.headers_mut());
+            crate::http::json_content_type(response.headers_mut());
             response.headers_mut().insert(
                 header::CACHE_CONTROL,
                 HeaderValue::from_static("public, max-age=300"),

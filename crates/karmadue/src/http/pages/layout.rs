@@ -1,0 +1,205 @@
+//! The one layout every HTML page of the hub renders through ([`page`]): the head, the
+//! stylesheet, the site navigation and the security headers of every HTML response, in one
+//! place. Templates are `maud` markup, so every value they interpolate is escaped; the
+//! third-party text of agents and people goes through [`Data`], which also escapes `'`.
+
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use maud::{DOCTYPE, Markup, Render, html};
+
+/// The Content-Security-Policy of every HTML page (and, through the router, of every other
+/// response that sets none): no script, no frames, nothing loaded from elsewhere; images only
+/// from this hub (the resource page's badge); forms post only here.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// The links every public page starts with, as (path, words): home, the forum, verification
+/// help, and the account pages (You asks a signed-out person to sign in).
+pub const SITE_NAV: &[(&str, &str)] = &[
+    ("/", "KarmaDue"),
+    ("/forum", "Forum"),
+    ("/verify-help", "Verification help"),
+    ("/signup", "Sign up"),
+    ("/signin", "Sign in"),
+    ("/you", "You"),
+];
+
+/// The people's app's links for a signed-in person.
+const SIGNED_IN_NAV: &[(&str, &str)] = &[
+    ("/", "KarmaDue"),
+    ("/forum", "Forum"),
+    ("/you", "You"),
+    ("/inbox", "Inbox"),
+    ("/connect", "Connect your agent"),
+    ("/verify-help", "Verification help"),
+];
+
+/// The people's app's links for a visitor who is not signed in.
+const SIGNED_OUT_NAV: &[(&str, &str)] = &[
+    ("/", "KarmaDue"),
+    ("/forum", "Forum"),
+    ("/signin", "Sign in"),
+    ("/signup", "Sign up"),
+];
+
+const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}\
+code,pre{font:14px ui-monospace,monospace;background:#f4f4f2}pre{padding:.75rem;overflow-x:auto;white-space:pre-wrap}\
+code{padding:0 .2rem;overflow-wrap:anywhere}table{border-collapse:collapse}\
+td,th{border:1px solid #ccc;padding:.3rem .5rem;text-align:left;vertical-align:top}\
+h2{margin-top:2.2rem;border-top:1px solid #ddd;padding-top:1rem}nav a{margin-right:1rem}\
+label{display:block;margin:.6rem 0}input[type=text],input[type=email],input[type=password]{display:block;width:100%;max-width:24rem;padding:.3rem}\
+.error{color:#a40000}.code{font:700 2rem ui-monospace,monospace;letter-spacing:.2rem}form.inline{display:inline}\
+.third-party{border-left:4px solid #d9a400;background:#fffbe6;padding:.4rem .75rem;margin:.5rem 0}\
+.tp-label{font-size:13px;color:#6b5800;text-transform:uppercase;letter-spacing:.04em}\
+.demo{background:#fde7e7;border:1px solid #c62828;padding:.5rem .75rem}dt{font-weight:600}dd{margin:0 0 .4rem 0}";
+
+/// Which links a page's navigation shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nav {
+    /// [`SITE_NAV`]: the public pages (home, docs, forum, resource).
+    Site,
+    /// The people's app, for a signed-in person (You, Inbox, Connect your agent, …).
+    SignedIn,
+    /// The people's app, for a visitor (Sign in, Sign up).
+    SignedOut,
+}
+
+impl Nav {
+    /// The people's app's navigation for a person who is (or is not) signed in.
+    pub fn app(signed_in: bool) -> Self {
+        if signed_in {
+            Self::SignedIn
+        } else {
+            Self::SignedOut
+        }
+    }
+
+    fn links(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Self::Site => SITE_NAV,
+            Self::SignedIn => SIGNED_IN_NAV,
+            Self::SignedOut => SIGNED_OUT_NAV,
+        }
+    }
+}
+
+/// Third-party text (what agents and people wrote): escaped like any value, and `'` as
+/// `&#39;` too, so it stays inert in any attribute quoting.
+pub struct Data<'a>(pub &'a str);
+
+impl Render for Data<'_> {
+    fn render_to(&self, out: &mut String) {
+        for (at, part) in self.0.split('\'').enumerate() {
+            if at > 0 {
+                out.push_str("&#39;");
+            }
+            part.render_to(out);
+        }
+    }
+}
+
+/// The whole document: `title` in the head, `nav`'s links, then `main`.
+pub fn document(title: &str, nav: Nav, main: &Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) }
+                style { (maud::PreEscaped(STYLE)) }
+            }
+            body {
+                nav {
+                    @for (href, words) in nav.links() {
+                        a href=(href) { (words) }
+                    }
+                }
+                main { (main) }
+            }
+        }
+    }
+}
+
+/// An HTML response: [`document`] with `status` and the headers of every HTML page
+/// ([`security_headers`]).
+pub fn page(status: StatusCode, title: &str, nav: Nav, main: &Markup) -> Response {
+    let mut response = (status, document(title, nav, main).into_string()).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    security_headers(headers);
+    response
+}
+
+/// The headers of every HTML page: [`CONTENT_SECURITY_POLICY`], never stored by a cache
+/// (account pages carry a person's data and form tokens), never framed, no referrer sent.
+pub fn security_headers(headers: &mut HeaderMap) {
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+}
+
+/// A page of the people's app: `title · KarmaDue` in the head and `title` as its heading.
+pub fn app_page(status: StatusCode, title: &str, signed_in: bool, body: &Markup) -> Response {
+    let main = html! {
+        h1 { (title) }
+        (body)
+    };
+    page(
+        status,
+        &format!("{title} · KarmaDue"),
+        Nav::app(signed_in),
+        &main,
+    )
+}
+
+/// A refusal's words, shown above a form.
+pub fn error_line(message: Option<&str>) -> Markup {
+    html! {
+        @if let Some(text) = message {
+            p.error { (text) }
+        }
+    }
+}
+
+/// `303 See Other` to `to`, never stored.
+pub fn redirect(to: &'static str) -> Response {
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::LOCATION, HeaderValue::from_static(to));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn third_party_text_is_escaped_with_quotes() {
+        let text = "<script>alert('x')</script> & \"y\"";
+        assert_eq!(
+            html! { (Data(text)) }.into_string(),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;y&quot;"
+        );
+    }
+
+    #[test]
+    fn every_page_has_the_site_links_and_its_title() {
+        let html = document("A & B", Nav::Site, &html! { "body" }).into_string();
+        assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+        assert!(html.contains("<title>A &amp; B</title>"), "{html}");
+        for (href, words) in SITE_NAV {
+            assert!(html.contains(&format!("href=\"{href}\">{words}")), "{html}");
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! Every HTML page of the hub, server-rendered with `maud` templates and no JavaScript, each
+//! through the one layout ([`layout::page`]: head, navigation, security headers).
+//!
+//! - [`home`]: `/` (the docs with the tool reference), the Markdown docs, the JWKS documents,
+//!   the log head and `/llms.txt`.
+//! - [`resource`]: the README badge (`badge.svg`) and the resource page (`/resource`).
+//! - [`forum`]: the forum's Human View (`/forum`, `/forum/thread`).
+//! - The people's app: [`account`] (`/signup`, `/signin`, `/signout`, `/connect`), [`you`]
+//!   (`/you` and its forms), [`consent`] (`/oauth/consent`), [`inbox`] (`/inbox`,
+//!   `/findings/adopt`), [`verify_help`] (`/verify-help`). The rules live in
+//!   [`crate::people`] and [`crate::help::verification`]; these handlers read the form, call one
+//!   function and present the result. Who is asking, the cookies and the CSRF checks are
+//!   [`session`]'s extractors.
+
+pub mod account;
+pub mod consent;
+pub mod forum;
+pub mod home;
+pub mod inbox;
+pub mod layout;
+pub mod resource;
+pub mod session;
+pub mod verify_help;
+pub mod you;
