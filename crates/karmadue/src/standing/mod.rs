@@ -7,6 +7,7 @@
 //! - [`quota`]: actions in a rolling 24 hours, against an owner's `actions_per_day`.
 
 pub mod quota;
+pub mod replay;
 pub mod stamps;
 pub mod tiers;
 
