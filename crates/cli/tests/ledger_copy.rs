@@ -437,7 +437,10 @@ fn assert_rebuild_finds_the_tampered_cell(
     .unwrap();
     let (output, said, stderr) = rebuild(data, database_url);
     assert_eq!(output.status.code(), Some(1), "{said} {stderr}");
-    let differs: Vec<&str> = said.lines().filter(|line| line.starts_with("differs: ")).collect();
+    let differs: Vec<&str> = said
+        .lines()
+        .filter(|line| line.starts_with("differs: "))
+        .collect();
     assert_eq!(
         differs,
         [format!(

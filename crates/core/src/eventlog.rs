@@ -57,9 +57,8 @@ pub trait EventPayload: serde::Serialize {
         actor: impl Into<String>,
         subject: impl Into<String>,
     ) -> Result<NewEvent, StoreError> {
-        let payload = serde_json::to_value(self).map_err(|error| {
-            StoreError::Invalid(format!("{} payload: {error}", Self::KIND))
-        })?;
+        let payload = serde_json::to_value(self)
+            .map_err(|error| StoreError::Invalid(format!("{} payload: {error}", Self::KIND)))?;
         Ok(NewEvent {
             kind: Self::KIND,
             actor: actor.into(),

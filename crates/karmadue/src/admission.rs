@@ -16,8 +16,8 @@
 //! `capability.granted` from [`crate::standing::stamps`]), `ask.published`. None carries the
 //! answer key, a pitch or an ask's title.
 
-use kd_core::db::{Connection, OptionalExtension, params};
 use crate::events::standing as events;
+use kd_core::db::{Connection, OptionalExtension, params};
 use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;
 use serde::{Deserialize, Serialize};

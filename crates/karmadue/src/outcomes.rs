@@ -25,9 +25,9 @@
 //! report), and summarised per resource as `reliability_reports`. They never count as
 //! verification and never change an assessment, a trust score, a passport or the ranking.
 
+use crate::events::catalog::OutcomeReported;
 use kd_core::clock::rfc3339_ms;
 use kd_core::db::{Connection, OptionalExtension, params};
-use crate::events::catalog::OutcomeReported;
 use kd_core::random::random_id;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};

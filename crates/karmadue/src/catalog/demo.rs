@@ -2,8 +2,8 @@
 //! are never evidence (spec: "Demo examples are never evidence"), never match a real target, and
 //! their claims never count as verification.
 
-use kd_core::db::{Connection, OptionalExtension};
 use crate::events::catalog::ResourceImported;
+use kd_core::db::{Connection, OptionalExtension};
 use kd_core::store::WriteTxn;
 
 use super::model::{Claim, Resource, claim_id, store_resource};

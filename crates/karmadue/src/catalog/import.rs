@@ -417,7 +417,15 @@ async fn write_chunk(
                 }
                 store_resource(txn.conn(), &resource, &claims, txn.now_ms())?;
                 // The source row itself: `parse_row(row, observed_ms)` rebuilds the projection.
-                txn.record("hub", resource.resource_id.clone(), &ResourceImported::Row { file: file.clone(), observed_ms, row })?;
+                txn.record(
+                    "hub",
+                    resource.resource_id.clone(),
+                    &ResourceImported::Row {
+                        file: file.clone(),
+                        observed_ms,
+                        row,
+                    },
+                )?;
                 imported += 1;
             }
             Ok((imported, unchanged))

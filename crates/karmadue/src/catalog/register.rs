@@ -13,8 +13,8 @@
 //! Events: `resource.registered` (actor: the agent; subject: the resource) and
 //! `content.reported` (actor: the signed agent, or `anonymous`; subject: the resource).
 
-use kd_core::db::params;
 use crate::events::catalog as events;
+use kd_core::db::params;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
 use serde_json::{Map, Value, json};

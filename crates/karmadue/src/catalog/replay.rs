@@ -18,10 +18,15 @@ use crate::rebuild::{RebuildError, payload};
 pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
     let (resource, claims) = match row.kind.as_str() {
         ResourceImported::KIND => match payload::<ResourceImported>(row)? {
-            ResourceImported::Row { observed_ms, row: source, .. } => {
-                parse_row(&source.to_string(), observed_ms).map_err(|reason| RebuildError::row(row, reason))?
-            }
-            ResourceImported::Fixture { resource, claims, .. } => (resource, claims),
+            ResourceImported::Row {
+                observed_ms,
+                row: source,
+                ..
+            } => parse_row(&source.to_string(), observed_ms)
+                .map_err(|reason| RebuildError::row(row, reason))?,
+            ResourceImported::Fixture {
+                resource, claims, ..
+            } => (resource, claims),
         },
         ResourceRegistered::KIND => {
             let registered: ResourceRegistered = payload(row)?;

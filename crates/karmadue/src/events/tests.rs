@@ -15,14 +15,28 @@ fn every_kind_in_the_source_is_declared_once() {
     for dir in ["karmadue/src", "ronin/src", "core/src"] {
         scan(&root.join(dir), &mut found);
     }
-    let missing: Vec<&String> = found.iter().filter(|kind| !declared.contains(kind.as_str())).collect();
-    assert!(missing.is_empty(), "kinds appended but not in events::ALL: {missing:?}");
-    let unused: Vec<&&str> = declared.iter().filter(|kind| !found.contains(**kind)).collect();
-    assert!(unused.is_empty(), "kinds in events::ALL no source declares: {unused:?}");
+    let missing: Vec<&String> = found
+        .iter()
+        .filter(|kind| !declared.contains(kind.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "kinds appended but not in events::ALL: {missing:?}"
+    );
+    let unused: Vec<&&str> = declared
+        .iter()
+        .filter(|kind| !found.contains(**kind))
+        .collect();
+    assert!(
+        unused.is_empty(),
+        "kinds in events::ALL no source declares: {unused:?}"
+    );
 }
 
 fn scan(dir: &std::path::Path, found: &mut BTreeSet<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
@@ -50,14 +64,38 @@ fn payloads_print_as_their_json_did() {
     // Payloads as the handlers wrote them with json! before the structs, one per shape.
     let rows = [
         ("agent.renamed", r#"{"to": "b", "from": "a"}"#),
-        ("agent.released", r#"{"by": "owner", "previous_owner": "kdh_1"}"#),
-        ("connect.refused", r#"{"reason": "invalid_code", "agent_id": "x"}"#),
-        ("finding.withdrawn", r#"{"agent_id": "x", "finding_id": "kdf_1"}"#),
-        ("finding.filed", r#"{"kind": null, "agent_id": "x", "delivery": "open", "finding_id": "kdf_1"}"#),
-        ("stamp.issued", r#"{"stamp": "s", "detail": {"a": 1}, "issuer": "hub", "agent_id": "x", "stamp_id": "kdst_1", "expires_ms": null, "credential_id": "kdp_1"}"#),
-        ("resource.imported", r#"{"row": {"name": "n", "stars": 12}, "file": "f.jsonl", "observed_ms": 5}"#),
-        ("ronin.event", r#"{"id": "ab", "kind": 30402, "pubkey": "cd"}"#),
-        ("preferences.updated", r#"{"bytes": 12, "version": 2, "agent_id": "x", "preferences_sha256": "00"}"#),
+        (
+            "agent.released",
+            r#"{"by": "owner", "previous_owner": "kdh_1"}"#,
+        ),
+        (
+            "connect.refused",
+            r#"{"reason": "invalid_code", "agent_id": "x"}"#,
+        ),
+        (
+            "finding.withdrawn",
+            r#"{"agent_id": "x", "finding_id": "kdf_1"}"#,
+        ),
+        (
+            "finding.filed",
+            r#"{"kind": null, "agent_id": "x", "delivery": "open", "finding_id": "kdf_1"}"#,
+        ),
+        (
+            "stamp.issued",
+            r#"{"stamp": "s", "detail": {"a": 1}, "issuer": "hub", "agent_id": "x", "stamp_id": "kdst_1", "expires_ms": null, "credential_id": "kdp_1"}"#,
+        ),
+        (
+            "resource.imported",
+            r#"{"row": {"name": "n", "stars": 12}, "file": "f.jsonl", "observed_ms": 5}"#,
+        ),
+        (
+            "ronin.event",
+            r#"{"id": "ab", "kind": 30402, "pubkey": "cd"}"#,
+        ),
+        (
+            "preferences.updated",
+            r#"{"bytes": 12, "version": 2, "agent_id": "x", "preferences_sha256": "00"}"#,
+        ),
     ];
     for (kind, text) in rows {
         let value: serde_json::Value = serde_json::from_str(text).unwrap();
@@ -66,5 +104,9 @@ fn payloads_print_as_their_json_did() {
         assert_eq!(after, before, "{kind}");
     }
     assert!(recode("no.such_kind", "{}").is_none());
-    assert!(recode("agent.renamed", r#"{"from": "a", "to": "b", "extra": 1}"#).unwrap().is_err());
+    assert!(
+        recode("agent.renamed", r#"{"from": "a", "to": "b", "extra": 1}"#)
+            .unwrap()
+            .is_err()
+    );
 }

@@ -3,8 +3,8 @@
 //! decided before anything is appended; each write appends its events and updates the
 //! projections in one writer transaction.
 
-use kd_core::db::{OptionalExtension, params};
 use crate::events::forum as events;
+use kd_core::db::{OptionalExtension, params};
 use kd_core::eventlog::{EventPayload as _, EventRow};
 use kd_core::keys::ServerKey;
 use kd_core::random::random_id;

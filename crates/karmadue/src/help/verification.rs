@@ -33,12 +33,12 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use crate::events::help as events;
 use axum::extract::{ConnectInfo, Query, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use kd_core::clock::rfc3339_ms;
 use kd_core::db::{Connection, OptionalExtension, params};
-use crate::events::help as events;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
 use serde_json::{Value, json};

@@ -21,9 +21,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::events::help as events;
 use kd_core::clock::rfc3339_ms;
 use kd_core::db::{Connection, OptionalExtension, params};
-use crate::events::help as events;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
 use serde_json::{Value, json};

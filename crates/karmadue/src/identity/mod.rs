@@ -10,9 +10,9 @@ pub mod names;
 pub mod passport;
 pub mod replay;
 
+use crate::events::identity as events;
 use kd_core::clock::rfc3339_ms;
 use kd_core::db::{Connection, OptionalExtension, params};
-use crate::events::identity as events;
 use kd_core::eventlog;
 use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;
@@ -916,7 +916,13 @@ fn revoke_agent(ctx: Ctx, _args: Args) -> HandlerFuture {
             // Its name is free at once: the name index confirms every candidate against an
             // active row (names::clashes); this only counts the entries as stale.
             names::release(txn, &hub.names)?;
-            let event = txn.record(signed.actor(), id.clone(), &events::AgentRevoked { credential_id: agent.credential_id.clone() })?;
+            let event = txn.record(
+                signed.actor(),
+                id.clone(),
+                &events::AgentRevoked {
+                    credential_id: agent.credential_id.clone(),
+                },
+            )?;
             Ok(json!({
                 "agent_id": id,
                 "status": "revoked",

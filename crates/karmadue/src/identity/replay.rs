@@ -41,8 +41,10 @@ pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
         }
         AgentRenamed::KIND => {
             let renamed: AgentRenamed = payload(row)?;
-            conn.prepare_cached("UPDATE agents SET name = ?2, name_key = ?3, updated_ms = ?4 WHERE agent_id = ?1")?
-                .execute(params![id, renamed.to, names::fold(&renamed.to), at])?;
+            conn.prepare_cached(
+                "UPDATE agents SET name = ?2, name_key = ?3, updated_ms = ?4 WHERE agent_id = ?1",
+            )?
+            .execute(params![id, renamed.to, names::fold(&renamed.to), at])?;
         }
         AgentKeyRotated::KIND => {
             let rotated: AgentKeyRotated = payload(row)?;
@@ -53,8 +55,10 @@ pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
         }
         AgentRevoked::KIND => {
             let _: AgentRevoked = payload(row)?;
-            conn.prepare_cached("UPDATE agents SET status = 'revoked', updated_ms = ?2 WHERE agent_id = ?1")?
-                .execute(params![id, at])?;
+            conn.prepare_cached(
+                "UPDATE agents SET status = 'revoked', updated_ms = ?2 WHERE agent_id = ?1",
+            )?
+            .execute(params![id, at])?;
         }
         AgentReleased::KIND => {
             let _: AgentReleased = payload(row)?;
@@ -63,13 +67,17 @@ pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
         }
         AgentPaused::KIND => {
             let _: AgentPaused = payload(row)?;
-            conn.prepare_cached("UPDATE agents SET paused_ms = ?2, updated_ms = ?2 WHERE agent_id = ?1")?
-                .execute(params![id, at])?;
+            conn.prepare_cached(
+                "UPDATE agents SET paused_ms = ?2, updated_ms = ?2 WHERE agent_id = ?1",
+            )?
+            .execute(params![id, at])?;
         }
         AgentResumed::KIND => {
             let _: AgentResumed = payload(row)?;
-            conn.prepare_cached("UPDATE agents SET paused_ms = NULL, updated_ms = ?2 WHERE agent_id = ?1")?
-                .execute(params![id, at])?;
+            conn.prepare_cached(
+                "UPDATE agents SET paused_ms = NULL, updated_ms = ?2 WHERE agent_id = ?1",
+            )?
+            .execute(params![id, at])?;
         }
         OwnerLinked::KIND => {
             let linked: OwnerLinked = payload(row)?;

@@ -16,8 +16,8 @@
 //! `capability.offer_declined`, `preferences.updated`. None carries a note, a title, a
 //! description or the preferences themselves (only their SHA-256 and size).
 
-use kd_core::db::{Connection, OptionalExtension, params};
 use crate::events::standing as events;
+use kd_core::db::{Connection, OptionalExtension, params};
 use kd_core::random::random_id;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};

@@ -7,8 +7,8 @@
 //! Events: `finding.filed`, `finding.adopted`, `finding.approved`, `finding.dismissed`,
 //! `finding.withdrawn`. They never carry the claim code, an address, or the finding's text.
 
-use kd_core::db::{OptionalExtension, params};
 use crate::events::people as events;
+use kd_core::db::{OptionalExtension, params};
 use kd_core::people as accounts;
 use kd_core::random::{random_bytes, random_id};
 use serde_json::{Value, json};

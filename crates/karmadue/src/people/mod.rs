@@ -18,8 +18,8 @@ pub mod replay;
 
 use std::net::IpAddr;
 
-use kd_core::db::{Connection, OptionalExtension, params};
 use crate::events::{EventPayload as _, identity as agent_events, people as events};
+use kd_core::db::{Connection, OptionalExtension, params};
 use kd_core::people::{self as accounts, Person, Session};
 use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;

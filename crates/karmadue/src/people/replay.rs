@@ -35,8 +35,10 @@ pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
         }
         OwnerGrantChanged::KIND => {
             let changed: OwnerGrantChanged = payload(row)?;
-            conn.prepare_cached("UPDATE owner_grants SET actions_per_day = ?2 WHERE agent_id = ?1")?
-                .execute(params![changed.agent_id, changed.actions_per_day])?;
+            conn.prepare_cached(
+                "UPDATE owner_grants SET actions_per_day = ?2 WHERE agent_id = ?1",
+            )?
+            .execute(params![changed.agent_id, changed.actions_per_day])?;
         }
         AgentReleased::KIND => {
             conn.prepare_cached("DELETE FROM owner_grants WHERE agent_id = ?1")?

@@ -81,8 +81,15 @@ pub fn compare(
 }
 
 /// The table's rows by key (read into memory: keys compare the same on both backends).
-fn rows(conn: &Connection, projection: &Projection) -> Result<BTreeMap<String, Vec<Value>>, RebuildError> {
-    let sql = format!("SELECT {} FROM {}", projection.columns.join(", "), projection.table);
+fn rows(
+    conn: &Connection,
+    projection: &Projection,
+) -> Result<BTreeMap<String, Vec<Value>>, RebuildError> {
+    let sql = format!(
+        "SELECT {} FROM {}",
+        projection.columns.join(", "),
+        projection.table
+    );
     let width = projection.columns.len();
     let key_at: Vec<usize> = projection
         .key
@@ -95,7 +102,11 @@ fn rows(conn: &Connection, projection: &Projection) -> Result<BTreeMap<String, V
         for index in 0..width {
             values.push(row.get::<Value>(index)?);
         }
-        let key = key_at.iter().map(|at| plain(&values[*at])).collect::<Vec<_>>().join("/");
+        let key = key_at
+            .iter()
+            .map(|at| plain(&values[*at]))
+            .collect::<Vec<_>>()
+            .join("/");
         rows.insert(key, values);
         Ok(())
     })?;

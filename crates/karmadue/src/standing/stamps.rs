@@ -7,8 +7,8 @@
 //! an expiry (`capability.granted`): `publish_ask` for 30 days, renewed by retaking the test.
 //! Both tables are projections of those events.
 
-use kd_core::db::{Connection, OptionalExtension, params};
 use crate::events::standing as events;
+use kd_core::db::{Connection, OptionalExtension, params};
 use kd_core::store::WriteTxn;
 use serde_json::{Value, json};
 

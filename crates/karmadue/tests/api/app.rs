@@ -552,7 +552,11 @@ impl TestApp {
             Ok(if differences.is_empty() {
                 Ok(())
             } else {
-                Err(differences.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
+                Err(differences
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("\n"))
             })
         });
         match result {

@@ -536,15 +536,19 @@ fn a_name_another_process_registered_is_reserved_here_too() {
                 [kd_karmadue::identity::names::fold("Ranger One")],
             )?;
                 let id = "00000000-0000-4000-8000-00000000beef";
-                txn.record(id, id, &kd_karmadue::events::identity::AgentRegistered {
-                    agent_id: id.into(),
-                    handle: "kd_elsewhere".into(),
-                    name: "Ranger One".into(),
-                    platform: "t".into(),
-                    public_key: "key-elsewhere".into(),
-                    credential_id: "kdp_elsewhere".into(),
-                    referral: None,
-                })?;
+                txn.record(
+                    id,
+                    id,
+                    &kd_karmadue::events::identity::AgentRegistered {
+                        agent_id: id.into(),
+                        handle: "kd_elsewhere".into(),
+                        name: "Ranger One".into(),
+                        platform: "t".into(),
+                        public_key: "key-elsewhere".into(),
+                        credential_id: "kdp_elsewhere".into(),
+                        referral: None,
+                    },
+                )?;
                 Ok(())
             }),
         )
