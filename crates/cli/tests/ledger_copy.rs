@@ -407,7 +407,7 @@ fn rebuild(data: &Path, database_url: Option<&str>) -> (Output, String, String) 
         data.as_os_str(),
     ];
     if let Some(url) = database_url {
-        args.extend(["--database-url".as_ref(), url.as_ref()]);
+        args.extend([OsStr::new("--database-url"), OsStr::new(url)]);
     }
     karmadue(&args)
 }
