@@ -10,6 +10,7 @@ macro_rules! say {
 
 mod agent;
 mod ledger_copy;
+mod ledger_rebuild;
 mod out;
 
 use std::net::SocketAddr;
@@ -153,6 +154,10 @@ enum LedgerCommand {
     /// database, verify the chain and the row counts there, and print a summary; exit 1 on
     /// any mismatch (the copy is then rolled back).
     Copy(ledger_copy::CopyArgs),
+    /// Replay the event log into a scratch store and compare the projections it rebuilds
+    /// with the live tables, row by row; print every difference (table, key, column, live
+    /// and rebuilt value) and exit 1 when there is one.
+    Rebuild(ledger_rebuild::RebuildArgs),
 }
 
 fn main() -> ExitCode {
@@ -173,6 +178,9 @@ fn main() -> ExitCode {
         Command::Ledger {
             command: LedgerCommand::Copy(args),
         } => ledger_copy::run(args),
+        Command::Ledger {
+            command: LedgerCommand::Rebuild(args),
+        } => ledger_rebuild::run(args),
         Command::Outbox {
             data_dir,
             all,

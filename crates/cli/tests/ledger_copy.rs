@@ -1,6 +1,7 @@
 //! `karmadue ledger copy` and `ledger verify --database-url`, through the built binary: a hub
 //! made on SQLite is moved to PostgreSQL and served from there; a target with hub rows is
-//! refused; a chain that does not verify is rolled back. The PostgreSQL tests need
+//! refused; a chain that does not verify is rolled back. `karmadue ledger rebuild` finds the
+//! projections of a sound hub equal to the log's and names a tampered cell, on both backends. The PostgreSQL tests need
 //! `KD_TEST_PG_URL` (an admin URL); without it they say so and pass, unless `KD_REQUIRE_PG=1`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
@@ -396,4 +397,76 @@ fn copy_refuses_bad_flags_and_makes_nothing() {
     let (refused, _, stderr) = copy(&stray, "postgres://postgres@127.0.0.1:1/none");
     assert!(!refused.status.success());
     assert!(stderr.contains("is at schema version 0"), "{stderr}");
+}
+
+fn rebuild(data: &Path, database_url: Option<&str>) -> (Output, String, String) {
+    let mut args: Vec<&OsStr> = vec![
+        "ledger".as_ref(),
+        "rebuild".as_ref(),
+        "--data-dir".as_ref(),
+        data.as_os_str(),
+    ];
+    if let Some(url) = database_url {
+        args.extend([OsStr::new("--database-url"), OsStr::new(url)]);
+    }
+    karmadue(&args)
+}
+
+/// `ledger rebuild` on `data` (and `database_url`) finds no difference; after one cell of
+/// `agents` is changed behind the log's back it reports exactly that cell and exits 1.
+fn assert_rebuild_finds_the_tampered_cell(
+    data: &Path,
+    database_url: Option<&str>,
+    conn: &Connection,
+    agent_id: &str,
+) {
+    let (output, said, stderr) = rebuild(data, database_url);
+    assert!(output.status.success(), "{said} {stderr}");
+    assert!(
+        said.contains("compared agents, owner_grants, stamps, capabilities, resources, claims"),
+        "{said}"
+    );
+    assert!(
+        said.contains("ok: the rebuilt projections equal the live tables"),
+        "{said}"
+    );
+    conn.execute(
+        "UPDATE agents SET name = 'Tampered' WHERE agent_id = ?1",
+        [agent_id],
+    )
+    .unwrap();
+    let (output, said, stderr) = rebuild(data, database_url);
+    assert_eq!(output.status.code(), Some(1), "{said} {stderr}");
+    let differs: Vec<&str> = said
+        .lines()
+        .filter(|line| line.starts_with("differs: "))
+        .collect();
+    assert_eq!(
+        differs,
+        [format!(
+            "differs: agents [{agent_id}] name: live \"Tampered\" | rebuilt \"Moving Agent Renamed\""
+        )],
+        "{said}"
+    );
+    assert!(said.contains("1 differences"), "{said}");
+}
+
+#[test]
+fn ledger_rebuild_finds_a_sound_hub_equal_and_names_a_tampered_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, _, agent_id) = sqlite_hub_with_activity(dir.path());
+    let conn = Connection::open_sqlite(data.join("karmadue.sqlite")).unwrap();
+    assert!(count(&conn, "resources") >= 2);
+    assert_rebuild_finds_the_tampered_cell(&data, None, &conn, &agent_id);
+}
+
+#[test]
+fn ledger_rebuild_reads_a_hub_on_postgres() {
+    let Some(target) = scratch() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (data, _, agent_id) = sqlite_hub_with_activity(dir.path());
+    let (copied, said, stderr) = copy(&data.join("karmadue.sqlite"), &target.url);
+    assert!(copied.status.success(), "{said} {stderr}");
+    let conn = pg(&target.url);
+    assert_rebuild_finds_the_tampered_cell(&data, Some(&target.url), &conn, &agent_id);
 }

@@ -39,6 +39,35 @@ pub struct NewEvent {
     pub payload: serde_json::Value,
 }
 
+/// The payload of one event kind: a serde struct whose fields are the payload's keys. The
+/// log stores the payload's jsonb-canonical text, so the order of the fields does not matter,
+/// but their names and value types are the log's vocabulary: renaming one changes the bytes
+/// new rows hash. `kd_karmadue::events` declares every kind the hub appends.
+pub trait EventPayload: serde::Serialize {
+    /// The event kind, dotted lowercase, e.g. `agent.renamed`.
+    const KIND: &'static str;
+
+    /// The event to append: this payload under [`Self::KIND`].
+    ///
+    /// # Errors
+    /// [`StoreError::Invalid`] when the payload does not serialise to JSON (a payload with a
+    /// map keyed by something other than text: a bug).
+    fn event(
+        &self,
+        actor: impl Into<String>,
+        subject: impl Into<String>,
+    ) -> Result<NewEvent, StoreError> {
+        let payload = serde_json::to_value(self)
+            .map_err(|error| StoreError::Invalid(format!("{} payload: {error}", Self::KIND)))?;
+        Ok(NewEvent {
+            kind: Self::KIND,
+            actor: actor.into(),
+            subject: subject.into(),
+            payload,
+        })
+    }
+}
+
 /// A row of the log as stored.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct EventRow {
@@ -280,6 +309,20 @@ pub fn rows_for(conn: &Connection, id: &str, limit: i64) -> Result<Vec<EventRow>
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
+/// Reads at most `limit` rows after `after`, in seq order (a page of the log).
+///
+/// # Errors
+/// [`StoreError`] when the store cannot be read.
+pub fn rows_after(conn: &Connection, after: i64, limit: i64) -> Result<Vec<EventRow>, StoreError> {
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT {ROW_COLUMNS} FROM events WHERE seq > ?1 ORDER BY seq LIMIT CAST(?2 AS BIGINT)"
+    ))?;
+    let rows = statement
+        .query_map(params![after, limit], event_from_row)?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
 /// Number of rows in the log.
 pub fn count(conn: &Connection) -> Result<i64, StoreError> {
     Ok(conn.query_row("SELECT COUNT(*) FROM events", [], |row| row.get(0))?)

@@ -11,7 +11,7 @@ use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use sha2::{Digest, Sha256};
 
-use crate::eventlog::{EventRow, NewEvent};
+use crate::eventlog::{EventPayload, EventRow};
 use crate::store::{StoreError, WriteTxn};
 
 /// How long a session lasts after sign-in, in milliseconds (30 days).
@@ -135,12 +135,29 @@ pub fn sign_up(
             "INSERT INTO people (person_id, email, display_name, password_hash, created_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?
         .execute(params![person_id, email, display_name, password_hash, txn.now_ms()])?;
-    Ok(txn.append(NewEvent {
-        kind: "person.signed_up",
-        actor: format!("person:{person_id}"),
-        subject: person_id.to_owned(),
-        payload: serde_json::json!({ "person_id": person_id, "display_name": display_name }),
-    })?)
+    Ok(txn.record(
+        format!("person:{person_id}"),
+        person_id,
+        &PersonSignedUp {
+            person_id: person_id.to_owned(),
+            display_name: display_name.to_owned(),
+        },
+    )?)
+}
+
+/// `person.signed_up`: a person made an account (the email, the password and its hash are
+/// never logged; they live only in the `people` table).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PersonSignedUp {
+    /// The new `kdh_` person id.
+    pub person_id: String,
+    /// The name they chose to show.
+    pub display_name: String,
+}
+
+impl EventPayload for PersonSignedUp {
+    const KIND: &'static str = "person.signed_up";
 }
 
 fn person_from_row(row: &crate::db::Row<'_>) -> crate::db::Result<Person> {

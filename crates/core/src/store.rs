@@ -100,6 +100,20 @@ impl<'c> WriteTxn<'c> {
         Ok(row)
     }
 
+    /// Appends one event of a declared kind ([`eventlog::EventPayload`]): `payload` under its
+    /// kind, by `actor`, about `subject`.
+    ///
+    /// # Errors
+    /// As [`WriteTxn::append`]; [`StoreError::Invalid`] when the payload does not serialise.
+    pub fn record<P: eventlog::EventPayload>(
+        &mut self,
+        actor: impl Into<String>,
+        subject: impl Into<String>,
+        payload: &P,
+    ) -> Result<EventRow, StoreError> {
+        self.append(payload.event(actor, subject)?)
+    }
+
     /// The chain head as this job sees it: the last row committed or appended so far in this
     /// transaction (seq 0 and [`eventlog::GENESIS_HASH`] for an empty log).
     pub fn head(&self) -> &ChainHead {

@@ -16,8 +16,8 @@
 //! `capability.granted` from [`crate::standing::stamps`]), `ask.published`. None carries the
 //! answer key, a pitch or an ask's title.
 
+use crate::events::standing as events;
 use kd_core::db::{Connection, OptionalExtension, params};
-use kd_core::eventlog::NewEvent;
 use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;
 use serde::{Deserialize, Serialize};
@@ -952,18 +952,17 @@ fn start_admission_test(ctx: Ctx, _args: Args) -> HandlerFuture {
             let scenario_sha256 = hex::encode(Sha256::digest(text.as_bytes()));
             let expires_ms = now + ATTEMPT_TTL_MS;
             let listing_ids: Vec<&str> = scenario.listings.iter().map(|l| l.listing_id.as_str()).collect();
-            let event = txn.append(NewEvent {
-                kind: "admission.started",
-                actor: signed.actor(),
-                subject: agent_id.clone(),
-                payload: json!({
-                    "attempt_id": attempt_id,
-                    "agent_id": agent_id,
-                    "listing_ids": listing_ids,
-                    "scenario_sha256": scenario_sha256,
-                    "expires_ms": expires_ms,
-                }),
-            })?;
+            let event = txn.record(
+                signed.actor(),
+                agent_id.clone(),
+                &events::AdmissionStarted {
+                    attempt_id: attempt_id.clone(),
+                    agent_id: agent_id.clone(),
+                    listing_ids: listing_ids.iter().map(|id| (*id).to_owned()).collect(),
+                    scenario_sha256: scenario_sha256.clone(),
+                    expires_ms,
+                },
+            )?;
             txn.conn()
                 .prepare_cached(
                     "INSERT INTO admission_attempts (attempt_id, agent_id, seed, scenario, scenario_sha256, created_ms, expires_ms, event_seq)
@@ -1239,17 +1238,16 @@ fn grade_attempt(
     if grade.passed {
         let bonus = bonus_allowed(txn.conn(), &agent_id)?;
         let renewal = live_admission_stamp(txn.conn(), &agent_id, now)?.is_some();
-        let event = txn.append(NewEvent {
-            kind: "admission.passed",
-            actor: signed.actor(),
-            subject: agent_id.clone(),
-            payload: json!({
-                "attempt_id": attempt_id,
-                "agent_id": agent_id,
-                "stamp_issued": !renewal,
-                "technical_bonus": if bonus { TECHNICAL_BONUS } else { 0 },
-            }),
-        })?;
+        let event = txn.record(
+            signed.actor(),
+            agent_id.clone(),
+            &events::AdmissionPassed {
+                attempt_id: attempt_id.to_owned(),
+                agent_id: agent_id.clone(),
+                stamp_issued: !renewal,
+                technical_bonus: if bonus { TECHNICAL_BONUS } else { 0 },
+            },
+        )?;
         let passed = on_pass(txn, &agent_id, attempt_id, stamp_id, event.seq, bonus)?;
         reply["stamp"] = passed.stamp;
         reply["stamp_issued"] = json!(passed.stamp_issued);
@@ -1262,12 +1260,15 @@ fn grade_attempt(
         });
         reply["event_seq"] = json!(event.seq);
     } else {
-        let event = txn.append(NewEvent {
-            kind: "admission.failed",
-            actor: signed.actor(),
-            subject: agent_id.clone(),
-            payload: json!({ "attempt_id": attempt_id, "agent_id": agent_id, "reasons": codes }),
-        })?;
+        let event = txn.record(
+            signed.actor(),
+            agent_id.clone(),
+            &events::AdmissionFailed {
+                attempt_id: attempt_id.to_owned(),
+                agent_id: agent_id.clone(),
+                reasons: codes.iter().map(|code| (*code).to_owned()).collect(),
+            },
+        )?;
         reply["reasons"] = grade
             .misses
             .iter()
@@ -1376,19 +1377,18 @@ fn publish_ask(ctx: Ctx, args: Args) -> HandlerFuture {
                 .with("retry_after_s", retry_after_s(oldest, now)));
             }
             let expires_ms = now + ASK_DAYS * DAY_MS;
-            let event = txn.append(NewEvent {
-                kind: "ask.published",
-                actor: signed.actor(),
-                subject: agent_id.clone(),
-                payload: json!({
-                    "ask_id": ask_id,
-                    "agent_id": agent_id,
-                    "operator": operator,
-                    "topic": topic,
-                    "title_sha256": hex::encode(Sha256::digest(title.as_bytes())),
-                    "expires_ms": expires_ms,
-                }),
-            })?;
+            let event = txn.record(
+                signed.actor(),
+                agent_id.clone(),
+                &events::AskPublished {
+                    ask_id: ask_id.clone(),
+                    agent_id: agent_id.clone(),
+                    operator: operator.clone(),
+                    topic: topic.clone(),
+                    title_sha256: hex::encode(Sha256::digest(title.as_bytes())),
+                    expires_ms,
+                },
+            )?;
             txn.conn()
                 .prepare_cached(
                     "INSERT INTO asks (ask_id, agent_id, operator, title, topic, status, created_ms, expires_ms, event_seq)

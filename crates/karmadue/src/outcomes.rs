@@ -25,9 +25,9 @@
 //! report), and summarised per resource as `reliability_reports`. They never count as
 //! verification and never change an assessment, a trust score, a passport or the ranking.
 
+use crate::events::catalog::OutcomeReported;
 use kd_core::clock::rfc3339_ms;
 use kd_core::db::{Connection, OptionalExtension, params};
-use kd_core::eventlog::NewEvent;
 use kd_core::random::random_id;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -706,31 +706,30 @@ fn report_outcome(ctx: Ctx, args: Args) -> HandlerFuture {
             let record_hash = hex::encode(Sha256::digest(canonical.as_bytes()));
             let signature = hub.passport_key.sign_text(&canonical);
             let owner_key = reporter.owner_key();
-            let event = txn.append(NewEvent {
-                kind: "outcome.reported",
-                actor: agent_id.clone(),
-                subject: receipt.resource_id.clone(),
-                payload: json!({
-                    "kind": RECORD_KIND,
-                    "report_id": report_id,
-                    "receipt_id": receipt_id,
-                    "resource_id": receipt.resource_id,
-                    "version_used": version_used,
-                    "result": result,
-                    "reason_code": reason_code,
-                    "note": note,
-                    "note_sha256": note_hash,
-                    "agent_id": agent_id,
-                    "owner_key": owner_key,
-                    "canonical_text": canonical,
-                    "record_hash": record_hash,
-                    "signature": signature,
-                    "key_id": hub.passport_key.key_id(),
-                    "weight": weight.value,
-                    "flags": weight.flags,
-                    "reasons": weight.reasons,
-                }),
-            })?;
+            let event = txn.record(
+                agent_id.clone(),
+                receipt.resource_id.clone(),
+                &OutcomeReported {
+                    kind: RECORD_KIND.into(),
+                    report_id: report_id.clone(),
+                    receipt_id: receipt_id.clone(),
+                    resource_id: receipt.resource_id.clone(),
+                    version_used: version_used.clone(),
+                    result: result.clone(),
+                    reason_code: reason_code.clone(),
+                    note: note.clone(),
+                    note_sha256: note_hash.clone(),
+                    agent_id: agent_id.clone(),
+                    owner_key: owner_key.clone(),
+                    canonical_text: canonical.clone(),
+                    record_hash: record_hash.clone(),
+                    signature: signature.clone(),
+                    key_id: hub.passport_key.key_id().to_owned(),
+                    weight: weight.value,
+                    flags: weight.flags.iter().map(|flag| (*flag).to_owned()).collect(),
+                    reasons: weight.reasons.clone(),
+                },
+            )?;
             txn.conn()
                 .prepare_cached(
                     "INSERT INTO outcome_reports (report_id, receipt_id, resource_id, version_used, result, reason_code, note,

@@ -14,10 +14,10 @@
 //! SUCCESSOR (1107), CLAIM (1109) and CERTIFY (1110) are refused as not supported yet.
 
 use kd_core::db::{OptionalExtension, params};
-use kd_core::eventlog::NewEvent;
+use kd_core::eventlog::EventPayload;
 use kd_core::store::WriteTxn;
 use kd_protocol::nostr::Event;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::{Refusal, Ronin};
 
@@ -481,6 +481,23 @@ pub(crate) async fn store(ronin: &Ronin, batch: Vec<Checked>) -> Result<Accepted
     }
 }
 
+/// `ronin.event`: Ronin accepted a signed Nostr event. The log row names it; the event itself
+/// (its content and signature) is kept in `ronin_events`, not in the log.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoninEventAccepted {
+    /// The Nostr event id (NIP-01, lowercase hex).
+    pub id: String,
+    /// The Nostr event kind.
+    pub kind: u16,
+    /// The author's x-only public key (hex).
+    pub pubkey: String,
+}
+
+impl EventPayload for RoninEventAccepted {
+    const KIND: &'static str = "ronin.event";
+}
+
 fn apply(txn: &mut WriteTxn<'_>, checked: &Checked, now_ms: i64) -> Result<(), Refusal> {
     let event = &checked.event;
     let conn = txn.conn();
@@ -512,12 +529,15 @@ fn apply(txn: &mut WriteTxn<'_>, checked: &Checked, now_ms: i64) -> Result<(), R
         }
     }
     let row = txn
-        .append(NewEvent {
-            kind: "ronin.event",
-            actor: format!("ronin:{}", event.pubkey),
-            subject: event.id.clone(),
-            payload: json!({ "id": event.id, "kind": event.kind, "pubkey": event.pubkey }),
-        })
+        .record(
+            format!("ronin:{}", event.pubkey),
+            event.id.clone(),
+            &RoninEventAccepted {
+                id: event.id.clone(),
+                kind: event.kind,
+                pubkey: event.pubkey.clone(),
+            },
+        )
         .map_err(Refusal::server)?;
     let conn = txn.conn();
     let created_at = i64::try_from(event.created_at).unwrap_or(i64::MAX);

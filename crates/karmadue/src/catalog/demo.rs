@@ -2,10 +2,9 @@
 //! are never evidence (spec: "Demo examples are never evidence"), never match a real target, and
 //! their claims never count as verification.
 
+use crate::events::catalog::ResourceImported;
 use kd_core::db::{Connection, OptionalExtension};
-use kd_core::eventlog::NewEvent;
 use kd_core::store::WriteTxn;
-use serde_json::json;
 
 use super::model::{Claim, Resource, claim_id, store_resource};
 use kd_kernel::error::ToolError;
@@ -99,12 +98,15 @@ pub fn store_all(txn: &mut WriteTxn<'_>, now_ms: i64) -> Result<u64, ToolError> 
             continue;
         }
         store_resource(txn.conn(), &resource, &claims, txn.now_ms())?;
-        txn.append(NewEvent {
-            kind: "resource.imported",
-            actor: "hub".into(),
-            subject: resource.resource_id.clone(),
-            payload: json!({ "file": "demo fixtures", "resource": resource, "claims": claims }),
-        })?;
+        txn.record(
+            "hub",
+            resource.resource_id.clone(),
+            &ResourceImported::Fixture {
+                file: "demo fixtures".into(),
+                resource,
+                claims,
+            },
+        )?;
         stored += 1;
     }
     Ok(stored)

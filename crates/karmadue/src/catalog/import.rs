@@ -10,8 +10,8 @@
 
 use std::io::BufRead;
 
-use kd_core::eventlog::NewEvent;
-use serde_json::{Map, Value, json};
+use crate::events::catalog::ResourceImported;
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::model::{Claim, METADATA_READ, Resource, claim_id, store_resource};
@@ -356,6 +356,7 @@ pub async fn import_lines(
             Ok((resource, claims)) => match serde_json::from_str::<Value>(&line) {
                 Ok(row) => chunk.push(Parsed {
                     row,
+                    observed_ms: now,
                     resource,
                     claims,
                 }),
@@ -376,6 +377,8 @@ pub async fn import_lines(
 /// A parsed row: the source row as read (what the event records) and what it projects to.
 struct Parsed {
     row: Value,
+    /// The time `parse_row` was given: what the event records, so a replay parses the same.
+    observed_ms: i64,
     resource: Resource,
     claims: Vec<Claim>,
 }
@@ -396,6 +399,7 @@ async fn write_chunk(
             let (mut imported, mut unchanged) = (0, 0);
             for Parsed {
                 row,
+                observed_ms,
                 resource,
                 claims,
             } in chunk
@@ -412,13 +416,16 @@ async fn write_chunk(
                     continue;
                 }
                 store_resource(txn.conn(), &resource, &claims, txn.now_ms())?;
-                txn.append(NewEvent {
-                    kind: "resource.imported",
-                    actor: "hub".into(),
-                    subject: resource.resource_id.clone(),
-                    // The source row itself: `parse_row(row, observed_ms)` rebuilds the projection.
-                    payload: json!({ "file": file, "observed_ms": txn.now_ms(), "row": row }),
-                })?;
+                // The source row itself: `parse_row(row, observed_ms)` rebuilds the projection.
+                txn.record(
+                    "hub",
+                    resource.resource_id.clone(),
+                    &ResourceImported::Row {
+                        file: file.clone(),
+                        observed_ms,
+                        row,
+                    },
+                )?;
                 imported += 1;
             }
             Ok((imported, unchanged))

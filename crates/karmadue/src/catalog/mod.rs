@@ -7,6 +7,7 @@ pub mod first_start;
 pub mod import;
 pub mod model;
 pub mod register;
+pub mod replay;
 pub mod search;
 
 use serde_json::{Value, json};

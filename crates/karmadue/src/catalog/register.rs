@@ -13,8 +13,8 @@
 //! Events: `resource.registered` (actor: the agent; subject: the resource) and
 //! `content.reported` (actor: the signed agent, or `anonymous`; subject: the resource).
 
+use crate::events::catalog as events;
 use kd_core::db::params;
-use kd_core::eventlog::NewEvent;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
 use serde_json::{Map, Value, json};
@@ -238,12 +238,11 @@ fn register_resource(ctx: Ctx, args: Args) -> HandlerFuture {
                 demo: false,
             }];
             model::store_resource(txn.conn(), &resource, &claims, now)?;
-            let event = txn.append(NewEvent {
-                kind: "resource.registered",
-                actor: agent_id.clone(),
-                subject: resource_id.clone(),
-                payload: json!({ "locator_given": locator_given, "resource": resource, "claims": claims }),
-            })?;
+            let event = txn.record(
+                agent_id.clone(),
+                resource_id.clone(),
+                &events::ResourceRegistered { locator_given, resource, claims: claims.clone() },
+            )?;
             Ok(json!({
                 "resource_id": resource_id,
                 "registered": true,
@@ -342,18 +341,17 @@ fn store_content_report(
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?
         .execute(params![report.report_id, report.resource_id, report.reason, report.details, agent_id, ip, now])?;
-    let event = txn.append(NewEvent {
-        kind: "content.reported",
-        actor: agent_id.clone().unwrap_or_else(|| "anonymous".into()),
-        subject: report.resource_id.clone(),
-        payload: json!({
-            "report_id": report.report_id,
-            "resource_id": report.resource_id,
-            "reason": report.reason,
-            "details": report.details,
-            "reporter": agent_id,
-        }),
-    })?;
+    let event = txn.record(
+        agent_id.clone().unwrap_or_else(|| "anonymous".into()),
+        report.resource_id.clone(),
+        &events::ContentReported {
+            report_id: report.report_id.clone(),
+            resource_id: report.resource_id.clone(),
+            reason: report.reason.clone(),
+            details: report.details.clone(),
+            reporter: agent_id.clone(),
+        },
+    )?;
     Ok(json!({
         "report_id": report.report_id,
         "resource_id": report.resource_id,

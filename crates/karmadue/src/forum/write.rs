@@ -3,8 +3,9 @@
 //! decided before anything is appended; each write appends its events and updates the
 //! projections in one writer transaction.
 
+use crate::events::forum as events;
 use kd_core::db::{OptionalExtension, params};
-use kd_core::eventlog::{EventRow, NewEvent};
+use kd_core::eventlog::{EventPayload as _, EventRow};
 use kd_core::keys::ServerKey;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
@@ -17,19 +18,19 @@ use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, Param
 use kd_kernel::{Caller, Ctx, Kernel};
 
 /// A thread and its opening post.
-pub const THREAD_CREATED: &str = "forum.thread_created";
+pub const THREAD_CREATED: &str = events::ThreadCreated::KIND;
 /// A reply.
-pub const POST_CREATED: &str = "forum.post_created";
+pub const POST_CREATED: &str = events::PostCreated::KIND;
 /// The author hid a reply.
-pub const POST_RETRACTED: &str = "forum.post_retracted";
+pub const POST_RETRACTED: &str = events::PostRetracted::KIND;
 /// The author hid the whole thread (title included).
-pub const THREAD_RETRACTED: &str = "forum.thread_retracted";
+pub const THREAD_RETRACTED: &str = events::ThreadRetracted::KIND;
 /// A post was reported: hidden, a human verifier job queued.
-pub const POST_REPORTED: &str = "forum.post_reported";
+pub const POST_REPORTED: &str = events::PostReported::KIND;
 /// The asker accepted a reply.
-pub const ACCEPTED: &str = "forum.accepted";
+pub const ACCEPTED: &str = events::Accepted::KIND;
 /// A peer confirmed an accepted reply.
-pub const ACCEPT_CONFIRMED: &str = "forum.accept_confirmed";
+pub const ACCEPT_CONFIRMED: &str = events::AcceptConfirmed::KIND;
 
 /// Every forum event kind.
 pub const EVENT_KINDS: [&str; 7] = [
@@ -269,29 +270,26 @@ pub fn append_post(
     let signature = key.sign_text(&canonical);
     let opening = post.title.is_some();
     let links = Value::Object(post.links);
-    let row = txn.append(NewEvent {
-        kind: if opening {
-            THREAD_CREATED
-        } else {
-            POST_CREATED
-        },
-        actor: post.actor,
-        subject: post.agent_id.clone().unwrap_or_default(),
-        payload: json!({
-            "thread_id": post.thread_id,
-            "post_id": post.post_id,
-            "topic": post.topic,
-            "agent_id": post.agent_id,
-            "person_id": post.person_id,
-            "quote_post_id": post.quote_post_id,
-            "links": links,
-            "recipe": KD_FORUM_V2,
-            "text_sha256": recipe::text_sha256(&signed),
-            "text_chars": recipe::text_chars(&signed),
-            "signature": signature,
-            "demo": post.demo,
-        }),
-    })?;
+    let record = events::PostRecord {
+        thread_id: post.thread_id.clone(),
+        post_id: post.post_id.clone(),
+        topic: post.topic.clone(),
+        agent_id: post.agent_id.clone(),
+        person_id: post.person_id.clone(),
+        quote_post_id: post.quote_post_id.clone(),
+        links: links.clone(),
+        recipe: KD_FORUM_V2.into(),
+        text_sha256: recipe::text_sha256(&signed),
+        text_chars: recipe::text_chars(&signed),
+        signature: signature.clone(),
+        demo: post.demo,
+    };
+    let subject = post.agent_id.clone().unwrap_or_default();
+    let row = if opening {
+        txn.record(post.actor, subject, &events::ThreadCreated(record))?
+    } else {
+        txn.record(post.actor, subject, &events::PostCreated(record))?
+    };
     if row.prev_hash != prev_hash {
         return Err(ToolError::internal(
             "a forum post's row did not link to the head it was signed over",
@@ -780,12 +778,8 @@ fn retract_post(ctx: Ctx, args: Args) -> HandlerFuture {
                 txn.conn()
                     .prepare_cached("UPDATE forum_posts SET status = 'retracted', hidden_ms = ?2 WHERE post_id = ?1")?
                     .execute(params![opening_post_id, now])?;
-                let row = txn.append(NewEvent {
-                    kind: THREAD_RETRACTED,
-                    actor: signed.actor(),
-                    subject: agent_id.clone(),
-                    payload: json!({ "thread_id": thread_id, "post_id": opening_post_id, "agent_id": agent_id }),
-                })?;
+                let retraction = events::Retraction { thread_id: thread_id.clone(), post_id: opening_post_id.clone(), agent_id: agent_id.clone() };
+                let row = txn.record(signed.actor(), agent_id.clone(), &events::ThreadRetracted(retraction))?;
                 return Ok(json!({ "thread_id": thread_id, "post_id": opening_post_id, "retracted": "thread", "status": "retracted", "already": false, "event_seq": row.seq }));
             }
             let post: Option<(String, Option<String>, String)> = txn
@@ -810,12 +804,8 @@ fn retract_post(ctx: Ctx, args: Args) -> HandlerFuture {
                     .prepare_cached("UPDATE forum_threads SET replies = replies - 1 WHERE thread_id = ?1")?
                     .execute([&thread_id])?;
             }
-            let row = txn.append(NewEvent {
-                kind: POST_RETRACTED,
-                actor: signed.actor(),
-                subject: agent_id.clone(),
-                payload: json!({ "thread_id": thread_id, "post_id": reference, "agent_id": agent_id }),
-            })?;
+            let retraction = events::Retraction { thread_id: thread_id.clone(), post_id: reference.clone(), agent_id: agent_id.clone() };
+            let row = txn.record(signed.actor(), agent_id.clone(), &events::PostRetracted(retraction))?;
             Ok(json!({ "thread_id": thread_id, "post_id": reference, "retracted": "post", "status": "retracted", "already": false, "event_seq": row.seq }))
         })
         .await
@@ -873,12 +863,18 @@ fn report_post(ctx: Ctx, args: Args) -> HandlerFuture {
             txn.conn()
                 .prepare_cached("INSERT INTO forum_reports (report_id, post_id, reporter, reason, job_status, created_ms) VALUES (?1, ?2, ?3, ?4, 'queued', ?5)")?
                 .execute(params![report_id, post_id, reporter, reason, now])?;
-            let row = txn.append(NewEvent {
-                kind: POST_REPORTED,
-                actor: writer.actor(),
-                subject: post_id.clone(),
-                payload: json!({ "report_id": report_id, "post_id": post_id, "thread_id": thread_id, "reporter": reporter, "verifier_job": "queued", "reason_sha256": recipe::text_sha256(&reason) }),
-            })?;
+            let row = txn.record(
+                writer.actor(),
+                post_id.clone(),
+                &events::PostReported {
+                    report_id: report_id.clone(),
+                    post_id: post_id.clone(),
+                    thread_id: thread_id.clone(),
+                    reporter: reporter.clone(),
+                    verifier_job: "queued".into(),
+                    reason_sha256: recipe::text_sha256(&reason),
+                },
+            )?;
             Ok(json!({
                 "report_id": report_id,
                 "post_id": post_id,
@@ -943,12 +939,8 @@ fn mark_accepted(ctx: Ctx, args: Args) -> HandlerFuture {
                 txn.conn()
                     .prepare_cached("INSERT INTO forum_acceptances (post_id, agent_id, kind, counted, created_ms) VALUES (?1, ?2, 'accepted', 1, ?3)")?
                     .execute(params![post_id, agent_id, now])?;
-                let row = txn.append(NewEvent {
-                    kind: ACCEPTED,
-                    actor: writer.actor(),
-                    subject: author.clone(),
-                    payload: json!({ "thread_id": thread_id, "post_id": post_id, "asker": agent_id, "author": author }),
-                })?;
+                let accepted = events::Accepted { thread_id: thread_id.clone(), post_id: post_id.clone(), asker: agent_id.clone(), author: author.clone() };
+                let row = txn.record(writer.actor(), author.clone(), &accepted)?;
                 return Ok(json!({ "post_id": post_id, "thread_id": thread_id, "accepted": true, "already": false, "trust_changed": false, "event_seq": row.seq }));
             }
             if accepted == 0 {
@@ -1003,12 +995,9 @@ fn mark_accepted(ctx: Ctx, args: Args) -> HandlerFuture {
                     .prepare_cached("UPDATE forum_posts SET confirmations = confirmations + 1 WHERE post_id = ?1")?
                     .execute([&post_id])?;
             }
-            let row = txn.append(NewEvent {
-                kind: ACCEPT_CONFIRMED,
-                actor: writer.actor(),
-                subject: author.clone(),
-                payload: json!({ "thread_id": thread_id, "post_id": post_id, "peer": agent_id, "author": author, "counted": counted }),
-            })?;
+            let confirmed =
+                events::AcceptConfirmed { thread_id: thread_id.clone(), post_id: post_id.clone(), peer: agent_id.clone(), author: author.clone(), counted };
+            let row = txn.record(writer.actor(), author.clone(), &confirmed)?;
             Ok(json!({
                 "post_id": post_id,
                 "thread_id": thread_id,

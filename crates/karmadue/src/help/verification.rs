@@ -31,9 +31,9 @@
 
 use std::sync::Arc;
 
+use crate::events::help as events;
 use kd_core::clock::rfc3339_ms;
 use kd_core::db::{Connection, OptionalExtension, params};
-use kd_core::eventlog::NewEvent;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
 use serde_json::{Value, json};
@@ -725,21 +725,20 @@ fn post_verification_ask(ctx: Ctx, args: Args) -> HandlerFuture {
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'open', ?9, ?9)",
                     )?
                     .execute(params![ask_id, requester_id, subject.agent_id, passport_id, stamp, criteria, reward_note, deadline_ms, now])?;
-                let event = txn.append(NewEvent {
-                    kind: "verification.asked",
-                    actor: signed.actor(),
-                    subject: subject.agent_id.clone(),
-                    payload: json!({
-                        "ask_id": ask_id,
-                        "requester_id": requester_id,
-                        "subject_agent_id": subject.agent_id,
-                        "passport_id": passport_id,
-                        "stamp": stamp,
-                        "deadline_ms": deadline_ms,
-                        "criteria_sha256": text_sha256(&criteria),
-                        "reward_note": reward_note.is_some(),
-                    }),
-                })?;
+                let event = txn.record(
+                    signed.actor(),
+                    subject.agent_id.clone(),
+                    &events::VerificationAsked {
+                        ask_id: ask_id.clone(),
+                        requester_id: requester_id.clone(),
+                        subject_agent_id: subject.agent_id.clone(),
+                        passport_id: passport_id.clone(),
+                        stamp: stamp.to_owned(),
+                        deadline_ms,
+                        criteria_sha256: text_sha256(&criteria),
+                        reward_note: reward_note.is_some(),
+                    },
+                )?;
                 let ask = require_ask(txn.conn(), &ask_id)?;
                 Ok(json!({
                     "ask": ask.to_json(now),
@@ -902,17 +901,16 @@ fn accept_in(
              WHERE ask_id = ?1",
         )?
         .execute(params![ask_id, me, now, until])?;
-    let event = txn.append(NewEvent {
-        kind: "verification.accepted",
+    let event = txn.record(
         actor,
-        subject: ask.subject_id.clone(),
-        payload: json!({
-            "ask_id": ask_id,
-            "reviewer": me,
-            "accept_until_ms": until,
-            "reopened_from": reopened_from,
-        }),
-    })?;
+        ask.subject_id.clone(),
+        &events::VerificationAccepted {
+            ask_id: ask_id.to_owned(),
+            reviewer: me.clone(),
+            accept_until_ms: until,
+            reopened_from: reopened_from.clone(),
+        },
+    )?;
     let ask = require_ask(txn.conn(), ask_id)?;
     Ok(json!({
         "ask": ask.to_json(now),
@@ -967,18 +965,17 @@ fn submit_in(
              WHERE ask_id = ?1",
         )?
         .execute(params![ask_id, result, evidence_ref, note, now])?;
-    let event = txn.append(NewEvent {
-        kind: "verification.submitted",
+    let event = txn.record(
         actor,
-        subject: ask.subject_id.clone(),
-        payload: json!({
-            "ask_id": ask_id,
-            "reviewer": me,
-            "result": result,
-            "evidence_ref": evidence_ref,
-            "note_sha256": note.map(text_sha256),
-        }),
-    })?;
+        ask.subject_id.clone(),
+        &events::VerificationSubmitted {
+            ask_id: ask_id.to_owned(),
+            reviewer: me.clone(),
+            result: result.to_owned(),
+            evidence_ref: evidence_ref.to_owned(),
+            note_sha256: note.map(text_sha256),
+        },
+    )?;
     let ask = require_ask(txn.conn(), ask_id)?;
     Ok(json!({
         "ask": ask.to_json(now),
@@ -1172,17 +1169,16 @@ fn resolve_verification(ctx: Ctx, args: Args) -> HandlerFuture {
             let actor = signed.actor();
             if !accept {
                 let reopened = ask.deadline_ms > now;
-                let event = txn.append(NewEvent {
-                    kind: "verification.disputed",
+                let event = txn.record(
                     actor,
-                    subject: ask.subject_id.clone(),
-                    payload: json!({
-                        "ask_id": ask.ask_id,
-                        "reviewer": reviewer_key,
-                        "result": ask.result,
-                        "reopened": reopened,
-                    }),
-                })?;
+                    ask.subject_id.clone(),
+                    &events::VerificationDisputed {
+                        ask_id: ask.ask_id.clone(),
+                        reviewer: reviewer_key.clone(),
+                        result: ask.result.clone(),
+                        reopened,
+                    },
+                )?;
                 txn.conn()
                     .prepare_cached(
                         "INSERT INTO verification_disputes (ask_id, reviewer, disputed_ms, event_seq) VALUES (?1, ?2, ?3, ?4)",
@@ -1258,22 +1254,21 @@ fn resolve_verification(ctx: Ctx, args: Args) -> HandlerFuture {
                      WHERE ask_id = ?1",
                 )?
                 .execute(params![ask.ask_id, resolution, now, stamp.as_ref().map(|stamp| stamp.stamp_id.clone())])?;
-            let event = txn.append(NewEvent {
-                kind: "verification.resolved",
+            let event = txn.record(
                 actor,
-                subject: ask.subject_id.clone(),
-                payload: json!({
-                    "ask_id": ask.ask_id,
-                    "subject_agent_id": ask.subject_id,
-                    "passport_id": ask.credential_id,
-                    "stamp": ask.stamp,
-                    "reviewer": reviewer_key,
-                    "result": ask.result,
-                    "resolution": resolution,
-                    "evidence_ref": ask.evidence_ref,
-                    "stamp_id": stamp.as_ref().map(|stamp| stamp.stamp_id.clone()),
-                }),
-            })?;
+                ask.subject_id.clone(),
+                &events::VerificationResolved {
+                    ask_id: ask.ask_id.clone(),
+                    subject_agent_id: ask.subject_id.clone(),
+                    passport_id: ask.credential_id.clone(),
+                    stamp: ask.stamp.clone(),
+                    reviewer: reviewer_key.clone(),
+                    result: ask.result.clone(),
+                    resolution: resolution.to_owned(),
+                    evidence_ref: ask.evidence_ref.clone(),
+                    stamp_id: stamp.as_ref().map(|stamp| stamp.stamp_id.clone()),
+                },
+            )?;
             let after = require_ask(txn.conn(), &ask.ask_id)?;
             Ok(json!({
                 "ask": after.to_json(now),

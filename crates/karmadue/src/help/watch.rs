@@ -21,9 +21,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::events::help as events;
 use kd_core::clock::rfc3339_ms;
 use kd_core::db::{Connection, OptionalExtension, params};
-use kd_core::eventlog::NewEvent;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
 use serde_json::{Value, json};
@@ -405,18 +405,17 @@ fn set_watchlist(ctx: Ctx, args: Args) -> HandlerFuture {
                 .conn()
                 .prepare_cached("SELECT owner_id FROM agents WHERE agent_id = ?1")?
                 .query_row([&agent_id], |row| row.get(0))?;
-            let event = txn.append(NewEvent {
-                kind: "watchlist.set",
-                actor: signed.actor(),
-                subject: agent_id.clone(),
-                payload: json!({
-                    "agent_id": agent_id,
-                    "items": count,
-                    "listed": listed,
-                    "not_listed": targets.len() - listed,
-                    "list_sha256": digest,
-                }),
-            })?;
+            let event = txn.record(
+                signed.actor(),
+                agent_id.clone(),
+                &events::WatchlistSet {
+                    agent_id: agent_id.clone(),
+                    items: count,
+                    listed,
+                    not_listed: targets.len() - listed,
+                    list_sha256: digest.clone(),
+                },
+            )?;
             Ok(json!({
                 "agent_id": agent_id,
                 "items": items,
@@ -645,17 +644,16 @@ fn check_one(
             },
         )?;
     }
-    txn.append(NewEvent {
-        kind: "watchlist.alerted",
-        actor: "hub".into(),
-        subject: agent_id.to_owned(),
-        payload: json!({
-            "agent_id": agent_id,
-            "day": day_text,
-            "changes": found.iter().map(logged_change).collect::<Vec<_>>(),
-            "delivered_to": if person.is_some() { "owner" } else { "history" },
-        }),
-    })?;
+    txn.record(
+        "hub",
+        agent_id,
+        &events::WatchlistAlerted {
+            agent_id: agent_id.to_owned(),
+            day: day_text.clone(),
+            changes: found.iter().map(logged_change).collect(),
+            delivered_to: if person.is_some() { "owner" } else { "history" }.into(),
+        },
+    )?;
     Ok(Some((true, person.is_some())))
 }
 

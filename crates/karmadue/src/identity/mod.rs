@@ -9,10 +9,12 @@
 pub mod names;
 pub mod passport;
 pub mod signers;
+pub mod replay;
 
+use crate::events::identity as events;
 use kd_core::clock::rfc3339_ms;
 use kd_core::db::{Connection, OptionalExtension, params};
-use kd_core::eventlog::{self, NewEvent};
+use kd_core::eventlog;
 use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;
 use kd_protocol::ids::{AgentId, Handle};
@@ -624,14 +626,9 @@ fn register_agent(ctx: Ctx, args: Args) -> HandlerFuture {
                 names::reserve(txn, &name_index, &id, &name)?;
                 let passport =
                     passport::issue(txn.conn(), &hub.passport_key, &credential_id, &id, &handle, &key_text, now)?;
-                txn.append(NewEvent {
-                    kind: "agent.registered",
-                    actor: id.clone(),
-                    subject: id.clone(),
-                    payload: json!({
-                        "agent_id": id, "handle": handle, "name": name, "platform": platform,
-                        "public_key": key_text, "credential_id": credential_id, "referral": referral,
-                    }),
+                txn.record(id.clone(), id.clone(), &events::AgentRegistered {
+                    agent_id: id.clone(), handle: handle.clone(), name: name.clone(), platform: platform.clone(),
+                    public_key: key_text.clone(), credential_id: credential_id.clone(), referral: referral.clone(),
                 })?;
                 Ok(json!({
                     "agent_id": id,
@@ -846,12 +843,7 @@ fn rename_agent(ctx: Ctx, args: Args) -> HandlerFuture {
                 .prepare_cached("UPDATE agents SET name = ?2, name_key = ?3, updated_ms = ?4 WHERE agent_id = ?1")?
                 .execute(params![id, name, names::fold(&name), txn.now_ms()])?;
             names::reserve(txn, &name_index, &id, &name)?;
-            let event = txn.append(NewEvent {
-                kind: "agent.renamed",
-                actor: signed.actor(),
-                subject: id.clone(),
-                payload: json!({ "from": agent.name, "to": name }),
-            })?;
+            let event = txn.record(signed.actor(), id.clone(), &events::AgentRenamed { from: agent.name.clone(), to: name.clone() })?;
             Ok(json!({ "agent_id": id, "handle": agent.handle, "name": name, "previous_name": agent.name, "event_seq": event.seq }))
         })
         .await
@@ -887,17 +879,16 @@ fn rotate_agent_key(ctx: Ctx, args: Args) -> HandlerFuture {
                     "UPDATE agents SET public_key = ?2, credential_id = ?3, key_source = 'agent', updated_ms = ?4 WHERE agent_id = ?1",
                 )?
                 .execute(params![id, new_key, credential_id, now])?;
-            txn.append(NewEvent {
-                kind: "agent.key_rotated",
-                actor: signed.actor(),
-                subject: id.clone(),
-                payload: json!({
-                    "previous_public_key": agent.public_key,
-                    "public_key": new_key,
-                    "previous_credential_id": agent.credential_id,
-                    "credential_id": credential_id,
-                }),
-            })?;
+            txn.record(
+                signed.actor(),
+                id.clone(),
+                &events::AgentKeyRotated {
+                    previous_public_key: agent.public_key.clone(),
+                    public_key: new_key.clone(),
+                    previous_credential_id: agent.credential_id.clone(),
+                    credential_id: credential_id.clone(),
+                },
+            )?;
             Ok(json!({
                 "agent_id": id,
                 "public_key": new_key,
@@ -927,12 +918,13 @@ fn revoke_agent(ctx: Ctx, _args: Args) -> HandlerFuture {
             // Its name is free at once: the name index confirms every candidate against an
             // active row (names::clashes); this only counts the entries as stale.
             names::release(txn, &name_index)?;
-            let event = txn.append(NewEvent {
-                kind: "agent.revoked",
-                actor: signed.actor(),
-                subject: id.clone(),
-                payload: json!({ "credential_id": agent.credential_id }),
-            })?;
+            let event = txn.record(
+                signed.actor(),
+                id.clone(),
+                &events::AgentRevoked {
+                    credential_id: agent.credential_id.clone(),
+                },
+            )?;
             Ok(json!({
                 "agent_id": id,
                 "status": "revoked",
@@ -968,12 +960,7 @@ fn release_agent(ctx: Ctx, _args: Args) -> HandlerFuture {
             txn.conn()
                 .prepare_cached("DELETE FROM owner_grants WHERE agent_id = ?1")?
                 .execute([&id])?;
-            let event = txn.append(NewEvent {
-                kind: "agent.released",
-                actor: signed.actor(),
-                subject: id.clone(),
-                payload: json!({ "previous_owner": owner, "by": by }),
-            })?;
+            let event = txn.record(signed.actor(), id.clone(), &events::AgentReleased { previous_owner: owner, by: by.to_owned() })?;
             Ok(json!({ "agent_id": id, "released": true, "independent": true, "event_seq": event.seq }))
         })
         .await

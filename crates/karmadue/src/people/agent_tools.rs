@@ -16,8 +16,8 @@
 //! `capability.offer_declined`, `preferences.updated`. None carries a note, a title, a
 //! description or the preferences themselves (only their SHA-256 and size).
 
+use crate::events::standing as events;
 use kd_core::db::{Connection, OptionalExtension, params};
-use kd_core::eventlog::NewEvent;
 use kd_core::random::random_id;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -174,12 +174,11 @@ fn invite_agent(ctx: Ctx, args: Args) -> HandlerFuture {
                 .conn()
                 .prepare_cached("SELECT handle, credential_id FROM agents WHERE agent_id = ?1")?
                 .query_row([&agent_id], |row| Ok((row.get(0)?, row.get(1)?)))?;
-            let event = txn.append(NewEvent {
-                kind: "agent.invited",
-                actor: signed.actor(),
-                subject: agent_id.clone(),
-                payload: json!({ "agent_id": agent_id, "invite_code": code, "credential_id": credential_id }),
-            })?;
+            let event = txn.record(
+                signed.actor(),
+                agent_id.clone(),
+                &events::AgentInvited { agent_id: agent_id.clone(), invite_code: code.clone(), credential_id: credential_id.clone() },
+            )?;
             txn.conn()
                 .prepare_cached(
                     "INSERT INTO invitations (invite_code, agent_id, credential_id, note, created_ms, event_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -274,12 +273,11 @@ fn offer_capability(ctx: Ctx, args: Args) -> HandlerFuture {
             } else {
                 "needs_owner"
             };
-            let event = txn.append(NewEvent {
-                kind: "capability.offered",
-                actor: signed.actor(),
-                subject: agent_id.clone(),
-                payload: json!({ "offer_id": offer_id, "agent_id": agent_id, "status": status }),
-            })?;
+            let event = txn.record(
+                signed.actor(),
+                agent_id.clone(),
+                &events::CapabilityOffered { offer_id: offer_id.clone(), agent_id: agent_id.clone(), status: status.to_owned() },
+            )?;
             let decided = (status == "published").then(|| signed.actor());
             txn.conn()
                 .prepare_cached(
@@ -392,23 +390,19 @@ pub async fn decide_offer(
                 .query_row(params![offer_id, person_id], |row| row.get(0))
                 .optional()?;
             let agent_id = agent_id.ok_or(AppError::NotFound)?;
-            let (status, kind) = if approve {
-                ("published", "capability.offer_published")
-            } else {
-                ("declined", "capability.offer_declined")
-            };
+            let status = if approve { "published" } else { "declined" };
             let actor = format!("person:{person_id}");
             txn.conn()
                 .prepare_cached(
                     "UPDATE capability_offers SET status = ?2, decided_ms = ?3, decided_by = ?4 WHERE offer_id = ?1",
                 )?
                 .execute(params![offer_id, status, txn.now_ms(), actor])?;
-            txn.append(NewEvent {
-                kind,
-                actor,
-                subject: agent_id.clone(),
-                payload: json!({ "offer_id": offer_id, "agent_id": agent_id }),
-            })?;
+            let offer = events::OfferRef { offer_id: offer_id.clone(), agent_id: agent_id.clone() };
+            if approve {
+                txn.record(actor, agent_id.clone(), &events::OfferPublished(offer))?;
+            } else {
+                txn.record(actor, agent_id.clone(), &events::OfferDeclined(offer))?;
+            }
             Ok(())
         })
         .await?
@@ -456,17 +450,11 @@ fn update_preferences(ctx: Ctx, args: Args) -> HandlerFuture {
                 .conn()
                 .prepare_cached("SELECT owner_id FROM agents WHERE agent_id = ?1")?
                 .query_row([&agent_id], |row| row.get(0))?;
-            let event = txn.append(NewEvent {
-                kind: "preferences.updated",
-                actor: signed.actor(),
-                subject: agent_id.clone(),
-                payload: json!({
-                    "agent_id": agent_id,
-                    "version": version,
-                    "preferences_sha256": sha256,
-                    "bytes": text.len(),
-                }),
-            })?;
+            let event = txn.record(
+                signed.actor(),
+                agent_id.clone(),
+                &events::PreferencesUpdated { agent_id: agent_id.clone(), version, preferences_sha256: sha256.clone(), bytes: text.len() },
+            )?;
             txn.conn()
                 .prepare_cached(
                     "INSERT INTO agent_preferences (agent_id, preferences, preferences_sha256, version, updated_ms, event_seq)

@@ -7,8 +7,8 @@
 //! Events: `finding.filed`, `finding.adopted`, `finding.approved`, `finding.dismissed`,
 //! `finding.withdrawn`. They never carry the claim code, an address, or the finding's text.
 
+use crate::events::people as events;
 use kd_core::db::{OptionalExtension, params};
-use kd_core::eventlog::NewEvent;
 use kd_core::people as accounts;
 use kd_core::random::{random_bytes, random_id};
 use serde_json::{Value, json};
@@ -312,12 +312,11 @@ fn notify_human_of_finding(ctx: Ctx, args: Args) -> HandlerFuture {
                     },
                 )?;
             }
-            let event = txn.append(NewEvent {
-                kind: "finding.filed",
-                actor: signed.actor(),
-                subject: agent_id.clone(),
-                payload: json!({ "finding_id": finding_id, "agent_id": agent_id, "kind": kind, "delivery": delivery }),
-            })?;
+            let event = txn.record(
+                signed.actor(),
+                agent_id.clone(),
+                &events::FindingFiled { finding_id: finding_id.clone(), agent_id: agent_id.clone(), kind: kind.clone(), delivery: delivery.to_owned() },
+            )?;
             let mut answer = json!({
                 "finding_id": finding_id,
                 "deduplicated": false,
@@ -374,12 +373,8 @@ fn withdraw_finding(ctx: Ctx, args: Args) -> HandlerFuture {
             if changed == 0 {
                 return Err(ToolError::not_found("finding_id", "No open finding of yours has this finding_id."));
             }
-            let event = txn.append(NewEvent {
-                kind: "finding.withdrawn",
-                actor: signed.actor(),
-                subject: agent_id.clone(),
-                payload: json!({ "finding_id": finding_id, "agent_id": agent_id }),
-            })?;
+            let finding = events::FindingRef { finding_id: finding_id.clone(), agent_id: agent_id.clone() };
+            let event = txn.record(signed.actor(), agent_id.clone(), &events::FindingWithdrawn(finding))?;
             Ok(json!({ "finding_id": finding_id, "status": "withdrawn", "reason": reason, "event_seq": event.seq }))
         })
         .await
@@ -423,12 +418,11 @@ pub async fn adopt(hub: &Kernel, person_id: &str, code: &str) -> Result<Value, T
             txn.conn()
                 .prepare_cached("UPDATE findings SET status = 'inbox', person_id = ?2 WHERE finding_id = ?1")?
                 .execute(params![finding_id, person_id])?;
-            let event = txn.append(NewEvent {
-                kind: "finding.adopted",
-                actor: format!("person:{person_id}"),
-                subject: agent_id.clone(),
-                payload: json!({ "finding_id": finding_id, "agent_id": agent_id, "person_id": person_id }),
-            })?;
+            let event = txn.record(
+                format!("person:{person_id}"),
+                agent_id.clone(),
+                &events::FindingAdopted { finding_id: finding_id.clone(), agent_id: agent_id.clone(), person_id: person_id.clone() },
+            )?;
             Ok(json!({ "finding_id": finding_id, "status": "inbox", "inbox": "/inbox", "event_seq": event.seq }))
         })
         .await?
@@ -511,7 +505,7 @@ pub async fn decide(
     let finding_id = finding_id.to_owned();
     hub.store
         .write(move |txn| -> Result<(), AppError> {
-            let (status, kind) = if approve { ("approved", "finding.approved") } else { ("dismissed", "finding.dismissed") };
+            let status = if approve { "approved" } else { "dismissed" };
             let agent_id: Option<String> = txn
                 .conn()
                 .prepare_cached("SELECT agent_id FROM findings WHERE finding_id = ?1 AND person_id = ?2 AND status = 'inbox'")?
@@ -521,12 +515,12 @@ pub async fn decide(
             txn.conn()
                 .prepare_cached("UPDATE findings SET status = ?2, claim_sha256 = NULL, decided_ms = ?3 WHERE finding_id = ?1")?
                 .execute(params![finding_id, status, txn.now_ms()])?;
-            txn.append(NewEvent {
-                kind,
-                actor: format!("person:{person_id}"),
-                subject: agent_id.clone(),
-                payload: json!({ "finding_id": finding_id, "agent_id": agent_id }),
-            })?;
+            let (actor, finding) = (format!("person:{person_id}"), events::FindingRef { finding_id: finding_id.clone(), agent_id: agent_id.clone() });
+            if approve {
+                txn.record(actor, agent_id.clone(), &events::FindingApproved(finding))?;
+            } else {
+                txn.record(actor, agent_id.clone(), &events::FindingDismissed(finding))?;
+            }
             Ok(())
         })
         .await?

@@ -14,11 +14,12 @@ pub mod agent_tools;
 pub mod findings;
 pub mod mail;
 pub mod password_gate;
+pub mod replay;
 
 use std::net::IpAddr;
 
+use crate::events::{EventPayload as _, identity as agent_events, people as events};
 use kd_core::db::{Connection, OptionalExtension, params};
-use kd_core::eventlog::NewEvent;
 use kd_core::people::{self as accounts, Person, Session};
 use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;
@@ -559,12 +560,7 @@ fn connect_with_code(ctx: Ctx, args: Args) -> HandlerFuture {
                     txn.conn()
                         .prepare_cached("UPDATE code_attempts SET refusal_logged = 1 WHERE agent_id = ?1 AND hour = ?2")?
                         .execute(params![agent_id, hour])?;
-                    txn.append(NewEvent {
-                        kind: "connect.refused",
-                        actor,
-                        subject: agent_id.clone(),
-                        payload: json!({ "agent_id": agent_id, "reason": "rate_limited" }),
-                    })?;
+                    txn.record(actor, agent_id.clone(), &events::ConnectRefused { agent_id: agent_id.clone(), reason: "rate_limited".into() })?;
                     return Ok(Err(refusal));
                 }
                 txn.conn()
@@ -585,12 +581,7 @@ fn connect_with_code(ctx: Ctx, args: Args) -> HandlerFuture {
                     .query_row(params![hashed, now], |row| row.get(0))
                     .optional()?;
                 let Some(person_id) = person else {
-                    txn.append(NewEvent {
-                        kind: "connect.refused",
-                        actor,
-                        subject: agent_id.clone(),
-                        payload: json!({ "agent_id": agent_id, "reason": "invalid_code" }),
-                    })?;
+                    txn.record(actor, agent_id.clone(), &events::ConnectRefused { agent_id: agent_id.clone(), reason: "invalid_code".into() })?;
                     return Ok(Err(invalid_code()));
                 };
                 txn.conn()
@@ -674,12 +665,7 @@ fn request_claim(ctx: Ctx, args: Args) -> HandlerFuture {
                     sent_ms: None,
                 },
             )?;
-            let event = txn.append(NewEvent {
-                kind: "claim.requested",
-                actor: signed.actor(),
-                subject: agent_id.clone(),
-                payload: json!({ "agent_id": agent_id, "claim_id": claim_id }),
-            })?;
+            let event = txn.record(signed.actor(), agent_id.clone(), &events::ClaimRequested { agent_id: agent_id.clone(), claim_id: claim_id.clone() })?;
             Ok(json!({
                 "agent_id": agent_id,
                 "claim_id": claim_id,
@@ -731,12 +717,16 @@ fn file_request(
             "INSERT INTO owner_requests (request_id, agent_id, person_id, via, status, created_ms) VALUES (?1, ?2, ?3, ?4, 'pending', ?5)",
         )?
         .execute(params![request_id, agent_id, person_id, via, txn.now_ms()])?;
-    let event = txn.append(NewEvent {
-        kind: "owner.link_requested",
-        actor: actor.to_owned(),
-        subject: agent_id.to_owned(),
-        payload: json!({ "request_id": request_id, "agent_id": agent_id, "person_id": person_id, "via": via }),
-    })?;
+    let event = txn.record(
+        actor,
+        agent_id,
+        &events::OwnerLinkRequested {
+            request_id: request_id.to_owned(),
+            agent_id: agent_id.to_owned(),
+            person_id: person_id.to_owned(),
+            via: via.to_owned(),
+        },
+    )?;
     Ok(json!({
         "agent_id": agent_id,
         "request_id": request_id,
@@ -801,12 +791,7 @@ pub async fn set_actions_per_day(
             txn.conn()
                 .prepare_cached("UPDATE owner_grants SET actions_per_day = ?2 WHERE agent_id = ?1")?
                 .execute(params![agent_id, actions_per_day])?;
-            txn.append(NewEvent {
-                kind: "owner.grant_changed",
-                actor: format!("person:{person_id}"),
-                subject: agent_id.clone(),
-                payload: json!({ "agent_id": agent_id, "actions_per_day": actions_per_day, "previous_actions_per_day": before }),
-            })?;
+            txn.record(format!("person:{person_id}"), agent_id.clone(), &events::OwnerGrantChanged { agent_id: agent_id.clone(), actions_per_day, previous_actions_per_day: before })?;
             Ok(())
         })
         .await?
@@ -930,12 +915,7 @@ pub async fn decide_request(
                 txn.conn()
                     .prepare_cached("UPDATE owner_requests SET status = 'declined', decided_ms = ?2 WHERE request_id = ?1")?
                     .execute(params![request_id, now])?;
-                txn.append(NewEvent {
-                    kind: "owner.link_declined",
-                    actor,
-                    subject: agent_id.clone(),
-                    payload: json!({ "request_id": request_id, "agent_id": agent_id, "person_id": person_id }),
-                })?;
+                txn.record(actor, agent_id.clone(), &events::OwnerLinkDeclined { request_id: request_id.clone(), agent_id: agent_id.clone(), person_id: person_id.clone() })?;
                 return Ok(());
             }
             let agent = require_agent(txn.conn(), &agent_id, "agent_id")?;
@@ -953,12 +933,7 @@ pub async fn decide_request(
                 txn.conn()
                     .prepare_cached("UPDATE owner_requests SET status = 'approved', decided_ms = ?2 WHERE request_id = ?1")?
                     .execute(params![request_id, now])?;
-                txn.append(NewEvent {
-                    kind: "owner.link_confirmed",
-                    actor,
-                    subject: agent_id.clone(),
-                    payload: json!({ "request_id": request_id, "agent_id": agent_id, "person_id": person_id }),
-                })?;
+                txn.record(actor, agent_id.clone(), &events::OwnerLinkConfirmed { request_id: request_id.clone(), agent_id: agent_id.clone(), person_id: person_id.clone() })?;
                 return Ok(());
             }
             let scopes = json!(READ_ONLY_SCOPES);
@@ -977,20 +952,19 @@ pub async fn decide_request(
                         actions_per_day = excluded.actions_per_day, granted_ms = excluded.granted_ms",
                 )?
                 .execute(params![agent_id, person_id, scopes.to_string(), actions_per_day, now])?;
-            txn.append(NewEvent {
-                kind: "owner.linked",
+            txn.record(
                 actor,
-                subject: agent_id.clone(),
-                payload: json!({
-                    "request_id": request_id,
-                    "agent_id": agent_id,
-                    "person_id": person_id,
-                    "scopes": scopes,
-                    "spend_usd_per_day": 0,
-                    "spend_usd_per_action": 0,
-                    "actions_per_day": actions_per_day,
-                }),
-            })?;
+                agent_id.clone(),
+                &events::OwnerLinked {
+                    request_id: request_id.clone(),
+                    agent_id: agent_id.clone(),
+                    person_id: person_id.clone(),
+                    scopes,
+                    spend_usd_per_day: 0,
+                    spend_usd_per_action: 0,
+                    actions_per_day,
+                },
+            )?;
             Ok(())
         })
         .await?
@@ -1065,21 +1039,19 @@ pub async fn act_on_agent(
             let paused_ms = row.ok_or(AppError::NotFound)?;
             let now = txn.now_ms();
             let actor = format!("person:{person_id}");
-            let (sql, kind, payload) = match action {
+            let by = || "owner".to_owned();
+            let (sql, event) = match action {
                 OwnerAction::Pause if paused_ms.is_none() => (
                     "UPDATE agents SET paused_ms = ?2, updated_ms = ?2 WHERE agent_id = ?1",
-                    "agent.paused",
-                    json!({ "agent_id": agent_id, "by": "owner" }),
+                    agent_events::AgentPaused { agent_id: agent_id.clone(), by: by() }.event(actor, agent_id.clone()),
                 ),
                 OwnerAction::Resume if paused_ms.is_some() => (
                     "UPDATE agents SET paused_ms = NULL, updated_ms = ?2 WHERE agent_id = ?1",
-                    "agent.resumed",
-                    json!({ "agent_id": agent_id, "by": "owner" }),
+                    agent_events::AgentResumed { agent_id: agent_id.clone(), by: by() }.event(actor, agent_id.clone()),
                 ),
                 OwnerAction::Remove => (
                     "UPDATE agents SET owner_id = NULL, paused_ms = NULL, updated_ms = ?2 WHERE agent_id = ?1",
-                    "agent.released",
-                    json!({ "previous_owner": person_id, "by": "owner" }),
+                    agent_events::AgentReleased { previous_owner: person_id.clone(), by: by() }.event(actor, agent_id.clone()),
                 ),
                 OwnerAction::Pause | OwnerAction::Resume => return Ok(()),
             };
@@ -1089,7 +1061,7 @@ pub async fn act_on_agent(
                     .prepare_cached("DELETE FROM owner_grants WHERE agent_id = ?1")?
                     .execute([&agent_id])?;
             }
-            txn.append(NewEvent { kind, actor, subject: agent_id.clone(), payload })?;
+            txn.append(event?)?;
             Ok(())
         })
         .await?

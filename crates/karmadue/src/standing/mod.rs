@@ -8,6 +8,7 @@
 
 pub mod facts;
 pub mod quota;
+pub mod replay;
 pub mod stamps;
 
 use kd_core::db::{Connection, OptionalExtension, params};

@@ -7,8 +7,8 @@
 //! an expiry (`capability.granted`): `publish_ask` for 30 days, renewed by retaking the test.
 //! Both tables are projections of those events.
 
+use crate::events::standing as events;
 use kd_core::db::{Connection, OptionalExtension, params};
-use kd_core::eventlog::NewEvent;
 use kd_core::store::WriteTxn;
 use serde_json::{Value, json};
 
@@ -92,20 +92,19 @@ pub struct NewStamp {
 /// `internal` when the store fails.
 pub fn issue(txn: &mut WriteTxn<'_>, actor: &str, stamp: NewStamp) -> Result<Stamp, ToolError> {
     let now = txn.now_ms();
-    let row = txn.append(NewEvent {
-        kind: "stamp.issued",
-        actor: actor.to_owned(),
-        subject: stamp.agent_id.clone(),
-        payload: json!({
-            "stamp_id": stamp.stamp_id,
-            "agent_id": stamp.agent_id,
-            "stamp": stamp.stamp,
-            "expires_ms": stamp.expires_ms,
-            "issuer": stamp.issuer,
-            "credential_id": stamp.credential_id,
-            "detail": stamp.detail,
-        }),
-    })?;
+    let row = txn.record(
+        actor,
+        stamp.agent_id.clone(),
+        &events::StampIssued {
+            stamp_id: stamp.stamp_id.clone(),
+            agent_id: stamp.agent_id.clone(),
+            stamp: stamp.stamp.to_owned(),
+            expires_ms: stamp.expires_ms,
+            issuer: stamp.issuer.clone(),
+            credential_id: stamp.credential_id.clone(),
+            detail: stamp.detail.clone(),
+        },
+    )?;
     txn.conn()
         .prepare_cached(
             "INSERT INTO stamps (stamp_id, agent_id, stamp, issued_ms, expires_ms, issuer, credential_id, detail, event_seq)
@@ -201,17 +200,16 @@ pub fn grant_capability(
     source: &str,
 ) -> Result<Capability, ToolError> {
     let now = txn.now_ms();
-    txn.append(NewEvent {
-        kind: "capability.granted",
-        actor: actor.to_owned(),
-        subject: agent_id.to_owned(),
-        payload: json!({
-            "agent_id": agent_id,
-            "capability": capability,
-            "expires_ms": expires_ms,
-            "source": source,
-        }),
-    })?;
+    txn.record(
+        actor,
+        agent_id,
+        &events::CapabilityGranted {
+            agent_id: agent_id.to_owned(),
+            capability: capability.to_owned(),
+            expires_ms,
+            source: source.to_owned(),
+        },
+    )?;
     txn.conn()
         .prepare_cached(
             "INSERT INTO capabilities (agent_id, capability, granted_ms, expires_ms, source) VALUES (?1, ?2, ?3, ?4, ?5)

@@ -28,6 +28,9 @@ pub struct TestApp {
 
 impl Drop for TestApp {
     fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.check_log();
+        }
         if let (Some(name), Some(admin)) = (
             self.scratch_database.take(),
             kd_core::db::testing::admin_url(),
@@ -514,6 +517,53 @@ impl TestApp {
             .store
             .read_blocking(kd_core::eventlog::count)
             .unwrap()
+    }
+
+    /// Every row of the log is of a declared kind and its payload prints the same through its
+    /// struct (`kd_karmadue::events`); with `KD_TEST_REBUILD=1`, `ledger rebuild` also finds
+    /// the rebuilt projections equal to the live ones. Run when the app is dropped.
+    fn check_log(&self) {
+        let rebuild = std::env::var("KD_TEST_REBUILD").is_ok_and(|value| value == "1");
+        let scratch = tempfile::tempdir_in(scratch_root()).unwrap();
+        let result = self.hub.store.read_blocking(move |conn| {
+            let mut after = 0;
+            loop {
+                let rows = kd_core::eventlog::rows_after(conn, after, 5000)?;
+                let Some(last) = rows.last() else { break };
+                after = last.seq;
+                for row in &rows {
+                    let recoded = kd_karmadue::events::recode(&row.kind, &row.payload);
+                    match recoded {
+                        Some(Ok(text)) if text == row.payload => {}
+                        other => {
+                            return Ok(Err(format!(
+                                "row {} ({}): {other:?} for {}",
+                                row.seq, row.kind, row.payload
+                            )));
+                        }
+                    }
+                }
+            }
+            if !rebuild {
+                return Ok(Ok(()));
+            }
+            let differences = kd_karmadue::rebuild::rebuild(conn, scratch.path(), &mut |_| {})
+                .map_err(|error| kd_core::store::StoreError::Invalid(error.to_string()))?;
+            Ok(if differences.is_empty() {
+                Ok(())
+            } else {
+                Err(differences
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("\n"))
+            })
+        });
+        match result {
+            Ok(Ok(())) | Err(kd_core::store::StoreError::Closed) => {}
+            Ok(Err(problem)) => panic!("log check at drop: {problem}"),
+            Err(error) => panic!("checking the log: {error}"),
+        }
     }
 
     /// The whole chain verifies.

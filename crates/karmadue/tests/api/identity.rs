@@ -535,12 +535,20 @@ fn a_name_another_process_registered_is_reserved_here_too() {
                    't', 'key-elsewhere', 'active', 'kdp_elsewhere', 1, 1)",
                 [kd_karmadue::identity::names::fold("Ranger One")],
             )?;
-                txn.append(kd_core::eventlog::NewEvent {
-                    kind: "agent.registered",
-                    actor: "00000000-0000-4000-8000-00000000beef".into(),
-                    subject: "00000000-0000-4000-8000-00000000beef".into(),
-                    payload: json!({ "name": "Ranger One" }),
-                })?;
+                let id = "00000000-0000-4000-8000-00000000beef";
+                txn.record(
+                    id,
+                    id,
+                    &kd_karmadue::events::identity::AgentRegistered {
+                        agent_id: id.into(),
+                        handle: "kd_elsewhere".into(),
+                        name: "Ranger One".into(),
+                        platform: "t".into(),
+                        public_key: "key-elsewhere".into(),
+                        credential_id: "kdp_elsewhere".into(),
+                        referral: None,
+                    },
+                )?;
                 Ok(())
             }),
         )

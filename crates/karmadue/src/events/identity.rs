@@ -1,0 +1,94 @@
+//! Agents: registration, names, keys, revocation and the owner's pause.
+
+use serde::{Deserialize, Serialize};
+
+use super::declare;
+
+/// `agent.registered`: an agent registered with its own key and got a Listed passport.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentRegistered {
+    /// The new agent id.
+    pub agent_id: String,
+    /// Its `kd_` handle.
+    pub handle: String,
+    /// The label it chose (reserved while the agent is active).
+    pub name: String,
+    /// The platform it named.
+    pub platform: String,
+    /// Its Ed25519 public key, base64url.
+    pub public_key: String,
+    /// The `kdp_` passport id issued with it.
+    pub credential_id: String,
+    /// The invite code it passed, if any.
+    pub referral: Option<String>,
+}
+declare!(AgentRegistered, "agent.registered");
+
+/// `agent.renamed`: an agent changed its label.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentRenamed {
+    /// The label before.
+    pub from: String,
+    /// The label now.
+    pub to: String,
+}
+declare!(AgentRenamed, "agent.renamed");
+
+/// `agent.key_rotated`: an agent replaced its key; a new passport id was issued.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentKeyRotated {
+    /// The key before, base64url.
+    pub previous_public_key: String,
+    /// The key now, base64url.
+    pub public_key: String,
+    /// The passport id before.
+    pub previous_credential_id: String,
+    /// The passport id now.
+    pub credential_id: String,
+}
+declare!(AgentKeyRotated, "agent.key_rotated");
+
+/// `agent.revoked`: an agent revoked itself; its name is free again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentRevoked {
+    /// The passport id revoked with it.
+    pub credential_id: String,
+}
+declare!(AgentRevoked, "agent.revoked");
+
+/// `agent.released`: an agent's owner link ended (the agent left, or the owner removed it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentReleased {
+    /// The `kdh_` person who owned it.
+    pub previous_owner: String,
+    /// `agent` or `owner`.
+    pub by: String,
+}
+declare!(AgentReleased, "agent.released");
+
+/// `agent.paused`: the owner paused the agent's signed writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentPaused {
+    /// The agent.
+    pub agent_id: String,
+    /// Always `owner`.
+    pub by: String,
+}
+declare!(AgentPaused, "agent.paused");
+
+/// `agent.resumed`: the owner lifted the pause.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentResumed {
+    /// The agent.
+    pub agent_id: String,
+    /// Always `owner`.
+    pub by: String,
+}
+declare!(AgentResumed, "agent.resumed");

@@ -1,0 +1,131 @@
+//! The log's vocabulary: every event kind the hub appends, one payload struct per kind.
+//!
+//! Each kind is a serde struct whose fields are the payload's keys, with
+//! [`EventPayload::KIND`] its name; a handler appends one with
+//! `txn.record(actor, subject, &payload)` (`kd_core::store::WriteTxn::record`). The log stores
+//! the payload's jsonb-canonical text, so the field order does not matter, but the names and
+//! value types are what the hash chain commits to: a field renamed here changes the bytes of
+//! every new row. Old rows read back into the same structs ([`recode`] checks it for a row).
+//!
+//! [`ALL`] lists every kind, by area; the area files hold the structs and say what each kind
+//! records. Two kinds live with the code that appends them outside this crate:
+//! `person.signed_up` (`kd_core::people::PersonSignedUp`) and `ronin.event`
+//! (`kd_ronin::events::RoninEventAccepted`).
+
+pub mod catalog;
+pub mod forum;
+pub mod help;
+pub mod identity;
+pub mod people;
+pub mod standing;
+
+pub use kd_core::eventlog::EventPayload;
+
+/// Declares `$kind` as the event kind of payload struct `$ty`.
+macro_rules! declare {
+    ($ty:ty, $kind:literal) => {
+        impl kd_core::eventlog::EventPayload for $ty {
+            const KIND: &'static str = $kind;
+        }
+    };
+}
+pub(crate) use declare;
+
+macro_rules! kinds {
+    ($($ty:ty),* $(,)?) => {
+        /// Every event kind the hub appends.
+        pub const ALL: &[&str] = &[$(<$ty as EventPayload>::KIND),*];
+
+        /// Reads `payload` (a stored row's text) as the struct of `kind` and prints it again as
+        /// jsonb-canonical text: the same text when the struct describes the row exactly.
+        /// `None` for a kind not declared here.
+        pub fn recode(kind: &str, payload: &str) -> Option<Result<String, serde_json::Error>> {
+            $(if kind == <$ty as EventPayload>::KIND {
+                return Some(recode_as::<$ty>(payload));
+            })*
+            None
+        }
+    };
+}
+
+kinds![
+    // identity
+    identity::AgentRegistered,
+    identity::AgentRenamed,
+    identity::AgentKeyRotated,
+    identity::AgentRevoked,
+    identity::AgentReleased,
+    identity::AgentPaused,
+    identity::AgentResumed,
+    // people
+    kd_core::people::PersonSignedUp,
+    people::ConnectRefused,
+    people::ClaimRequested,
+    people::OwnerLinkRequested,
+    people::OwnerGrantChanged,
+    people::OwnerLinkDeclined,
+    people::OwnerLinkConfirmed,
+    people::OwnerLinked,
+    people::FindingFiled,
+    people::FindingWithdrawn,
+    people::FindingAdopted,
+    people::FindingApproved,
+    people::FindingDismissed,
+    // standing, admission, asks, offers
+    standing::StampIssued,
+    standing::CapabilityGranted,
+    standing::AdmissionStarted,
+    standing::AdmissionPassed,
+    standing::AdmissionFailed,
+    standing::AskPublished,
+    standing::AgentInvited,
+    standing::CapabilityOffered,
+    standing::OfferPublished,
+    standing::OfferDeclined,
+    standing::PreferencesUpdated,
+    // catalog and records
+    catalog::ResourceImported,
+    catalog::ResourceRegistered,
+    catalog::ContentReported,
+    catalog::OutcomeReported,
+    // forum
+    forum::ThreadCreated,
+    forum::PostCreated,
+    forum::PostRetracted,
+    forum::ThreadRetracted,
+    forum::PostReported,
+    forum::Accepted,
+    forum::AcceptConfirmed,
+    // help
+    help::VerificationAsked,
+    help::VerificationAccepted,
+    help::VerificationSubmitted,
+    help::VerificationDisputed,
+    help::VerificationResolved,
+    help::WatchlistSet,
+    help::WatchlistAlerted,
+    // Ronin
+    kd_ronin::events::RoninEventAccepted,
+];
+
+fn recode_as<P: EventPayload + serde::de::DeserializeOwned>(
+    payload: &str,
+) -> Result<String, serde_json::Error> {
+    let parsed: P = serde_json::from_str(payload)?;
+    Ok(kd_protocol::canonical::canonical_value_text(
+        &serde_json::to_value(&parsed)?,
+    ))
+}
+
+/// Reads a stored row's payload as the struct of its kind.
+///
+/// # Errors
+/// The serde error when the text does not fit the struct.
+pub fn parse<P: EventPayload + serde::de::DeserializeOwned>(
+    payload: &str,
+) -> Result<P, serde_json::Error> {
+    serde_json::from_str(payload)
+}
+
+#[cfg(test)]
+mod tests;

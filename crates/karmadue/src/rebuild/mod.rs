@@ -1,0 +1,387 @@
+//! `karmadue ledger rebuild` (DESIGN rule 1: the log is the source of truth): replays the
+//! event log, in `seq` order, into a fresh scratch store and compares the projection tables
+//! it rebuilds with the live ones, row by row and column by column.
+//!
+//! Each area that owns a projection applies its own kinds ([`apply`] hands every row to the
+//! area's `replay::apply`). [`REBUILT`] names the tables compared and their key;
+//! [`NOT_REBUILT`] names every other table with the reason it is not compared: working state
+//! that is not a projection of the log, or a projection whose rows hold information the log
+//! never recorded (a post's text, a title kept only as its SHA-256, ...).
+
+mod compare;
+
+use std::path::Path;
+
+use kd_core::db::{Connection, DbError, migrate};
+use kd_core::eventlog::EventRow;
+
+pub use compare::{Difference, compare};
+
+/// A projection table that is rebuilt and compared.
+#[derive(Debug, Clone, Copy)]
+pub struct Projection {
+    /// The table.
+    pub table: &'static str,
+    /// The columns that identify a row.
+    pub key: &'static [&'static str],
+    /// The columns compared (the key included).
+    pub columns: &'static [&'static str],
+}
+
+/// The tables the rebuild fills from the log and compares with the live ones.
+pub const REBUILT: &[Projection] = &[
+    Projection {
+        table: "agents",
+        key: &["agent_id"],
+        columns: &[
+            "agent_id",
+            "handle",
+            "name",
+            "name_key",
+            "platform",
+            "public_key",
+            "status",
+            "owner_id",
+            "referral",
+            "credential_id",
+            "key_source",
+            "created_ms",
+            "updated_ms",
+            "paused_ms",
+        ],
+    },
+    Projection {
+        table: "owner_grants",
+        key: &["agent_id"],
+        columns: &[
+            "agent_id",
+            "person_id",
+            "scopes",
+            "spend_usd_per_day",
+            "spend_usd_per_action",
+            "actions_per_day",
+            "granted_ms",
+        ],
+    },
+    Projection {
+        table: "stamps",
+        key: &["stamp_id"],
+        columns: &[
+            "stamp_id",
+            "agent_id",
+            "stamp",
+            "issued_ms",
+            "expires_ms",
+            "issuer",
+            "credential_id",
+            "detail",
+            "event_seq",
+        ],
+    },
+    Projection {
+        table: "capabilities",
+        key: &["agent_id", "capability"],
+        columns: &[
+            "agent_id",
+            "capability",
+            "granted_ms",
+            "expires_ms",
+            "source",
+        ],
+    },
+    Projection {
+        table: "resources",
+        key: &["resource_id"],
+        columns: &[
+            "resource_id",
+            "source",
+            "locator",
+            "title",
+            "type",
+            "description",
+            "owner",
+            "license",
+            "version",
+            "released_ms",
+            "released_source",
+            "popularity",
+            "popularity_label",
+            "curated",
+            "archived",
+            "risky",
+            "demo",
+            "package_ids",
+            "registered_by",
+            "record_hash",
+            "imported_ms",
+            "updated_ms",
+        ],
+    },
+    Projection {
+        table: "claims",
+        key: &["claim_id"],
+        columns: &[
+            "claim_id",
+            "resource_id",
+            "version",
+            "kind",
+            "value",
+            "method",
+            "evidence_type",
+            "evidence_label",
+            "counts_as_verification",
+            "source",
+            "observed_ms",
+            "status",
+            "demo",
+        ],
+    },
+];
+
+/// Every other table, with the reason it is not rebuilt. A test pins that [`REBUILT`] and this
+/// list together name every table the migrations create.
+pub const NOT_REBUILT: &[(&str, &str)] = &[
+    ("events", "the log itself"),
+    ("schema_migrations", "the store's own bookkeeping"),
+    (
+        "log_heads",
+        "signed anchors of the log, not events (ledger verify checks them)",
+    ),
+    (
+        "milestones",
+        "working state: which first-start steps are done",
+    ),
+    ("server_keys", "configuration: the pinned public keys"),
+    ("nonces", "working state: spent nonces, pruned"),
+    (
+        "challenges",
+        "working state: registration challenges, pruned",
+    ),
+    ("rate_slots", "working state: the shared per-minute limits"),
+    (
+        "actions",
+        "working state: the rolling 24-hour quota count (one row per write call, not per event)",
+    ),
+    (
+        "name_variants",
+        "derived from agents (names::reserve), not from events",
+    ),
+    (
+        "passports",
+        "the signed passport documents are not in the log (agent.registered and agent.key_rotated name only the passport id)",
+    ),
+    (
+        "people",
+        "accounts: email and password hash are never logged (person.signed_up has the id and display name)",
+    ),
+    ("sessions", "working state: sign-in sessions"),
+    ("signin_attempts", "working state: the sign-in limits"),
+    (
+        "connect_codes",
+        "working state: connect codes, kept as their SHA-256, never logged",
+    ),
+    ("code_attempts", "working state: the connect-code limits"),
+    (
+        "claim_requests",
+        "working state: the request_claim limits (the address is never logged)",
+    ),
+    (
+        "outbox",
+        "working state: the mail queue (addresses are never logged)",
+    ),
+    (
+        "owner_requests",
+        "a claim request's person and pitch are not in claim.requested (the email is looked up, never logged)",
+    ),
+    (
+        "findings",
+        "the title, text, evidence and claim code are not in finding.filed",
+    ),
+    (
+        "admission_attempts",
+        "the scenario text and seed are not in admission.started (only its SHA-256)",
+    ),
+    (
+        "technical_bonuses",
+        "not in admission.passed beyond the bonus figure (attempt, probe detail)",
+    ),
+    ("asks", "the title is kept as its SHA-256 in ask.published"),
+    ("invitations", "the note is not in agent.invited"),
+    (
+        "capability_offers",
+        "the title and description are not in capability.offered",
+    ),
+    (
+        "agent_preferences",
+        "the document is kept as its SHA-256 in preferences.updated",
+    ),
+    (
+        "receipts",
+        "check_before_acting is a read: receipts are issued without an event",
+    ),
+    (
+        "outcome_reports",
+        "not rebuilt yet: derivable from outcome.reported (outlier and created_ms included), replay not written",
+    ),
+    (
+        "content_reports",
+        "the reporter's address is not in content.reported",
+    ),
+    (
+        "watchlist_items",
+        "the targets are kept as the list's SHA-256 in watchlist.set",
+    ),
+    (
+        "watchlists",
+        "the daily check's last_checked_day is not logged when nothing changed",
+    ),
+    (
+        "verification_asks",
+        "the criteria and reward note are kept as SHA-256 / a flag in verification.asked",
+    ),
+    (
+        "verification_disputes",
+        "not rebuilt yet: derivable from verification.disputed, replay not written",
+    ),
+    (
+        "forum_threads",
+        "the title is not in forum.thread_created (only the text's SHA-256)",
+    ),
+    (
+        "forum_posts",
+        "the body is not in forum.*_created (only its SHA-256 and length)",
+    ),
+    (
+        "forum_reports",
+        "the reason is kept as its SHA-256 in forum.post_reported",
+    ),
+    (
+        "forum_acceptances",
+        "not rebuilt yet: derivable from forum.accepted / forum.accept_confirmed, replay not written",
+    ),
+    (
+        "ronin_events",
+        "the signed Nostr event is not in ronin.event (only its id, kind and author)",
+    ),
+    ("ronin_keys", "follows ronin_events"),
+    ("ronin_profiles", "follows ronin_events"),
+    ("ronin_listings", "follows ronin_events"),
+];
+
+/// Why a rebuild stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum RebuildError {
+    /// A database failed.
+    #[error("database: {0}")]
+    Db(#[from] DbError),
+    /// The store failed.
+    #[error("store: {0}")]
+    Store(#[from] kd_core::store::StoreError),
+    /// The scratch store could not be made.
+    #[error("scratch store: {0}")]
+    Scratch(String),
+    /// A row's payload does not fit its kind's struct, or its replay failed.
+    #[error("row {seq} ({kind}): {reason}")]
+    Row {
+        /// The row.
+        seq: i64,
+        /// Its kind.
+        kind: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+impl RebuildError {
+    /// A failure replaying `row`.
+    pub fn row(row: &EventRow, reason: impl std::fmt::Display) -> Self {
+        Self::Row {
+            seq: row.seq,
+            kind: row.kind.clone(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
+/// Reads `row`'s payload as the struct of its kind.
+///
+/// # Errors
+/// [`RebuildError::Row`] when it does not fit.
+pub fn payload<P: crate::events::EventPayload + serde::de::DeserializeOwned>(
+    row: &EventRow,
+) -> Result<P, RebuildError> {
+    crate::events::parse(&row.payload).map_err(|error| RebuildError::row(row, error))
+}
+
+/// Applies one row of the log to the projections of `conn` (the scratch store). Kinds no
+/// rebuilt table follows are skipped.
+///
+/// # Errors
+/// [`RebuildError`] when the payload does not fit its kind or a statement fails.
+pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
+    crate::identity::replay::apply(conn, row)?;
+    crate::people::replay::apply(conn, row)?;
+    crate::standing::replay::apply(conn, row)?;
+    crate::catalog::replay::apply(conn, row)?;
+    Ok(())
+}
+
+/// A fresh SQLite store at `path`, migrated, for the rebuilt projections.
+///
+/// # Errors
+/// [`RebuildError::Scratch`] when it cannot be made.
+pub fn scratch(path: &Path) -> Result<Connection, RebuildError> {
+    let conn =
+        Connection::open_sqlite(path).map_err(|error| RebuildError::Scratch(error.to_string()))?;
+    migrate::migrate(&conn, 0).map_err(|error| RebuildError::Scratch(error.to_string()))?;
+    Ok(conn)
+}
+
+/// Replays every row of `live`'s log into `scratch` in `seq` order, in one transaction,
+/// calling `progress` with each row's seq.
+///
+/// # Errors
+/// [`RebuildError`] on the first row that does not replay.
+pub fn replay(
+    live: &Connection,
+    scratch: &Connection,
+    progress: &mut dyn FnMut(i64),
+) -> Result<i64, RebuildError> {
+    scratch.execute_batch("BEGIN")?;
+    let mut after = 0;
+    let mut rows = 0;
+    loop {
+        let batch = kd_core::eventlog::rows_after(live, after, 1000)?;
+        let Some(last) = batch.last() else { break };
+        after = last.seq;
+        for row in &batch {
+            apply(scratch, row)?;
+            progress(row.seq);
+            rows += 1;
+        }
+    }
+    scratch.execute_batch("COMMIT")?;
+    Ok(rows)
+}
+
+/// Rebuilds into a scratch store in `dir` and compares: the differences, none when the live
+/// projections are what the log says.
+///
+/// # Errors
+/// [`RebuildError`] when the replay or a read fails.
+pub fn rebuild(
+    live: &Connection,
+    dir: &Path,
+    progress: &mut dyn FnMut(i64),
+) -> Result<Vec<Difference>, RebuildError> {
+    let scratch = scratch(&dir.join("rebuild.sqlite"))?;
+    replay(live, &scratch, progress)?;
+    let mut differences = Vec::new();
+    for projection in REBUILT {
+        differences.extend(compare(live, &scratch, projection)?);
+    }
+    Ok(differences)
+}
+
+#[cfg(test)]
+mod tests;
