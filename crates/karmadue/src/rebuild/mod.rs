@@ -163,10 +163,6 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
         "working state: the rolling 24-hour quota count (one row per write call, not per event)",
     ),
     (
-        "name_variants",
-        "derived from agents (names::reserve), not from events",
-    ),
-    (
         "passports",
         "the signed passport documents are not in the log (agent.registered and agent.key_rotated name only the passport id)",
     ),
