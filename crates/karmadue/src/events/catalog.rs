@@ -8,8 +8,11 @@ use crate::catalog::model::{Claim, Resource};
 
 /// `resource.imported`: the hub stored a catalog resource, from a source row of a bundled or
 /// given file, or from the demo fixtures.
+///
+/// Read through a `Value` (`try_from`): serde's untagged enums lose `arbitrary_precision`
+/// numbers (a fixture's `popularity` would not read back as `f64`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, try_from = "Value")]
 pub enum ResourceImported {
     /// A source row: `catalog::import::parse_row(row, observed_ms)` makes the resource.
     Row {
@@ -31,6 +34,50 @@ pub enum ResourceImported {
     },
 }
 declare!(ResourceImported, "resource.imported");
+
+impl TryFrom<Value> for ResourceImported {
+    type Error = serde_json::Error;
+
+    fn try_from(value: Value) -> Result<Self, Self::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Row {
+            file: String,
+            observed_ms: i64,
+            row: Value,
+        }
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Fixture {
+            file: String,
+            resource: Resource,
+            claims: Vec<Claim>,
+        }
+        if value.get("row").is_some() {
+            let Row {
+                file,
+                observed_ms,
+                row,
+            } = serde_json::from_value(value)?;
+            Ok(Self::Row {
+                file,
+                observed_ms,
+                row,
+            })
+        } else {
+            let Fixture {
+                file,
+                resource,
+                claims,
+            } = serde_json::from_value(value)?;
+            Ok(Self::Fixture {
+                file,
+                resource,
+                claims,
+            })
+        }
+    }
+}
 
 /// `resource.registered`: an agent registered a resource (its maker claim waits for an
 /// ownership check).
