@@ -236,8 +236,16 @@ async function connectCode(browser) {
   const done = await signUp(page, 'Ada Browser', email);
   const setCookie = (await (await done.request().redirectedFrom()?.response())?.headerValue('set-cookie')) ?? '';
   const line = setCookie.split('\n').find((text) => text.startsWith('kd_session=')) ?? '';
+  // Exactly these attributes, in any order (RFC 6265 gives their order no meaning).
+  const sessionCookieLine = (text) => {
+    const [pair, ...attributes] = text.split('; ');
+    return /^kd_session=kds_[0-9a-f]{64}$/.test(pair ?? '')
+      && attributes.length === 4
+      && ['Path=/', 'HttpOnly', 'SameSite=Lax'].every((attribute) => attributes.includes(attribute))
+      && attributes.some((attribute) => /^Max-Age=\d+$/.test(attribute));
+  };
   await check('Set-Cookie kd_session=kds_…; Path=/; HttpOnly; SameSite=Lax (no Secure on http)',
-    /^kd_session=kds_[0-9a-f]{64}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/.test(line), setCookie);
+    sessionCookieLine(line), setCookie);
   const session = await sessionCookie(context);
   await check('the browser keeps kd_session as HttpOnly, SameSite=Lax, not Secure, Path=/',
     session?.httpOnly === true && session?.sameSite === 'Lax' && session?.secure === false && session?.path === '/', session);

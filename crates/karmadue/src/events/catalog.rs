@@ -13,6 +13,10 @@ use crate::catalog::model::{Claim, Resource};
 /// numbers (a fixture's `popularity` would not read back as `f64`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged, try_from = "Value")]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "a payload read once per row of a replay; boxing would change nothing a caller sees"
+)]
 pub enum ResourceImported {
     /// A source row: `catalog::import::parse_row(row, observed_ms)` makes the resource.
     Row {

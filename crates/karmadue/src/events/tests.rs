@@ -49,10 +49,10 @@ fn scan(dir: &std::path::Path, found: &mut BTreeSet<String>) {
                 let declares = line.starts_with("declare!(")
                     || line.starts_with("const KIND: &'static str =")
                     || (line.starts_with("kind: \"") && !line.contains("test."));
-                if let (true, Some(kind)) = (declares, quoted) {
-                    if kind.contains('.') {
-                        found.insert(kind.to_owned());
-                    }
+                if let (true, Some(kind)) = (declares, quoted)
+                    && kind.contains('.')
+                {
+                    found.insert(kind.to_owned());
                 }
             }
         }

@@ -16,8 +16,8 @@ use serde_json::{Map, Value, json};
 use super::mcp;
 use super::observe;
 use super::pages::{forum as forum_pages, home, resource as resource_page, verify_help};
-use kd_kernel::error::ErrorCode;
 use crate::hub::Hub;
+use kd_kernel::error::ErrorCode;
 use kd_kernel::registry::{Access, ParamType, Tool};
 
 /// Where the document is served.

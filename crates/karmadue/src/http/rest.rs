@@ -217,15 +217,7 @@ pub async fn query_route(
     Query(query): Query<std::collections::HashMap<String, String>>,
     headers: HeaderMap,
 ) -> Response {
-    call_with_query(
-        hub,
-        route.tool,
-        query,
-        request_id,
-        peer,
-        &headers,
-    )
-    .await
+    call_with_query(hub, route.tool, query, request_id, peer, &headers).await
 }
 
 /// A read tool behind a `GET` route: the query string becomes its arguments (each value a

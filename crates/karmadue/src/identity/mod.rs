@@ -8,8 +8,8 @@
 
 pub mod names;
 pub mod passport;
-pub mod signers;
 pub mod replay;
+pub mod signers;
 
 use crate::events::identity as events;
 use kd_core::clock::rfc3339_ms;

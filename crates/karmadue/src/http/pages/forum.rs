@@ -13,8 +13,8 @@ use maud::{Markup, html};
 use serde_json::Value;
 
 use super::layout::{Data, Nav, page};
-use kd_kernel::error::ErrorCode;
 use crate::hub::Hub;
+use kd_kernel::error::ErrorCode;
 
 /// `GET /forum`.
 pub const FORUM_PATH: &str = "/forum";

@@ -14,9 +14,9 @@ use maud::{Markup, html};
 use super::account::csrf_field;
 use super::layout::{Data, app_page, error_line, redirect};
 use super::session::{Fields, SignedIn, SignedInForm};
-use kd_kernel::error::{ErrorCode, ToolError};
 use crate::help::verification::{self, Ask, Reviewer};
 use crate::hub::Hub;
+use kd_kernel::error::{ErrorCode, ToolError};
 
 /// The verification help page's path.
 pub const VERIFY_HELP_PATH: &str = "/verify-help";
