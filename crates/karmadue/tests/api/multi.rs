@@ -24,7 +24,7 @@ fn pair() -> Option<(TestApp, TestApp)> {
             config.database_url = Some(kd_core::config::Secret::new(url));
         })
     };
-    Some((start(url.clone()), start(url)))
+    Some((start(url.clone()), start(url).sharing_the_database()))
 }
 
 fn pairs(headers: &[(String, String)]) -> Vec<(&str, &str)> {
