@@ -2,7 +2,7 @@
 //! are never evidence (spec: "Demo examples are never evidence"), never match a real target, and
 //! their claims never count as verification.
 
-use kd_core::db::{Connection, OptionalExtension};
+use kd_core::db::Connection;
 use kd_core::eventlog::NewEvent;
 use kd_core::store::WriteTxn;
 use serde_json::json;
@@ -90,11 +90,7 @@ pub fn records(now_ms: i64) -> Vec<(Resource, Vec<Claim>)> {
 pub fn store_all(txn: &mut WriteTxn<'_>, now_ms: i64) -> Result<u64, ToolError> {
     let mut stored = 0;
     for (resource, claims) in records(now_ms) {
-        let existing: Option<String> = txn
-            .conn()
-            .prepare_cached("SELECT record_hash FROM resources WHERE resource_id = ?1")?
-            .query_row([&resource.resource_id], |row| row.get(0))
-            .optional()?;
+        let existing = super::store::record_hash(txn.conn(), &resource.resource_id)?;
         if existing.as_deref() == Some(resource.record_hash.as_str()) {
             continue;
         }
@@ -116,7 +112,5 @@ pub fn store_all(txn: &mut WriteTxn<'_>, now_ms: i64) -> Result<u64, ToolError> 
 /// `internal` when the store fails.
 pub fn stored(conn: &Connection) -> Result<bool, ToolError> {
     let first = format!("kd:res:demo:{}", DEMOS[0].0);
-    Ok(conn
-        .prepare_cached("SELECT 1 FROM resources WHERE resource_id = ?1")?
-        .exists([first])?)
+    Ok(super::store::resource_exists(conn, &first)?)
 }

@@ -8,6 +8,7 @@ pub mod import;
 pub mod model;
 pub mod register;
 pub mod search;
+pub mod store;
 
 use serde_json::{Value, json};
 

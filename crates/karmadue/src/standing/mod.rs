@@ -8,9 +8,10 @@
 
 pub mod quota;
 pub mod stamps;
+pub mod store;
 pub mod tiers;
 
-use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::db::Connection;
 use kd_core::tiers::AccessTiers;
 use serde_json::{Value, json};
 
@@ -62,14 +63,7 @@ pub fn agent_facts(
     agent_id: &str,
     now_ms: i64,
 ) -> Result<AgentFacts, ToolError> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {} FROM agents WHERE agent_id = ?1",
-            tiers::FACTS_COLUMNS
-        ))?
-        .query_row(params![agent_id, now_ms], |row| tiers::facts_from(row, 0))
-        .optional()?
-        .unwrap_or_default())
+    Ok(store::agent_facts(conn, agent_id, now_ms)?.unwrap_or_default())
 }
 
 /// The standing of an agent as `get_standing` and `verify_agent` show it: `{tier,
@@ -165,9 +159,7 @@ fn get_standing(ctx: Ctx, args: Args) -> HandlerFuture {
         ctx.read(move |conn| {
             // "Agent id or key id": an agent's public key (base64url) names it too.
             let by_key: Option<String> = if reference.len() == 43 {
-                conn.prepare_cached("SELECT agent_id FROM agents WHERE public_key = ?1")?
-                    .query_row([&reference], |row| row.get(0))
-                    .optional()?
+                crate::identity::store::agent_with_key(conn, &reference, false)?
             } else {
                 None
             };

@@ -18,6 +18,7 @@ mod metrics;
 mod multi;
 mod nav;
 mod outcomes;
+mod ownership;
 mod people;
 mod preflight;
 mod proxy;
