@@ -189,6 +189,13 @@ impl Claim {
 }
 
 pub use super::store::{
-    load_claims, load_resource, resource_count, resources_by_locator, resources_by_package_id,
-    store_resource,
+    load_claims, load_resource, resources_by_locator, resources_by_package_id, store_resource,
 };
+
+/// Number of resources in the catalog (demo included).
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn resource_count(conn: &kd_core::db::Connection) -> Result<i64, crate::error::ToolError> {
+    Ok(super::store::resource_count(conn)?)
+}
