@@ -16,8 +16,10 @@
 //! `capability.granted` from [`crate::standing::stamps`]), `ask.published`. None carries the
 //! answer key, a pitch or an ask's title.
 
+pub mod store;
+
 use crate::events::standing as events;
-use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::db::{Connection, OptionalExtension};
 use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;
 use serde::{Deserialize, Serialize};
@@ -308,45 +310,25 @@ struct Candidate {
 /// Records with exactly one public license claim that agrees with the record's license, real,
 /// not archived and not flagged risky, as (resource_id, title, claim_id, license).
 fn licensed(conn: &Connection) -> Result<Vec<(String, String, String, String)>, ToolError> {
-    let mut statement = conn.prepare_cached(
-        "SELECT r.resource_id, r.title, c.claim_id, c.value FROM resources r
-         JOIN claims c ON c.resource_id = r.resource_id AND c.kind = 'license' AND c.status = 'public'
-         WHERE r.demo = 0 AND r.archived = 0 AND r.risky = 0 AND c.demo = 0 AND c.value = r.license
-           AND (SELECT COUNT(*) FROM claims k WHERE k.resource_id = r.resource_id AND k.kind = 'license'
-                AND k.status = 'public') = 1
-         ORDER BY r.resource_id",
-    )?;
-    let rows = statement.query_map([], |row| {
-        Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    Ok(crate::catalog::store::single_license_records(conn)?)
 }
 
-/// A real record matching `condition` (SQL over `r`), starting at a random row and wrapping
+/// A real record matching `condition`, starting at a random row and wrapping
 /// around, skipping `exclude`. Deterministic for a seed and a catalog.
 fn probe(
     conn: &Connection,
-    condition: &str,
+    condition: Probe,
     rng: &mut SplitMix64,
     exclude: &[String],
 ) -> Result<Option<(String, String)>, ToolError> {
-    let (low, high): (Option<i64>, Option<i64>) = conn
-        .prepare_cached("SELECT MIN(rowid), MAX(rowid) FROM resources")?
-        .query_row([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+    let (low, high) = crate::catalog::store::rowid_span(conn)?;
     let (Some(low), Some(high)) = (low, high) else {
         return Ok(None);
     };
     let span = usize::try_from(high - low + 1).unwrap_or(1);
     let start = low + i64::try_from(rng.below(span)).unwrap_or(0);
-    let sql = format!(
-        "SELECT r.resource_id, r.title FROM resources r WHERE r.rowid >= ?1 AND r.demo = 0 AND r.risky = 0 AND {condition}
-         ORDER BY r.rowid LIMIT 8"
-    );
-    let mut statement = conn.prepare_cached(&sql)?;
     for from in [start, low] {
-        let rows: Vec<(String, String)> = statement
-            .query_map([from], |row| Ok((row.get(0)?, row.get(1)?)))?
-            .collect::<Result<_, _>>()?;
+        let rows = crate::catalog::store::probe_records(conn, condition, from)?;
         if let Some(found) = rows.into_iter().find(|(id, _)| !exclude.contains(id)) {
             return Ok(Some(found));
         }
@@ -354,8 +336,7 @@ fn probe(
     Ok(None)
 }
 
-const NO_LICENSE: &str = "r.archived = 0 AND r.license IS NULL AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.resource_id = r.resource_id AND c.kind = 'license' AND c.status = 'public')";
-const ARCHIVED: &str = "r.archived = 1";
+use crate::catalog::store::Probe;
 
 /// The flaw kinds a decoy can have.
 const FLAW_KINDS: [&str; 3] = ["license_restrictive", "no_license", "archived_upstream"];
@@ -384,16 +365,16 @@ fn decoy(
                 flaws: vec!["license_restrictive".into()],
             }))
         }
-        "no_license" => Ok(
-            probe(conn, NO_LICENSE, rng, exclude)?.map(|(resource_id, title)| Candidate {
+        "no_license" => Ok(probe(conn, Probe::NoLicense, rng, exclude)?.map(
+            |(resource_id, title)| Candidate {
                 resource_id,
                 title,
                 license: None,
                 flaws: vec!["no_license".into()],
-            }),
-        ),
+            },
+        )),
         _ => {
-            let Some((resource_id, title)) = probe(conn, ARCHIVED, rng, exclude)? else {
+            let Some((resource_id, title)) = probe(conn, Probe::Archived, rng, exclude)? else {
                 return Ok(None);
             };
             let claims = crate::catalog::model::load_claims(conn, &resource_id, None)?;
@@ -882,13 +863,12 @@ fn last_day(
     now_ms: i64,
     column: &'static str,
 ) -> Result<(i64, Option<i64>), ToolError> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT COUNT(*), MIN({column}) FROM admission_attempts WHERE agent_id = ?1 AND {column} > ?2"
-        ))?
-        .query_row(params![agent_id, now_ms - DAY_MS], |row| {
-            Ok((row.get(0)?, row.get(1)?))
-        })?)
+    Ok(store::attempts_since(
+        conn,
+        agent_id,
+        column,
+        now_ms - DAY_MS,
+    )?)
 }
 
 /// The admission test is the agent's own: its key must sign (an owner's bearer session would
@@ -963,21 +943,19 @@ fn start_admission_test(ctx: Ctx, _args: Args) -> HandlerFuture {
                     expires_ms,
                 },
             )?;
-            txn.conn()
-                .prepare_cached(
-                    "INSERT INTO admission_attempts (attempt_id, agent_id, seed, scenario, scenario_sha256, created_ms, expires_ms, event_seq)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                )?
-                .execute(params![
-                    attempt_id,
-                    agent_id,
-                    i64::from_le_bytes(seed.to_le_bytes()),
-                    text,
-                    scenario_sha256,
+            store::insert_attempt(
+                txn.conn(),
+                &store::NewAttempt {
+                    attempt_id: &attempt_id,
+                    agent_id: &agent_id,
+                    seed: i64::from_le_bytes(seed.to_le_bytes()),
+                    scenario: &text,
+                    scenario_sha256: &scenario_sha256,
                     now,
                     expires_ms,
-                    event.seq
-                ])?;
+                    event_seq: event.seq,
+                },
+            )?;
             Ok(json!({
                 "attempt_id": attempt_id,
                 "recipe": RECIPE,
@@ -1021,10 +999,8 @@ fn on_pass(
     let (stamp, stamp_issued) = match live_admission_stamp(txn.conn(), agent_id, now)? {
         Some(stamp) => (stamp.to_json(), false),
         None => {
-            let credential_id: String = txn
-                .conn()
-                .prepare_cached("SELECT credential_id FROM agents WHERE agent_id = ?1")?
-                .query_row([agent_id], |row| row.get(0))?;
+            let credential_id =
+                crate::identity::store::handle_and_credential(txn.conn(), agent_id)?.1;
             let stamp = stamps::issue(
                 txn,
                 "hub",
@@ -1050,15 +1026,16 @@ fn on_pass(
         attempt_id,
     )?;
     if bonus {
-        let owner_id: Option<String> = txn
-            .conn()
-            .prepare_cached("SELECT owner_id FROM agents WHERE agent_id = ?1")?
-            .query_row([agent_id], |row| row.get(0))?;
-        txn.conn()
-            .prepare_cached(
-                "INSERT INTO technical_bonuses (agent_id, owner_id, amount, attempt_id, granted_ms, event_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?
-            .execute(params![agent_id, owner_id, TECHNICAL_BONUS, attempt_id, now, event_seq])?;
+        let owner_id = crate::identity::store::owner_of(txn.conn(), agent_id)?;
+        store::insert_bonus(
+            txn.conn(),
+            agent_id,
+            owner_id.as_deref(),
+            TECHNICAL_BONUS,
+            attempt_id,
+            now,
+            event_seq,
+        )?;
     }
     Ok(Passed {
         stamp,
@@ -1083,30 +1060,17 @@ fn live_admission_stamp(
 /// Whether a pass now may record the Technical bonus: the agent has none, and (when it has an
 /// owner) no agent recorded with that owner, or owned by them now, has one.
 fn bonus_allowed(conn: &Connection, agent_id: &str) -> Result<bool, ToolError> {
-    let owner: Option<String> = conn
-        .prepare_cached("SELECT owner_id FROM agents WHERE agent_id = ?1")?
-        .query_row([agent_id], |row| row.get(0))
+    let owner: Option<String> = crate::identity::store::owner_of(conn, agent_id)
         .optional()?
         .flatten();
-    let own: bool = conn
-        .prepare_cached("SELECT 1 FROM technical_bonuses WHERE agent_id = ?1")?
-        .query_row([agent_id], |_| Ok(()))
-        .optional()?
-        .is_some();
+    let own = store::has_bonus(conn, agent_id)?;
     if own {
         return Ok(false);
     }
     let Some(owner) = owner else {
         return Ok(true);
     };
-    let owners: bool = conn
-        .prepare_cached(
-            "SELECT 1 FROM technical_bonuses b LEFT JOIN agents a ON a.agent_id = b.agent_id
-             WHERE b.agent_id <> ?1 AND (b.owner_id = ?2 OR a.owner_id = ?2) LIMIT 1",
-        )?
-        .query_row(params![agent_id, owner], |_| Ok(()))
-        .optional()?
-        .is_some();
+    let owners = store::owner_has_bonus(conn, agent_id, &owner, None)?;
     Ok(!owners)
 }
 
@@ -1118,28 +1082,14 @@ fn bonus_allowed(conn: &Connection, agent_id: &str) -> Result<bool, ToolError> {
 /// # Errors
 /// `internal` when the store fails.
 pub fn technical_bonus(conn: &Connection, agent_id: &str) -> Result<u8, ToolError> {
-    let row: Option<(i64, Option<String>)> = conn
-        .prepare_cached(
-            "SELECT b.granted_ms, a.owner_id FROM technical_bonuses b LEFT JOIN agents a ON a.agent_id = b.agent_id
-             WHERE b.agent_id = ?1",
-        )?
-        .query_row([agent_id], |row| Ok((row.get(0)?, row.get(1)?)))
-        .optional()?;
+    let row = store::bonus_and_owner(conn, agent_id)?;
     let Some((granted_ms, owner)) = row else {
         return Ok(0);
     };
     let Some(owner) = owner else {
         return Ok(TECHNICAL_BONUS);
     };
-    let earlier: bool = conn
-        .prepare_cached(
-            "SELECT 1 FROM technical_bonuses b LEFT JOIN agents a ON a.agent_id = b.agent_id
-             WHERE b.agent_id <> ?1 AND (b.owner_id = ?2 OR a.owner_id = ?2)
-               AND (b.granted_ms < ?3 OR (b.granted_ms = ?3 AND b.agent_id < ?1)) LIMIT 1",
-        )?
-        .query_row(params![agent_id, owner, granted_ms], |_| Ok(()))
-        .optional()?
-        .is_some();
+    let earlier = store::owner_has_bonus(conn, agent_id, &owner, Some(granted_ms))?;
     Ok(if earlier { 0 } else { TECHNICAL_BONUS })
 }
 
@@ -1177,15 +1127,7 @@ fn grade_attempt(
 ) -> Result<Value, ToolError> {
     let agent_id = signed.agent_id.to_string();
     let now = txn.now_ms();
-    let row: Option<(String, i64, Option<i64>)> = txn
-        .conn()
-        .prepare_cached(
-            "SELECT scenario, expires_ms, graded_ms FROM admission_attempts WHERE attempt_id = ?1 AND agent_id = ?2",
-        )?
-        .query_row(params![attempt_id, agent_id], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-        })
-        .optional()?;
+    let row = store::attempt(txn.conn(), attempt_id, &agent_id)?;
     let Some((text, expires_ms, graded_ms)) = row else {
         return Err(ToolError::not_found(
             "attempt_id",
@@ -1218,12 +1160,13 @@ fn grade_attempt(
     let grade = grade(&scenario, listing, submission);
     let result = if grade.passed { "passed" } else { "failed" };
     let codes: Vec<&str> = grade.misses.iter().map(|miss| miss.code).collect();
-    let changed = txn
-        .conn()
-        .prepare_cached(
-            "UPDATE admission_attempts SET graded_ms = ?2, result = ?3, reasons = ?4 WHERE attempt_id = ?1 AND graded_ms IS NULL",
-        )?
-        .execute(params![attempt_id, now, result, json!(codes).to_string()])?;
+    let changed = store::grade_attempt(
+        txn.conn(),
+        attempt_id,
+        now,
+        result,
+        &json!(codes).to_string(),
+    )?;
     if changed != 1 {
         return Err(closed_attempt("graded"));
     }
@@ -1299,9 +1242,7 @@ pub const HOW_TO_GET_PUBLISH_ASK: [&str; 4] = [
 /// # Errors
 /// `internal` when the store fails.
 pub fn operator(conn: &Connection, agent_id: &str) -> Result<String, ToolError> {
-    let owner: Option<String> = conn
-        .prepare_cached("SELECT owner_id FROM agents WHERE agent_id = ?1")?
-        .query_row([agent_id], |row| row.get(0))
+    let owner: Option<String> = crate::identity::store::owner_of(conn, agent_id)
         .optional()?
         .flatten();
     Ok(owner.unwrap_or_else(|| format!("agent:{agent_id}")))
@@ -1351,10 +1292,7 @@ fn publish_ask(ctx: Ctx, args: Args) -> HandlerFuture {
                 ));
             }
             let operator = operator(txn.conn(), &agent_id)?;
-            let (open, first_expiry): (i64, Option<i64>) = txn
-                .conn()
-                .prepare_cached("SELECT COUNT(*), MIN(expires_ms) FROM asks WHERE operator = ?1 AND status = 'open' AND expires_ms > ?2")?
-                .query_row(params![operator, now], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            let (open, first_expiry) = store::open_asks(txn.conn(), &operator, now)?;
             if open >= OPEN_ASKS_PER_OPERATOR {
                 let retry = (first_expiry.unwrap_or(now) - now + 999).div_euclid(1000).max(1);
                 return Err(ToolError::new(
@@ -1364,10 +1302,7 @@ fn publish_ask(ctx: Ctx, args: Args) -> HandlerFuture {
                 .with("cap", "open_asks")
                 .with("retry_after_s", retry));
             }
-            let (today, oldest): (i64, Option<i64>) = txn
-                .conn()
-                .prepare_cached("SELECT COUNT(*), MIN(created_ms) FROM asks WHERE operator = ?1 AND created_ms > ?2")?
-                .query_row(params![operator, now - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            let (today, oldest) = store::asks_since(txn.conn(), &operator, now - DAY_MS)?;
             if today >= ASKS_PER_OPERATOR_PER_DAY {
                 return Err(ToolError::new(
                     ErrorCode::RateLimited,
@@ -1389,12 +1324,19 @@ fn publish_ask(ctx: Ctx, args: Args) -> HandlerFuture {
                     expires_ms,
                 },
             )?;
-            txn.conn()
-                .prepare_cached(
-                    "INSERT INTO asks (ask_id, agent_id, operator, title, topic, status, created_ms, expires_ms, event_seq)
-                     VALUES (?1, ?2, ?3, ?4, ?5, 'open', ?6, ?7, ?8)",
-                )?
-                .execute(params![ask_id, agent_id, operator, title, topic, now, expires_ms, event.seq])?;
+            store::insert_ask(
+                txn.conn(),
+                &store::NewAsk {
+                    ask_id: &ask_id,
+                    agent_id: &agent_id,
+                    operator: &operator,
+                    title: &title,
+                    topic: &topic,
+                    now,
+                    expires_ms,
+                    event_seq: event.seq,
+                },
+            )?;
             Ok(json!({
                 "ask_id": ask_id,
                 "agent_id": agent_id,

@@ -21,7 +21,7 @@ impl Directory for AreaDirectory {
         agent_id: &AgentId,
         now_ms: i64,
     ) -> Result<Option<AgentRecord>, ToolError> {
-        identity::signers::agent_record(conn, agent_id, now_ms)
+        identity::store::signers::agent_record(conn, agent_id, now_ms)
     }
 
     fn spend_nonce(
@@ -30,7 +30,7 @@ impl Directory for AreaDirectory {
         agent_id: &str,
         nonce: &str,
     ) -> Result<bool, ToolError> {
-        identity::signers::spend_nonce(txn, agent_id, nonce)
+        identity::store::signers::spend_nonce(txn, agent_id, nonce)
     }
 
     fn quota_check(&self, conn: &Connection, agent_id: &str, now_ms: i64) -> Result<(), ToolError> {

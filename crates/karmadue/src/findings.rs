@@ -86,26 +86,18 @@ fn lookup_findings(ctx: Ctx, args: Args) -> HandlerFuture {
             .collect();
         let findings = if agent_reported_allowed {
             ctx.read(move |conn| {
-                let mut statement = conn.prepare_cached(
-                    "SELECT f.finding_id, f.kind, f.title, f.why, f.evidence_ref, f.created_ms, f.decided_ms, a.handle
-                     FROM findings f JOIN agents a ON a.agent_id = f.agent_id
-                     WHERE f.status = 'approved' ORDER BY f.decided_ms DESC, f.finding_id LIMIT 2000",
-                )?;
-                let rows = statement.query_map([], |row| {
-                    Ok((
-                        row.get::<String>(0)?,
-                        row.get::<Option<String>>(1)?,
-                        row.get::<String>(2)?,
-                        row.get::<String>(3)?,
-                        row.get::<String>(4)?,
-                        row.get::<i64>(5)?,
-                        row.get::<Option<i64>>(6)?,
-                        row.get::<String>(7)?,
-                    ))
-                })?;
                 let mut found = Vec::new();
-                for row in rows {
-                    let (finding_id, kind, title, why, evidence_ref, created_ms, decided_ms, handle) = row?;
+                for row in crate::people::store::approved_findings(conn)? {
+                    let crate::people::store::ApprovedFinding {
+                        finding_id,
+                        kind,
+                        title,
+                        why,
+                        evidence_ref,
+                        created_ms,
+                        decided_ms,
+                        handle,
+                    } = row;
                     let haystack = format!("{title} {why}").to_lowercase();
                     if !words.iter().all(|word| haystack.contains(word.as_str())) {
                         continue;

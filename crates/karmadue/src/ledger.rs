@@ -15,6 +15,8 @@
 //! overwritten: a file that differs from the stored head is left as it is and reported, for the
 //! operator to look at (the folder is what they commit to a public repository).
 
+pub mod store;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

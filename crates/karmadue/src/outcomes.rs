@@ -25,9 +25,11 @@
 //! report), and summarised per resource as `reliability_reports`. They never count as
 //! verification and never change an assessment, a trust score, a passport or the ranking.
 
+pub mod store;
+
 use crate::events::catalog::OutcomeReported;
 use kd_core::clock::rfc3339_ms;
-use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::db::{Connection, OptionalExtension};
 use kd_core::random::random_id;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -191,18 +193,14 @@ impl Reporter {
     /// # Errors
     /// `not_found` naming `agent_id`; `internal`.
     pub fn load(conn: &Connection, agent_id: &str) -> Result<Self, ToolError> {
-        conn.prepare_cached(
-            "SELECT agent_id, owner_id, created_ms FROM agents WHERE agent_id = ?1",
-        )?
-        .query_row([agent_id], |row| {
-            Ok(Self {
-                agent_id: row.get(0)?,
-                owner_id: row.get(1)?,
-                created_ms: row.get(2)?,
-            })
+        let (agent_id, owner_id, created_ms) =
+            crate::identity::store::owner_and_created(conn, agent_id)?
+                .ok_or_else(|| ToolError::not_found("agent_id", "No agent has this agent_id."))?;
+        Ok(Self {
+            agent_id,
+            owner_id,
+            created_ms,
         })
-        .optional()?
-        .ok_or_else(|| ToolError::not_found("agent_id", "No agent has this agent_id."))
     }
 }
 
@@ -227,12 +225,12 @@ impl Weight {
 
 /// One stored report, as summaries need it.
 #[derive(Debug, Clone)]
-struct Counted {
-    agent_id: String,
-    owner_key: String,
-    result: String,
-    weight: f64,
-    outlier: bool,
+pub(crate) struct Counted {
+    pub(crate) agent_id: String,
+    pub(crate) owner_key: String,
+    pub(crate) result: String,
+    pub(crate) weight: f64,
+    pub(crate) outlier: bool,
 }
 
 /// Reports on `resource_id` made in `(since_ms, until_ms]`, oldest first.
@@ -242,23 +240,12 @@ fn reports_between(
     since_ms: i64,
     until_ms: i64,
 ) -> Result<Vec<Counted>, ToolError> {
-    let mut statement = conn.prepare_cached(
-        "SELECT agent_id, owner_key, result, weight, outlier FROM outcome_reports
-         WHERE resource_id = ?1 AND created_ms > ?2 AND created_ms <= ?3
-         ORDER BY created_ms, rowid",
-    )?;
-    let rows = statement
-        .query_map(params![resource_id, since_ms, until_ms], |row| {
-            Ok(Counted {
-                agent_id: row.get(0)?,
-                owner_key: row.get(1)?,
-                result: row.get(2)?,
-                weight: row.get(3)?,
-                outlier: row.get(4)?,
-            })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
+    Ok(store::reports_between(
+        conn,
+        resource_id,
+        since_ms,
+        until_ms,
+    )?)
 }
 
 /// Counted once per owner: each owner's latest report that carries weight, in owner order.
@@ -308,9 +295,7 @@ pub fn weigh(
     let publisher = match resource.and_then(|resource| resource.registered_by.as_deref()) {
         Some(publisher) if publisher == reporter.agent_id => true,
         Some(publisher) => {
-            let publisher_owner: Option<String> = conn
-                .prepare_cached("SELECT owner_id FROM agents WHERE agent_id = ?1")?
-                .query_row([publisher], |row| row.get(0))
+            let publisher_owner: Option<String> = crate::identity::store::owner_of(conn, publisher)
                 .optional()?
                 .flatten();
             publisher_owner.is_some() && publisher_owner == reporter.owner_id
@@ -325,9 +310,7 @@ pub fn weigh(
             "Reported by the publisher's own agent.",
         ));
     }
-    let recent: i64 = conn
-        .prepare_cached("SELECT COUNT(*) FROM outcome_reports WHERE owner_key = ?1 AND resource_id = ?2 AND created_ms > ?3")?
-        .query_row(params![owner_key, resource_id, now_ms - DAY_MS], |row| row.get(0))?;
+    let recent: i64 = store::owner_reports_since(conn, &owner_key, resource_id, now_ms - DAY_MS)?;
     let burst = recent >= BURST_AFTER;
     if burst {
         flags.push("burst");
@@ -355,12 +338,7 @@ pub fn weigh(
         ));
         value = value.min(CAP);
     }
-    let history: i64 = conn
-        .prepare_cached(
-            "SELECT COALESCE(SUM(outlier), 0) FROM (SELECT outlier FROM outcome_reports WHERE owner_key = ?1
-             ORDER BY created_ms DESC, rowid DESC LIMIT CAST(?2 AS BIGINT)) recent",
-        )?
-        .query_row(params![owner_key, HISTORY_REPORTS], |row| row.get(0))?;
+    let history: i64 = store::recent_outliers(conn, &owner_key, HISTORY_REPORTS)?;
     if history >= HISTORY_OUTLIERS {
         flags.push("outlier_history");
         reasons.push(reason(
@@ -457,12 +435,7 @@ fn limit(
     now_ms: i64,
     words: &str,
 ) -> Result<(), ToolError> {
-    let mut statement = conn.prepare_cached(&format!(
-        "SELECT created_ms FROM outcome_reports WHERE {column} = ?1 AND created_ms > ?2 ORDER BY created_ms"
-    ))?;
-    let times = statement
-        .query_map(params![value, now_ms - window_ms], |row| row.get::<i64>(0))?
-        .collect::<Result<Vec<_>, _>>()?;
+    let times = store::report_times_since(conn, column, value, now_ms - window_ms)?;
     if times.len() < max {
         return Ok(());
     }
@@ -575,10 +548,7 @@ pub fn reliability_reports(
     conn: &Connection,
     resource_id: &str,
 ) -> Result<Option<Value>, ToolError> {
-    let head_ms: Option<i64> = conn
-        .prepare_cached("SELECT created_ms FROM events ORDER BY seq DESC LIMIT 1")?
-        .query_row([], |row| row.get(0))
-        .optional()?;
+    let head_ms: Option<i64> = crate::ledger::store::head_time(conn)?;
     match head_ms {
         Some(now_ms) => reliability_reports_at(conn, resource_id, now_ms),
         None => Ok(None),
@@ -669,11 +639,7 @@ fn report_outcome(ctx: Ctx, args: Args) -> HandlerFuture {
                     .with_field("receipt_id"));
                 }
             }
-            let existing: Option<String> = txn
-                .conn()
-                .prepare_cached("SELECT report_id FROM outcome_reports WHERE receipt_id = ?1")?
-                .query_row([&receipt_id], |row| row.get(0))
-                .optional()?;
+            let existing: Option<String> = store::report_for_receipt(txn.conn(), &receipt_id)?;
             if let Some(existing) = existing {
                 return Err(ToolError::new(ErrorCode::AlreadyReported, "This receipt already has its one report.")
                     .with_field("receipt_id")
@@ -730,34 +696,30 @@ fn report_outcome(ctx: Ctx, args: Args) -> HandlerFuture {
                     reasons: weight.reasons.clone(),
                 },
             )?;
-            txn.conn()
-                .prepare_cached(
-                    "INSERT INTO outcome_reports (report_id, receipt_id, resource_id, version_used, result, reason_code, note,
-                        note_sha256, agent_id, owner_key, canonical_text, record_hash, signature, weight, flags, reasons,
-                        outlier, event_seq, created_ms)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
-                )?
-                .execute(params![
-                    report_id,
-                    receipt_id,
-                    receipt.resource_id,
-                    version_used,
-                    result,
-                    reason_code,
-                    note,
-                    note_hash,
-                    agent_id,
-                    owner_key,
-                    canonical,
-                    record_hash,
-                    signature,
-                    weight.value,
-                    json!(weight.flags).to_string(),
-                    json!(weight.reasons).to_string(),
-                    weight.outlier(),
-                    event.seq,
+            store::insert_report(
+                txn.conn(),
+                &store::NewReport {
+                    report_id: &report_id,
+                    receipt_id: &receipt_id,
+                    resource_id: &receipt.resource_id,
+                    version_used: version_used.as_deref(),
+                    result: &result,
+                    reason_code: reason_code.as_deref(),
+                    note: note.as_deref(),
+                    note_sha256: &note_hash,
+                    agent_id: &agent_id,
+                    owner_key: &owner_key,
+                    canonical_text: &canonical,
+                    record_hash: &record_hash,
+                    signature: &signature,
+                    weight: weight.value,
+                    flags: &json!(weight.flags).to_string(),
+                    reasons: &json!(weight.reasons).to_string(),
+                    outlier: weight.outlier(),
+                    event_seq: event.seq,
                     now,
-                ])?;
+                },
+            )?;
             Ok(json!({
                 "report_id": report_id,
                 "kind": RECORD_KIND,

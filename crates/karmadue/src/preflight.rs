@@ -25,8 +25,10 @@
 //! log does not grow. A signed caller's receipt names it and its nonce is spent in the same
 //! transaction as the receipt row. Demo records never get a receipt.
 
+pub mod store;
+
 use kd_core::clock::rfc3339_ms;
-use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::db::Connection;
 use kd_core::keys::ServerKey;
 use kd_core::random::random_id;
 use serde_json::{Map, Value, json};
@@ -442,33 +444,17 @@ pub struct Resolution {
 
 /// Resource ids whose lowercase form equals `id`'s, exact match first.
 pub(crate) fn ids_ignoring_case(conn: &Connection, id: &str) -> Result<Vec<String>, ToolError> {
-    let mut statement = conn.prepare_cached(
-        "SELECT resource_id FROM resources WHERE lower(resource_id) = lower(?1)
-         ORDER BY resource_id = ?1 DESC, resource_id",
-    )?;
-    let ids = statement
-        .query_map([id], |row| row.get(0))?
-        .collect::<Result<Vec<String>, _>>()?;
-    Ok(ids)
+    Ok(crate::catalog::store::ids_ignoring_case(conn, id)?)
 }
 
 /// Resource ids whose locator, lowercased, is `url` or `url/`.
 pub(crate) fn ids_by_locator(conn: &Connection, url: &str) -> Result<Vec<String>, ToolError> {
-    let mut statement = conn.prepare_cached(
-        "SELECT resource_id FROM resources WHERE lower(locator) IN (lower(?1), lower(?1) || '/') ORDER BY resource_id",
-    )?;
-    let ids = statement
-        .query_map([url], |row| row.get(0))?
-        .collect::<Result<Vec<String>, _>>()?;
-    Ok(ids)
+    Ok(crate::catalog::store::ids_by_locator(conn, url)?)
 }
 
 /// Resource ids whose package ids hold `image` (both sides normalised).
 fn ids_by_image(conn: &Connection, image: &str) -> Result<Vec<String>, ToolError> {
-    let mut statement = conn.prepare_cached("SELECT resource_id, package_ids FROM resources WHERE package_ids <> '[]' ORDER BY resource_id")?;
-    let rows = statement
-        .query_map([], |row| Ok((row.get::<String>(0)?, row.get::<String>(1)?)))?
-        .collect::<Result<Vec<_>, _>>()?;
+    let rows = crate::catalog::store::package_ids(conn)?;
     Ok(rows
         .into_iter()
         .filter(|(_, package_ids)| {
@@ -685,23 +671,7 @@ impl Receipt {
     /// # Errors
     /// `internal` when the store fails.
     pub fn store(&self, conn: &Connection) -> Result<(), ToolError> {
-        conn.prepare_cached(
-            "INSERT INTO receipts (receipt_id, resource_id, version, commit_ref, agent_id, intended_action,
-                issued_ms, expires_ms, signed_text, signature)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        )?
-        .execute(params![
-            self.receipt_id,
-            self.resource_id,
-            self.version,
-            self.commit,
-            self.agent_id,
-            self.intended_action,
-            self.issued_ms,
-            self.expires_ms,
-            self.signed_text,
-            self.signature,
-        ])?;
+        store::insert_receipt(conn, self)?;
         Ok(())
     }
 
@@ -710,27 +680,7 @@ impl Receipt {
     /// # Errors
     /// `internal` when the store fails.
     pub fn load(conn: &Connection, receipt_id: &str) -> Result<Option<Self>, ToolError> {
-        Ok(conn
-            .prepare_cached(
-                "SELECT receipt_id, resource_id, version, commit_ref, agent_id, intended_action, issued_ms, expires_ms,
-                    signed_text, signature
-                 FROM receipts WHERE receipt_id = ?1",
-            )?
-            .query_row([receipt_id], |row| {
-                Ok(Self {
-                    receipt_id: row.get(0)?,
-                    resource_id: row.get(1)?,
-                    version: row.get(2)?,
-                    commit: row.get(3)?,
-                    agent_id: row.get(4)?,
-                    intended_action: row.get(5)?,
-                    issued_ms: row.get(6)?,
-                    expires_ms: row.get(7)?,
-                    signed_text: row.get(8)?,
-                    signature: row.get(9)?,
-                })
-            })
-            .optional()?)
+        Ok(store::receipt(conn, receipt_id)?)
     }
 
     /// True when the stored text is exactly the text rebuilt from the stored fields and the

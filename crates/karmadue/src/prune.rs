@@ -3,10 +3,10 @@
 //! Each write job that adds a row to one of them also deletes at most [`PER_JOB`] of its
 //! expired rows, oldest first, in the same transaction: the table shrinks back to what is
 //! still live without a background job or an unbounded delete inside the writer's batch.
-//! The SQL runs on both backends (a bounded `DELETE` through a subquery: SQLite builds
+//! The SQL (in `identity::store`) runs on both backends (a bounded `DELETE` through a subquery: SQLite builds
 //! without `DELETE … LIMIT`).
 
-use kd_core::db::{Connection, DbError, params};
+use kd_core::db::{Connection, DbError};
 
 /// Most expired rows one write job deletes from one table.
 pub const PER_JOB: i64 = 8;
@@ -22,12 +22,7 @@ pub const NONCE_KEEP_MS: i64 = 15 * 60_000;
 /// # Errors
 /// The database's error.
 pub fn expired_nonces(conn: &Connection, now_ms: i64) -> Result<usize, DbError> {
-    conn.prepare_cached(
-        "DELETE FROM nonces WHERE (agent_id, nonce) IN (
-            SELECT agent_id, nonce FROM nonces WHERE seen_ms < ?1
-            ORDER BY seen_ms LIMIT CAST(?2 AS BIGINT))",
-    )?
-    .execute(params![now_ms - NONCE_KEEP_MS, PER_JOB])
+    crate::identity::store::prune_nonces(conn, now_ms - NONCE_KEEP_MS, PER_JOB)
 }
 
 /// Deletes at most [`PER_JOB`] registration challenges that expired by `now_ms` (used or
@@ -36,10 +31,5 @@ pub fn expired_nonces(conn: &Connection, now_ms: i64) -> Result<usize, DbError> 
 /// # Errors
 /// The database's error.
 pub fn expired_challenges(conn: &Connection, now_ms: i64) -> Result<usize, DbError> {
-    conn.prepare_cached(
-        "DELETE FROM challenges WHERE challenge_id IN (
-            SELECT challenge_id FROM challenges WHERE expires_ms <= ?1
-            ORDER BY expires_ms LIMIT CAST(?2 AS BIGINT))",
-    )?
-    .execute(params![now_ms, PER_JOB])
+    crate::identity::store::prune_challenges(conn, now_ms, PER_JOB)
 }

@@ -10,7 +10,7 @@
 //! can still be verified; DEMO rows never appear among the live frames.
 
 use kd_core::clock::rfc3339_ms;
-use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::db::Connection;
 use kd_core::eventlog::EventRow;
 use kd_core::keys::{PASSPORT_KEY_ID, ServerKey};
 use kd_protocol::forum::{self as recipe, KD_RAIN_V1};
@@ -112,18 +112,12 @@ pub fn frame_of(conn: &Connection, row: &EventRow) -> Result<Value, ToolError> {
         .find(|id| id.parse::<AgentId>().is_ok())
         .cloned();
     let handle: Option<String> = match &agent_id {
-        Some(id) => conn
-            .prepare_cached("SELECT handle FROM agents WHERE agent_id = ?1")?
-            .query_row([id], |row| row.get(0))
-            .optional()?,
+        Some(id) => crate::identity::store::handle(conn, id)?,
         None => None,
     };
     let thread_id = text("thread_id");
     let topic: Option<String> = match &thread_id {
-        Some(id) => conn
-            .prepare_cached("SELECT topic FROM forum_threads WHERE thread_id = ?1")?
-            .query_row([id], |row| row.get(0))
-            .optional()?,
+        Some(id) => crate::forum::store::topic_of(conn, id)?,
         None => None,
     };
     Ok(json!({
@@ -160,42 +154,18 @@ fn read_stream(ctx: Ctx, args: Args) -> HandlerFuture {
                 .map(|reference| crate::identity::require_agent(conn, reference, "agent_id"))
                 .transpose()?
                 .map(|agent| agent.agent_id);
-            let kinds = PUBLIC_KINDS
-                .iter()
-                .map(|kind| format!("'{kind}'"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let rows: Vec<EventRow> = conn
-                .prepare_cached(&format!(
-                    "SELECT seq, prev_hash, row_hash, kind, actor, subject, payload, created_ms FROM events
-                     WHERE kind IN ({kinds}) AND created_ms <= ?1
-                       AND (CAST(?2 AS TEXT) IS NULL OR actor = ?2 OR subject = ?2)
-                       AND seq NOT IN (SELECT seq FROM forum_posts WHERE demo = 1)
-                       AND actor NOT LIKE 'person:%'
-                       AND seq NOT IN (SELECT seq FROM forum_posts WHERE person_id IS NOT NULL)
-                     ORDER BY seq DESC LIMIT CAST(?3 AS BIGINT)"
-                ))?
-                .query_map(params![cutoff, agent_id, limit], |row| {
-                    Ok(EventRow {
-                        seq: row.get(0)?,
-                        prev_hash: row.get(1)?,
-                        row_hash: row.get(2)?,
-                        kind: row.get(3)?,
-                        actor: row.get(4)?,
-                        subject: row.get(5)?,
-                        payload: row.get(6)?,
-                        created_ms: row.get(7)?,
-                    })
-                })?
-                .collect::<Result<_, _>>()?;
+            let rows: Vec<EventRow> = crate::ledger::store::public_rows(
+                conn,
+                &PUBLIC_KINDS,
+                cutoff,
+                agent_id.as_deref(),
+                limit,
+            )?;
             let frames: Vec<Value> = rows
                 .iter()
                 .map(|row| frame_of(conn, row).map(|frame| signed_frame(&key, &frame)))
                 .collect::<Result<_, _>>()?;
-            let samples: Vec<forum::PostRow> = conn
-                .prepare_cached("SELECT post_id FROM forum_posts WHERE demo = 1 ORDER BY seq")?
-                .query_map([], |row| row.get::<String>(0))?
-                .collect::<Result<Vec<_>, _>>()?
+            let samples: Vec<forum::PostRow> = crate::forum::store::demo_post_ids(conn)?
                 .iter()
                 .map(|post_id| forum::post(conn, post_id))
                 .collect::<Result<Vec<_>, _>>()?

@@ -3,7 +3,7 @@
 //! their claims never count as verification.
 
 use crate::events::catalog::ResourceImported;
-use kd_core::db::{Connection, OptionalExtension};
+use kd_core::db::Connection;
 use kd_core::store::WriteTxn;
 
 use super::model::{Claim, Resource, claim_id, store_resource};
@@ -89,11 +89,7 @@ pub fn records(now_ms: i64) -> Vec<(Resource, Vec<Claim>)> {
 pub fn store_all(txn: &mut WriteTxn<'_>, now_ms: i64) -> Result<u64, ToolError> {
     let mut stored = 0;
     for (resource, claims) in records(now_ms) {
-        let existing: Option<String> = txn
-            .conn()
-            .prepare_cached("SELECT record_hash FROM resources WHERE resource_id = ?1")?
-            .query_row([&resource.resource_id], |row| row.get(0))
-            .optional()?;
+        let existing = super::store::record_hash(txn.conn(), &resource.resource_id)?;
         if existing.as_deref() == Some(resource.record_hash.as_str()) {
             continue;
         }
@@ -118,7 +114,5 @@ pub fn store_all(txn: &mut WriteTxn<'_>, now_ms: i64) -> Result<u64, ToolError> 
 /// `internal` when the store fails.
 pub fn stored(conn: &Connection) -> Result<bool, ToolError> {
     let first = format!("kd:res:demo:{}", DEMOS[0].0);
-    Ok(conn
-        .prepare_cached("SELECT 1 FROM resources WHERE resource_id = ?1")?
-        .exists([first])?)
+    Ok(super::store::resource_exists(conn, &first)?)
 }

@@ -8,7 +8,7 @@
 //! come from the bundled import (an operator's own `karmadue import` on a hub started with
 //! `--bundled-catalog false`) is left alone, as before.
 
-use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::db::Connection;
 use serde_json::Value;
 
 use super::import::{BUNDLED, ImportReport, import_lines};
@@ -73,10 +73,7 @@ fn state(conn: &Connection) -> Result<State, ToolError> {
     if super::model::resource_count(conn)? == 0 {
         return Ok(State::Empty);
     }
-    let first: Option<(String, String, String)> = conn
-        .prepare_cached("SELECT kind, actor, payload FROM events WHERE seq = 1")?
-        .query_row([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
-        .optional()?;
+    let first = crate::ledger::store::first_row(conn)?;
     let bundled = first.is_some_and(|(kind, actor, payload)| {
         let file = serde_json::from_str::<Value>(&payload)
             .ok()
@@ -96,10 +93,7 @@ fn state(conn: &Connection) -> Result<State, ToolError> {
 /// # Errors
 /// `internal` when the store fails.
 pub fn milestone(conn: &Connection, name: &str) -> Result<Option<(i64, String)>, ToolError> {
-    Ok(conn
-        .prepare_cached("SELECT done_ms, detail FROM milestones WHERE name = ?1")?
-        .query_row([name], |row| Ok((row.get(0)?, row.get(1)?)))
-        .optional()?)
+    Ok(super::store::milestone(conn, name)?)
 }
 
 /// Loads the bundled snapshot and the demo fixtures on first start, or finishes a first
@@ -134,11 +128,7 @@ pub async fn load_bundled(hub: &Kernel) -> Result<Option<BundledLoad>, ToolError
     hub.store
         .write(move |txn| -> Result<(), ToolError> {
             super::demo::store_all(txn, now)?;
-            txn.conn()
-                .prepare_cached(
-                    "INSERT INTO milestones (name, done_ms, detail) VALUES (?1, ?2, ?3) ON CONFLICT (name) DO NOTHING",
-                )?
-                .execute(params![MILESTONE, txn.now_ms(), how.as_str()])?;
+            super::store::mark_milestone(txn.conn(), MILESTONE, txn.now_ms(), how.as_str())?;
             Ok(())
         })
         .await??;

@@ -404,13 +404,7 @@ async fn write_chunk(
                 claims,
             } in chunk
             {
-                let existing: Option<String> = {
-                    use kd_core::db::OptionalExtension;
-                    txn.conn()
-                        .prepare_cached("SELECT record_hash FROM resources WHERE resource_id = ?1")?
-                        .query_row([&resource.resource_id], |row| row.get(0))
-                        .optional()?
-                };
+                let existing = super::store::record_hash(txn.conn(), &resource.resource_id)?;
                 if existing.as_deref() == Some(resource.record_hash.as_str()) {
                     unchanged += 1;
                     continue;

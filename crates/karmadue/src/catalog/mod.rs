@@ -9,6 +9,7 @@ pub mod model;
 pub mod register;
 pub mod replay;
 pub mod search;
+pub mod store;
 
 use serde_json::{Value, json};
 

@@ -7,12 +7,9 @@
 //! false` (spec "Verification", "Search": "a metadata-read@1 claim is a metadata read, not a
 //! check").
 
-use kd_core::db::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-
-use kd_kernel::error::ToolError;
 
 /// The metadata-read method name.
 pub const METADATA_READ: &str = "metadata-read@1";
@@ -191,202 +188,14 @@ impl Claim {
     }
 }
 
-const RESOURCE_COLUMNS: &str = "resource_id, source, locator, title, type, description, owner, license, version, \
-     released_ms, released_source, popularity, popularity_label, curated, archived, risky, demo, package_ids, \
-     registered_by, record_hash";
-
-fn resource_from_row(row: &Row<'_>) -> kd_core::db::Result<Resource> {
-    let package_ids: String = row.get(17)?;
-    Ok(Resource {
-        resource_id: row.get(0)?,
-        source: row.get(1)?,
-        locator: row.get(2)?,
-        title: row.get(3)?,
-        kind: row.get(4)?,
-        description: row.get(5)?,
-        owner: row.get(6)?,
-        license: row.get(7)?,
-        version: row.get(8)?,
-        released_ms: row.get(9)?,
-        released_source: row.get(10)?,
-        popularity: row.get(11)?,
-        popularity_label: row.get(12)?,
-        curated: row.get(13)?,
-        archived: row.get(14)?,
-        risky: row.get(15)?,
-        demo: row.get(16)?,
-        package_ids: serde_json::from_str(&package_ids).unwrap_or_default(),
-        registered_by: row.get(18)?,
-        record_hash: row.get(19)?,
-    })
-}
-
-const CLAIM_COLUMNS: &str = "claim_id, resource_id, version, kind, value, method, evidence_type, evidence_label, \
-     counts_as_verification, source, observed_ms, status, demo";
-
-fn claim_from_row(row: &Row<'_>) -> kd_core::db::Result<Claim> {
-    Ok(Claim {
-        claim_id: row.get(0)?,
-        resource_id: row.get(1)?,
-        version: row.get(2)?,
-        kind: row.get(3)?,
-        value: row.get(4)?,
-        method: row.get(5)?,
-        evidence_type: row.get(6)?,
-        evidence_label: row.get(7)?,
-        counts_as_verification: row.get(8)?,
-        source: row.get(9)?,
-        observed_ms: row.get(10)?,
-        status: row.get(11)?,
-        demo: row.get(12)?,
-    })
-}
-
-/// Reads one resource.
-///
-/// # Errors
-/// `internal` when the store fails.
-pub fn load_resource(conn: &Connection, resource_id: &str) -> Result<Option<Resource>, ToolError> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {RESOURCE_COLUMNS} FROM resources WHERE resource_id = ?1"
-        ))?
-        .query_row([resource_id], resource_from_row)
-        .optional()?)
-}
-
-/// Reads resources whose locator is exactly `locator`.
-///
-/// # Errors
-/// `internal` when the store fails.
-pub fn resources_by_locator(conn: &Connection, locator: &str) -> Result<Vec<Resource>, ToolError> {
-    let mut statement = conn.prepare_cached(&format!(
-        "SELECT {RESOURCE_COLUMNS} FROM resources WHERE locator = ?1"
-    ))?;
-    let rows = statement
-        .query_map([locator], resource_from_row)?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
-}
-
-/// Reads resources whose registry package ids contain `package_id` (docker / OCI targets).
-///
-/// # Errors
-/// `internal` when the store fails.
-pub fn resources_by_package_id(
-    conn: &Connection,
-    package_id: &str,
-) -> Result<Vec<Resource>, ToolError> {
-    let holds = kd_core::db::dialect::json_array_contains(conn.backend(), "r.package_ids", "?1");
-    let mut statement = conn.prepare_cached(&format!(
-        "SELECT {RESOURCE_COLUMNS} FROM resources r WHERE {holds}"
-    ))?;
-    let rows = statement
-        .query_map([package_id], resource_from_row)?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
-}
-
-/// Reads a resource's public claims, newest first; with `version`, only claims about it.
-///
-/// # Errors
-/// `internal` when the store fails.
-pub fn load_claims(
-    conn: &Connection,
-    resource_id: &str,
-    version: Option<&str>,
-) -> Result<Vec<Claim>, ToolError> {
-    let mut statement = conn.prepare_cached(&format!(
-        "SELECT {CLAIM_COLUMNS} FROM claims WHERE resource_id = ?1 AND status = 'public'
-           AND (CAST(?2 AS TEXT) IS NULL OR version = ?2)
-         ORDER BY observed_ms DESC, claim_id"
-    ))?;
-    let rows = statement
-        .query_map(params![resource_id, version], claim_from_row)?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
-}
-
-/// Writes a resource row (insert or replace) and its claims. Runs in a write transaction.
-///
-/// # Errors
-/// `internal` when the store fails.
-pub fn store_resource(
-    conn: &Connection,
-    resource: &Resource,
-    claims: &[Claim],
-    now_ms: i64,
-) -> Result<(), ToolError> {
-    conn.prepare_cached(
-        "INSERT INTO resources (resource_id, source, locator, title, type, description, owner, license, version,
-            released_ms, released_source, popularity, popularity_label, curated, archived, risky, demo, package_ids,
-            registered_by, record_hash, imported_ms, updated_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?21)
-         ON CONFLICT (resource_id) DO UPDATE SET source = excluded.source, locator = excluded.locator,
-            title = excluded.title, type = excluded.type, description = excluded.description, owner = excluded.owner,
-            license = excluded.license, version = excluded.version, released_ms = excluded.released_ms,
-            released_source = excluded.released_source, popularity = excluded.popularity,
-            popularity_label = excluded.popularity_label, curated = excluded.curated, archived = excluded.archived,
-            risky = excluded.risky, demo = excluded.demo, package_ids = excluded.package_ids,
-            registered_by = excluded.registered_by, record_hash = excluded.record_hash, updated_ms = excluded.updated_ms",
-    )?
-    .execute(params![
-        resource.resource_id,
-        resource.source,
-        resource.locator,
-        resource.title,
-        resource.kind,
-        resource.description,
-        resource.owner,
-        resource.license,
-        resource.version,
-        resource.released_ms,
-        resource.released_source,
-        resource.popularity,
-        resource.popularity_label,
-        resource.curated,
-        resource.archived,
-        resource.risky,
-        resource.demo,
-        serde_json::to_string(&resource.package_ids).unwrap_or_else(|_| "[]".into()),
-        resource.registered_by,
-        resource.record_hash,
-        now_ms,
-    ])?;
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO claims (claim_id, resource_id, version, kind, value, method, evidence_type,
-            evidence_label, counts_as_verification, source, observed_ms, status, demo)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
-         ON CONFLICT (claim_id) DO UPDATE SET resource_id = excluded.resource_id, version = excluded.version,
-            kind = excluded.kind, value = excluded.value, method = excluded.method,
-            evidence_type = excluded.evidence_type, evidence_label = excluded.evidence_label,
-            counts_as_verification = excluded.counts_as_verification, source = excluded.source,
-            observed_ms = excluded.observed_ms, status = excluded.status, demo = excluded.demo",
-    )?;
-    for claim in claims {
-        insert.execute(params![
-            claim.claim_id,
-            claim.resource_id,
-            claim.version,
-            claim.kind,
-            claim.value,
-            claim.method,
-            claim.evidence_type,
-            claim.evidence_label,
-            claim.counts_as_verification,
-            claim.source,
-            claim.observed_ms,
-            claim.status,
-            claim.demo,
-        ])?;
-    }
-    Ok(())
-}
+pub use super::store::{
+    load_claims, load_resource, resources_by_locator, resources_by_package_id, store_resource,
+};
 
 /// Number of resources in the catalog (demo included).
 ///
 /// # Errors
 /// `internal` when the store fails.
-pub fn resource_count(conn: &Connection) -> Result<i64, ToolError> {
-    Ok(conn.query_row("SELECT COUNT(*) FROM resources", [], |row| row.get(0))?)
+pub fn resource_count(conn: &kd_core::db::Connection) -> Result<i64, kd_kernel::error::ToolError> {
+    Ok(super::store::resource_count(conn)?)
 }

@@ -14,7 +14,6 @@
 //! `content.reported` (actor: the signed agent, or `anonymous`; subject: the resource).
 
 use crate::events::catalog as events;
-use kd_core::db::params;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
 use serde_json::{Map, Value, json};
@@ -310,18 +309,12 @@ fn store_content_report(
             "No resource has this id.",
         ));
     }
-    let (column, key) = match (&agent_id, &ip) {
-        (Some(agent), _) => ("agent_id", agent.clone()),
-        (None, ip) => ("ip", ip.clone().unwrap_or_default()),
-    };
-    let times: Vec<i64> = txn
-        .conn()
-        .prepare_cached(&format!(
-            "SELECT created_ms FROM content_reports WHERE {column} = ?1 AND created_ms > ?2 {} ORDER BY created_ms",
-            if column == "ip" { "AND agent_id IS NULL" } else { "" }
-        ))?
-        .query_map(params![key, now - HOUR_MS], |row| row.get(0))?
-        .collect::<Result<_, _>>()?;
+    let times = super::store::content_report_times(
+        txn.conn(),
+        agent_id.as_deref(),
+        ip.as_deref().unwrap_or_default(),
+        now - HOUR_MS,
+    )?;
     if times.len() >= CONTENT_REPORTS_PER_HOUR {
         let leaving = times[times.len() - CONTENT_REPORTS_PER_HOUR];
         let retry_after_s = (leaving + HOUR_MS - now + 999).div_euclid(1000);
@@ -335,12 +328,18 @@ fn store_content_report(
             "10 content reports an hour per agent (or per address when unsigned)",
         ));
     }
-    txn.conn()
-        .prepare_cached(
-            "INSERT INTO content_reports (report_id, resource_id, reason, details, agent_id, ip, created_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?
-        .execute(params![report.report_id, report.resource_id, report.reason, report.details, agent_id, ip, now])?;
+    super::store::insert_content_report(
+        txn.conn(),
+        &super::store::NewContentReport {
+            report_id: &report.report_id,
+            resource_id: &report.resource_id,
+            reason: &report.reason,
+            details: report.details.as_deref(),
+            agent_id: agent_id.as_deref(),
+            ip: ip.as_deref(),
+            now,
+        },
+    )?;
     let event = txn.record(
         agent_id.clone().unwrap_or_else(|| "anonymous".into()),
         report.resource_id.clone(),

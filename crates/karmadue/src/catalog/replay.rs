@@ -35,5 +35,5 @@ pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
         _ => return Ok(()),
     };
     store_resource(conn, &resource, &claims, row.created_ms)
-        .map_err(|error| RebuildError::row(row, error.cause.unwrap_or(error.message)))
+        .map_err(|error| RebuildError::row(row, error))
 }

@@ -19,10 +19,11 @@
 //! ([`kd_protocol::forum::forum_canonical`]) and `signature` is `kd-passport-1`'s Ed25519
 //! signature over it. Events carry ids, hashes and the signature, never the text.
 
+pub mod store;
 pub mod write;
 
 use kd_core::clock::rfc3339_ms;
-use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::db::Connection;
 use kd_protocol::forum::{self as recipe, KD_FORUM_V2, KD_RAIN_V1};
 use serde_json::{Value, json};
 
@@ -149,9 +150,7 @@ fn list_topics(ctx: Ctx, _args: Args) -> HandlerFuture {
             .read(|conn| {
                 let mut counts = Vec::new();
                 for (topic, _, _) in TOPICS {
-                    let threads: i64 = conn
-                        .prepare_cached("SELECT COUNT(*) FROM forum_threads WHERE topic = ?1 AND status = 'visible' AND demo = 0")?
-                        .query_row([topic], |row| row.get(0))?;
+                    let threads: i64 = store::visible_threads_in(conn, topic)?;
                     counts.push(threads);
                 }
                 Ok(counts)
@@ -239,31 +238,7 @@ fn threads(
     demo: bool,
     limit: i64,
 ) -> Result<Vec<Value>, ToolError> {
-    let rows = conn
-        .prepare_cached(
-            "SELECT t.thread_id, t.topic, t.title, a.handle, a.name, t.replies, t.created_ms, t.last_post_ms, t.opening_post_id,
-                    (SELECT post_id FROM forum_posts p WHERE p.thread_id = t.thread_id AND p.accepted = 1 AND p.status = 'visible')
-             FROM forum_threads t LEFT JOIN agents a ON a.agent_id = t.agent_id
-             WHERE t.status = 'visible' AND t.demo = ?1 AND (CAST(?2 AS TEXT) IS NULL OR t.topic = ?2)
-             ORDER BY t.last_post_ms DESC, t.thread_id LIMIT CAST(?3 AS BIGINT)",
-        )?
-        .query_map(params![i64::from(demo), topic, limit], |row| {
-            let handle: Option<String> = row.get(3)?;
-            let label: Option<String> = row.get(4)?;
-            Ok(json!({
-                "thread_id": row.get::<String>(0)?,
-                "topic": row.get::<String>(1)?,
-                "title": row.get::<String>(2)?,
-                "author": author(handle.as_deref(), label.as_deref()),
-                "replies": row.get::<i64>(5)?,
-                "created_at": rfc3339_ms(row.get(6)?),
-                "last_post_at": rfc3339_ms(row.get(7)?),
-                "opening_post_id": row.get::<String>(8)?,
-                "accepted_post_id": row.get::<Option<String>>(9)?,
-                "demo": demo,
-            }))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+    let rows = store::threads(conn, topic, demo, limit)?;
     Ok(rows)
 }
 
@@ -312,46 +287,12 @@ pub struct PostRow {
     pub created_ms: i64,
 }
 
-const POST_COLUMNS: &str = "p.post_id, p.thread_id, t.topic, p.agent_id, COALESCE(a.handle, pe.display_name), COALESCE(a.name, pe.display_name), p.opening, p.body, p.quote_post_id, p.links, p.seq, p.prev_hash, p.row_hash, p.canonical, p.signature, p.status, p.accepted, p.confirmations, p.demo, p.created_ms";
-
-fn post_from_row(row: &kd_core::db::Row<'_>) -> kd_core::db::Result<PostRow> {
-    let links: String = row.get(9)?;
-    Ok(PostRow {
-        post_id: row.get(0)?,
-        thread_id: row.get(1)?,
-        topic: row.get(2)?,
-        agent_id: row.get(3)?,
-        handle: row.get(4)?,
-        label: row.get(5)?,
-        opening: row.get::<i64>(6)? == 1,
-        body: row.get(7)?,
-        quote_post_id: row.get(8)?,
-        links: serde_json::from_str(&links).unwrap_or_else(|_| json!({})),
-        seq: row.get(10)?,
-        prev_hash: row.get(11)?,
-        row_hash: row.get(12)?,
-        canonical: row.get(13)?,
-        signature: row.get(14)?,
-        status: row.get(15)?,
-        accepted: row.get::<i64>(16)? == 1,
-        confirmations: row.get(17)?,
-        demo: row.get::<i64>(18)? == 1,
-        created_ms: row.get(19)?,
-    })
-}
-
 /// Reads one post by id, whatever its status.
 ///
 /// # Errors
 /// `internal` when the store fails.
 pub fn post(conn: &Connection, post_id: &str) -> Result<Option<PostRow>, ToolError> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {POST_COLUMNS} FROM forum_posts p JOIN forum_threads t ON t.thread_id = p.thread_id
-             LEFT JOIN agents a ON a.agent_id = p.agent_id LEFT JOIN people pe ON pe.person_id = p.person_id WHERE p.post_id = ?1"
-        ))?
-        .query_row([post_id], post_from_row)
-        .optional()?)
+    Ok(store::post(conn, post_id)?)
 }
 
 impl PostRow {
@@ -412,17 +353,11 @@ impl PostRow {
 
 /// The thread a `thread_id` argument names: a thread id, or the id of one of its posts.
 fn resolve_thread(conn: &Connection, reference: &str) -> Result<Option<String>, ToolError> {
-    let direct: Option<String> = conn
-        .prepare_cached("SELECT thread_id FROM forum_threads WHERE thread_id = ?1")?
-        .query_row([reference], |row| row.get(0))
-        .optional()?;
+    let direct: Option<String> = store::thread_id(conn, reference)?;
     if direct.is_some() {
         return Ok(direct);
     }
-    Ok(conn
-        .prepare_cached("SELECT thread_id FROM forum_posts WHERE post_id = ?1")?
-        .query_row([reference], |row| row.get(0))
-        .optional()?)
+    Ok(store::thread_of_post(conn, reference)?)
 }
 
 /// get_thread's `data` (also the Human View at `/forum/thread?id=`): the visible thread that
@@ -439,38 +374,12 @@ pub fn thread_data(conn: &Connection, reference: &str) -> Result<Value, ToolErro
         )
     };
     let thread_id = resolve_thread(conn, reference)?.ok_or_else(missing)?;
-    let thread = conn
-        .prepare_cached(
-            "SELECT t.topic, t.title, a.handle, a.name, t.replies, t.created_ms, t.last_post_ms, t.opening_post_id, t.demo, t.status
-             FROM forum_threads t LEFT JOIN agents a ON a.agent_id = t.agent_id WHERE t.thread_id = ?1",
-        )?
-        .query_row([&thread_id], |row| {
-            let handle: Option<String> = row.get(2)?;
-            let label: Option<String> = row.get(3)?;
-            let status: String = row.get(9)?;
-            Ok((status, json!({
-                "thread_id": thread_id,
-                "topic": row.get::<String>(0)?,
-                "title": row.get::<String>(1)?,
-                "author": author(handle.as_deref(), label.as_deref()),
-                "replies": row.get::<i64>(4)?,
-                "created_at": rfc3339_ms(row.get(5)?),
-                "last_post_at": rfc3339_ms(row.get(6)?),
-                "opening_post_id": row.get::<String>(7)?,
-                "demo": row.get::<i64>(8)? == 1,
-            })))
-        })?;
+    let thread = store::thread(conn, &thread_id)?;
     let (status, thread) = thread;
     if status != "visible" {
         return Err(missing());
     }
-    let posts: Vec<PostRow> = conn
-        .prepare_cached(&format!(
-            "SELECT {POST_COLUMNS} FROM forum_posts p JOIN forum_threads t ON t.thread_id = p.thread_id
-             LEFT JOIN agents a ON a.agent_id = p.agent_id LEFT JOIN people pe ON pe.person_id = p.person_id WHERE p.thread_id = ?1 ORDER BY p.seq"
-        ))?
-        .query_map([&thread_id], post_from_row)?
-        .collect::<Result<Vec<_>, _>>()?;
+    let posts: Vec<PostRow> = store::thread_posts(conn, &thread_id)?;
     let hidden = posts.iter().filter(|post| post.status != "visible").count();
     let shown: Vec<Value> = posts
         .iter()
@@ -509,14 +418,7 @@ pub fn skills(
     conn: &Connection,
     agent_id: &str,
 ) -> Result<serde_json::Map<String, Value>, ToolError> {
-    let rows = conn
-        .prepare_cached(
-            "SELECT t.topic, COUNT(*), SUM(p.confirmations) FROM forum_posts p JOIN forum_threads t ON t.thread_id = p.thread_id
-             WHERE p.agent_id = ?1 AND p.accepted = 1 AND p.status = 'visible' AND t.status = 'visible'
-             GROUP BY t.topic ORDER BY t.topic",
-        )?
-        .query_map([agent_id], |row| Ok((row.get::<String>(0)?, row.get::<i64>(1)?, row.get::<i64>(2)?)))?
-        .collect::<Result<Vec<_>, _>>()?;
+    let rows = store::accepted_by_topic(conn, agent_id)?;
     Ok(rows
         .into_iter()
         .map(|(topic, accepted, confirmations)| {
@@ -555,23 +457,7 @@ pub fn related_threads(
     if words.is_empty() {
         return Ok(Vec::new());
     }
-    let rows = conn
-        .prepare_cached(
-            "SELECT t.thread_id, t.topic, t.title, p.body, t.demo FROM forum_threads t
-             JOIN forum_posts p ON p.post_id = t.opening_post_id
-             WHERE t.status = 'visible' AND (t.demo = 0 OR ?1)
-             ORDER BY t.demo, t.last_post_ms DESC, t.thread_id LIMIT 500",
-        )?
-        .query_map([include_demo], |row| {
-            Ok((
-                row.get::<String>(0)?,
-                row.get::<String>(1)?,
-                row.get::<String>(2)?,
-                row.get::<String>(3)?,
-                row.get::<i64>(4)? == 1,
-            ))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+    let rows = store::thread_openings(conn, include_demo)?;
     Ok(rows
         .into_iter()
         .filter(|(_, _, title, body, _)| {

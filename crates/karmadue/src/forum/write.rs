@@ -4,7 +4,7 @@
 //! projections in one writer transaction.
 
 use crate::events::forum as events;
-use kd_core::db::{OptionalExtension, params};
+use kd_core::db::OptionalExtension;
 use kd_core::eventlog::{EventPayload as _, EventRow};
 use kd_core::keys::ServerKey;
 use kd_core::random::random_id;
@@ -298,39 +298,40 @@ pub fn append_post(
     let now = txn.now_ms();
     let conn = txn.conn();
     if let Some(title) = &post.title {
-        conn.prepare_cached(
-            "INSERT INTO forum_threads (thread_id, topic, title, agent_id, opening_post_id, status, demo, replies, last_post_ms, created_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, 'visible', ?6, 0, ?7, ?7)",
-        )?
-        .execute(params![post.thread_id, post.topic, title, post.agent_id, post.post_id, i64::from(post.demo), now])?;
+        super::store::insert_thread(
+            conn,
+            &super::store::NewThread {
+                thread_id: &post.thread_id,
+                topic: &post.topic,
+                title,
+                agent_id: post.agent_id.as_deref(),
+                opening_post_id: &post.post_id,
+                demo: post.demo,
+            },
+            now,
+        )?;
     } else {
-        conn.prepare_cached(
-            "UPDATE forum_threads SET replies = replies + 1, last_post_ms = ?2 WHERE thread_id = ?1",
-        )?
-        .execute(params![post.thread_id, now])?;
+        super::store::add_reply(conn, &post.thread_id, now)?;
     }
-    conn.prepare_cached(
-        "INSERT INTO forum_posts (post_id, thread_id, agent_id, person_id, opening, body, structured, quote_post_id, links, seq, prev_hash, row_hash, canonical, signature, status, accepted, confirmations, demo, created_ms)
-         VALUES (?1, ?2, ?3, ?16, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'visible', 0, 0, ?14, ?15)",
-    )?
-    .execute(params![
-        post.post_id,
-        post.thread_id,
-        post.agent_id,
-        i64::from(opening),
-        post.body,
-        post.structured.as_ref().map(Value::to_string),
-        post.quote_post_id,
-        links.to_string(),
-        row.seq,
-        row.prev_hash,
-        row.row_hash,
-        canonical,
-        signature,
-        i64::from(post.demo),
+    super::store::insert_post(
+        conn,
+        &super::store::StoredPost {
+            post_id: &post.post_id,
+            thread_id: &post.thread_id,
+            agent_id: post.agent_id.as_deref(),
+            person_id: post.person_id.as_deref(),
+            opening,
+            body: &post.body,
+            structured: post.structured.as_ref().map(Value::to_string),
+            quote_post_id: post.quote_post_id.as_deref(),
+            links: links.to_string(),
+            row: &row,
+            canonical: &canonical,
+            signature: &signature,
+            demo: post.demo,
+        },
         now,
-        post.person_id,
-    ])?;
+    )?;
     Ok(row)
 }
 
@@ -524,11 +525,7 @@ fn links(
         let Some(value) = value else { continue };
         match *name {
             "resource_id" => {
-                let found: Option<i64> = conn
-                    .prepare_cached("SELECT 1 FROM resources WHERE resource_id = ?1")?
-                    .query_row([value], |row| row.get(0))
-                    .optional()?;
-                if found.is_none() {
+                if !crate::catalog::store::resource_exists(conn, value)? {
                     return Err(ToolError::not_found(
                         "resource_id",
                         "No catalog record has this resource_id.",
@@ -574,22 +571,11 @@ fn raw_links(args: &Args) -> Vec<(&'static str, Option<String>)> {
 /// `retry_after_s` past it.
 fn check_newcomer(txn: &WriteTxn<'_>, agent_id: &str) -> Result<(), ToolError> {
     let now = txn.now_ms();
-    let created_ms: i64 = txn
-        .conn()
-        .prepare_cached("SELECT created_ms FROM agents WHERE agent_id = ?1")?
-        .query_row([agent_id], |row| row.get(0))?;
+    let created_ms = crate::identity::store::created_ms(txn.conn(), agent_id)?;
     if now - created_ms >= NEWCOMER_AGE_MS {
         return Ok(());
     }
-    let mut times: Vec<i64> = txn
-        .conn()
-        .prepare_cached(
-            "SELECT created_ms FROM forum_posts WHERE agent_id = ?1 AND created_ms > ?2
-               AND (status <> 'retracted' OR post_id IN (SELECT post_id FROM forum_reports))
-             ORDER BY created_ms",
-        )?
-        .query_map(params![agent_id, now - DAY_MS], |row| row.get(0))?
-        .collect::<Result<_, _>>()?;
+    let mut times = super::store::counted_post_times(txn.conn(), agent_id, now - DAY_MS)?;
     if i64::try_from(times.len()).unwrap_or(i64::MAX) < NEWCOMER_POSTS_PER_DAY {
         return Ok(());
     }
@@ -686,11 +672,7 @@ fn reply(ctx: Ctx, args: Args) -> HandlerFuture {
         let post_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdpo_");
         let key = ctx.kernel.passport_key.clone();
         forum_write(&ctx, move |txn, writer| {
-            let thread: Option<(String, String, String, i64)> = txn
-                .conn()
-                .prepare_cached("SELECT thread_id, topic, status, demo FROM forum_threads WHERE thread_id = ?1")?
-                .query_row([&thread_ref], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))
-                .optional()?;
+            let thread = super::store::thread_head(txn.conn(), &thread_ref)?;
             let Some((thread_id, topic, _, demo)) = thread.filter(|(_, _, status, _)| status == "visible") else {
                 return Err(ToolError::not_found("thread_id", "No visible forum thread has this thread_id."));
             };
@@ -698,12 +680,7 @@ fn reply(ctx: Ctx, args: Args) -> HandlerFuture {
                 return Err(ToolError::validation("thread_id", "This is a DEMO sample thread; it takes no replies. Open a real thread with create_thread."));
             }
             if let Some(quote) = &quote {
-                let quoted: Option<i64> = txn
-                    .conn()
-                    .prepare_cached("SELECT 1 FROM forum_posts WHERE post_id = ?1 AND thread_id = ?2 AND status = 'visible'")?
-                    .query_row(params![quote, thread_id], |row| row.get(0))
-                    .optional()?;
-                if quoted.is_none() {
+                if !super::store::visible_post_in(txn.conn(), quote, &thread_id)? {
                     return Err(ToolError::not_found("quote_post_id", "No visible post in this thread has this quote_post_id."));
                 }
             }
@@ -758,13 +735,7 @@ fn retract_post(ctx: Ctx, args: Args) -> HandlerFuture {
                 )
             };
             // A thread id, or the id of a thread's opening post, names the whole thread.
-            let thread: Option<(String, String, Option<String>, String)> = txn
-                .conn()
-                .prepare_cached(
-                    "SELECT thread_id, opening_post_id, agent_id, status FROM forum_threads WHERE thread_id = ?1 OR opening_post_id = ?1",
-                )?
-                .query_row([&reference], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))
-                .optional()?;
+            let thread = super::store::thread_named(txn.conn(), &reference)?;
             if let Some((thread_id, opening_post_id, owner, status)) = thread {
                 if owner.as_deref() != Some(agent_id.as_str()) {
                     return Err(not_yours());
@@ -772,21 +743,13 @@ fn retract_post(ctx: Ctx, args: Args) -> HandlerFuture {
                 if status == "retracted" {
                     return Ok(json!({ "thread_id": thread_id, "post_id": opening_post_id, "retracted": "thread", "status": "retracted", "already": true }));
                 }
-                txn.conn()
-                    .prepare_cached("UPDATE forum_threads SET status = 'retracted', hidden_ms = ?2 WHERE thread_id = ?1")?
-                    .execute(params![thread_id, now])?;
-                txn.conn()
-                    .prepare_cached("UPDATE forum_posts SET status = 'retracted', hidden_ms = ?2 WHERE post_id = ?1")?
-                    .execute(params![opening_post_id, now])?;
+                super::store::set_thread_status(txn.conn(), &thread_id, super::store::Hide::Retracted, now)?;
+                super::store::set_post_status(txn.conn(), &opening_post_id, super::store::Hide::Retracted, now)?;
                 let retraction = events::Retraction { thread_id: thread_id.clone(), post_id: opening_post_id.clone(), agent_id: agent_id.clone() };
                 let row = txn.record(signed.actor(), agent_id.clone(), &events::ThreadRetracted(retraction))?;
                 return Ok(json!({ "thread_id": thread_id, "post_id": opening_post_id, "retracted": "thread", "status": "retracted", "already": false, "event_seq": row.seq }));
             }
-            let post: Option<(String, Option<String>, String)> = txn
-                .conn()
-                .prepare_cached("SELECT thread_id, agent_id, status FROM forum_posts WHERE post_id = ?1")?
-                .query_row([&reference], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
-                .optional()?;
+            let post = super::store::post_head(txn.conn(), &reference)?;
             let Some((thread_id, owner, status)) = post else {
                 return Err(not_yours());
             };
@@ -796,13 +759,9 @@ fn retract_post(ctx: Ctx, args: Args) -> HandlerFuture {
             if status == "retracted" {
                 return Ok(json!({ "thread_id": thread_id, "post_id": reference, "retracted": "post", "status": "retracted", "already": true }));
             }
-            txn.conn()
-                .prepare_cached("UPDATE forum_posts SET status = 'retracted', hidden_ms = ?2 WHERE post_id = ?1")?
-                .execute(params![reference, now])?;
+            super::store::set_post_status(txn.conn(), &reference, super::store::Hide::Retracted, now)?;
             if status == "visible" {
-                txn.conn()
-                    .prepare_cached("UPDATE forum_threads SET replies = replies - 1 WHERE thread_id = ?1")?
-                    .execute([&thread_id])?;
+                super::store::remove_reply(txn.conn(), &thread_id)?;
             }
             let retraction = events::Retraction { thread_id: thread_id.clone(), post_id: reference.clone(), agent_id: agent_id.clone() };
             let row = txn.record(signed.actor(), agent_id.clone(), &events::PostRetracted(retraction))?;
@@ -830,39 +789,40 @@ fn report_post(ctx: Ctx, args: Args) -> HandlerFuture {
         forum_write(&ctx, move |txn, writer| {
             let reporter = writer.key();
             let now = txn.now_ms();
-            let post: Option<(String, Option<String>, String, i64, i64)> = txn
-                .conn()
-                .prepare_cached(
-                    "SELECT p.thread_id, COALESCE(p.agent_id, 'person:' || p.person_id), p.status, p.opening, p.demo FROM forum_posts p JOIN forum_threads t ON t.thread_id = p.thread_id
-                     WHERE p.post_id = ?1 AND t.status = 'visible'",
-                )?
-                .query_row([&post_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?)))
-                .optional()?;
-            let Some((thread_id, author, _, opening, demo)) = post.filter(|(_, _, status, _, _)| status == "visible") else {
-                return Err(ToolError::not_found("post_id", "No visible forum post has this post_id."));
+            let post = super::store::reportable_post(txn.conn(), &post_id)?;
+            let Some((thread_id, author, _, opening, demo)) =
+                post.filter(|(_, _, status, _, _)| status == "visible")
+            else {
+                return Err(ToolError::not_found(
+                    "post_id",
+                    "No visible forum post has this post_id.",
+                ));
             };
             if demo == 1 {
-                return Err(ToolError::validation("post_id", "This is a DEMO sample post; samples cannot be reported."));
+                return Err(ToolError::validation(
+                    "post_id",
+                    "This is a DEMO sample post; samples cannot be reported.",
+                ));
             }
             if author.as_deref() == Some(reporter.as_str()) {
-                return Err(ToolError::validation("post_id", "This is your own post: hide it with retract_post instead."));
+                return Err(ToolError::validation(
+                    "post_id",
+                    "This is your own post: hide it with retract_post instead.",
+                ));
             }
-            txn.conn()
-                .prepare_cached("UPDATE forum_posts SET status = 'reported', hidden_ms = ?2 WHERE post_id = ?1")?
-                .execute(params![post_id, now])?;
+            super::store::set_post_status(txn.conn(), &post_id, super::store::Hide::Reported, now)?;
             if opening == 1 {
                 // The opening post signs the title: hiding it hides the thread.
-                txn.conn()
-                    .prepare_cached("UPDATE forum_threads SET status = 'hidden', hidden_ms = ?2 WHERE thread_id = ?1")?
-                    .execute(params![thread_id, now])?;
+                super::store::set_thread_status(
+                    txn.conn(),
+                    &thread_id,
+                    super::store::Hide::Hidden,
+                    now,
+                )?;
             } else {
-                txn.conn()
-                    .prepare_cached("UPDATE forum_threads SET replies = replies - 1 WHERE thread_id = ?1")?
-                    .execute([&thread_id])?;
+                super::store::remove_reply(txn.conn(), &thread_id)?;
             }
-            txn.conn()
-                .prepare_cached("INSERT INTO forum_reports (report_id, post_id, reporter, reason, job_status, created_ms) VALUES (?1, ?2, ?3, ?4, 'queued', ?5)")?
-                .execute(params![report_id, post_id, reporter, reason, now])?;
+            super::store::insert_report(txn.conn(), &report_id, &post_id, &reporter, &reason, now)?;
             let row = txn.record(
                 writer.actor(),
                 post_id.clone(),
@@ -900,14 +860,7 @@ fn mark_accepted(ctx: Ctx, args: Args) -> HandlerFuture {
         forum_write(&ctx, move |txn, writer| {
             let agent_id = writer.key();
             let now = txn.now_ms();
-            let post: Option<AcceptRow> = txn
-                .conn()
-                .prepare_cached(
-                    "SELECT p.thread_id, COALESCE(p.agent_id, 'person:' || p.person_id), p.opening, p.accepted, t.agent_id FROM forum_posts p JOIN forum_threads t ON t.thread_id = p.thread_id
-                     WHERE p.post_id = ?1 AND p.status = 'visible' AND t.status = 'visible' AND p.demo = 0",
-                )?
-                .query_row([&post_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?)))
-                .optional()?;
+            let post: Option<AcceptRow> = super::store::acceptable_post(txn.conn(), &post_id)?;
             let Some((thread_id, author, opening, accepted, asker)) = post else {
                 return Err(ToolError::not_found("post_id", "No visible forum post has this post_id."));
             };
@@ -925,20 +878,11 @@ fn mark_accepted(ctx: Ctx, args: Args) -> HandlerFuture {
                 if accepted == 1 {
                     return Ok(json!({ "post_id": post_id, "thread_id": thread_id, "accepted": true, "already": true, "trust_changed": false }));
                 }
-                let other: Option<String> = txn
-                    .conn()
-                    .prepare_cached("SELECT post_id FROM forum_posts WHERE thread_id = ?1 AND accepted = 1 AND status = 'visible'")?
-                    .query_row([&thread_id], |row| row.get(0))
-                    .optional()?;
+                let other = super::store::accepted_reply(txn.conn(), &thread_id)?;
                 if let Some(other) = other {
                     return Err(ToolError::validation("post_id", format!("This thread already has an accepted reply ({other}).")));
                 }
-                txn.conn()
-                    .prepare_cached("UPDATE forum_posts SET accepted = 1 WHERE post_id = ?1")?
-                    .execute([&post_id])?;
-                txn.conn()
-                    .prepare_cached("INSERT INTO forum_acceptances (post_id, agent_id, kind, counted, created_ms) VALUES (?1, ?2, 'accepted', 1, ?3)")?
-                    .execute(params![post_id, agent_id, now])?;
+                super::store::accept(txn.conn(), &post_id, &agent_id, now)?;
                 let accepted = events::Accepted { thread_id: thread_id.clone(), post_id: post_id.clone(), asker: agent_id.clone(), author: author.clone() };
                 let row = txn.record(writer.actor(), author.clone(), &accepted)?;
                 return Ok(json!({ "post_id": post_id, "thread_id": thread_id, "accepted": true, "already": false, "trust_changed": false, "event_seq": row.seq }));
@@ -949,11 +893,7 @@ fn mark_accepted(ctx: Ctx, args: Args) -> HandlerFuture {
             if asker.as_deref() == Some(agent_id.as_str()) || author == agent_id {
                 return Err(ToolError::validation("post_id", "A confirmation comes from a peer: neither the asker nor the author."));
             }
-            let done: Option<i64> = txn
-                .conn()
-                .prepare_cached("SELECT counted FROM forum_acceptances WHERE post_id = ?1 AND agent_id = ?2")?
-                .query_row(params![post_id, agent_id], |row| row.get(0))
-                .optional()?;
+            let done = super::store::confirmation(txn.conn(), &post_id, &agent_id)?;
             if let Some(counted) = done {
                 return Ok(json!({ "post_id": post_id, "thread_id": thread_id, "confirmed": true, "counted": counted == 1, "already": true, "trust_changed": false }));
             }
@@ -962,10 +902,7 @@ fn mark_accepted(ctx: Ctx, args: Args) -> HandlerFuture {
                 .iter()
                 .map(|id| match id.strip_prefix("person:") {
                     Some(person_id) => Ok(Some(person_id.to_owned())),
-                    None => txn
-                        .conn()
-                        .prepare_cached("SELECT owner_id FROM agents WHERE agent_id = ?1")?
-                        .query_row([id], |row| row.get::<Option<String>>(0))
+                    None => crate::identity::store::owner_of(txn.conn(), id)
                         .optional()
                         .map(Option::flatten),
                 })
@@ -974,27 +911,12 @@ fn mark_accepted(ctx: Ctx, args: Args) -> HandlerFuture {
             // A confirmer counts once its account (agent or person) is 7 days old, so that
             // throwaway accounts cannot inflate confirmations.
             let confirmer_since: Option<i64> = match agent_id.strip_prefix("person:") {
-                Some(person_id) => txn
-                    .conn()
-                    .prepare_cached("SELECT created_ms FROM people WHERE person_id = ?1")?
-                    .query_row([person_id], |row| row.get(0))
-                    .optional()?,
-                None => txn
-                    .conn()
-                    .prepare_cached("SELECT created_ms FROM agents WHERE agent_id = ?1")?
-                    .query_row([agent_id.as_str()], |row| row.get(0))
-                    .optional()?,
+                Some(person_id) => kd_core::people::find_person(txn.conn(), person_id)?.map(|person| person.created_ms),
+                None => crate::identity::store::created_ms(txn.conn(), &agent_id).optional()?,
             };
             let newcomer = confirmer_since.is_none_or(|since| now - since < NEWCOMER_AGE_MS);
             let counted = !same_owner && !newcomer;
-            txn.conn()
-                .prepare_cached("INSERT INTO forum_acceptances (post_id, agent_id, kind, counted, created_ms) VALUES (?1, ?2, 'confirmed', ?3, ?4)")?
-                .execute(params![post_id, agent_id, i64::from(counted), now])?;
-            if counted {
-                txn.conn()
-                    .prepare_cached("UPDATE forum_posts SET confirmations = confirmations + 1 WHERE post_id = ?1")?
-                    .execute([&post_id])?;
-            }
+            super::store::confirm(txn.conn(), &post_id, &agent_id, counted, now)?;
             let confirmed =
                 events::AcceptConfirmed { thread_id: thread_id.clone(), post_id: post_id.clone(), peer: agent_id.clone(), author: author.clone(), counted };
             let row = txn.record(writer.actor(), author.clone(), &confirmed)?;
@@ -1046,10 +968,7 @@ pub async fn seed_demo(hub: &Kernel) -> Result<usize, ToolError> {
         .collect();
     hub.store
         .write(move |txn| -> Result<usize, ToolError> {
-            let existing: i64 = txn
-                .conn()
-                .prepare_cached("SELECT COUNT(*) FROM forum_threads WHERE demo = 1")?
-                .query_row([], |row| row.get(0))?;
+            let existing = super::store::demo_threads(txn.conn())?;
             if existing > 0 {
                 return Ok(0);
             }

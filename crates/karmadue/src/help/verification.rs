@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use crate::events::help as events;
 use kd_core::clock::rfc3339_ms;
-use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::db::{Connection, OptionalExtension};
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
 use serde_json::{Value, json};
@@ -337,53 +337,12 @@ pub struct Ask {
     pub created_ms: i64,
 }
 
-const ASK_COLUMNS: &str = "a.ask_id, a.requester_id, r.handle, a.subject_id, s.handle, a.credential_id, a.stamp, a.criteria,
-    a.reward_note, a.deadline_ms, a.status, a.reviewer, a.accepted_ms, a.accept_until_ms, a.result, a.evidence_ref, a.note,
-    a.submitted_ms, a.resolution, a.resolved_ms, a.stamp_id, a.created_ms";
-const ASK_FROM: &str = "verification_asks a JOIN agents r ON r.agent_id = a.requester_id JOIN agents s ON s.agent_id = a.subject_id";
-/// The open rule at `?1` (now, Unix ms), as [`Ask::state`] reads it: open before the deadline,
-/// or accepted with its 72 hours run out before the deadline. `list_verification_asks` and
-/// [`open_asks_for_people`] share it.
-const OPEN_SQL: &str = "((a.status = 'open' AND a.deadline_ms > ?1) OR (a.status = 'accepted' AND a.accept_until_ms <= ?1 AND a.deadline_ms > ?1))";
-
-fn ask_from_row(row: &kd_core::db::Row<'_>) -> kd_core::db::Result<Ask> {
-    Ok(Ask {
-        ask_id: row.get(0)?,
-        requester_id: row.get(1)?,
-        requester_handle: row.get(2)?,
-        subject_id: row.get(3)?,
-        subject_handle: row.get(4)?,
-        credential_id: row.get(5)?,
-        stamp: row.get(6)?,
-        criteria: row.get(7)?,
-        reward_note: row.get(8)?,
-        deadline_ms: row.get(9)?,
-        status: row.get(10)?,
-        reviewer: row.get(11)?,
-        accepted_ms: row.get(12)?,
-        accept_until_ms: row.get(13)?,
-        result: row.get(14)?,
-        evidence_ref: row.get(15)?,
-        note: row.get(16)?,
-        submitted_ms: row.get(17)?,
-        resolution: row.get(18)?,
-        resolved_ms: row.get(19)?,
-        stamp_id: row.get(20)?,
-        created_ms: row.get(21)?,
-    })
-}
-
 /// Reads one ask.
 ///
 /// # Errors
 /// `internal` when the store fails.
 pub fn load_ask(conn: &Connection, ask_id: &str) -> Result<Option<Ask>, ToolError> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE a.ask_id = ?1"
-        ))?
-        .query_row([ask_id], ask_from_row)
-        .optional()?)
+    Ok(super::store::ask(conn, ask_id)?)
 }
 
 fn require_ask(conn: &Connection, ask_id: &str) -> Result<Ask, ToolError> {
@@ -402,17 +361,12 @@ pub fn open_asks_for_people(
     now_ms: i64,
     limit: i64,
 ) -> Result<(Vec<Ask>, i64), ToolError> {
-    let filter = format!("{OPEN_SQL} AND a.stamp = ?2");
-    let total: i64 = conn
-        .prepare_cached(&format!("SELECT COUNT(*) FROM {ASK_FROM} WHERE {filter}"))?
-        .query_row(params![now_ms, HUMAN_REVIEWED], |row| row.get(0))?;
-    let asks = conn
-        .prepare_cached(&format!(
-            "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE {filter} ORDER BY a.created_ms DESC, a.ask_id LIMIT CAST(?3 AS BIGINT)"
-        ))?
-        .query_map(params![now_ms, HUMAN_REVIEWED, limit.clamp(1, 50)], ask_from_row)?
-        .collect::<Result<Vec<Ask>, _>>()?;
-    Ok((asks, total))
+    Ok(super::store::open_asks_for_stamp(
+        conn,
+        now_ms,
+        HUMAN_REVIEWED,
+        limit.clamp(1, 50),
+    )?)
 }
 
 /// The asks `reviewer` holds at `now_ms` (accepted, its 72 hours still running) or submitted
@@ -425,14 +379,7 @@ pub fn asks_held_by(
     reviewer: &Reviewer,
     now_ms: i64,
 ) -> Result<Vec<Ask>, ToolError> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE a.reviewer = ?1
-               AND ((a.status = 'accepted' AND a.accept_until_ms > ?2) OR a.status = 'submitted')
-             ORDER BY a.status, a.accept_until_ms, a.ask_id LIMIT 200"
-        ))?
-        .query_map(params![reviewer.key(), now_ms], ask_from_row)?
-        .collect::<Result<Vec<Ask>, _>>()?)
+    Ok(super::store::asks_held_by(conn, &reviewer.key(), now_ms)?)
 }
 
 impl Ask {
@@ -492,9 +439,7 @@ fn forbidden(reason: &str, message: impl Into<String>) -> ToolError {
 }
 
 fn owner_of(conn: &Connection, agent_id: &str) -> Result<Option<String>, ToolError> {
-    Ok(conn
-        .prepare_cached("SELECT owner_id FROM agents WHERE agent_id = ?1")?
-        .query_row([agent_id], |row| row.get::<Option<String>>(0))
+    Ok(crate::identity::store::owner_of(conn, agent_id)
         .optional()?
         .flatten())
 }
@@ -670,12 +615,7 @@ fn post_verification_ask(ctx: Ctx, args: Args) -> HandlerFuture {
             .signed_write(move |txn, signed| {
                 let requester_id = signed.agent_id.to_string();
                 let now = txn.now_ms();
-                let (posted, oldest): (i64, Option<i64>) = txn
-                    .conn()
-                    .prepare_cached(
-                        "SELECT COUNT(*), MIN(created_ms) FROM verification_asks WHERE requester_id = ?1 AND created_ms > ?2",
-                    )?
-                    .query_row(params![requester_id, now - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?)))?;
+                let (posted, oldest): (i64, Option<i64>) = super::store::asks_since(txn.conn(), &requester_id, now - DAY_MS)?;
                 if posted >= MAX_ASKS_PER_DAY {
                     let retry_after_s =
                         (oldest.unwrap_or(now) + DAY_MS - now + 999).div_euclid(1000).max(1);
@@ -702,14 +642,7 @@ fn post_verification_ask(ctx: Ctx, args: Args) -> HandlerFuture {
                         ),
                     ));
                 }
-                let existing: Option<String> = txn
-                    .conn()
-                    .prepare_cached(
-                        "SELECT ask_id FROM verification_asks WHERE requester_id = ?1 AND subject_id = ?2 AND credential_id = ?3
-                         AND stamp = ?4 AND status IN ('open', 'accepted', 'submitted') AND deadline_ms > ?5",
-                    )?
-                    .query_row(params![requester_id, subject.agent_id, passport_id, stamp, txn.now_ms()], |row| row.get(0))
-                    .optional()?;
+                let existing: Option<String> = super::store::unresolved_ask(txn.conn(), &requester_id, &subject.agent_id, &passport_id, stamp, txn.now_ms())?;
                 if let Some(existing) = existing {
                     return Err(ToolError::validation(
                         "stamp",
@@ -718,13 +651,7 @@ fn post_verification_ask(ctx: Ctx, args: Args) -> HandlerFuture {
                     .with("ask_id", existing));
                 }
                 let now = txn.now_ms();
-                txn.conn()
-                    .prepare_cached(
-                        "INSERT INTO verification_asks (ask_id, requester_id, subject_id, credential_id, stamp, criteria, reward_note,
-                            deadline_ms, status, created_ms, updated_ms)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'open', ?9, ?9)",
-                    )?
-                    .execute(params![ask_id, requester_id, subject.agent_id, passport_id, stamp, criteria, reward_note, deadline_ms, now])?;
+                super::store::insert_ask(txn.conn(), &super::store::NewAsk { ask_id: &ask_id, requester_id: &requester_id, subject_id: &subject.agent_id, passport_id: &passport_id, stamp, criteria: &criteria, reward_note: reward_note.as_deref(), deadline_ms, now })?;
                 let event = txn.record(
                     signed.actor(),
                     subject.agent_id.clone(),
@@ -787,30 +714,25 @@ fn list_verification_asks(ctx: Ctx, args: Args) -> HandlerFuture {
                 Some(reference) if reference.starts_with("person:") => Some(reference.clone()),
                 Some(reference) => Some(
                     find_agent(conn, reference, "reviewer")?
-                        .ok_or_else(|| ToolError::not_found("reviewer", "No agent has this reviewer id."))?
+                        .ok_or_else(|| {
+                            ToolError::not_found("reviewer", "No agent has this reviewer id.")
+                        })?
                         .agent_id,
                 ),
                 None => None,
             };
-            let state = match status.as_str() {
-                "open" => OPEN_SQL,
-                "accepted" => "(a.status = 'accepted' AND a.accept_until_ms > ?1)",
-                "submitted" => "(a.status = 'submitted' AND ?1 = ?1)",
-                "resolved" => "(a.status IN ('resolved', 'closed') AND ?1 = ?1)",
-                _ => "(?1 = ?1)",
-            };
-            let filter = format!(
-                "{state} AND (CAST(?2 AS TEXT) IS NULL OR a.subject_id = ?2) AND (CAST(?3 AS TEXT) IS NULL OR a.stamp = ?3) AND (CAST(?4 AS TEXT) IS NULL OR a.reviewer = ?4)"
-            );
-            let total: i64 = conn
-                .prepare_cached(&format!("SELECT COUNT(*) FROM {ASK_FROM} WHERE {filter}"))?
-                .query_row(params![now, subject, stamp, reviewer], |row| row.get(0))?;
-            let asks = conn
-                .prepare_cached(&format!(
-                    "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE {filter} ORDER BY a.created_ms DESC, a.ask_id LIMIT CAST(?5 AS BIGINT) OFFSET ?6"
-                ))?
-                .query_map(params![now, subject, stamp, reviewer, limit, offset], ask_from_row)?
-                .collect::<Result<Vec<Ask>, _>>()?;
+            let (asks, total) = super::store::list_asks(
+                conn,
+                &super::store::AskFilter {
+                    status: &status,
+                    now,
+                    subject: subject.as_deref(),
+                    stamp: stamp.as_deref(),
+                    reviewer: reviewer.as_deref(),
+                },
+                limit,
+                offset,
+            )?;
             let shown = i64::try_from(asks.len()).map_err(ToolError::internal)?;
             let next_offset = (offset + shown < total).then_some(offset + shown);
             let mut data = json!({
@@ -877,12 +799,7 @@ fn accept_in(
     }
     check_fit(reviewer, &ask.stamp)?;
     check_independent(txn.conn(), reviewer, &ask)?;
-    let disputed: bool = txn
-        .conn()
-        .prepare_cached("SELECT 1 FROM verification_disputes WHERE ask_id = ?1 AND reviewer = ?2")?
-        .query_row(params![ask_id, me], |_| Ok(()))
-        .optional()?
-        .is_some();
+    let disputed: bool = super::store::disputed(txn.conn(), ask_id, &me)?;
     if disputed {
         return Err(forbidden(
             "disputed_before",
@@ -894,13 +811,7 @@ fn accept_in(
     let reopened_from = (ask.status == "accepted")
         .then(|| ask.reviewer.clone())
         .flatten();
-    txn.conn()
-        .prepare_cached(
-            "UPDATE verification_asks SET status = 'accepted', reviewer = ?2, accepted_ms = ?3, accept_until_ms = ?4,
-                result = NULL, evidence_ref = NULL, note = NULL, submitted_ms = NULL, updated_ms = ?3
-             WHERE ask_id = ?1",
-        )?
-        .execute(params![ask_id, me, now, until])?;
+    super::store::accept_ask(txn.conn(), ask_id, &me, now, until)?;
     let event = txn.record(
         actor,
         ask.subject_id.clone(),
@@ -959,12 +870,7 @@ fn submit_in(
         }
     }
     check_independent(txn.conn(), reviewer, &ask)?;
-    txn.conn()
-        .prepare_cached(
-            "UPDATE verification_asks SET status = 'submitted', result = ?2, evidence_ref = ?3, note = ?4, submitted_ms = ?5, updated_ms = ?5
-             WHERE ask_id = ?1",
-        )?
-        .execute(params![ask_id, result, evidence_ref, note, now])?;
+    super::store::submit_result(txn.conn(), ask_id, result, evidence_ref, note, now)?;
     let event = txn.record(
         actor,
         ask.subject_id.clone(),
@@ -1179,26 +1085,11 @@ fn resolve_verification(ctx: Ctx, args: Args) -> HandlerFuture {
                         reopened,
                     },
                 )?;
-                txn.conn()
-                    .prepare_cached(
-                        "INSERT INTO verification_disputes (ask_id, reviewer, disputed_ms, event_seq) VALUES (?1, ?2, ?3, ?4)",
-                    )?
-                    .execute(params![ask.ask_id, reviewer_key, now, event.seq])?;
+                super::store::insert_dispute(txn.conn(), &ask.ask_id, &reviewer_key, now, event.seq)?;
                 if reopened {
-                    txn.conn()
-                        .prepare_cached(
-                            "UPDATE verification_asks SET status = 'open', reviewer = NULL, accepted_ms = NULL, accept_until_ms = NULL,
-                                result = NULL, evidence_ref = NULL, note = NULL, submitted_ms = NULL, updated_ms = ?2
-                             WHERE ask_id = ?1",
-                        )?
-                        .execute(params![ask.ask_id, now])?;
+                    super::store::reopen_ask(txn.conn(), &ask.ask_id, now)?;
                 } else {
-                    txn.conn()
-                        .prepare_cached(
-                            "UPDATE verification_asks SET status = 'closed', resolution = 'disputed', resolved_ms = ?2, updated_ms = ?2
-                             WHERE ask_id = ?1",
-                        )?
-                        .execute(params![ask.ask_id, now])?;
+                    super::store::close_disputed(txn.conn(), &ask.ask_id, now)?;
                 }
                 let after = require_ask(txn.conn(), &ask.ask_id)?;
                 return Ok(json!({
@@ -1248,12 +1139,7 @@ fn resolve_verification(ctx: Ctx, args: Args) -> HandlerFuture {
                 None
             };
             let resolution = if met { "stamped" } else { "refused" };
-            txn.conn()
-                .prepare_cached(
-                    "UPDATE verification_asks SET status = 'resolved', resolution = ?2, resolved_ms = ?3, stamp_id = ?4, updated_ms = ?3
-                     WHERE ask_id = ?1",
-                )?
-                .execute(params![ask.ask_id, resolution, now, stamp.as_ref().map(|stamp| stamp.stamp_id.clone())])?;
+            super::store::resolve_ask(txn.conn(), &ask.ask_id, resolution, now, stamp.as_ref().map(|stamp| stamp.stamp_id.clone()))?;
             let event = txn.record(
                 actor,
                 ask.subject_id.clone(),
@@ -1302,23 +1188,8 @@ fn resolve_verification(ctx: Ctx, args: Args) -> HandlerFuture {
 /// # Errors
 /// `internal` when the store fails.
 pub fn verifier_record(conn: &Connection, reviewer: &str) -> Result<Value, ToolError> {
-    let rows = conn
-        .prepare_cached(
-            "SELECT resolution, stamp, COUNT(*), MAX(resolved_ms) FROM verification_asks
-             WHERE reviewer = ?1 AND status = 'resolved' GROUP BY resolution, stamp",
-        )?
-        .query_map([reviewer], |row| {
-            Ok((
-                row.get::<String>(0)?,
-                row.get::<String>(1)?,
-                row.get::<i64>(2)?,
-                row.get::<Option<i64>>(3)?,
-            ))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    let disputed: i64 = conn
-        .prepare_cached("SELECT COUNT(*) FROM verification_disputes WHERE reviewer = ?1")?
-        .query_row([reviewer], |row| row.get(0))?;
+    let rows = super::store::resolved_by(conn, reviewer)?;
+    let disputed: i64 = super::store::disputes_of(conn, reviewer)?;
     let count = |resolution: Option<&str>, stamp: Option<&str>| -> i64 {
         rows.iter()
             .filter(|row| resolution.is_none_or(|wanted| row.0 == wanted))
@@ -1349,25 +1220,6 @@ pub fn verifier_record(conn: &Connection, reviewer: &str) -> Result<Value, ToolE
 /// # Errors
 /// `internal` when the store fails.
 pub fn subject_record(conn: &Connection, agent_id: &str) -> Result<Vec<Value>, ToolError> {
-    let rows = conn
-        .prepare_cached(
-            "SELECT ask_id, stamp, credential_id, reviewer, result, resolution, stamp_id, evidence_ref, resolved_ms
-             FROM verification_asks WHERE subject_id = ?1 AND status = 'resolved' ORDER BY resolved_ms DESC, ask_id
-             LIMIT CAST(?2 AS BIGINT)",
-        )?
-        .query_map(params![agent_id, MAX_SUBJECT_RECORDS], |row| {
-            Ok(json!({
-                "ask_id": row.get::<String>(0)?,
-                "stamp": row.get::<String>(1)?,
-                "passport_id": row.get::<String>(2)?,
-                "reviewer": row.get::<Option<String>>(3)?,
-                "result": row.get::<Option<String>>(4)?,
-                "resolution": row.get::<Option<String>>(5)?,
-                "stamp_id": row.get::<Option<String>>(6)?,
-                "evidence_ref": row.get::<Option<String>>(7)?,
-                "resolved_at": row.get::<Option<i64>>(8)?.map(rfc3339_ms),
-            }))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+    let rows = super::store::resolved_about(conn, agent_id, MAX_SUBJECT_RECORDS)?;
     Ok(rows)
 }

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use crate::events::help as events;
 use kd_core::clock::rfc3339_ms;
-use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::db::Connection;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
 use serde_json::{Value, json};
@@ -115,11 +115,8 @@ impl Seen {
     /// # Errors
     /// `internal` when the store fails.
     pub fn of(conn: &Connection, resource: &Resource) -> Result<Self, ToolError> {
-        let (reports, broke): (i64, i64) = conn
-            .prepare_cached(
-                "SELECT COUNT(*), COALESCE(SUM(CASE WHEN result = 'broke' THEN 1 ELSE 0 END), 0) FROM outcome_reports WHERE resource_id = ?1",
-            )?
-            .query_row([&resource.resource_id], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        let (reports, broke): (i64, i64) =
+            crate::outcomes::store::report_counts(conn, &resource.resource_id)?;
         Ok(Self {
             archived: resource.archived,
             risky: resource.risky,
@@ -276,26 +273,7 @@ fn list_sha256(targets: &[(String, Target)]) -> String {
 }
 
 fn load_seen(conn: &Connection, agent_id: &str) -> Result<Vec<(String, Seen)>, ToolError> {
-    let mut statement = conn.prepare_cached(
-        "SELECT resource_id, seen_archived, seen_risky, seen_version, seen_released_ms, seen_broke, seen_reports
-         FROM watchlist_items WHERE agent_id = ?1 AND resource_id IS NOT NULL",
-    )?;
-    let rows = statement
-        .query_map([agent_id], |row| {
-            Ok((
-                row.get::<String>(0)?,
-                Seen {
-                    archived: row.get::<Option<bool>>(1)?.unwrap_or(false),
-                    risky: row.get::<Option<bool>>(2)?.unwrap_or(false),
-                    version: row.get(3)?,
-                    released_ms: row.get(4)?,
-                    broke: row.get::<Option<i64>>(5)?.unwrap_or(0),
-                    reports: row.get::<Option<i64>>(6)?.unwrap_or(0),
-                },
-            ))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
+    Ok(super::store::seen_items(conn, agent_id)?)
 }
 
 fn store_item(
@@ -306,32 +284,7 @@ fn store_item(
     resolved: Option<(&str, &Seen)>,
 ) -> Result<(), ToolError> {
     let position = i64::try_from(position).map_err(ToolError::internal)?;
-    let (resource_id, seen) = match resolved {
-        Some((id, seen)) => (Some(id), Some(seen)),
-        None => (None, None),
-    };
-    conn.prepare_cached(
-        "INSERT INTO watchlist_items (agent_id, position, target, resource_id, seen_archived, seen_risky,
-            seen_version, seen_released_ms, seen_broke, seen_reports)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-         ON CONFLICT (agent_id, position) DO UPDATE SET target = excluded.target,
-            resource_id = excluded.resource_id, seen_archived = excluded.seen_archived,
-            seen_risky = excluded.seen_risky, seen_version = excluded.seen_version,
-            seen_released_ms = excluded.seen_released_ms, seen_broke = excluded.seen_broke,
-            seen_reports = excluded.seen_reports",
-    )?
-    .execute(params![
-        agent_id,
-        position,
-        target,
-        resource_id,
-        seen.map(|seen| seen.archived),
-        seen.map(|seen| seen.risky),
-        seen.and_then(|seen| seen.version.clone()),
-        seen.and_then(|seen| seen.released_ms),
-        seen.map(|seen| seen.broke),
-        seen.map(|seen| seen.reports),
-    ])?;
+    super::store::upsert_item(conn, agent_id, position, target, resolved)?;
     Ok(())
 }
 
@@ -372,9 +325,7 @@ fn set_watchlist(ctx: Ctx, args: Args) -> HandlerFuture {
             // What the daily check saw of a record stays when the record stays on the list, so
             // that re-saving a list never hides a change.
             let previous = load_seen(txn.conn(), &agent_id)?;
-            txn.conn()
-                .prepare_cached("DELETE FROM watchlist_items WHERE agent_id = ?1")?
-                .execute([&agent_id])?;
+            super::store::clear_items(txn.conn(), &agent_id)?;
             let mut items = Vec::with_capacity(targets.len());
             for (index, ((text, _), found)) in targets.iter().zip(&resolved).enumerate() {
                 match found {
@@ -395,16 +346,8 @@ fn set_watchlist(ctx: Ctx, args: Args) -> HandlerFuture {
             }
             let listed = resolved.iter().filter(|found| found.is_some()).count();
             let count = i64::try_from(targets.len()).map_err(ToolError::internal)?;
-            txn.conn()
-                .prepare_cached(
-                    "INSERT INTO watchlists (agent_id, items, set_ms) VALUES (?1, ?2, ?3)
-                     ON CONFLICT (agent_id) DO UPDATE SET items = excluded.items, set_ms = excluded.set_ms",
-                )?
-                .execute(params![agent_id, count, txn.now_ms()])?;
-            let owner: Option<String> = txn
-                .conn()
-                .prepare_cached("SELECT owner_id FROM agents WHERE agent_id = ?1")?
-                .query_row([&agent_id], |row| row.get(0))?;
+            super::store::upsert_watchlist(txn.conn(), &agent_id, count, txn.now_ms())?;
+            let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
             let event = txn.record(
                 signed.actor(),
                 agent_id.clone(),
@@ -557,23 +500,13 @@ fn check_one(
     mail_id: &str,
     public_url: &str,
 ) -> Result<Option<(bool, bool)>, ToolError> {
-    let due: Option<Option<i64>> = txn
-        .conn()
-        .prepare_cached("SELECT last_checked_day FROM watchlists WHERE agent_id = ?1")?
-        .query_row([agent_id], |row| row.get(0))
-        .optional()?;
+    let due: Option<Option<i64>> = super::store::last_checked_day(txn.conn(), agent_id)?;
     match due {
         None => return Ok(None),
         Some(Some(last)) if last >= day => return Ok(None),
         Some(_) => {}
     }
-    let items: Vec<(i64, String, Option<String>)> = txn
-        .conn()
-        .prepare_cached(
-            "SELECT position, target, resource_id FROM watchlist_items WHERE agent_id = ?1 ORDER BY position",
-        )?
-        .query_map([agent_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
-        .collect::<Result<Vec<_>, _>>()?;
+    let items: Vec<(i64, String, Option<String>)> = super::store::items(txn.conn(), agent_id)?;
     let previous = load_seen(txn.conn(), agent_id)?;
     let mut found = Vec::new();
     for (position, target, resource_id) in items {
@@ -608,16 +541,12 @@ fn check_one(
             }
         }
     }
-    txn.conn()
-        .prepare_cached("UPDATE watchlists SET last_checked_day = ?2 WHERE agent_id = ?1")?
-        .execute(params![agent_id, day])?;
+    super::store::set_checked_day(txn.conn(), agent_id, day)?;
     if found.is_empty() {
         return Ok(Some((false, false)));
     }
-    let (handle, owner): (String, Option<String>) = txn
-        .conn()
-        .prepare_cached("SELECT handle, owner_id FROM agents WHERE agent_id = ?1")?
-        .query_row([agent_id], |row| Ok((row.get(0)?, row.get(1)?)))?;
+    let (handle, owner): (String, Option<String>) =
+        crate::identity::store::handle_and_owner(txn.conn(), agent_id)?;
     let person = owner
         .as_deref()
         .map(|owner| kd_core::people::find_person(txn.conn(), owner))
@@ -673,14 +602,7 @@ pub async fn run_daily(hub: &Kernel, now_ms: i64) -> Result<DailyReport, ToolErr
     let due: Vec<String> = hub
         .store
         .read(move |conn| -> Result<Vec<String>, ToolError> {
-            let ids = conn
-                .prepare_cached(
-                    "SELECT w.agent_id FROM watchlists w JOIN agents a ON a.agent_id = w.agent_id
-                     WHERE a.status = 'active' AND (w.last_checked_day IS NULL OR w.last_checked_day < ?1)
-                     ORDER BY w.agent_id",
-                )?
-                .query_map([day], |row| row.get(0))?
-                .collect::<Result<Vec<String>, _>>()?;
+            let ids = super::store::due_watchlists(conn, day)?;
             Ok(ids)
         })
         .await?;

@@ -9,11 +9,12 @@
 pub mod names;
 pub mod passport;
 pub mod replay;
-pub mod signers;
+
+pub mod store;
 
 use crate::events::identity as events;
 use kd_core::clock::rfc3339_ms;
-use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::db::Connection;
 use kd_core::eventlog;
 use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;
@@ -337,50 +338,7 @@ pub static GET_RECEIPT: Tool = Tool {
     handler: get_receipt,
 };
 
-/// An agent as the projection holds it.
-#[derive(Debug, Clone)]
-pub struct AgentRow {
-    /// Agent id.
-    pub agent_id: String,
-    /// `kd_` handle.
-    pub handle: String,
-    /// Display label.
-    pub name: String,
-    /// Client or runtime.
-    pub platform: String,
-    /// base64url Ed25519 key.
-    pub public_key: String,
-    /// active | revoked.
-    pub status: String,
-    /// The owning person, when claimed.
-    pub owner_id: Option<String>,
-    /// Current passport id.
-    pub credential_id: String,
-    /// agent | server.
-    pub key_source: String,
-    /// Unix milliseconds.
-    pub created_ms: i64,
-    /// When its owner paused it (its signed writes are refused), Unix milliseconds.
-    pub paused_ms: Option<i64>,
-}
-
-const AGENT_COLUMNS: &str = "agent_id, handle, name, platform, public_key, status, owner_id, credential_id, key_source, created_ms, paused_ms";
-
-fn agent_from_row(row: &kd_core::db::Row<'_>) -> kd_core::db::Result<AgentRow> {
-    Ok(AgentRow {
-        agent_id: row.get(0)?,
-        handle: row.get(1)?,
-        name: row.get(2)?,
-        platform: row.get(3)?,
-        public_key: row.get(4)?,
-        status: row.get(5)?,
-        owner_id: row.get(6)?,
-        credential_id: row.get(7)?,
-        key_source: row.get(8)?,
-        created_ms: row.get(9)?,
-        paused_ms: row.get(10)?,
-    })
-}
+pub use store::AgentRow;
 
 /// Finds an agent by id or `kd_` handle.
 ///
@@ -393,22 +351,16 @@ pub fn find_agent(
     field: &str,
 ) -> Result<Option<AgentRow>, ToolError> {
     let reference = reference.trim();
-    let column = if reference.parse::<AgentId>().is_ok() {
-        "agent_id"
+    if reference.parse::<AgentId>().is_ok() {
+        Ok(store::agent_by_id(conn, reference)?)
     } else if reference.parse::<Handle>().is_ok() {
-        "handle"
+        Ok(store::agent_by_handle(conn, reference)?)
     } else {
         return Err(ToolError::validation(
             field,
             format!("{field} must be an agent id (lowercase uuid) or a kd_ handle"),
         ));
-    };
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {AGENT_COLUMNS} FROM agents WHERE {column} = ?1"
-        ))?
-        .query_row([reference], agent_from_row)
-        .optional()?)
+    }
 }
 
 /// Like [`find_agent`], refusing with `not_found` naming `field` when there is no such agent.
@@ -437,9 +389,7 @@ fn register_challenge(ctx: Ctx, _args: Args) -> HandlerFuture {
         // Challenges are working state, not facts: stored outside the event log, and a few
         // expired ones pruned with each new one.
         ctx.write(move |txn| {
-            txn.conn()
-                .prepare_cached("INSERT INTO challenges (challenge_id, payload, issued_ms, expires_ms) VALUES (?1, ?2, ?3, ?4)")?
-                .execute(params![id, text, issued_ms, expires_ms])?;
+            store::insert_challenge(txn.conn(), &id, &text, issued_ms, expires_ms)?;
             crate::prune::expired_challenges(txn.conn(), txn.now_ms())?;
             Ok(())
         })
@@ -463,15 +413,8 @@ fn take_challenge(
     public_key: &AgentPublicKey,
     signature: &[u8],
 ) -> Result<(), ToolError> {
-    let row: Option<(String, i64, Option<i64>)> = txn
-        .conn()
-        .prepare_cached(
-            "SELECT payload, expires_ms, used_ms FROM challenges WHERE challenge_id = ?1",
-        )?
-        .query_row([challenge_id], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-        })
-        .optional()?;
+    let row = store::challenge(txn.conn(), challenge_id)?
+        .map(|found| (found.payload, found.expires_ms, found.used_ms));
     // Unknown, used and expired get one answer: which of the three it was tells a caller
     // nothing it can act on, and a used or expired challenge may already be pruned.
     let payload = match row {
@@ -487,7 +430,11 @@ fn take_challenge(
             )
             .with_field("signature")
         })?;
-    burn_challenge(txn.conn(), challenge_id, txn.now_ms())
+    Ok(store::burn_challenge(
+        txn.conn(),
+        challenge_id,
+        txn.now_ms(),
+    )?)
 }
 
 /// The one refusal of a challenge that is unknown, used or expired.
@@ -496,14 +443,6 @@ fn challenge_refused() -> ToolError {
         "challenge_id",
         "This challenge_id is unknown, used or expired. Call register_challenge for a fresh one: it works once, until the Unix second stated on the payload's last line.",
     )
-}
-
-fn burn_challenge(conn: &Connection, challenge_id: &str, now_ms: i64) -> Result<(), ToolError> {
-    conn.prepare_cached(
-        "UPDATE challenges SET used_ms = ?2 WHERE challenge_id = ?1 AND used_ms IS NULL",
-    )?
-    .execute(params![challenge_id, now_ms])?;
-    Ok(())
 }
 
 fn parse_new_key(args: &Args) -> Result<(AgentPublicKey, Vec<u8>, String), ToolError> {
@@ -543,10 +482,7 @@ fn check_free(
     let mut clashes = names::clashes(txn, index, name)?;
     if let Some(own) = own_agent {
         // Renaming to a lookalike of your own name is fine; to the same name is a no-op.
-        let current: Option<String> = conn
-            .prepare_cached("SELECT name_key FROM agents WHERE agent_id = ?1")?
-            .query_row([own], |row| row.get(0))
-            .optional()?;
+        let current = store::name_key(conn, own)?;
         if current.as_deref() != Some(names::fold(name).as_str()) {
             clashes.retain(|(agent_id, _)| agent_id != own);
         }
@@ -601,11 +537,7 @@ fn register_agent(ctx: Ctx, args: Args) -> HandlerFuture {
                 take_challenge(txn, &challenge_id, &public_key, &signature)?;
                 let key_text = public_key.to_b64url();
                 check_free(txn, &name_index, &name, &platform, None, &key_text)?;
-                let existing: Option<String> = txn
-                    .conn()
-                    .prepare_cached("SELECT agent_id FROM agents WHERE public_key = ?1 AND status = 'active'")?
-                    .query_row([&key_text], |row| row.get(0))
-                    .optional()?;
+                let existing = store::agent_with_key(txn.conn(), &key_text, true)?;
                 if let Some(existing) = existing {
                     return Err(ToolError::validation(
                         "public_key",
@@ -616,13 +548,11 @@ fn register_agent(ctx: Ctx, args: Args) -> HandlerFuture {
                 let id = agent_id.to_string();
                 let handle = agent_id.handle().to_string();
                 let now = txn.now_ms();
-                txn.conn()
-                    .prepare_cached(
-                        "INSERT INTO agents (agent_id, handle, name, name_key, platform, public_key, status,
-                           referral, credential_id, key_source, created_ms, updated_ms)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'active', ?7, ?8, 'agent', ?9, ?9)",
-                    )?
-                    .execute(params![id, handle, name, names::fold(&name), platform, key_text, referral, credential_id, now])?;
+                store::insert_agent(txn.conn(), &store::NewAgent {
+                    agent_id: &id, handle: &handle, name: &name, name_key: &names::fold(&name),
+                    platform: &platform, public_key: &key_text, referral: referral.as_deref(),
+                    credential_id: &credential_id, now_ms: now,
+                })?;
                 names::reserve(txn, &name_index, &id, &name)?;
                 let passport =
                     passport::issue(txn.conn(), &hub.passport_key, &credential_id, &id, &handle, &key_text, now)?;
@@ -648,8 +578,10 @@ fn register_agent(ctx: Ctx, args: Args) -> HandlerFuture {
         {
             // After a label refusal the challenge is spent: a new one is needed.
             let now = ctx.kernel.clock.now_ms();
-            ctx.write(move |txn| burn_challenge(txn.conn(), &burn_id, now))
-                .await?;
+            ctx.write(move |txn| -> Result<(), ToolError> {
+                Ok(store::burn_challenge(txn.conn(), &burn_id, now)?)
+            })
+            .await?;
         }
         result
     })
@@ -839,9 +771,7 @@ fn rename_agent(ctx: Ctx, args: Args) -> HandlerFuture {
             let id = signed.agent_id.to_string();
             let agent = require_agent(txn.conn(), &id, "agent_id")?;
             check_free(txn, &name_index, &name, &agent.platform, Some(&id), "")?;
-            txn.conn()
-                .prepare_cached("UPDATE agents SET name = ?2, name_key = ?3, updated_ms = ?4 WHERE agent_id = ?1")?
-                .execute(params![id, name, names::fold(&name), txn.now_ms()])?;
+            store::rename(txn.conn(), &id, &name, &names::fold(&name), txn.now_ms())?;
             names::reserve(txn, &name_index, &id, &name)?;
             let event = txn.record(signed.actor(), id.clone(), &events::AgentRenamed { from: agent.name.clone(), to: name.clone() })?;
             Ok(json!({ "agent_id": id, "handle": agent.handle, "name": name, "previous_name": agent.name, "event_seq": event.seq }))
@@ -860,25 +790,31 @@ fn rotate_agent_key(ctx: Ctx, args: Args) -> HandlerFuture {
             let agent = require_agent(txn.conn(), &id, "agent_id")?;
             let new_key = public_key.to_b64url();
             if new_key == agent.public_key {
-                return Err(ToolError::validation("public_key", "public_key is already this agent's key"));
+                return Err(ToolError::validation(
+                    "public_key",
+                    "public_key is already this agent's key",
+                ));
             }
-            let taken: Option<String> = txn
-                .conn()
-                .prepare_cached("SELECT agent_id FROM agents WHERE public_key = ?1")?
-                .query_row([&new_key], |row| row.get(0))
-                .optional()?;
+            let taken = store::agent_with_key(txn.conn(), &new_key, false)?;
             if taken.is_some() {
-                return Err(ToolError::validation("public_key", "This key is already registered to an agent."));
+                return Err(ToolError::validation(
+                    "public_key",
+                    "This key is already registered to an agent.",
+                ));
             }
             take_challenge(txn, &challenge_id, &public_key, &signature)?;
             let now = txn.now_ms();
             passport::end(txn.conn(), &agent.credential_id, "superseded", now)?;
-            let passport = passport::issue(txn.conn(), &hub.passport_key, &credential_id, &id, &agent.handle, &new_key, now)?;
-            txn.conn()
-                .prepare_cached(
-                    "UPDATE agents SET public_key = ?2, credential_id = ?3, key_source = 'agent', updated_ms = ?4 WHERE agent_id = ?1",
-                )?
-                .execute(params![id, new_key, credential_id, now])?;
+            let passport = passport::issue(
+                txn.conn(),
+                &hub.passport_key,
+                &credential_id,
+                &id,
+                &agent.handle,
+                &new_key,
+                now,
+            )?;
+            store::set_key(txn.conn(), &id, &new_key, &credential_id, now)?;
             txn.record(
                 signed.actor(),
                 id.clone(),
@@ -909,11 +845,7 @@ fn revoke_agent(ctx: Ctx, _args: Args) -> HandlerFuture {
             let id = signed.agent_id.to_string();
             let agent = require_agent(txn.conn(), &id, "agent_id")?;
             let now = txn.now_ms();
-            txn.conn()
-                .prepare_cached(
-                    "UPDATE agents SET status = 'revoked', updated_ms = ?2 WHERE agent_id = ?1",
-                )?
-                .execute(params![id, now])?;
+            store::revoke(txn.conn(), &id, now)?;
             passport::end(txn.conn(), &agent.credential_id, "revoked", now)?;
             // Its name is free at once: the name index confirms every candidate against an
             // active row (names::clashes); this only counts the entries as stale.
@@ -950,16 +882,12 @@ fn release_agent(ctx: Ctx, _args: Args) -> HandlerFuture {
                     "message": "This agent has no owner; it is already independent.",
                 }));
             };
-            txn.conn()
-                .prepare_cached("UPDATE agents SET owner_id = NULL, paused_ms = NULL, updated_ms = ?2 WHERE agent_id = ?1")?
-                .execute(params![id, txn.now_ms()])?;
+            store::clear_owner(txn.conn(), &id, txn.now_ms())?;
             let by = match signed.proof {
                 kd_kernel::Proof::Signature { .. } => "agent",
                 kd_kernel::Proof::OwnerSession { .. } => "owner",
             };
-            txn.conn()
-                .prepare_cached("DELETE FROM owner_grants WHERE agent_id = ?1")?
-                .execute([&id])?;
+            crate::people::store::delete_owner_grants(txn.conn(), &id)?;
             let event = txn.record(signed.actor(), id.clone(), &events::AgentReleased { previous_owner: owner, by: by.to_owned() })?;
             Ok(json!({ "agent_id": id, "released": true, "independent": true, "event_seq": event.seq }))
         })
@@ -1113,20 +1041,12 @@ impl Scores {
     /// `internal` when the store fails.
     pub fn of(conn: &Connection, agent: &AgentRow, now_ms: i64) -> Result<Self, ToolError> {
         let technical = crate::admission::technical_bonus(conn, &agent.agent_id)?;
-        let (human, peer): (i64, i64) = conn
-            .prepare_cached(
-                "SELECT
-                   (SELECT COUNT(DISTINCT s.issuer) FROM stamps s JOIN people p ON p.person_id = substr(s.issuer, 8)
-                     WHERE s.agent_id = ?1 AND s.stamp = 'human-reviewed' AND (s.expires_ms IS NULL OR s.expires_ms > ?2)
-                       AND s.issuer LIKE 'person:%' AND s.issued_ms - p.created_ms >= ?3),
-                   (SELECT COUNT(DISTINCT s.issuer) FROM stamps s JOIN agents r ON r.agent_id = s.issuer
-                     WHERE s.agent_id = ?1 AND s.stamp = 'peer-reviewed' AND (s.expires_ms IS NULL OR s.expires_ms > ?2)
-                       AND s.issued_ms - r.created_ms >= ?3)",
-            )?
-            .query_row(
-                kd_core::params![agent.agent_id, now_ms, PEER_REVIEWER_MIN_AGE_MS],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )?;
+        let (human, peer) = crate::standing::store::independent_reviews(
+            conn,
+            &agent.agent_id,
+            now_ms,
+            PEER_REVIEWER_MIN_AGE_MS,
+        )?;
         let trust = (human * TRUST_PER_HUMAN_REVIEW).min(MAX_HUMAN_TRUST)
             + (peer * TRUST_PER_PEER_REVIEW).min(MAX_PEER_TRUST);
         Ok(Self {

@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::hash::BuildHasher;
 
-use kd_core::db::{Connection, OptionalExtension};
+use kd_core::db::Connection;
 use kd_core::store::WriteTxn;
 
 use kd_kernel::error::ToolError;
@@ -224,11 +224,7 @@ impl IndexState {
 
     fn build(conn: &Connection, built_at: u64) -> Result<Self, ToolError> {
         let mut state = Self::empty(built_at);
-        let mut statement =
-            conn.prepare_cached("SELECT agent_id, name_key FROM agents WHERE status = 'active'")?;
-        let active = statement
-            .query_map([], |row| Ok((row.get::<String>(0)?, row.get::<String>(1)?)))?
-            .collect::<Result<Vec<_>, _>>()?;
+        let active = super::store::active_name_keys(conn)?;
         for (agent_id, name_key) in active {
             state.add(&agent_id, &name_key)?;
         }
@@ -329,14 +325,9 @@ pub fn clashes(
             .map(str::to_owned)
             .collect())
     })?;
-    let mut statement = txn.conn().prepare_cached(
-        "SELECT public_key, name_key FROM agents WHERE agent_id = ?1 AND status = 'active'",
-    )?;
     let mut found = BTreeSet::new();
     for agent_id in candidates {
-        let row: Option<(String, String)> = statement
-            .query_row([&agent_id], |row| Ok((row.get(0)?, row.get(1)?)))
-            .optional()?;
+        let row = super::store::active_key_and_name_key(txn.conn(), &agent_id)?;
         if let Some((public_key, name_key)) = row
             && within_one_edit(&folded, &name_key)
         {

@@ -15,7 +15,7 @@
 //! comes from it, so a Listed passport is never called Verified.
 
 use kd_core::clock::rfc3339_ms;
-use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::db::Connection;
 use kd_core::keys::ServerKey;
 use serde_json::{Value, json};
 
@@ -24,22 +24,7 @@ use kd_kernel::error::ToolError;
 /// The passport recipe name.
 pub const RECIPE: &str = "kd-passport-v1";
 
-/// A stored passport.
-#[derive(Debug, Clone)]
-pub struct Passport {
-    /// `kdp_…`.
-    pub credential_id: String,
-    /// The agent it names.
-    pub agent_id: String,
-    /// listed | verified | revoked | superseded.
-    pub state: String,
-    /// The signed text.
-    pub signed_text: String,
-    /// base64url Ed25519 signature by kd-passport-1.
-    pub signature: String,
-    /// Unix milliseconds.
-    pub issued_ms: i64,
-}
+pub use super::store::Passport;
 
 /// The text a passport's signature covers.
 pub fn signed_text(
@@ -73,19 +58,16 @@ pub fn issue(
         now_ms.div_euclid(1000),
     );
     let signature = key.sign_text(&text);
-    conn.prepare_cached(
-        "INSERT INTO passports (credential_id, agent_id, state, signed_text, signature, issued_ms)
-         VALUES (?1, ?2, 'listed', ?3, ?4, ?5)",
-    )?
-    .execute(params![credential_id, agent_id, text, signature, now_ms])?;
-    Ok(Passport {
+    let passport = Passport {
         credential_id: credential_id.to_owned(),
         agent_id: agent_id.to_owned(),
         state: "listed".into(),
         signed_text: text,
         signature,
         issued_ms: now_ms,
-    })
+    };
+    super::store::insert_passport(conn, &passport)?;
+    Ok(passport)
 }
 
 /// Marks a passport `revoked` or `superseded`.
@@ -98,10 +80,7 @@ pub fn end(
     state: &str,
     now_ms: i64,
 ) -> Result<(), ToolError> {
-    conn.prepare_cached(
-        "UPDATE passports SET state = ?2, revoked_ms = ?3 WHERE credential_id = ?1",
-    )?
-    .execute(params![credential_id, state, now_ms])?;
+    super::store::end_passport(conn, credential_id, state, now_ms)?;
     Ok(())
 }
 
@@ -110,22 +89,7 @@ pub fn end(
 /// # Errors
 /// `internal` when the store fails.
 pub fn load(conn: &Connection, credential_id: &str) -> Result<Option<Passport>, ToolError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT credential_id, agent_id, state, signed_text, signature, issued_ms
-             FROM passports WHERE credential_id = ?1",
-        )?
-        .query_row([credential_id], |row| {
-            Ok(Passport {
-                credential_id: row.get(0)?,
-                agent_id: row.get(1)?,
-                state: row.get(2)?,
-                signed_text: row.get(3)?,
-                signature: row.get(4)?,
-                issued_ms: row.get(5)?,
-            })
-        })
-        .optional()?)
+    Ok(super::store::passport(conn, credential_id)?)
 }
 
 /// The plain label of a state.

@@ -17,12 +17,13 @@
 //! description or the preferences themselves (only their SHA-256 and size).
 
 use crate::events::standing as events;
-use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::db::Connection;
 use kd_core::random::random_id;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::AppError;
+use super::store;
 use kd_kernel::error::{ErrorCode, ToolError};
 use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
 use kd_kernel::{Ctx, Kernel, Proof};
@@ -159,10 +160,7 @@ fn invite_agent(ctx: Ctx, args: Args) -> HandlerFuture {
         ctx.signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();
             let now = txn.now_ms();
-            let (count, oldest): (i64, Option<i64>) = txn
-                .conn()
-                .prepare_cached("SELECT COUNT(*), MIN(created_ms) FROM invitations WHERE agent_id = ?1 AND created_ms > ?2")?
-                .query_row(params![agent_id, now - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            let (count, oldest): (i64, Option<i64>) = store::invitations_since(txn.conn(), &agent_id, now - DAY_MS)?;
             if count >= INVITES_PER_DAY {
                 return Err(rate_limited(
                     format!("This agent handed out {INVITES_PER_DAY} cards in the last 24 hours. Try again later."),
@@ -170,20 +168,13 @@ fn invite_agent(ctx: Ctx, args: Args) -> HandlerFuture {
                     now,
                 ));
             }
-            let (handle, credential_id): (String, String) = txn
-                .conn()
-                .prepare_cached("SELECT handle, credential_id FROM agents WHERE agent_id = ?1")?
-                .query_row([&agent_id], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            let (handle, credential_id): (String, String) = crate::identity::store::handle_and_credential(txn.conn(), &agent_id)?;
             let event = txn.record(
                 signed.actor(),
                 agent_id.clone(),
                 &events::AgentInvited { agent_id: agent_id.clone(), invite_code: code.clone(), credential_id: credential_id.clone() },
             )?;
-            txn.conn()
-                .prepare_cached(
-                    "INSERT INTO invitations (invite_code, agent_id, credential_id, note, created_ms, event_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )?
-                .execute(params![code, agent_id, credential_id, note, now, event.seq])?;
+            store::insert_invitation(txn.conn(), &code, &agent_id, &credential_id, note.as_deref(), now, event.seq)?;
             Ok(json!({
                 "card": {
                     "invite_code": code,
@@ -220,19 +211,7 @@ pub struct Invitation {
 /// # Errors
 /// `internal` when the store fails.
 pub fn invitation(conn: &Connection, code: &str) -> Result<Option<Invitation>, ToolError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT invite_code, agent_id, credential_id, created_ms FROM invitations WHERE invite_code = ?1",
-        )?
-        .query_row([code.trim()], |row| {
-            Ok(Invitation {
-                invite_code: row.get(0)?,
-                agent_id: row.get(1)?,
-                credential_id: row.get(2)?,
-                created_ms: row.get(3)?,
-            })
-        })
-        .optional()?)
+    Ok(store::invitation(conn, code.trim())?)
 }
 
 fn offer_capability(ctx: Ctx, args: Args) -> HandlerFuture {
@@ -244,10 +223,7 @@ fn offer_capability(ctx: Ctx, args: Args) -> HandlerFuture {
         ctx.signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();
             let now = txn.now_ms();
-            let (count, oldest): (i64, Option<i64>) = txn
-                .conn()
-                .prepare_cached("SELECT COUNT(*), MIN(created_ms) FROM capability_offers WHERE agent_id = ?1 AND created_ms > ?2")?
-                .query_row(params![agent_id, now - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            let (count, oldest): (i64, Option<i64>) = store::offers_since(txn.conn(), &agent_id, now - DAY_MS)?;
             if count >= OFFERS_PER_DAY {
                 return Err(rate_limited(
                     format!("This agent made {OFFERS_PER_DAY} capability offers in the last 24 hours. Try again later."),
@@ -255,16 +231,8 @@ fn offer_capability(ctx: Ctx, args: Args) -> HandlerFuture {
                     now,
                 ));
             }
-            let owner: Option<String> = txn
-                .conn()
-                .prepare_cached("SELECT owner_id FROM agents WHERE agent_id = ?1")?
-                .query_row([&agent_id], |row| row.get(0))?;
-            let published_before = txn
-                .conn()
-                .prepare_cached("SELECT 1 FROM capability_offers WHERE agent_id = ?1 AND status = 'published' LIMIT 1")?
-                .query_row([&agent_id], |_| Ok(()))
-                .optional()?
-                .is_some();
+            let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
+            let published_before = store::has_published_offer(txn.conn(), &agent_id)?;
             let by_owner = matches!(signed.proof, Proof::OwnerSession { .. });
             let status = if published_before || by_owner {
                 "published"
@@ -279,22 +247,7 @@ fn offer_capability(ctx: Ctx, args: Args) -> HandlerFuture {
                 &events::CapabilityOffered { offer_id: offer_id.clone(), agent_id: agent_id.clone(), status: status.to_owned() },
             )?;
             let decided = (status == "published").then(|| signed.actor());
-            txn.conn()
-                .prepare_cached(
-                    "INSERT INTO capability_offers (offer_id, agent_id, title, description, status, created_ms, decided_ms, decided_by, event_seq)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                )?
-                .execute(params![
-                    offer_id,
-                    agent_id,
-                    title,
-                    description,
-                    status,
-                    now,
-                    decided.as_ref().map(|_| now),
-                    decided,
-                    event.seq
-                ])?;
+            store::insert_offer(txn.conn(), &store::NewOffer { offer_id: &offer_id, agent_id: &agent_id, title: &title, description: description.as_deref(), status, now, decided: decided.as_deref(), event_seq: event.seq })?;
             let message = match status {
                 "published" => "Published.",
                 "pending_owner" => "Your first offer waits for your person: they approve it in the KarmaDue app (You). After that, your offers publish directly.",
@@ -341,24 +294,7 @@ pub async fn pending_offers(hub: &Kernel, person_id: &str) -> Result<Vec<Pending
     let person_id = person_id.to_owned();
     hub.store
         .read(move |conn| -> Result<Vec<PendingOffer>, AppError> {
-            let offers = conn
-                .prepare_cached(
-                    "SELECT o.offer_id, o.agent_id, a.handle, o.title, o.description, o.created_ms
-                     FROM capability_offers o JOIN agents a ON a.agent_id = o.agent_id
-                     WHERE a.owner_id = ?1 AND o.status IN ('pending_owner', 'needs_owner')
-                     ORDER BY o.created_ms, o.offer_id",
-                )?
-                .query_map([&person_id], |row| {
-                    Ok(PendingOffer {
-                        offer_id: row.get(0)?,
-                        agent_id: row.get(1)?,
-                        handle: row.get(2)?,
-                        title: row.get(3)?,
-                        description: row.get(4)?,
-                        created_ms: row.get(5)?,
-                    })
-                })?
-                .collect::<Result<Vec<_>, _>>()?;
+            let offers = store::pending_offers(conn, &person_id)?;
             Ok(offers)
         })
         .await
@@ -381,23 +317,16 @@ pub async fn decide_offer(
     let offer_id = offer_id.to_owned();
     hub.store
         .write(move |txn| -> Result<(), AppError> {
-            let agent_id: Option<String> = txn
-                .conn()
-                .prepare_cached(
-                    "SELECT o.agent_id FROM capability_offers o JOIN agents a ON a.agent_id = o.agent_id
-                     WHERE o.offer_id = ?1 AND a.owner_id = ?2 AND o.status IN ('pending_owner', 'needs_owner')",
-                )?
-                .query_row(params![offer_id, person_id], |row| row.get(0))
-                .optional()?;
+            let agent_id: Option<String> =
+                store::waiting_offer_agent(txn.conn(), &offer_id, &person_id)?;
             let agent_id = agent_id.ok_or(AppError::NotFound)?;
             let status = if approve { "published" } else { "declined" };
             let actor = format!("person:{person_id}");
-            txn.conn()
-                .prepare_cached(
-                    "UPDATE capability_offers SET status = ?2, decided_ms = ?3, decided_by = ?4 WHERE offer_id = ?1",
-                )?
-                .execute(params![offer_id, status, txn.now_ms(), actor])?;
-            let offer = events::OfferRef { offer_id: offer_id.clone(), agent_id: agent_id.clone() };
+            store::decide_offer(txn.conn(), &offer_id, status, txn.now_ms(), &actor)?;
+            let offer = events::OfferRef {
+                offer_id: offer_id.clone(),
+                agent_id: agent_id.clone(),
+            };
             if approve {
                 txn.record(actor, agent_id.clone(), &events::OfferPublished(offer))?;
             } else {
@@ -429,12 +358,7 @@ fn update_preferences(ctx: Ctx, args: Args) -> HandlerFuture {
         ctx.signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();
             let now = txn.now_ms();
-            let (count, oldest): (i64, Option<i64>) = txn
-                .conn()
-                .prepare_cached(
-                    "SELECT COUNT(*), MIN(updated_ms) FROM agent_preferences WHERE agent_id = ?1 AND updated_ms > ?2",
-                )?
-                .query_row(params![agent_id, now - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            let (count, oldest): (i64, Option<i64>) = store::preference_updates_since(txn.conn(), &agent_id, now - DAY_MS)?;
             if count >= PREFERENCE_UPDATES_PER_DAY {
                 return Err(rate_limited(
                     format!("This agent updated its preferences {PREFERENCE_UPDATES_PER_DAY} times in the last 24 hours. Try again later."),
@@ -442,25 +366,14 @@ fn update_preferences(ctx: Ctx, args: Args) -> HandlerFuture {
                     now,
                 ));
             }
-            let version: i64 = txn
-                .conn()
-                .prepare_cached("SELECT COALESCE(MAX(version), 0) + 1 FROM agent_preferences WHERE agent_id = ?1")?
-                .query_row([&agent_id], |row| row.get(0))?;
-            let owner: Option<String> = txn
-                .conn()
-                .prepare_cached("SELECT owner_id FROM agents WHERE agent_id = ?1")?
-                .query_row([&agent_id], |row| row.get(0))?;
+            let version: i64 = store::next_preferences_version(txn.conn(), &agent_id)?;
+            let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
             let event = txn.record(
                 signed.actor(),
                 agent_id.clone(),
                 &events::PreferencesUpdated { agent_id: agent_id.clone(), version, preferences_sha256: sha256.clone(), bytes: text.len() },
             )?;
-            txn.conn()
-                .prepare_cached(
-                    "INSERT INTO agent_preferences (agent_id, preferences, preferences_sha256, version, updated_ms, event_seq)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )?
-                .execute(params![agent_id, text, sha256, version, now, event.seq])?;
+            store::insert_preferences(txn.conn(), &agent_id, &text, &sha256, version, now, event.seq)?;
             let (status, message) = if owner.is_some() {
                 ("awaiting_review", "Stored for your person to review in the KarmaDue app. Nothing takes effect until they do.")
             } else {
@@ -506,25 +419,7 @@ pub async fn preferences_for_review(
     let person_id = person_id.to_owned();
     hub.store
         .read(move |conn| -> Result<Vec<StoredPreferences>, AppError> {
-            let rows = conn
-                .prepare_cached(
-                    "SELECT p.agent_id, a.handle, p.preferences, p.version, p.updated_ms
-                     FROM agent_preferences p JOIN agents a ON a.agent_id = p.agent_id
-                     WHERE a.owner_id = ?1
-                       AND p.version = (SELECT MAX(q.version) FROM agent_preferences q WHERE q.agent_id = p.agent_id)
-                     ORDER BY p.updated_ms DESC, p.agent_id",
-                )?
-                .query_map([&person_id], |row| {
-                    let text: String = row.get(2)?;
-                    Ok(StoredPreferences {
-                        agent_id: row.get(0)?,
-                        handle: row.get(1)?,
-                        preferences: serde_json::from_str(&text).unwrap_or(Value::Null),
-                        version: row.get(3)?,
-                        updated_ms: row.get(4)?,
-                    })
-                })?
-                .collect::<Result<Vec<_>, _>>()?;
+            let rows = store::latest_preferences(conn, &person_id)?;
             Ok(rows)
         })
         .await

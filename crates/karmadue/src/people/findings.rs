@@ -8,11 +8,11 @@
 //! `finding.withdrawn`. They never carry the claim code, an address, or the finding's text.
 
 use crate::events::people as events;
-use kd_core::db::{OptionalExtension, params};
 use kd_core::people as accounts;
 use kd_core::random::{random_bytes, random_id};
 use serde_json::{Value, json};
 
+use super::store;
 use super::{AppError, CODE_ALPHABET, normalize_code};
 use kd_kernel::error::{ErrorCode, ToolError};
 use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
@@ -226,13 +226,7 @@ fn notify_human_of_finding(ctx: Ctx, args: Args) -> HandlerFuture {
             let agent_id = signed.agent_id.to_string();
             let now = txn.now_ms();
             if let Some(key) = &dedupe_key {
-                let existing: Option<(String, String, String)> = txn
-                    .conn()
-                    .prepare_cached(
-                        "SELECT finding_id, status, delivery FROM findings WHERE agent_id = ?1 AND dedupe_key = ?2 AND status <> 'withdrawn'",
-                    )?
-                    .query_row(params![agent_id, key], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
-                    .optional()?;
+                let existing: Option<(String, String, String)> = store::finding_by_dedupe_key(txn.conn(), &agent_id, key)?;
                 if let Some((finding_id, status, delivery)) = existing {
                     return Ok(json!({
                         "finding_id": finding_id,
@@ -244,10 +238,7 @@ fn notify_human_of_finding(ctx: Ctx, args: Args) -> HandlerFuture {
                     }));
                 }
             }
-            let (count, oldest): (i64, Option<i64>) = txn
-                .conn()
-                .prepare_cached("SELECT COUNT(*), MIN(created_ms) FROM findings WHERE agent_id = ?1 AND created_ms > ?2")?
-                .query_row(params![agent_id, now - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            let (count, oldest): (i64, Option<i64>) = store::findings_since(txn.conn(), &agent_id, now - DAY_MS)?;
             if count >= FINDINGS_PER_AGENT_PER_DAY {
                 let retry_after_s = (oldest.unwrap_or(now) + DAY_MS - now + 999).div_euclid(1000).max(1);
                 return Err(ToolError::new(
@@ -256,10 +247,7 @@ fn notify_human_of_finding(ctx: Ctx, args: Args) -> HandlerFuture {
                 )
                 .with("retry_after_s", retry_after_s));
             }
-            let owner: Option<String> = txn
-                .conn()
-                .prepare_cached("SELECT owner_id FROM agents WHERE agent_id = ?1")?
-                .query_row([&agent_id], |row| row.get(0))?;
+            let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
             if let Some(principal) = &principal
                 && owner.as_deref() != Some(principal.as_str())
             {
@@ -281,19 +269,9 @@ fn notify_human_of_finding(ctx: Ctx, args: Args) -> HandlerFuture {
                 (None, None) => ("open", "open", None, true),
             };
             let claim_sha256 = claim.then(|| accounts::secret_sha256(&code));
-            txn.conn()
-                .prepare_cached(
-                    "INSERT INTO findings (finding_id, agent_id, kind, title, why, evidence_ref, dedupe_key, delivery, status, person_id, claim_sha256, created_ms)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                )?
-                .execute(params![
-                    finding_id, agent_id, kind, title, why, evidence_ref, dedupe_key, delivery, status, person_id, claim_sha256, now
-                ])?;
+            store::insert_finding(txn.conn(), &store::NewFinding { finding_id: &finding_id, agent_id: &agent_id, kind: kind.as_deref(), title: &title, why: &why, evidence_ref: &evidence_ref, dedupe_key: dedupe_key.as_deref(), delivery, status, person_id: person_id.as_deref(), claim_sha256: claim_sha256.as_deref(), now })?;
             if let Some(address) = &email {
-                let handle: String = txn
-                    .conn()
-                    .prepare_cached("SELECT handle FROM agents WHERE agent_id = ?1")?
-                    .query_row([&agent_id], |row| row.get(0))?;
+                let handle: String = crate::identity::store::handle_and_credential(txn.conn(), &agent_id)?.0;
                 // The same words whether or not the address has an account (DECISIONS 7).
                 kd_core::outbox::queue(
                     txn.conn(),
@@ -363,13 +341,7 @@ fn withdraw_finding(ctx: Ctx, args: Args) -> HandlerFuture {
         ctx.signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();
             // "Open" is every finding nobody has decided on yet: unclaimed, or waiting in an Inbox.
-            let changed = txn
-                .conn()
-                .prepare_cached(
-                    "UPDATE findings SET status = 'withdrawn', claim_sha256 = NULL, decided_ms = ?3
-                     WHERE finding_id = ?1 AND agent_id = ?2 AND status IN ('open', 'inbox')",
-                )?
-                .execute(params![finding_id, agent_id, txn.now_ms()])?;
+            let changed = store::withdraw_finding(txn.conn(), &finding_id, &agent_id, txn.now_ms())?;
             if changed == 0 {
                 return Err(ToolError::not_found("finding_id", "No open finding of yours has this finding_id."));
             }
@@ -400,11 +372,7 @@ pub async fn adopt(hub: &Kernel, person_id: &str, code: &str) -> Result<Value, T
     let person_id = person_id.to_owned();
     hub.store
         .write(move |txn| -> Result<Value, ToolError> {
-            let row: Option<(String, String, String, Option<String>)> = txn
-                .conn()
-                .prepare_cached("SELECT finding_id, agent_id, status, person_id FROM findings WHERE claim_sha256 = ?1")?
-                .query_row([&hashed], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))
-                .optional()?;
+            let row: Option<(String, String, String, Option<String>)> = store::finding_by_claim(txn.conn(), &hashed)?;
             let Some((finding_id, agent_id, status, holder)) = row else {
                 return Err(invalid_claim_code());
             };
@@ -415,9 +383,7 @@ pub async fn adopt(hub: &Kernel, person_id: &str, code: &str) -> Result<Value, T
                 ("open", _) => {}
                 _ => return Err(invalid_claim_code()),
             }
-            txn.conn()
-                .prepare_cached("UPDATE findings SET status = 'inbox', person_id = ?2 WHERE finding_id = ?1")?
-                .execute(params![finding_id, person_id])?;
+            store::adopt_finding(txn.conn(), &finding_id, &person_id)?;
             let event = txn.record(
                 format!("person:{person_id}"),
                 agent_id.clone(),
@@ -466,24 +432,7 @@ pub async fn inbox(hub: &Kernel, person_id: &str) -> Result<Vec<InboxItem>, AppE
     let person_id = person_id.to_owned();
     hub.store
         .read(move |conn| -> Result<Vec<InboxItem>, AppError> {
-            let items = conn
-                .prepare_cached(
-                    "SELECT f.finding_id, a.handle, f.kind, f.title, f.why, f.evidence_ref, f.created_ms
-                     FROM findings f JOIN agents a ON a.agent_id = f.agent_id
-                     WHERE f.person_id = ?1 AND f.status = 'inbox' ORDER BY f.created_ms DESC, f.finding_id",
-                )?
-                .query_map([&person_id], |row| {
-                    Ok(InboxItem {
-                        finding_id: row.get(0)?,
-                        handle: row.get(1)?,
-                        kind: row.get(2)?,
-                        title: row.get(3)?,
-                        why: row.get(4)?,
-                        evidence_ref: row.get(5)?,
-                        created_ms: row.get(6)?,
-                    })
-                })?
-                .collect::<Result<Vec<_>, _>>()?;
+            let items = store::inbox(conn, &person_id)?;
             Ok(items)
         })
         .await
@@ -506,16 +455,17 @@ pub async fn decide(
     hub.store
         .write(move |txn| -> Result<(), AppError> {
             let status = if approve { "approved" } else { "dismissed" };
-            let agent_id: Option<String> = txn
-                .conn()
-                .prepare_cached("SELECT agent_id FROM findings WHERE finding_id = ?1 AND person_id = ?2 AND status = 'inbox'")?
-                .query_row(params![finding_id, person_id], |row| row.get(0))
-                .optional()?;
+            let agent_id: Option<String> =
+                store::inbox_finding_agent(txn.conn(), &finding_id, &person_id)?;
             let agent_id = agent_id.ok_or(AppError::NotFound)?;
-            txn.conn()
-                .prepare_cached("UPDATE findings SET status = ?2, claim_sha256 = NULL, decided_ms = ?3 WHERE finding_id = ?1")?
-                .execute(params![finding_id, status, txn.now_ms()])?;
-            let (actor, finding) = (format!("person:{person_id}"), events::FindingRef { finding_id: finding_id.clone(), agent_id: agent_id.clone() });
+            store::decide_finding(txn.conn(), &finding_id, status, txn.now_ms())?;
+            let (actor, finding) = (
+                format!("person:{person_id}"),
+                events::FindingRef {
+                    finding_id: finding_id.clone(),
+                    agent_id: agent_id.clone(),
+                },
+            );
             if approve {
                 txn.record(actor, agent_id.clone(), &events::FindingApproved(finding))?;
             } else {

@@ -15,17 +15,18 @@ pub mod findings;
 pub mod mail;
 pub mod password_gate;
 pub mod replay;
+pub mod store;
 
 use std::net::IpAddr;
 
 use crate::events::{EventPayload as _, identity as agent_events, people as events};
-use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::db::Connection;
 use kd_core::people::{self as accounts, Person, Session};
 use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;
 use serde_json::{Value, json};
 
-use crate::identity::{READ_ONLY_SCOPES, require_agent};
+use crate::identity::{READ_ONLY_SCOPES, require_agent, store as identity_store};
 use kd_kernel::error::{ErrorCode, ToolError};
 use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Param, ParamType, Tool};
 use kd_kernel::{Ctx, Kernel};
@@ -138,12 +139,7 @@ pub struct Grant {
 /// # Errors
 /// `internal` when the store fails.
 pub fn grant(conn: &Connection, agent_id: &str) -> Result<Option<Grant>, ToolError> {
-    let row: Option<(String, String, i64, i64, i64)> = conn
-        .prepare_cached(
-            "SELECT person_id, scopes, spend_usd_per_day, spend_usd_per_action, actions_per_day FROM owner_grants WHERE agent_id = ?1",
-        )?
-        .query_row([agent_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?)))
-        .optional()?;
+    let row: Option<(String, String, i64, i64, i64)> = store::grant_row(conn, agent_id)?;
     row.map(
         |(person_id, scopes, spend_usd_per_day, spend_usd_per_action, actions_per_day)| {
             let scopes: Vec<String> = serde_json::from_str(&scopes).map_err(ToolError::internal)?;
@@ -503,18 +499,16 @@ pub async fn mint_connect_code(hub: &Kernel, person_id: &str) -> Result<MintedCo
         .store
         .write(move |txn| -> Result<i64, AppError> {
             let now = txn.now_ms();
-            let (made, oldest): (i64, Option<i64>) = txn
-                .conn()
-                .prepare_cached("SELECT COUNT(*), MIN(created_ms) FROM connect_codes WHERE person_id = ?1 AND created_ms > ?2")?
-                .query_row(params![person_id, now - HOUR_MS], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            let (made, oldest): (i64, Option<i64>) =
+                store::codes_since(txn.conn(), &person_id, now - HOUR_MS)?;
             if made >= CODES_PER_HOUR {
                 let wait_ms = oldest.unwrap_or(now) + HOUR_MS - now;
-                return Err(AppError::RateLimited { retry_after_s: (wait_ms + 999).div_euclid(1000).max(1) });
+                return Err(AppError::RateLimited {
+                    retry_after_s: (wait_ms + 999).div_euclid(1000).max(1),
+                });
             }
             let expires_ms = now + CODE_TTL_MS;
-            txn.conn()
-                .prepare_cached("INSERT INTO connect_codes (code_sha256, person_id, created_ms, expires_ms) VALUES (?1, ?2, ?3, ?4)")?
-                .execute(params![hashed, person_id, now, expires_ms])?;
+            store::insert_connect_code(txn.conn(), &hashed, &person_id, now, expires_ms)?;
             Ok(expires_ms)
         })
         .await??;
@@ -539,56 +533,56 @@ fn connect_with_code(ctx: Ctx, args: Args) -> HandlerFuture {
         // The outer result rolls back (nothing written); the inner refusal is committed with
         // its connect.refused event and the counted attempt (docs/decisions.md 55).
         let answer = ctx
-            .signed_write(move |txn, signed| -> Result<Result<Value, ToolError>, ToolError> {
-                let agent_id = signed.agent_id.to_string();
-                let actor = signed.actor();
-                let now = txn.now_ms();
-                let hour = now.div_euclid(HOUR_MS);
-                let (attempts, refusal_logged): (i64, i64) = txn
-                    .conn()
-                    .prepare_cached("SELECT attempts, refusal_logged FROM code_attempts WHERE agent_id = ?1 AND hour = ?2")?
-                    .query_row(params![agent_id, hour], |row| Ok((row.get(0)?, row.get(1)?)))
-                    .optional()?
-                    .unwrap_or((0, 0));
-                if attempts >= CODE_ATTEMPTS_PER_HOUR {
-                    let retry_after_s = ((hour + 1) * HOUR_MS - now + 999).div_euclid(1000).max(1);
-                    let refusal = ToolError::new(ErrorCode::RateLimited, "Too many code attempts. Try again later.")
+            .signed_write(
+                move |txn, signed| -> Result<Result<Value, ToolError>, ToolError> {
+                    let agent_id = signed.agent_id.to_string();
+                    let actor = signed.actor();
+                    let now = txn.now_ms();
+                    let hour = now.div_euclid(HOUR_MS);
+                    let (attempts, refusal_logged): (i64, i64) =
+                        store::code_attempts(txn.conn(), &agent_id, hour)?.unwrap_or((0, 0));
+                    if attempts >= CODE_ATTEMPTS_PER_HOUR {
+                        let retry_after_s =
+                            ((hour + 1) * HOUR_MS - now + 999).div_euclid(1000).max(1);
+                        let refusal = ToolError::new(
+                            ErrorCode::RateLimited,
+                            "Too many code attempts. Try again later.",
+                        )
                         .with("retry_after_s", retry_after_s);
-                    if refusal_logged != 0 {
-                        return Err(refusal);
+                        if refusal_logged != 0 {
+                            return Err(refusal);
+                        }
+                        store::mark_refusal_logged(txn.conn(), &agent_id, hour)?;
+                        txn.record(
+                            actor,
+                            agent_id.clone(),
+                            &events::ConnectRefused {
+                                agent_id: agent_id.clone(),
+                                reason: "rate_limited".into(),
+                            },
+                        )?;
+                        return Ok(Err(refusal));
                     }
-                    txn.conn()
-                        .prepare_cached("UPDATE code_attempts SET refusal_logged = 1 WHERE agent_id = ?1 AND hour = ?2")?
-                        .execute(params![agent_id, hour])?;
-                    txn.record(actor, agent_id.clone(), &events::ConnectRefused { agent_id: agent_id.clone(), reason: "rate_limited".into() })?;
-                    return Ok(Err(refusal));
-                }
-                txn.conn()
-                    .prepare_cached(
-                        "INSERT INTO code_attempts (agent_id, hour, attempts) VALUES (?1, ?2, 1)
-                         ON CONFLICT (agent_id, hour) DO UPDATE SET attempts = code_attempts.attempts + 1",
-                    )?
-                    .execute(params![agent_id, hour])?;
-                txn.conn()
-                    .prepare_cached("DELETE FROM code_attempts WHERE hour < ?1")?
-                    .execute([hour - 1])?;
-                let hashed = accounts::secret_sha256(&code);
-                let person: Option<String> = txn
-                    .conn()
-                    .prepare_cached(
-                        "SELECT person_id FROM connect_codes WHERE code_sha256 = ?1 AND used_ms IS NULL AND expires_ms > ?2",
-                    )?
-                    .query_row(params![hashed, now], |row| row.get(0))
-                    .optional()?;
-                let Some(person_id) = person else {
-                    txn.record(actor, agent_id.clone(), &events::ConnectRefused { agent_id: agent_id.clone(), reason: "invalid_code".into() })?;
-                    return Ok(Err(invalid_code()));
-                };
-                txn.conn()
-                    .prepare_cached("UPDATE connect_codes SET used_ms = ?2 WHERE code_sha256 = ?1")?
-                    .execute(params![hashed, now])?;
-                file_request(txn, &request_id, &agent_id, &person_id, "code", &actor).map(Ok)
-            })
+                    store::count_code_attempt(txn.conn(), &agent_id, hour)?;
+                    store::forget_code_attempts_before(txn.conn(), hour - 1)?;
+                    let hashed = accounts::secret_sha256(&code);
+                    let person: Option<String> =
+                        store::connect_code_person(txn.conn(), &hashed, now)?;
+                    let Some(person_id) = person else {
+                        txn.record(
+                            actor,
+                            agent_id.clone(),
+                            &events::ConnectRefused {
+                                agent_id: agent_id.clone(),
+                                reason: "invalid_code".into(),
+                            },
+                        )?;
+                        return Ok(Err(invalid_code()));
+                    };
+                    store::use_connect_code(txn.conn(), &hashed, now)?;
+                    file_request(txn, &request_id, &agent_id, &person_id, "code", &actor).map(Ok)
+                },
+            )
             .await??;
         Ok(answer)
     })
@@ -626,12 +620,7 @@ fn request_claim(ctx: Ctx, args: Args) -> HandlerFuture {
                 ("agent_id", agent_id.as_str(), CLAIMS_PER_AGENT_PER_DAY, "This agent has made 5 claim requests today."),
                 ("email", email.as_str(), CLAIMS_PER_EMAIL_PER_DAY, "This address has had 3 claim requests today."),
             ] {
-                let (count, oldest): (i64, Option<i64>) = txn
-                    .conn()
-                    .prepare_cached(&format!(
-                        "SELECT COUNT(*), MIN(created_ms) FROM claim_requests WHERE {column} = ?1 AND created_ms > ?2"
-                    ))?
-                    .query_row(params![key, now - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?)))?;
+                let (count, oldest) = store::claims_since(txn.conn(), column, key, now - DAY_MS)?;
                 if count >= limit {
                     let retry_after_s = (oldest.unwrap_or(now) + DAY_MS - now + 999).div_euclid(1000).max(1);
                     return Err(ToolError::new(ErrorCode::RateLimited, format!("{what} Try again later."))
@@ -639,20 +628,13 @@ fn request_claim(ctx: Ctx, args: Args) -> HandlerFuture {
                 }
             }
             let agent = require_agent(txn.conn(), &agent_id, "agent_id")?;
-            txn.conn()
-                .prepare_cached("INSERT INTO claim_requests (claim_id, agent_id, email, created_ms) VALUES (?1, ?2, ?3, ?4)")?
-                .execute(params![claim_id, agent_id, email, now])?;
+            store::insert_claim_request(txn.conn(), &claim_id, &agent_id, &email, now)?;
             // A request is filed only for an existing account; the reply, the event and the
             // mail are the same either way (DECISIONS 7).
             if let Some((person, _)) = accounts::find_by_email(txn.conn(), &email)?
                 && agent.owner_id.as_deref() != Some(person.person_id.as_str())
             {
-                txn.conn()
-                    .prepare_cached(
-                        "INSERT INTO owner_requests (request_id, agent_id, person_id, via, pitch, status, created_ms)
-                         VALUES (?1, ?2, ?3, 'claim', ?4, 'pending', ?5)",
-                    )?
-                    .execute(params![claim_id, agent_id, person.person_id, pitch, now])?;
+                store::insert_claim_owner_request(txn.conn(), &claim_id, &agent_id, &person.person_id, &pitch, now)?;
             }
             kd_core::outbox::queue(
                 txn.conn(),
@@ -712,11 +694,14 @@ fn file_request(
             "message": "This person already owns this agent; nothing to approve.",
         }));
     }
-    txn.conn()
-        .prepare_cached(
-            "INSERT INTO owner_requests (request_id, agent_id, person_id, via, status, created_ms) VALUES (?1, ?2, ?3, ?4, 'pending', ?5)",
-        )?
-        .execute(params![request_id, agent_id, person_id, via, txn.now_ms()])?;
+    store::insert_owner_request(
+        txn.conn(),
+        request_id,
+        agent_id,
+        person_id,
+        via,
+        txn.now_ms(),
+    )?;
     let event = txn.record(
         actor,
         agent_id,
@@ -776,22 +761,22 @@ pub async fn set_actions_per_day(
     let agent_id = agent_id.to_owned();
     hub.store
         .write(move |txn| -> Result<(), AppError> {
-            let before: Option<i64> = txn
-                .conn()
-                .prepare_cached(
-                    "SELECT g.actions_per_day FROM owner_grants g JOIN agents a ON a.agent_id = g.agent_id
-                     WHERE g.agent_id = ?1 AND g.person_id = ?2 AND a.owner_id = ?2",
-                )?
-                .query_row(params![agent_id, person_id], |row| row.get(0))
-                .optional()?;
+            let before: Option<i64> =
+                store::owned_grant_actions(txn.conn(), &agent_id, &person_id)?;
             let before = before.ok_or(AppError::NotFound)?;
             if before == actions_per_day {
                 return Ok(());
             }
-            txn.conn()
-                .prepare_cached("UPDATE owner_grants SET actions_per_day = ?2 WHERE agent_id = ?1")?
-                .execute(params![agent_id, actions_per_day])?;
-            txn.record(format!("person:{person_id}"), agent_id.clone(), &events::OwnerGrantChanged { agent_id: agent_id.clone(), actions_per_day, previous_actions_per_day: before })?;
+            store::set_grant_actions(txn.conn(), &agent_id, actions_per_day)?;
+            txn.record(
+                format!("person:{person_id}"),
+                agent_id.clone(),
+                &events::OwnerGrantChanged {
+                    agent_id: agent_id.clone(),
+                    actions_per_day,
+                    previous_actions_per_day: before,
+                },
+            )?;
             Ok(())
         })
         .await?
@@ -833,41 +818,8 @@ pub async fn overview(hub: &Kernel, person_id: &str) -> Result<Overview, AppErro
     let person_id = person_id.to_owned();
     hub.store
         .read(move |conn| -> Result<Overview, AppError> {
-            let agents = conn
-                .prepare_cached(
-                    "SELECT a.agent_id, a.handle, a.name, a.status, a.paused_ms, g.actions_per_day
-                     FROM agents a LEFT JOIN owner_grants g ON g.agent_id = a.agent_id AND g.person_id = a.owner_id
-                     WHERE a.owner_id = ?1 ORDER BY a.updated_ms DESC",
-                )?
-                .query_map([&person_id], |row| {
-                    Ok(OwnedAgent {
-                        agent_id: row.get(0)?,
-                        handle: row.get(1)?,
-                        name: row.get(2)?,
-                        status: row.get(3)?,
-                        paused: row.get::<Option<i64>>(4)?.is_some(),
-                        actions_per_day: row.get(5)?,
-                    })
-                })?
-                .collect::<Result<Vec<_>, _>>()?;
-            let pending = conn
-                .prepare_cached(
-                    "SELECT r.request_id, r.agent_id, a.handle, a.name, r.via, r.created_ms, r.pitch
-                     FROM owner_requests r JOIN agents a ON a.agent_id = r.agent_id
-                     WHERE r.person_id = ?1 AND r.status = 'pending' ORDER BY r.created_ms, r.request_id",
-                )?
-                .query_map([&person_id], |row| {
-                    Ok(PendingRequest {
-                        request_id: row.get(0)?,
-                        agent_id: row.get(1)?,
-                        handle: row.get(2)?,
-                        name: row.get(3)?,
-                        via: row.get(4)?,
-                        created_ms: row.get(5)?,
-                        pitch: row.get(6)?,
-                    })
-                })?
-                .collect::<Result<Vec<_>, _>>()?;
+            let agents = store::owned_agents(conn, &person_id)?;
+            let pending = store::pending_requests(conn, &person_id)?;
             Ok(Overview { agents, pending })
         })
         .await
@@ -901,20 +853,12 @@ pub async fn decide_request(
     let request_id = request_id.to_owned();
     hub.store
         .write(move |txn| -> Result<(), AppError> {
-            let agent_id: Option<String> = txn
-                .conn()
-                .prepare_cached(
-                    "SELECT agent_id FROM owner_requests WHERE request_id = ?1 AND person_id = ?2 AND status = 'pending'",
-                )?
-                .query_row(params![request_id, person_id], |row| row.get(0))
-                .optional()?;
+            let agent_id: Option<String> = store::pending_request_agent(txn.conn(), &request_id, &person_id)?;
             let agent_id = agent_id.ok_or(AppError::NotFound)?;
             let now = txn.now_ms();
             let actor = format!("person:{person_id}");
             if !approve {
-                txn.conn()
-                    .prepare_cached("UPDATE owner_requests SET status = 'declined', decided_ms = ?2 WHERE request_id = ?1")?
-                    .execute(params![request_id, now])?;
+                store::decline_request(txn.conn(), &request_id, now)?;
                 txn.record(actor, agent_id.clone(), &events::OwnerLinkDeclined { request_id: request_id.clone(), agent_id: agent_id.clone(), person_id: person_id.clone() })?;
                 return Ok(());
             }
@@ -930,28 +874,14 @@ pub async fn decide_request(
             if agent.owner_id.as_deref() == Some(person_id.as_str()) {
                 // Already theirs (a second request, approved late): the link and its grant,
                 // pause and 24-hour count stay as they are.
-                txn.conn()
-                    .prepare_cached("UPDATE owner_requests SET status = 'approved', decided_ms = ?2 WHERE request_id = ?1")?
-                    .execute(params![request_id, now])?;
+                store::approve_request(txn.conn(), &request_id, now)?;
                 txn.record(actor, agent_id.clone(), &events::OwnerLinkConfirmed { request_id: request_id.clone(), agent_id: agent_id.clone(), person_id: person_id.clone() })?;
                 return Ok(());
             }
             let scopes = json!(READ_ONLY_SCOPES);
-            txn.conn()
-                .prepare_cached("UPDATE owner_requests SET status = 'approved', decided_ms = ?2 WHERE request_id = ?1")?
-                .execute(params![request_id, now])?;
-            txn.conn()
-                .prepare_cached("UPDATE agents SET owner_id = ?2, paused_ms = NULL, updated_ms = ?3 WHERE agent_id = ?1")?
-                .execute(params![agent_id, person_id, now])?;
-            txn.conn()
-                .prepare_cached(
-                    "INSERT INTO owner_grants (agent_id, person_id, scopes, spend_usd_per_day, spend_usd_per_action, actions_per_day, granted_ms)
-                     VALUES (?1, ?2, ?3, 0, 0, ?4, ?5)
-                     ON CONFLICT (agent_id) DO UPDATE SET person_id = excluded.person_id, scopes = excluded.scopes,
-                        spend_usd_per_day = 0, spend_usd_per_action = 0,
-                        actions_per_day = excluded.actions_per_day, granted_ms = excluded.granted_ms",
-                )?
-                .execute(params![agent_id, person_id, scopes.to_string(), actions_per_day, now])?;
+            store::approve_request(txn.conn(), &request_id, now)?;
+            crate::identity::store::set_owner(txn.conn(), &agent_id, &person_id, now)?;
+            store::upsert_grant(txn.conn(), &agent_id, &person_id, &scopes.to_string(), actions_per_day, now)?;
             txn.record(
                 actor,
                 agent_id.clone(),
@@ -983,24 +913,7 @@ pub async fn pending_request(
     let request_id = request_id.to_owned();
     hub.store
         .read(move |conn| -> Result<PendingRequest, AppError> {
-            conn.prepare_cached(
-                "SELECT r.request_id, a.name, a.handle, r.via, r.pitch, r.agent_id, r.created_ms FROM owner_requests r
-                 JOIN agents a ON a.agent_id = r.agent_id
-                 WHERE r.request_id = ?1 AND r.person_id = ?2 AND r.status = 'pending'",
-            )?
-            .query_row(params![request_id, person_id], |row| {
-                Ok(PendingRequest {
-                    request_id: row.get(0)?,
-                    name: row.get(1)?,
-                    handle: row.get(2)?,
-                    via: row.get(3)?,
-                    pitch: row.get(4)?,
-                    agent_id: row.get(5)?,
-                    created_ms: row.get(6)?,
-                })
-            })
-            .optional()?
-            .ok_or(AppError::NotFound)
+            store::pending_request(conn, &request_id, &person_id)?.ok_or(AppError::NotFound)
         })
         .await
 }
@@ -1031,35 +944,42 @@ pub async fn act_on_agent(
     let agent_id = agent_id.to_owned();
     hub.store
         .write(move |txn| -> Result<(), AppError> {
-            let row: Option<Option<i64>> = txn
-                .conn()
-                .prepare_cached("SELECT paused_ms FROM agents WHERE agent_id = ?1 AND owner_id = ?2")?
-                .query_row(params![agent_id, person_id], |row| row.get(0))
-                .optional()?;
+            let row: Option<Option<i64>> =
+                crate::identity::store::paused_if_owned(txn.conn(), &agent_id, &person_id)?;
             let paused_ms = row.ok_or(AppError::NotFound)?;
             let now = txn.now_ms();
             let actor = format!("person:{person_id}");
             let by = || "owner".to_owned();
-            let (sql, event) = match action {
+            let (change, event) = match action {
                 OwnerAction::Pause if paused_ms.is_none() => (
-                    "UPDATE agents SET paused_ms = ?2, updated_ms = ?2 WHERE agent_id = ?1",
-                    agent_events::AgentPaused { agent_id: agent_id.clone(), by: by() }.event(actor, agent_id.clone()),
+                    identity_store::Ownership::Pause,
+                    agent_events::AgentPaused {
+                        agent_id: agent_id.clone(),
+                        by: by(),
+                    }
+                    .event(actor, agent_id.clone()),
                 ),
                 OwnerAction::Resume if paused_ms.is_some() => (
-                    "UPDATE agents SET paused_ms = NULL, updated_ms = ?2 WHERE agent_id = ?1",
-                    agent_events::AgentResumed { agent_id: agent_id.clone(), by: by() }.event(actor, agent_id.clone()),
+                    identity_store::Ownership::Resume,
+                    agent_events::AgentResumed {
+                        agent_id: agent_id.clone(),
+                        by: by(),
+                    }
+                    .event(actor, agent_id.clone()),
                 ),
                 OwnerAction::Remove => (
-                    "UPDATE agents SET owner_id = NULL, paused_ms = NULL, updated_ms = ?2 WHERE agent_id = ?1",
-                    agent_events::AgentReleased { previous_owner: person_id.clone(), by: by() }.event(actor, agent_id.clone()),
+                    identity_store::Ownership::Release,
+                    agent_events::AgentReleased {
+                        previous_owner: person_id.clone(),
+                        by: by(),
+                    }
+                    .event(actor, agent_id.clone()),
                 ),
                 OwnerAction::Pause | OwnerAction::Resume => return Ok(()),
             };
-            txn.conn().prepare_cached(sql)?.execute(params![agent_id, now])?;
+            identity_store::change_ownership(txn.conn(), &agent_id, change, now)?;
             if action == OwnerAction::Remove {
-                txn.conn()
-                    .prepare_cached("DELETE FROM owner_grants WHERE agent_id = ?1")?
-                    .execute([&agent_id])?;
+                store::delete_owner_grants(txn.conn(), &agent_id)?;
             }
             txn.append(event?)?;
             Ok(())

@@ -6,12 +6,12 @@
 //! - [`limits`]: the per-minute read and write limits of each tier and each read tool.
 //! - [`quota`]: actions in a rolling 24 hours, against an owner's `actions_per_day`.
 
-pub mod facts;
 pub mod quota;
 pub mod replay;
 pub mod stamps;
+pub mod store;
 
-use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::db::Connection;
 use kd_core::tiers::AccessTiers;
 use serde_json::{Value, json};
 
@@ -63,14 +63,7 @@ pub fn agent_facts(
     agent_id: &str,
     now_ms: i64,
 ) -> Result<AgentFacts, ToolError> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {} FROM agents WHERE agent_id = ?1",
-            facts::FACTS_COLUMNS
-        ))?
-        .query_row(params![agent_id, now_ms], |row| facts::facts_from(row, 0))
-        .optional()?
-        .unwrap_or_default())
+    Ok(store::agent_facts(conn, agent_id, now_ms)?.unwrap_or_default())
 }
 
 /// The standing of an agent as `get_standing` and `verify_agent` show it: `{tier,
@@ -166,9 +159,7 @@ fn get_standing(ctx: Ctx, args: Args) -> HandlerFuture {
         ctx.read(move |conn| {
             // "Agent id or key id": an agent's public key (base64url) names it too.
             let by_key: Option<String> = if reference.len() == 43 {
-                conn.prepare_cached("SELECT agent_id FROM agents WHERE public_key = ?1")?
-                    .query_row([&reference], |row| row.get(0))
-                    .optional()?
+                crate::identity::store::agent_with_key(conn, &reference, false)?
             } else {
                 None
             };

@@ -6,7 +6,7 @@
 //! transaction as the write, so a refusal rolls it back with everything else. The check runs in
 //! the single writer's transaction too, so the limit holds exactly under concurrency.
 
-use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::db::Connection;
 use serde_json::{Value, json};
 
 use kd_kernel::error::{ErrorCode, ToolError};
@@ -58,14 +58,8 @@ pub fn read(
     actions_per_day: i64,
     now_ms: i64,
 ) -> Result<Quota, ToolError> {
-    let (used, oldest): (i64, Option<i64>) = conn
-        .prepare_cached(
-            "SELECT COUNT(*), MIN(at_ms) FROM actions WHERE agent_id = ?1 AND at_ms > ?2
-               AND at_ms >= COALESCE((SELECT granted_ms FROM owner_grants WHERE agent_id = ?1), 0)",
-        )?
-        .query_row(params![agent_id, now_ms - WINDOW_MS], |row| {
-            Ok((row.get(0)?, row.get(1)?))
-        })?;
+    let since_ms = crate::people::store::granted_ms(conn, agent_id)?.unwrap_or(0);
+    let (used, oldest) = super::store::actions_since(conn, agent_id, now_ms - WINDOW_MS, since_ms)?;
     Ok(Quota {
         actions_per_day,
         used_last_24h: used,
@@ -90,21 +84,14 @@ pub fn check(conn: &Connection, agent_id: &str, now_ms: i64) -> Result<(), ToolE
     }
     // One action frees up when the (used − limit + 1)-th oldest leaves the window: the oldest
     // one unless the person lowered the limit below what was already used.
-    let freeing: Option<i64> = conn
-        .prepare_cached(
-            "SELECT at_ms FROM actions WHERE agent_id = ?1 AND at_ms > ?2
-               AND at_ms >= COALESCE((SELECT granted_ms FROM owner_grants WHERE agent_id = ?1), 0)
-             ORDER BY at_ms LIMIT 1 OFFSET ?3",
-        )?
-        .query_row(
-            params![
-                agent_id,
-                now_ms - WINDOW_MS,
-                quota.used_last_24h - quota.actions_per_day
-            ],
-            |row| row.get(0),
-        )
-        .optional()?;
+    let since_ms = crate::people::store::granted_ms(conn, agent_id)?.unwrap_or(0);
+    let freeing = super::store::action_at(
+        conn,
+        agent_id,
+        now_ms - WINDOW_MS,
+        since_ms,
+        quota.used_last_24h - quota.actions_per_day,
+    )?;
     let leaves = freeing
         .or(quota.oldest_ms)
         .map_or(WINDOW_MS, |at| at + WINDOW_MS - now_ms);
@@ -130,9 +117,6 @@ pub fn record(
     at_ms: i64,
     event_seq: i64,
 ) -> Result<(), ToolError> {
-    conn.prepare_cached(
-        "INSERT INTO actions (agent_id, at_ms, tool, event_seq) VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![agent_id, at_ms, tool, event_seq])?;
+    super::store::insert_action(conn, agent_id, tool, at_ms, event_seq)?;
     Ok(())
 }

@@ -8,7 +8,7 @@
 //! Both tables are projections of those events.
 
 use crate::events::standing as events;
-use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::db::Connection;
 use kd_core::store::WriteTxn;
 use serde_json::{Value, json};
 
@@ -105,23 +105,7 @@ pub fn issue(txn: &mut WriteTxn<'_>, actor: &str, stamp: NewStamp) -> Result<Sta
             detail: stamp.detail.clone(),
         },
     )?;
-    txn.conn()
-        .prepare_cached(
-            "INSERT INTO stamps (stamp_id, agent_id, stamp, issued_ms, expires_ms, issuer, credential_id, detail, event_seq)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        )?
-        .execute(params![
-            stamp.stamp_id,
-            stamp.agent_id,
-            stamp.stamp,
-            now,
-            stamp.expires_ms,
-            stamp.issuer,
-            stamp.credential_id,
-            stamp.detail.to_string(),
-            row.seq
-        ])?;
-    Ok(Stamp {
+    let stored = Stamp {
         stamp_id: stamp.stamp_id,
         agent_id: stamp.agent_id,
         stamp: stamp.stamp.to_owned(),
@@ -131,7 +115,9 @@ pub fn issue(txn: &mut WriteTxn<'_>, actor: &str, stamp: NewStamp) -> Result<Sta
         credential_id: stamp.credential_id,
         detail: stamp.detail,
         event_seq: row.seq,
-    })
+    };
+    super::store::insert_stamp(txn.conn(), &stored)?;
+    Ok(stored)
 }
 
 /// The agent's stamps that are live at `now_ms` (not expired), oldest first.
@@ -139,26 +125,7 @@ pub fn issue(txn: &mut WriteTxn<'_>, actor: &str, stamp: NewStamp) -> Result<Sta
 /// # Errors
 /// `internal` when the store fails.
 pub fn live(conn: &Connection, agent_id: &str, now_ms: i64) -> Result<Vec<Stamp>, ToolError> {
-    let mut statement = conn.prepare_cached(
-        "SELECT stamp_id, agent_id, stamp, issued_ms, expires_ms, issuer, credential_id, detail, event_seq
-         FROM stamps WHERE agent_id = ?1 AND (expires_ms IS NULL OR expires_ms > ?2)
-         ORDER BY issued_ms, stamp_id",
-    )?;
-    let rows = statement.query_map(params![agent_id, now_ms], |row| {
-        let detail: String = row.get(7)?;
-        Ok(Stamp {
-            stamp_id: row.get(0)?,
-            agent_id: row.get(1)?,
-            stamp: row.get(2)?,
-            issued_ms: row.get(3)?,
-            expires_ms: row.get(4)?,
-            issuer: row.get(5)?,
-            credential_id: row.get(6)?,
-            detail: serde_json::from_str(&detail).unwrap_or(Value::Null),
-            event_seq: row.get(8)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    Ok(super::store::live_stamps(conn, agent_id, now_ms)?)
 }
 
 /// A capability an agent holds.
@@ -210,19 +177,14 @@ pub fn grant_capability(
             source: source.to_owned(),
         },
     )?;
-    txn.conn()
-        .prepare_cached(
-            "INSERT INTO capabilities (agent_id, capability, granted_ms, expires_ms, source) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (agent_id, capability) DO UPDATE SET granted_ms = excluded.granted_ms,
-                 expires_ms = excluded.expires_ms, source = excluded.source",
-        )?
-        .execute(params![agent_id, capability, now, expires_ms, source])?;
-    Ok(Capability {
+    let granted = Capability {
         capability: capability.to_owned(),
         granted_ms: now,
         expires_ms,
         source: source.to_owned(),
-    })
+    };
+    super::store::upsert_capability(txn.conn(), agent_id, &granted)?;
+    Ok(granted)
 }
 
 /// The agent's capabilities that are live at `now_ms`.
@@ -234,19 +196,7 @@ pub fn live_capabilities(
     agent_id: &str,
     now_ms: i64,
 ) -> Result<Vec<Capability>, ToolError> {
-    let mut statement = conn.prepare_cached(
-        "SELECT capability, granted_ms, expires_ms, source FROM capabilities
-         WHERE agent_id = ?1 AND expires_ms > ?2 ORDER BY capability",
-    )?;
-    let rows = statement.query_map(params![agent_id, now_ms], |row| {
-        Ok(Capability {
-            capability: row.get(0)?,
-            granted_ms: row.get(1)?,
-            expires_ms: row.get(2)?,
-            source: row.get(3)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    Ok(super::store::live_capabilities(conn, agent_id, now_ms)?)
 }
 
 /// Whether the agent holds `capability` at `now_ms`.
@@ -259,11 +209,7 @@ pub fn has_capability(
     capability: &str,
     now_ms: i64,
 ) -> Result<bool, ToolError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT 1 FROM capabilities WHERE agent_id = ?1 AND capability = ?2 AND expires_ms > ?3",
-        )?
-        .query_row(params![agent_id, capability, now_ms], |_| Ok(()))
-        .optional()?
-        .is_some())
+    Ok(super::store::has_capability(
+        conn, agent_id, capability, now_ms,
+    )?)
 }

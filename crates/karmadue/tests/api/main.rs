@@ -20,6 +20,7 @@ mod multi;
 mod nav;
 mod openapi;
 mod outcomes;
+mod ownership;
 mod people;
 mod preflight;
 mod proxy;

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use kd_core::db::{Connection, OptionalExtension, Row};
+use kd_core::db::Connection;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use tantivy::directory::MmapDirectory;
@@ -314,30 +314,6 @@ pub struct Record {
     pub demo: bool,
     /// Flagged risky in the store, or described as getting past bot defences.
     pub risky: bool,
-}
-
-const RECORD_SELECT: &str = "SELECT r.resource_id, r.source, r.title, r.type, r.locator, r.description, r.owner, \
-     r.popularity, r.curated, r.archived, r.risky, r.demo, \
-     EXISTS (SELECT 1 FROM claims c WHERE c.resource_id = r.resource_id AND c.status = 'public' \
-             AND c.counts_as_verification = 1 AND c.demo = 0) \
-     FROM resources r";
-
-fn record_from_row(row: &Row<'_>) -> kd_core::db::Result<Record> {
-    Ok(Record {
-        resource_id: row.get(0)?,
-        source: row.get(1)?,
-        title: row.get(2)?,
-        kind: row.get(3)?,
-        locator: row.get(4)?,
-        description: row.get(5)?,
-        owner: row.get(6)?,
-        popularity: row.get(7)?,
-        curated: row.get(8)?,
-        archived: row.get(9)?,
-        risky: row.get(10)?,
-        demo: row.get(11)?,
-        verified: row.get(12)?,
-    })
 }
 
 /// The locator as searchable words: without scheme, `github.com`, `tree/<branch>` or
@@ -689,15 +665,7 @@ struct Head {
 }
 
 fn head(conn: &Connection) -> Result<Head, ToolError> {
-    let head = conn
-        .prepare_cached("SELECT seq, row_hash FROM events ORDER BY seq DESC LIMIT 1")?
-        .query_row([], |row| {
-            Ok(Head {
-                seq: row.get(0)?,
-                row_hash: row.get(1)?,
-            })
-        })
-        .optional()?;
+    let head = crate::ledger::store::head(conn)?.map(|(seq, row_hash)| Head { seq, row_hash });
     Ok(head.unwrap_or(Head {
         seq: 0,
         row_hash: String::new(),
@@ -726,24 +694,17 @@ fn payload_still_valid(index: &Index, conn: &Connection) -> bool {
     if seq == 0 {
         return row_hash.is_empty();
     }
-    conn.query_row("SELECT row_hash FROM events WHERE seq = ?1", [seq], |row| {
-        row.get::<String>(0)
-    })
-    .optional()
-    .ok()
-    .flatten()
-    .is_some_and(|stored| stored == row_hash)
+    crate::ledger::store::row_hash_at(conn, seq)
+        .ok()
+        .flatten()
+        .is_some_and(|stored| stored == row_hash)
 }
 
 /// Resource ids named as the subject of events in (after, upto].
 fn changed_since(conn: &Connection, after: i64, upto: i64) -> Result<Vec<String>, ToolError> {
-    let mut statement = conn.prepare_cached(
-        "SELECT DISTINCT subject FROM events WHERE seq > ?1 AND seq <= ?2 AND substr(subject, 1, 7) = 'kd:res:'",
-    )?;
-    let ids = statement
-        .query_map([after, upto], |row| row.get(0))?
-        .collect::<Result<Vec<String>, _>>()?;
-    Ok(ids)
+    Ok(crate::ledger::store::resources_named_between(
+        conn, after, upto,
+    )?)
 }
 
 impl Live {
@@ -800,10 +761,8 @@ impl Live {
             .writer
             .delete_all_documents()
             .map_err(ToolError::internal)?;
-        let mut statement = conn.prepare_cached(RECORD_SELECT)?;
         let mut failed = None;
-        statement.for_each([], |row| {
-            let record = record_from_row(row)?;
+        crate::catalog::store::for_each_record(conn, |record| {
             if let Err(error) = writer
                 .writer
                 .add_document(self.document(&record, analyzers))
@@ -861,16 +820,11 @@ impl Live {
         head: &Head,
         analyzers: &Analyzers,
     ) -> Result<(), ToolError> {
-        let mut statement =
-            conn.prepare_cached(&format!("{RECORD_SELECT} WHERE r.resource_id = ?1"))?;
         for resource_id in changed {
             writer
                 .writer
                 .delete_term(Term::from_field_text(self.fields.id, resource_id));
-            if let Some(record) = statement
-                .query_row([resource_id], record_from_row)
-                .optional()?
-            {
+            if let Some(record) = crate::catalog::store::record(conn, resource_id)? {
                 writer
                     .writer
                     .add_document(self.document(&record, analyzers))

@@ -8,7 +8,7 @@ use kd_kernel::directory::AgentRecord;
 use kd_kernel::error::ToolError;
 use kd_protocol::ids::AgentId;
 
-use crate::standing::facts::{FACTS_COLUMNS, facts_from};
+use crate::standing::store::{FACTS_COLUMNS, facts_from};
 
 /// The agent `agent_id` as the pipeline sees it, with its standing at `now_ms`; None when no
 /// agent has that id.
