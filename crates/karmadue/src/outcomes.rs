@@ -25,6 +25,7 @@
 //! report), and summarised per resource as `reliability_reports`. They never count as
 //! verification and never change an assessment, a trust score, a passport or the ranking.
 
+pub mod replay;
 pub mod store;
 
 use crate::events::catalog::OutcomeReported;

@@ -19,6 +19,7 @@
 //! ([`kd_protocol::forum::forum_canonical`]) and `signature` is `kd-passport-1`'s Ed25519
 //! signature over it. Events carry ids, hashes and the signature, never the text.
 
+pub mod replay;
 pub mod store;
 pub mod write;
 

@@ -9,6 +9,7 @@
 //!   `submit_verification` and `resolve_verification`: one check of one passport version by
 //!   an independent reviewer, ending in a signed stamp naming the reviewer or a public refusal.
 
+pub mod replay;
 pub mod store;
 pub mod verification;
 pub mod watch;

@@ -136,6 +136,41 @@ pub const REBUILT: &[Projection] = &[
             "demo",
         ],
     },
+    Projection {
+        table: "outcome_reports",
+        key: &["report_id"],
+        columns: &[
+            "report_id",
+            "receipt_id",
+            "resource_id",
+            "version_used",
+            "result",
+            "reason_code",
+            "note",
+            "note_sha256",
+            "agent_id",
+            "owner_key",
+            "canonical_text",
+            "record_hash",
+            "signature",
+            "weight",
+            "flags",
+            "reasons",
+            "outlier",
+            "event_seq",
+            "created_ms",
+        ],
+    },
+    Projection {
+        table: "verification_disputes",
+        key: &["ask_id", "reviewer", "disputed_ms"],
+        columns: &["ask_id", "reviewer", "disputed_ms", "event_seq"],
+    },
+    Projection {
+        table: "forum_acceptances",
+        key: &["post_id", "agent_id"],
+        columns: &["post_id", "agent_id", "kind", "counted", "created_ms"],
+    },
 ];
 
 /// Every other table, with the reason it is not rebuilt. A test pins that [`REBUILT`] and this
@@ -216,10 +251,6 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
         "check_before_acting is a read: receipts are issued without an event",
     ),
     (
-        "outcome_reports",
-        "not rebuilt yet: derivable from outcome.reported (outlier and created_ms included), replay not written",
-    ),
-    (
         "content_reports",
         "the reporter's address is not in content.reported",
     ),
@@ -236,10 +267,6 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
         "the criteria and reward note are kept as SHA-256 / a flag in verification.asked",
     ),
     (
-        "verification_disputes",
-        "not rebuilt yet: derivable from verification.disputed, replay not written",
-    ),
-    (
         "forum_threads",
         "the title is not in forum.thread_created (only the text's SHA-256)",
     ),
@@ -250,10 +277,6 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
     (
         "forum_reports",
         "the reason is kept as its SHA-256 in forum.post_reported",
-    ),
-    (
-        "forum_acceptances",
-        "not rebuilt yet: derivable from forum.accepted / forum.accept_confirmed, replay not written",
     ),
     (
         "ronin_events",
@@ -319,6 +342,9 @@ pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
     crate::people::replay::apply(conn, row)?;
     crate::standing::replay::apply(conn, row)?;
     crate::catalog::replay::apply(conn, row)?;
+    crate::outcomes::replay::apply(conn, row)?;
+    crate::help::replay::apply(conn, row)?;
+    crate::forum::replay::apply(conn, row)?;
     Ok(())
 }
 

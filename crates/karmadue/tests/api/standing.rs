@@ -427,20 +427,25 @@ fn an_owner_linked_agent_has_a_daily_action_quota_that_refused_calls_and_reads_d
     assert_eq!(again["quota"]["used_last_24h"], 2);
 }
 
+/// Sets the agent's actions a day as its owner does in the app (`owner.grant_changed`).
 fn set_actions_per_day(app: &TestApp, agent: &Agent, limit: i64) {
     let agent_id = agent.agent_id.clone();
-    let hub = std::sync::Arc::clone(&app.hub);
+    let asked = agent_id.clone();
+    let owner = app
+        .hub
+        .store
+        .read_blocking(move |conn| -> Result<_, kd_core::store::StoreError> {
+            Ok(kd_karmadue::identity::store::owner_of(conn, &asked)?)
+        })
+        .unwrap()
+        .expect("the agent is linked");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
     runtime
-        .block_on(hub.store.write(move |txn| {
-            txn.conn().execute(
-                "UPDATE owner_grants SET actions_per_day = ?1 WHERE agent_id = ?2",
-                kd_core::params![limit, agent_id],
-            )
-        }))
-        .unwrap()
+        .block_on(kd_karmadue::people::set_actions_per_day(
+            &app.hub, &owner, &agent_id, limit,
+        ))
         .unwrap();
 }
 
