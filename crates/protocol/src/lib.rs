@@ -19,7 +19,10 @@
 pub mod b64;
 pub mod canonical;
 pub mod forum;
+#[cfg(any(test, feature = "fuzz-checks"))]
+pub mod fuzz_checks;
 pub mod ids;
+pub mod jsonrpc;
 pub mod keys;
 pub mod log_head;
 pub mod nostr;

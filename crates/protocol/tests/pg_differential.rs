@@ -152,41 +152,10 @@ fn postgres_and_we_refuse_the_same_documents() {
 
     let (mut same_text, mut both_refuse, mut by_decision) = (0, 0, 0);
     for (doc, single_problem) in &docs {
-        let theirs = postgres_prints(&mut client, doc);
-        let ours = canonical_text(doc);
-        match (&ours, &theirs) {
-            (Ok(ours), Ok(theirs)) => {
-                assert_eq!(ours, theirs, "input {doc:?}");
-                same_text += 1;
-            }
-            (Err(error), Ok(_)) => {
-                assert!(
-                    matches!(
-                        error,
-                        CanonicalError::RepeatedKey { .. }
-                            | CanonicalError::NumberTooLong { .. }
-                            | CanonicalError::TooDeep { .. }
-                    ),
-                    "PostgreSQL accepts {doc:?} but we refuse: {error}"
-                );
-                by_decision += 1;
-            }
-            (Ok(ours), Err(code)) => {
-                panic!("PostgreSQL refuses ({code}) {doc:?}, we print {ours:?}")
-            }
-            (Err(error), Err(code)) => {
-                if *single_problem {
-                    let expected = match error {
-                        CanonicalError::NulCharacter { .. } => "22P05",
-                        CanonicalError::NumberTooLong { .. }
-                        | CanonicalError::NumberOutOfRange { .. } => "22003",
-                        CanonicalError::TooDeep { .. } => code.as_str(),
-                        _ => "22P02",
-                    };
-                    assert_eq!(code, expected, "{doc:?}: we say {error}");
-                }
-                both_refuse += 1;
-            }
+        match judge(&mut client, doc, *single_problem) {
+            Judged::Same => same_text += 1,
+            Judged::BothRefuse => both_refuse += 1,
+            Judged::OnlyWeRefuseByDesign => by_decision += 1,
         }
     }
     eprintln!(
@@ -196,4 +165,79 @@ fn postgres_and_we_refuse_the_same_documents() {
         docs.len()
     );
     assert!(same_text > 0 && both_refuse > 0 && by_decision > 0);
+}
+
+/// How one document fared on both sides.
+enum Judged {
+    Same,
+    BothRefuse,
+    OnlyWeRefuseByDesign,
+}
+
+/// Compares our printer with PostgreSQL on `doc`; panics on a difference that is not one of
+/// our refusals by design. With `single_problem`, a refusal must also be of the same kind.
+fn judge(client: &mut Client, doc: &str, single_problem: bool) -> Judged {
+    let theirs = postgres_prints(client, doc);
+    let ours = canonical_text(doc);
+    match (&ours, &theirs) {
+        (Ok(ours), Ok(theirs)) => {
+            assert_eq!(ours, theirs, "input {doc:?}");
+            Judged::Same
+        }
+        (Err(error), Ok(_)) => {
+            assert!(
+                matches!(
+                    error,
+                    CanonicalError::RepeatedKey { .. }
+                        | CanonicalError::NumberTooLong { .. }
+                        | CanonicalError::TooDeep { .. }
+                ),
+                "PostgreSQL accepts {doc:?} but we refuse: {error}"
+            );
+            Judged::OnlyWeRefuseByDesign
+        }
+        (Ok(ours), Err(code)) => {
+            panic!("PostgreSQL refuses ({code}) {doc:?}, we print {ours:?}")
+        }
+        (Err(error), Err(code)) => {
+            if single_problem {
+                let expected = match error {
+                    CanonicalError::NulCharacter { .. } => "22P05",
+                    CanonicalError::NumberTooLong { .. }
+                    | CanonicalError::NumberOutOfRange { .. } => "22003",
+                    CanonicalError::TooDeep { .. } => code.as_str(),
+                    _ => "22P02",
+                };
+                assert_eq!(code, expected, "{doc:?}: we say {error}");
+            }
+            Judged::BothRefuse
+        }
+    }
+}
+
+/// The fuzzer's corpus (`fuzz/corpus/canonical_text`, the inputs libFuzzer kept for new
+/// coverage, minimised: docs/reliability.md "Fuzzing") through both printers: the fuzz target
+/// checks our two printers against each other, this checks the inputs it found against
+/// PostgreSQL.
+#[test]
+fn the_fuzz_corpus_prints_exactly_as_postgres() {
+    let Some(mut client) = connect() else { return };
+    let folder =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/canonical_text");
+    let (mut compared, mut not_text) = (0, 0);
+    for entry in std::fs::read_dir(&folder).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        // PostgreSQL's text parameters cannot hold U+0000 (we refuse it too).
+        match String::from_utf8(bytes) {
+            Ok(doc) if !doc.contains('\0') => {
+                judge(&mut client, &doc, false);
+                compared += 1;
+            }
+            _ => not_text += 1,
+        }
+    }
+    eprintln!(
+        "pg_differential: {compared} fuzz corpus inputs compared with PostgreSQL ({not_text} not UTF-8 text)"
+    );
+    assert!(compared >= 40, "the corpus has {compared} text inputs");
 }

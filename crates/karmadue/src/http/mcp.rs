@@ -33,6 +33,9 @@ use serde_json::{Value, json};
 use super::observe::RequestId;
 use crate::hub::Hub;
 use kd_kernel::Transport;
+use kd_protocol::jsonrpc::{
+    self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Message, PARSE_ERROR, ParamsHead,
+};
 
 /// The endpoint path.
 pub const PATH: &str = "/functions/v1/mcp";
@@ -49,47 +52,8 @@ pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// How long clients may cache `tools/list` (2026-07-28 `ttlMs`).
 pub const TOOLS_TTL_MS: u64 = 300_000;
 
-const PARSE_ERROR: i64 = -32700;
-const INVALID_REQUEST: i64 = -32600;
-const METHOD_NOT_FOUND: i64 = -32601;
-const INVALID_PARAMS: i64 = -32602;
 const HEADER_MISMATCH: i64 = -32020;
 const UNSUPPORTED_VERSION: i64 = -32022;
-
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    #[serde(default)]
-    jsonrpc: Option<String>,
-    /// `Some` whenever the member is there, even as `null` (a plain `Option` would read `null`
-    /// as absent and turn a request with `"id": null` into a notification).
-    #[serde(default, borrow, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-    #[serde(default)]
-    method: Option<String>,
-    #[serde(default, borrow)]
-    params: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    result: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    error: Option<&'a RawValue>,
-}
-
-fn present<'de, D: serde::Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(deserializer).map(Some)
-}
-
-/// The transport-level fields of `params`; everything else is ignored here.
-#[derive(Deserialize, Default)]
-struct ParamsHead {
-    #[serde(default, rename = "_meta")]
-    meta: Option<Value>,
-    #[serde(default)]
-    name: Option<Value>,
-    #[serde(default, rename = "protocolVersion")]
-    protocol_version: Option<Value>,
-}
 
 #[derive(Deserialize)]
 struct CallParams<'a> {
@@ -157,110 +121,32 @@ pub async fn post_endpoint(
             error_message(None, PARSE_ERROR, "The body is not UTF-8.", None),
         );
     };
-    if text.trim_start().starts_with('[') {
-        return reply(
-            StatusCode::BAD_REQUEST,
-            error_message(
-                None,
-                INVALID_REQUEST,
-                "Batches are not supported: send one JSON-RPC message per request.",
-                None,
-            ),
-        );
-    }
-    let envelope: Envelope<'_> = match serde_json::from_str(text) {
-        Ok(envelope) => envelope,
-        Err(error) => {
-            return reply(
-                StatusCode::BAD_REQUEST,
-                error_message(
-                    None,
-                    PARSE_ERROR,
-                    &format!("The body is not one JSON-RPC message: {error}"),
-                    None,
-                ),
-            );
-        }
-    };
-    // An id that is there but cannot be read (a lone surrogate, nesting past serde_json's
-    // depth limit) is not a notification: the message is an Invalid Request (id null).
-    let id: Option<Value> = match envelope.id.map(|raw| serde_json::from_str(raw.get())) {
-        None => None,
-        Some(Ok(id)) => Some(id),
-        Some(Err(_)) => {
-            return reply(
-                StatusCode::BAD_REQUEST,
-                error_message(
-                    None,
-                    INVALID_REQUEST,
-                    "The request id cannot be read: it must be a string or an integer.",
-                    None,
-                ),
-            );
-        }
-    };
-    if envelope.jsonrpc.as_deref() != Some("2.0") {
-        return reply(
-            StatusCode::BAD_REQUEST,
-            error_message(
-                id.as_ref(),
-                INVALID_REQUEST,
-                "jsonrpc must be \"2.0\".",
-                None,
-            ),
-        );
-    }
-    let Some(method) = envelope.method.as_deref() else {
-        if envelope.result.is_some() || envelope.error.is_some() {
+    let (id, method, raw_params, params) = match jsonrpc::parse(text) {
+        Ok(Message::Request {
+            id,
+            method,
+            params,
+            head,
+        }) => (id, method, params, head),
+        Ok(Message::Response) => return accepted(),
+        Ok(Message::Notification { method, params }) => {
+            // A notification (no id): accepted, no body. A cancellation stops the running
+            // request it names (`cancel`).
+            if method == "notifications/cancelled"
+                && let Some(session) = live_session(&hub, &headers)
+            {
+                super::cancel::cancel_from(&hub.in_flight, session, params);
+            }
             return accepted();
         }
-        return reply(
-            StatusCode::BAD_REQUEST,
-            error_message(
-                id.as_ref(),
-                INVALID_REQUEST,
-                "A request needs a method.",
-                None,
-            ),
-        );
-    };
-    let Some(id) = id else {
-        // A notification (no id): accepted, no body. A cancellation stops the running
-        // request it names (`cancel`).
-        if method == "notifications/cancelled"
-            && let Some(session) = live_session(&hub, &headers)
-        {
-            super::cancel::cancel_from(&hub.in_flight, session, envelope.params);
+        Err(refused) => {
+            return reply(
+                StatusCode::BAD_REQUEST,
+                error_message(refused.id.as_ref(), refused.code, &refused.message, None),
+            );
         }
-        return accepted();
     };
-    // MCP (basic/index "Requests"): a request id is a string or an integer, never null.
-    if !(id.is_string() || id.is_i64() || id.is_u64()) {
-        return reply(
-            StatusCode::BAD_REQUEST,
-            error_message(
-                None,
-                INVALID_REQUEST,
-                "A request id must be a string or an integer (not null).",
-                None,
-            ),
-        );
-    }
-    // Only the parts of params the transport reads are parsed here; tool arguments stay raw
-    // text until the canonical printer has seen them. MCP params are always an object (serde
-    // would also read a struct from an array).
-    let params: ParamsHead = match envelope.params {
-        None => ParamsHead::default(),
-        Some(raw) => match serde_json::from_str(raw.get()) {
-            Ok(params) if raw.get().trim_start().starts_with('{') => params,
-            _ => {
-                return reply(
-                    StatusCode::BAD_REQUEST,
-                    error_message(Some(&id), INVALID_PARAMS, "params must be an object.", None),
-                );
-            }
-        },
-    };
+    let method = method.as_str();
     let era = match choose_era(&headers, method, &params) {
         Ok(era) => era,
         Err((status, code, message, data)) => {
@@ -295,7 +181,7 @@ pub async fn post_endpoint(
         (_, "tools/list") => Ok(tools_list(&hub, era)),
         (_, "tools/call") => {
             let call = ToolCall {
-                params: envelope.params,
+                params: raw_params,
                 meta: params.meta.as_ref(),
                 era,
                 headers: &headers,

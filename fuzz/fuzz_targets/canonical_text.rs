@@ -1,0 +1,4 @@
+//! Fuzz target: `kd_protocol::fuzz_checks::canonical_text` (its doc says what it checks).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| kd_protocol::fuzz_checks::canonical_text(data));

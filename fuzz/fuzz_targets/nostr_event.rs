@@ -1,0 +1,4 @@
+//! Fuzz target: `kd_protocol::fuzz_checks::nostr_event` (its doc says what it checks).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| kd_protocol::fuzz_checks::nostr_event(data));
