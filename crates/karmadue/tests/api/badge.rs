@@ -46,6 +46,7 @@ fn the_badge_shows_each_state_as_svg_cached_for_an_hour() {
         .unwrap()
         .to_owned();
     // A verification-grade claim, as a KarmaDue check would leave it (no check tool exists yet).
+    app.writes_behind_the_log("a verification-grade claim no tool writes yet");
     db(&app)
         .execute(
             "INSERT INTO claims (claim_id, resource_id, version, kind, value, method, evidence_type, evidence_label,

@@ -422,6 +422,7 @@ fn the_daily_job_mails_an_owner_linked_agents_person_once_per_change_and_records
         "report_outcome",
         json!({ "agent_id": user.agent_id, "receipt_id": receipt, "result": "broke" }),
     ));
+    app.writes_behind_the_log("an upstream archive flag set as a re-import would set it");
     db(&app)
         .execute(
             "UPDATE resources SET archived = 1 WHERE resource_id = ?1",

@@ -532,7 +532,7 @@ fn a_name_another_process_registered_is_reserved_here_too() {
                 "INSERT INTO agents (agent_id, handle, name, name_key, platform, public_key, status,
                    credential_id, created_ms, updated_ms)
                  VALUES ('00000000-0000-4000-8000-00000000beef', 'kd_elsewhere', 'Ranger One', ?1,
-                   't', 'key-elsewhere', 'active', 'kdp_elsewhere', 1, 1)",
+                   't', 'key-elsewhere', 'active', 'kdp_elsewhere', 1700000000000, 1700000000000)",
                 [kd_karmadue::identity::names::fold("Ranger One")],
             )?;
                 let id = "00000000-0000-4000-8000-00000000beef";

@@ -469,19 +469,7 @@ fn a_refusal_by_the_daily_action_quota_is_counted_as_quota() {
     app.clock.advance_ms(1_000);
     crate::people::decide(&browser, "approve");
     // The owner allows one action a day.
-    let agent_id = agent.agent_id.clone();
-    let hub = std::sync::Arc::clone(&app.hub);
-    tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap()
-        .block_on(hub.store.write(move |txn| {
-            txn.conn().execute(
-                "UPDATE owner_grants SET actions_per_day = 1 WHERE agent_id = ?1",
-                [agent_id],
-            )
-        }))
-        .unwrap()
-        .unwrap();
+    crate::standing::set_actions_per_day(&app, &agent, 1);
     let rename = |name: &str| {
         app.signed(
             &agent,

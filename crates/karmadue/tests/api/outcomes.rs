@@ -29,6 +29,7 @@ fn check_and_report(app: &TestApp, agent: &Agent, target: &str, result: &str) ->
 }
 
 fn set_owner(app: &TestApp, agent: &Agent, owner: &str) {
+    app.writes_behind_the_log("owners set directly, without the link flow");
     db(app)
         .execute(
             "UPDATE agents SET owner_id = ?2 WHERE agent_id = ?1",

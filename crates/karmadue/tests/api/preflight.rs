@@ -259,6 +259,7 @@ fn npm_targets_and_package_page_urls_on_any_host_resolve_to_the_npm_record() {
 fn image_ids_match_registry_package_ids_in_every_accepted_form() {
     let app = TestApp::start();
     let now = app.clock.now_ms();
+    app.writes_behind_the_log("catalog rows stored directly, without their import events");
     let conn = db(&app);
     for (slug, package_id) in [
         ("fetch", "docker.io/mcp/fetch:1.0.0"),

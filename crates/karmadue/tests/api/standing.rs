@@ -428,7 +428,7 @@ fn an_owner_linked_agent_has_a_daily_action_quota_that_refused_calls_and_reads_d
 }
 
 /// Sets the agent's actions a day as its owner does in the app (`owner.grant_changed`).
-fn set_actions_per_day(app: &TestApp, agent: &Agent, limit: i64) {
+pub(crate) fn set_actions_per_day(app: &TestApp, agent: &Agent, limit: i64) {
     let agent_id = agent.agent_id.clone();
     let asked = agent_id.clone();
     let owner = app
