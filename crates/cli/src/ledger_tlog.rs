@@ -10,12 +10,14 @@ use kd_core::keys::ServerKey;
 use kd_core::tlog::{self, parse_b64, proof};
 use serde_json::Value;
 
-
 /// The tree and checkpoint check of `ledger verify`: prints what it saw; `false` when broken.
 ///
 /// # Errors
 /// The store's error.
-pub fn verify_tree(conn: &kd_core::db::Connection, key: Option<&ServerKey>) -> anyhow::Result<bool> {
+pub fn verify_tree(
+    conn: &kd_core::db::Connection,
+    key: Option<&ServerKey>,
+) -> anyhow::Result<bool> {
     match tlog::check::check(conn, key)? {
         Ok(report) => {
             let behind = if report.behind > 0 {
@@ -84,7 +86,10 @@ pub fn consistency_verifies(proved: &Value) -> anyhow::Result<bool> {
     ))
 }
 
-fn print_proof(proved: Result<Value, tlog::serve::Refusal>, verified: fn(&Value) -> anyhow::Result<bool>) -> anyhow::Result<ExitCode> {
+fn print_proof(
+    proved: Result<Value, tlog::serve::Refusal>,
+    verified: fn(&Value) -> anyhow::Result<bool>,
+) -> anyhow::Result<ExitCode> {
     match proved {
         Ok(proved) => {
             say!("{}", serde_json::to_string_pretty(&proved)?);
@@ -107,7 +112,11 @@ fn print_proof(proved: Result<Value, tlog::serve::Refusal>, verified: fn(&Value)
 ///
 /// # Errors
 /// The store's error.
-pub fn prove_inclusion(conn: &kd_core::db::Connection, seq: u64, size: Option<u64>) -> anyhow::Result<ExitCode> {
+pub fn prove_inclusion(
+    conn: &kd_core::db::Connection,
+    seq: u64,
+    size: Option<u64>,
+) -> anyhow::Result<ExitCode> {
     print_proof(tlog::serve::inclusion(conn, seq, size)?, inclusion_verifies)
 }
 
@@ -115,8 +124,15 @@ pub fn prove_inclusion(conn: &kd_core::db::Connection, seq: u64, size: Option<u6
 ///
 /// # Errors
 /// The store's error.
-pub fn prove_consistency(conn: &kd_core::db::Connection, old: u64, new: u64) -> anyhow::Result<ExitCode> {
-    print_proof(tlog::serve::consistency(conn, old, Some(new))?, consistency_verifies)
+pub fn prove_consistency(
+    conn: &kd_core::db::Connection,
+    old: u64,
+    new: u64,
+) -> anyhow::Result<ExitCode> {
+    print_proof(
+        tlog::serve::consistency(conn, old, Some(new))?,
+        consistency_verifies,
+    )
 }
 
 /// The arguments of `ledger monitor`.
@@ -152,7 +168,10 @@ impl Http {
             .get(&url)
             .call()
             .with_context(|| format!("cannot reach {url}"))?;
-        Ok((response.status().as_u16(), response.body_mut().read_to_string()?))
+        Ok((
+            response.status().as_u16(),
+            response.body_mut().read_to_string()?,
+        ))
     }
 }
 
@@ -176,7 +195,11 @@ fn public_key(text: &str) -> anyhow::Result<[u8; 32]> {
 }
 
 /// One check: `Ok(Err(alarm))` when the hub misbehaved.
-fn check_once(http: &Http, state: &Path, key: Option<&str>) -> anyhow::Result<Result<String, String>> {
+fn check_once(
+    http: &Http,
+    state: &Path,
+    key: Option<&str>,
+) -> anyhow::Result<Result<String, String>> {
     let previous = read_state(state)?;
     let key = match (key, &previous) {
         (Some(key), _) => key.to_owned(),
@@ -184,7 +207,10 @@ fn check_once(http: &Http, state: &Path, key: Option<&str>) -> anyhow::Result<Re
         (None, None) => {
             let (_, jwks) = http.get("/.well-known/jwks.json")?;
             let jwks: Value = serde_json::from_str(&jwks).context("the JWKS is not JSON")?;
-            jwks["keys"][0]["x"].as_str().context("no key in the JWKS")?.to_owned()
+            jwks["keys"][0]["x"]
+                .as_str()
+                .context("no key in the JWKS")?
+                .to_owned()
         }
     };
     let public = public_key(&key)?;
@@ -201,7 +227,10 @@ fn check_once(http: &Http, state: &Path, key: Option<&str>) -> anyhow::Result<Re
     if let Some((_, old_note)) = previous {
         let old = tlog::note::verify(&old_note, &origin, &public).map_err(anyhow::Error::msg)?;
         if current.size < old.size {
-            return Ok(Err(format!("the tree shrank from {} to {}", old.size, current.size)));
+            return Ok(Err(format!(
+                "the tree shrank from {} to {}",
+                old.size, current.size
+            )));
         }
         if current.size == old.size && current.root != old.root {
             return Ok(Err(format!("two different roots for size {}", old.size)));
@@ -243,7 +272,9 @@ pub fn monitor(args: &MonitorArgs) -> anyhow::Result<ExitCode> {
         None => {
             let home = std::env::var_os("HOME").context("no HOME for the monitor's state")?;
             let host = tlog::note::origin_of(&base).replace(['/', ':'], "_");
-            PathBuf::from(home).join(".karmadue").join(format!("monitor-{host}.txt"))
+            PathBuf::from(home)
+                .join(".karmadue")
+                .join(format!("monitor-{host}.txt"))
         }
     };
     let http = Http {

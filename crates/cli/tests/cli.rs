@@ -3,13 +3,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 mod common;
 
-use common::{BIN, Hub, agent, start_hub, start_hub_as, start_hub_with};
+use common::{BIN, agent, start_hub, start_hub_as, start_hub_with};
 
 #[test]
 fn serve_makes_its_data_folder_and_key_with_owner_only_mode() {

@@ -29,7 +29,8 @@ fn checkpoint(hub: &Hub, at_least: u64) -> String {
 }
 
 fn events(data: &Path) -> u64 {
-    let conn = kd_core::db::Connection::open_sqlite_read_only(&data.join("karmadue.sqlite")).unwrap();
+    let conn =
+        kd_core::db::Connection::open_sqlite_read_only(&data.join("karmadue.sqlite")).unwrap();
     let count = kd_core::eventlog::count(&conn).unwrap();
     u64::try_from(count).unwrap()
 }
@@ -41,7 +42,10 @@ fn run(args: &[&str], data: &Path) -> (bool, String) {
         .arg(data)
         .output()
         .unwrap();
-    (output.status.success(), String::from_utf8_lossy(&output.stdout).into_owned())
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
 }
 
 fn monitor(hub: &Hub, state: &Path) -> (bool, String) {
@@ -50,7 +54,10 @@ fn monitor(hub: &Hub, state: &Path) -> (bool, String) {
         .arg(state)
         .output()
         .unwrap();
-    (output.status.success(), String::from_utf8_lossy(&output.stdout).into_owned())
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
 }
 
 #[test]
@@ -64,7 +71,12 @@ fn checkpoints_receipts_the_monitor_and_ledger_verify_hold_the_hub_to_its_log() 
     let (ok, renamed, stderr) = agent(
         &hub,
         &key_file,
-        &["call", "rename_agent", "--args", r#"{"name": "Tlog Agent Renamed"}"#],
+        &[
+            "call",
+            "rename_agent",
+            "--args",
+            r#"{"name": "Tlog Agent Renamed"}"#,
+        ],
     );
     assert!(ok, "{renamed} {stderr}");
     // The signed write's receipt: its event, signed, redeemable at the proof route.
@@ -73,7 +85,10 @@ fn checkpoints_receipts_the_monitor_and_ledger_verify_hold_the_hub_to_its_log() 
     assert_eq!(receipt["seq"].as_u64(), Some(seq), "{renamed}");
     assert_eq!(receipt["recipe"], "kd-receipt-v1");
     let text = receipt["signed_text"].as_str().unwrap();
-    assert!(text.starts_with(&format!("kd-receipt-v1\n{}\n{seq}\n", kd_core::tlog::note::origin_of(&hub.url))));
+    assert!(text.starts_with(&format!(
+        "kd-receipt-v1\n{}\n{seq}\n",
+        kd_core::tlog::note::origin_of(&hub.url)
+    )));
     let key = kd_core::keys::ServerKey::load(&data.join("keys"), kd_core::keys::PASSPORT_KEY_ID)
         .unwrap()
         .unwrap();
@@ -93,7 +108,12 @@ fn checkpoints_receipts_the_monitor_and_ledger_verify_hold_the_hub_to_its_log() 
     let (ok, _, stderr) = agent(
         &hub,
         &key_file,
-        &["call", "rename_agent", "--args", r#"{"name": "Tlog Agent Again"}"#],
+        &[
+            "call",
+            "rename_agent",
+            "--args",
+            r#"{"name": "Tlog Agent Again"}"#,
+        ],
     );
     assert!(ok, "{stderr}");
     let grown = events(&data);
@@ -104,15 +124,25 @@ fn checkpoints_receipts_the_monitor_and_ledger_verify_hold_the_hub_to_its_log() 
 
     let (ok, said) = run(&["ledger", "prove-inclusion", &seq.to_string()], &data);
     assert!(ok && said.contains("ok: the proof verifies"), "{said}");
-    let (ok, said) = run(&["ledger", "prove-consistency", "1", &grown.to_string()], &data);
+    let (ok, said) = run(
+        &["ledger", "prove-consistency", "1", &grown.to_string()],
+        &data,
+    );
     assert!(ok && said.contains("ok: the proof verifies"), "{said}");
-    let (ok, said) = run(&["ledger", "prove-inclusion", &(grown + 1).to_string()], &data);
+    let (ok, said) = run(
+        &["ledger", "prove-inclusion", &(grown + 1).to_string()],
+        &data,
+    );
     assert!(!ok && said.contains("refused"), "{said}");
 
     // A checkpoint the hub signed for a history it no longer shows: the monitor alarms.
     let origin = kd_core::tlog::note::origin_of(&hub.url);
     let forged = kd_core::tlog::note::sign(
-        &kd_core::tlog::note::Checkpoint { origin, size: 2, root: [7; 32] },
+        &kd_core::tlog::note::Checkpoint {
+            origin,
+            size: 2,
+            root: [7; 32],
+        },
         &key,
     );
     std::fs::write(&state, format!("{}\n{forged}", key.public_key_b64url())).unwrap();
@@ -132,6 +162,9 @@ fn checkpoints_receipts_the_monitor_and_ledger_verify_hold_the_hub_to_its_log() 
     .unwrap();
     let (ok, said) = run(&["ledger", "verify"], &data);
     assert!(!ok, "{said}");
-    assert!(said.contains(&format!("ok: {} rows verified", grown - 1)), "{said}");
+    assert!(
+        said.contains(&format!("ok: {} rows verified", grown - 1)),
+        "{said}"
+    );
     assert!(said.contains("broken: transparency log"), "{said}");
 }

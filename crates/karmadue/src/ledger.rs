@@ -131,12 +131,15 @@ pub async fn live_head(hub: &Kernel) -> Result<Option<Value>, ToolError> {
     let seq = u64::try_from(current.seq).unwrap_or(0);
     let checkpoint = hub
         .store
-        .read(move |conn| kd_core::tlog::store::checkpoint_of(conn, seq).map_err(ToolError::internal))
+        .read(move |conn| {
+            kd_core::tlog::store::checkpoint_of(conn, seq).map_err(ToolError::internal)
+        })
         .await?;
     let mut live = current.to_json();
     // Not part of the signed kd-log-head-v1 text: the checkpoint of the same seq, when the
     // hub signed one (decision 212).
-    live["checkpoint"] = checkpoint.map_or(Value::Null, |checkpoint| Value::String(checkpoint.note));
+    live["checkpoint"] =
+        checkpoint.map_or(Value::Null, |checkpoint| Value::String(checkpoint.note));
     live["jwks_url"] = Value::String(format!("{}/.well-known/jwks.json", hub.config.public_url));
     live["previous"] = Value::Array(previous.iter().map(LogHead::to_json).collect());
     Ok(Some(live))

@@ -196,7 +196,9 @@ pub async fn serve(
         .then(|| tokio::spawn(people::mail::run_sender(Arc::clone(&hub.kernel))));
     let watch = tokio::spawn(help::watch::run_schedule(Arc::clone(&hub.kernel)));
     let heads = tokio::spawn(ledger::run_schedule(Arc::clone(&hub.kernel)));
-    let checkpoints = tokio::spawn(ledger::checkpoints::run_checkpoints(Arc::clone(&hub.kernel)));
+    let checkpoints = tokio::spawn(ledger::checkpoints::run_checkpoints(Arc::clone(
+        &hub.kernel,
+    )));
     let upkeep = tokio::spawn(telemetry_upkeep(Arc::clone(&hub.kernel)));
     let limits = http::server::EdgeLimits::of(&hub.config);
     let result = http::server::run(

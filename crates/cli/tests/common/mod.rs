@@ -86,4 +86,3 @@ pub fn agent(hub: &Hub, key_file: &Path, args: &[&str]) -> (bool, serde_json::Va
     let json = serde_json::from_str(&stdout).unwrap_or(serde_json::Value::Null);
     (output.status.success(), json, stderr)
 }
-

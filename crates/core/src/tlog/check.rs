@@ -135,9 +135,8 @@ fn compare_stored(
     conn: &Connection,
     tree: &mut MemHashes,
 ) -> Result<Result<(), String>, StoreError> {
-    let mut statement = conn.prepare_cached(
-        "SELECT level, idx, hash FROM tlog_hashes ORDER BY level, idx",
-    )?;
+    let mut statement =
+        conn.prepare_cached("SELECT level, idx, hash FROM tlog_hashes ORDER BY level, idx")?;
     let mut problem = None;
     statement.for_each([], |row| {
         if problem.is_some() {

@@ -184,7 +184,9 @@ mod tests {
         let note = sign_note(text, "PeterNeumann", &key);
         assert_eq!(
             note,
-            format!("{text}\n\u{2014} PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n")
+            format!(
+                "{text}\n\u{2014} PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n"
+            )
         );
         assert_eq!(
             verifier_key("PeterNeumann", &key.public_key_bytes()),
@@ -199,7 +201,10 @@ mod tests {
     #[test]
     fn origins_come_from_the_public_urls_host() {
         assert_eq!(origin_of("https://Hub.Example"), "hub.example/kd-log");
-        assert_eq!(origin_of("http://127.0.0.1:8080/x"), "127.0.0.1:8080/kd-log");
+        assert_eq!(
+            origin_of("http://127.0.0.1:8080/x"),
+            "127.0.0.1:8080/kd-log"
+        );
     }
 
     #[test]

@@ -36,11 +36,7 @@ fn split(n: u64) -> u64 {
 ///
 /// # Errors
 /// [`StoreError`] from the hashes.
-pub fn append(
-    hashes: &mut impl Hashes,
-    size: u64,
-    leaves: &[Hash],
-) -> Result<u64, StoreError> {
+pub fn append(hashes: &mut impl Hashes, size: u64, leaves: &[Hash]) -> Result<u64, StoreError> {
     // The last hash stored at each level in this call: the left sibling a right child needs
     // is usually the one stored just before it at its level.
     let mut frontier: Vec<Option<(u64, Hash)>> = Vec::new();

@@ -25,7 +25,13 @@ use crate::keys::ServerKey;
 pub const KD_RECEIPT_V1: &str = "kd-receipt-v1";
 
 /// The signed text of a receipt (see the module doc).
-pub fn signed_text(origin: &str, seq: i64, row_hash: &str, created_ms: i64, key_id: &str) -> String {
+pub fn signed_text(
+    origin: &str,
+    seq: i64,
+    row_hash: &str,
+    created_ms: i64,
+    key_id: &str,
+) -> String {
     format!("{KD_RECEIPT_V1}\n{origin}\n{seq}\n{row_hash}\n{created_ms}\n{key_id}")
 }
 
@@ -62,7 +68,14 @@ mod tests {
     fn a_receipt_signs_its_documented_text() {
         let key = ServerKey::from_seed("kd-passport-1", [5; 32]);
         let hash = "ab".repeat(32);
-        let receipt = receipt(&key, "hub.example/kd-log", "https://hub.example", 7, &hash, 1000);
+        let receipt = receipt(
+            &key,
+            "hub.example/kd-log",
+            "https://hub.example",
+            7,
+            &hash,
+            1000,
+        );
         let text = receipt["signed_text"].as_str().unwrap();
         assert_eq!(
             text,

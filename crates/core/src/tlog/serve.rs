@@ -25,10 +25,12 @@ fn proof_size(conn: &Connection, size: Option<u64>) -> Result<Result<u64, Refusa
             format!("the tree has {tree} leaves; size {size} is past it"),
         ))),
         Some(size) => Ok(Ok(size)),
-        None => Ok(latest_checkpoint(conn)?.map(|checkpoint| checkpoint.size).ok_or((
-            404,
-            "no checkpoint yet: the hub signs one within seconds of its first event".to_owned(),
-        ))),
+        None => Ok(latest_checkpoint(conn)?
+            .map(|checkpoint| checkpoint.size)
+            .ok_or((
+                404,
+                "no checkpoint yet: the hub signs one within seconds of its first event".to_owned(),
+            ))),
     }
 }
 
@@ -137,7 +139,9 @@ pub fn tile(conn: &Connection, tile: Tile) -> Result<Option<Vec<u8>>, StoreError
         return Ok(None);
     }
     match tile.level {
-        None => Ok(Some(entry_bundle(&leaf_data(conn, from, tile.width, tree)?))),
+        None => Ok(Some(entry_bundle(&leaf_data(
+            conn, from, tile.width, tree,
+        )?))),
         Some(_) => {
             let hashes = hashes_at_level(conn, level, from, tile.width)?;
             Ok(Some(hashes.concat()))

@@ -146,7 +146,11 @@ pub fn leaf_data(
         .collect::<Result<_, _>>()?;
     texts
         .iter()
-        .map(|text| parse_hex(text).map(|hash| hash.to_vec()).map_err(StoreError::Invalid))
+        .map(|text| {
+            parse_hex(text)
+                .map(|hash| hash.to_vec())
+                .map_err(StoreError::Invalid)
+        })
         .collect()
 }
 

@@ -68,8 +68,12 @@ fn publish(store: &Store) -> u64 {
 
 /// A store with 10 events and checkpoints at 6 and 10; closed, and a connection to tamper.
 fn checkpointed(location: &Location) -> Connection {
-    let store = Store::open_at(location, Arc::new(ManualClock::new(1_000)), StoreMetrics::default())
-        .unwrap();
+    let store = Store::open_at(
+        location,
+        Arc::new(ManualClock::new(1_000)),
+        StoreMetrics::default(),
+    )
+    .unwrap();
     append(&store, 0, 6);
     assert_eq!(publish(&store), 6);
     append(&store, 6, 4);
@@ -77,8 +81,12 @@ fn checkpointed(location: &Location) -> Connection {
     store.close();
     let conn = Connection::open(location).unwrap();
     let drop = match location.backend() {
-        Backend::Sqlite => "DROP TRIGGER events_append_only_update; DROP TRIGGER events_append_only_delete",
-        Backend::Postgres => "DROP TRIGGER events_append_only_update ON events; DROP TRIGGER events_append_only_delete ON events",
+        Backend::Sqlite => {
+            "DROP TRIGGER events_append_only_update; DROP TRIGGER events_append_only_delete"
+        }
+        Backend::Postgres => {
+            "DROP TRIGGER events_append_only_update ON events; DROP TRIGGER events_append_only_delete ON events"
+        }
     };
     conn.execute_batch(drop).unwrap();
     conn
@@ -105,7 +113,10 @@ fn rewrite(conn: &Connection, mut rows: Vec<EventRow>, from: usize) {
         )
         .unwrap();
     }
-    assert!(eventlog::verify_chain(conn).unwrap().is_ok(), "the chain still verifies");
+    assert!(
+        eventlog::verify_chain(conn).unwrap().is_ok(),
+        "the chain still verifies"
+    );
 }
 
 fn broken(conn: &Connection) -> String {
@@ -137,20 +148,51 @@ fn the_writer_keeps_the_tree_and_proofs_verify_under_the_checkpoints() {
                 .iter()
                 .map(|hash| super::parse_b64(hash.as_str().unwrap()).unwrap())
                 .collect();
-            assert!(proof::verify_inclusion(seq - 1, 10, &leaves[seq as usize - 1], &path, &latest.root));
+            assert!(proof::verify_inclusion(
+                seq - 1,
+                10,
+                &leaves[seq as usize - 1],
+                &path,
+                &latest.root
+            ));
             assert_eq!(proved["checkpoint"], latest.note.as_str());
         }
         let consistent = serve::consistency(&conn, 6, None).unwrap().unwrap();
         assert_eq!(consistent["new_size"], 10);
-        assert_eq!(serve::inclusion(&conn, 11, None).unwrap().unwrap_err().0, 400);
-        assert_eq!(serve::inclusion(&conn, 1, Some(11)).unwrap().unwrap_err().0, 400);
-        assert_eq!(serve::consistency(&conn, 0, None).unwrap().unwrap_err().0, 400);
-        assert_eq!(serve::consistency(&conn, 7, Some(6)).unwrap().unwrap_err().0, 400);
+        assert_eq!(
+            serve::inclusion(&conn, 11, None).unwrap().unwrap_err().0,
+            400
+        );
+        assert_eq!(
+            serve::inclusion(&conn, 1, Some(11)).unwrap().unwrap_err().0,
+            400
+        );
+        assert_eq!(
+            serve::consistency(&conn, 0, None).unwrap().unwrap_err().0,
+            400
+        );
+        assert_eq!(
+            serve::consistency(&conn, 7, Some(6))
+                .unwrap()
+                .unwrap_err()
+                .0,
+            400
+        );
         let tile = super::tiles::parse("0/000.p/10").unwrap();
         assert_eq!(serve::tile(&conn, tile).unwrap().unwrap().len(), 320);
-        assert!(serve::tile(&conn, super::tiles::parse("0/000.p/11").unwrap()).unwrap().is_none());
-        assert!(serve::tile(&conn, super::tiles::parse("0/000").unwrap()).unwrap().is_none());
-        let entries = serve::tile(&conn, super::tiles::parse("entries/000.p/2").unwrap()).unwrap().unwrap();
+        assert!(
+            serve::tile(&conn, super::tiles::parse("0/000.p/11").unwrap())
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            serve::tile(&conn, super::tiles::parse("0/000").unwrap())
+                .unwrap()
+                .is_none()
+        );
+        let entries = serve::tile(&conn, super::tiles::parse("entries/000.p/2").unwrap())
+            .unwrap()
+            .unwrap();
         assert_eq!(entries.len(), 68);
         assert_eq!(hex::encode(&entries[2..34]), rows(&conn)[0].row_hash);
     }
@@ -161,14 +203,22 @@ fn deleting_the_tail_after_a_checkpoint_is_caught() {
     let dir = tempfile::tempdir().unwrap();
     for location in locations(dir.path()) {
         let conn = checkpointed(&location);
-        conn.execute_batch("DELETE FROM events WHERE seq > 7").unwrap();
+        conn.execute_batch("DELETE FROM events WHERE seq > 7")
+            .unwrap();
         assert!(eventlog::verify_chain(&conn).unwrap().is_ok());
-        assert!(broken(&conn).contains("deleted"), "{location:?}: {}", broken(&conn));
+        assert!(
+            broken(&conn).contains("deleted"),
+            "{location:?}: {}",
+            broken(&conn)
+        );
         // The tree's own hashes removed too: the checkpoint of size 10 still names the rows.
         conn.execute_batch("DELETE FROM tlog_hashes").unwrap();
         store::extend(&conn).unwrap();
         let problem = broken(&conn);
-        assert!(problem.contains("checkpoint of size 10") && problem.contains("deleted"), "{problem}");
+        assert!(
+            problem.contains("checkpoint of size 10") && problem.contains("deleted"),
+            "{problem}"
+        );
     }
 }
 
@@ -180,12 +230,19 @@ fn rewriting_a_row_with_every_later_hash_recomputed_is_caught() {
         let mut all = rows(&conn);
         all[2].payload = "{\"n\": 99}".into();
         rewrite(&conn, all, 2);
-        assert!(broken(&conn).contains("stored tree hash"), "{}", broken(&conn));
+        assert!(
+            broken(&conn).contains("stored tree hash"),
+            "{}",
+            broken(&conn)
+        );
         // The tree recomputed from the rewritten rows: the signed checkpoints still differ.
         conn.execute_batch("DELETE FROM tlog_hashes").unwrap();
         store::extend(&conn).unwrap();
         let problem = broken(&conn);
-        assert!(problem.contains("checkpoint of size 6") && problem.contains("changed"), "{problem}");
+        assert!(
+            problem.contains("checkpoint of size 6") && problem.contains("changed"),
+            "{problem}"
+        );
     }
 }
 
@@ -201,7 +258,11 @@ fn swapping_two_rows_is_caught() {
         rewrite(&conn, all, 3);
         conn.execute_batch("DELETE FROM tlog_hashes").unwrap();
         store::extend(&conn).unwrap();
-        assert!(broken(&conn).contains("checkpoint of size 6"), "{}", broken(&conn));
+        assert!(
+            broken(&conn).contains("checkpoint of size 6"),
+            "{}",
+            broken(&conn)
+        );
     }
 }
 
@@ -214,6 +275,10 @@ fn a_checkpoint_signed_by_another_key_or_edited_is_caught() {
         assert!(check::check(&conn, Some(&other)).unwrap().is_err());
         conn.execute_batch("UPDATE tlog_checkpoints SET note = replace(note, 'hub.example', 'hub.evil') WHERE size = 6")
             .unwrap();
-        assert!(broken(&conn).contains("checkpoint of size 6"), "{}", broken(&conn));
+        assert!(
+            broken(&conn).contains("checkpoint of size 6"),
+            "{}",
+            broken(&conn)
+        );
     }
 }

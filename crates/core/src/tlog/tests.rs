@@ -35,42 +35,74 @@ const ROOTS: [&str; 8] = [
 /// (index, size, proof).
 const INCLUSION: [(u64, u64, &[&str]); 6] = [
     (0, 1, &[]),
-    (0, 8, &[
-        "96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
-        "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
-        "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4",
-    ]),
-    (5, 8, &[
-        "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
-        "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
-        "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
-    ]),
-    (2, 3, &["fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125"]),
-    (1, 5, &[
-        "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
-        "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
-        "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
-    ]),
-    (1, 2, &["6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d"]),
+    (
+        0,
+        8,
+        &[
+            "96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
+            "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+            "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4",
+        ],
+    ),
+    (
+        5,
+        8,
+        &[
+            "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
+            "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
+            "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+        ],
+    ),
+    (
+        2,
+        3,
+        &["fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125"],
+    ),
+    (
+        1,
+        5,
+        &[
+            "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
+            "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+            "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
+        ],
+    ),
+    (
+        1,
+        2,
+        &["6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d"],
+    ),
 ];
 
 /// (old, new, proof).
 const CONSISTENCY: [(u64, u64, &[&str]); 4] = [
     (1, 1, &[]),
-    (1, 8, &[
-        "96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
-        "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
-        "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4",
-    ]),
-    (6, 8, &[
-        "0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a",
-        "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
-        "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
-    ]),
-    (2, 5, &[
-        "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
-        "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
-    ]),
+    (
+        1,
+        8,
+        &[
+            "96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
+            "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+            "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4",
+        ],
+    ),
+    (
+        6,
+        8,
+        &[
+            "0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a",
+            "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
+            "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+        ],
+    ),
+    (
+        2,
+        5,
+        &[
+            "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+            "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
+        ],
+    ),
 ];
 
 fn h(text: &str) -> Hash {
@@ -102,7 +134,12 @@ fn roots_match_the_reference_vectors() {
     );
     assert_eq!(proof::root(&mut tree, 0).unwrap(), empty_root());
     for (size, root) in ROOTS.iter().enumerate() {
-        assert_eq!(proof::root(&mut tree, size as u64 + 1).unwrap(), h(root), "size {}", size + 1);
+        assert_eq!(
+            proof::root(&mut tree, size as u64 + 1).unwrap(),
+            h(root),
+            "size {}",
+            size + 1
+        );
     }
 }
 
@@ -125,7 +162,9 @@ fn consistency_proofs_match_the_reference_vectors() {
         let got = proof::consistency(&mut tree, old, new).unwrap();
         assert_eq!(got, hs(want), "consistency {old} to {new}");
         let (old_root, new_root) = (h(ROOTS[old as usize - 1]), h(ROOTS[new as usize - 1]));
-        assert!(proof::verify_consistency(old, new, &old_root, &new_root, &got));
+        assert!(proof::verify_consistency(
+            old, new, &old_root, &new_root, &got
+        ));
     }
 }
 
@@ -166,11 +205,32 @@ fn every_proof_up_to_70_leaves_verifies_and_tampering_fails() {
         for index in 0..size {
             let path = proof::inclusion(&mut tree, index, size).unwrap();
             let leaf = leaves[index as usize];
-            assert!(proof::verify_inclusion(index, size, &leaf, &path, &root), "{index} in {size}");
-            assert!(!proof::verify_inclusion(index, size, &tampered(&leaf), &path, &root));
-            assert!(!proof::verify_inclusion(index, size, &leaf, &path, &tampered(&root)));
+            assert!(
+                proof::verify_inclusion(index, size, &leaf, &path, &root),
+                "{index} in {size}"
+            );
+            assert!(!proof::verify_inclusion(
+                index,
+                size,
+                &tampered(&leaf),
+                &path,
+                &root
+            ));
+            assert!(!proof::verify_inclusion(
+                index,
+                size,
+                &leaf,
+                &path,
+                &tampered(&root)
+            ));
             if index + 1 < size {
-                assert!(!proof::verify_inclusion(index + 1, size, &leaf, &path, &root));
+                assert!(!proof::verify_inclusion(
+                    index + 1,
+                    size,
+                    &leaf,
+                    &path,
+                    &root
+                ));
             }
             for at in 0..path.len() {
                 let mut bad = path.clone();
@@ -184,16 +244,39 @@ fn every_proof_up_to_70_leaves_verifies_and_tampering_fails() {
         for old in 1..=size {
             let path = proof::consistency(&mut tree, old, size).unwrap();
             let old_root = roots[old as usize];
-            assert!(proof::verify_consistency(old, size, &old_root, &root, &path), "{old} to {size}");
-            assert!(!proof::verify_consistency(old, size, &tampered(&old_root), &root, &path));
-            assert!(!proof::verify_consistency(old, size, &old_root, &tampered(&root), &path));
+            assert!(
+                proof::verify_consistency(old, size, &old_root, &root, &path),
+                "{old} to {size}"
+            );
+            assert!(!proof::verify_consistency(
+                old,
+                size,
+                &tampered(&old_root),
+                &root,
+                &path
+            ));
+            assert!(!proof::verify_consistency(
+                old,
+                size,
+                &old_root,
+                &tampered(&root),
+                &path
+            ));
             for at in 0..path.len() {
                 let mut bad = path.clone();
                 bad[at] = tampered(&bad[at]);
-                assert!(!proof::verify_consistency(old, size, &old_root, &root, &bad));
+                assert!(!proof::verify_consistency(
+                    old, size, &old_root, &root, &bad
+                ));
             }
             if !path.is_empty() {
-                assert!(!proof::verify_consistency(old, size, &old_root, &root, &path[1..]));
+                assert!(!proof::verify_consistency(
+                    old,
+                    size,
+                    &old_root,
+                    &root,
+                    &path[1..]
+                ));
             }
         }
     }
@@ -205,6 +288,18 @@ fn out_of_range_proofs_are_refused() {
     assert!(proof::inclusion(&mut tree, 8, 8).is_err());
     assert!(proof::consistency(&mut tree, 0, 8).is_err());
     assert!(proof::consistency(&mut tree, 5, 4).is_err());
-    assert!(!proof::verify_inclusion(0, 0, &empty_root(), &[], &empty_root()));
-    assert!(!proof::verify_consistency(0, 1, &empty_root(), &empty_root(), &[]));
+    assert!(!proof::verify_inclusion(
+        0,
+        0,
+        &empty_root(),
+        &[],
+        &empty_root()
+    ));
+    assert!(!proof::verify_consistency(
+        0,
+        1,
+        &empty_root(),
+        &empty_root(),
+        &[]
+    ));
 }

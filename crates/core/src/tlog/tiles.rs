@@ -139,7 +139,15 @@ mod tests {
         assert_eq!(tile.path(), "tile/0/x001/x234/067.p/8");
         assert_eq!(parse("entries/001").unwrap().level, None);
         assert!(parse("entries/001").unwrap().is_full());
-        for bad in ["0/1", "0/x001", "0/001.p/256", "0/001.p/0", "0/001.p/08", "a/001", "0/1234"] {
+        for bad in [
+            "0/1",
+            "0/x001",
+            "0/001.p/256",
+            "0/001.p/0",
+            "0/001.p/08",
+            "a/001",
+            "0/1234",
+        ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
         assert_eq!(entry_bundle(&[vec![0xab]]), vec![0, 1, 0xab]);

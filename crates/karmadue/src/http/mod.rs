@@ -131,10 +131,16 @@ fn routes(hub: &Hub) -> Listed {
         )
         .route(openapi::PATH, get(openapi::serve))
         .route(transparency::CHECKPOINT_PATH, get(transparency::checkpoint))
-        .route(transparency::LOG_CHECKPOINT_PATH, get(transparency::checkpoint))
+        .route(
+            transparency::LOG_CHECKPOINT_PATH,
+            get(transparency::checkpoint),
+        )
         .route(transparency::TILE_PATH, get(transparency::tile))
         .route(transparency::INCLUSION_PATH, get(transparency::inclusion))
-        .route(transparency::CONSISTENCY_PATH, get(transparency::consistency))
+        .route(
+            transparency::CONSISTENCY_PATH,
+            get(transparency::consistency),
+        )
         .route("/", get(home::index))
 }
 

@@ -61,7 +61,10 @@ pub async fn checkpoint(State(hub): State<Arc<Hub>>) -> Response {
             headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
             response
         }
-        Ok(None) => refusal(404, "no checkpoint yet: the hub signs one within seconds of its first event"),
+        Ok(None) => refusal(
+            404,
+            "no checkpoint yet: the hub signs one within seconds of its first event",
+        ),
         Err(error) => internal(&error),
     }
 }
@@ -72,7 +75,11 @@ pub async fn tile(State(hub): State<Arc<Hub>>, Path(path): Path<String>) -> Resp
         Ok(parsed) => parsed,
         Err(reason) => return refusal(400, &reason),
     };
-    match hub.store.read(move |conn| tlog::serve::tile(conn, parsed)).await {
+    match hub
+        .store
+        .read(move |conn| tlog::serve::tile(conn, parsed))
+        .await
+    {
         Ok(Some(bytes)) => {
             let mut response = bytes.into_response();
             let headers = response.headers_mut();
@@ -99,13 +106,18 @@ fn number(query: &HashMap<String, String>, name: &str) -> Result<Option<u64>, Re
         .get(name)
         .map(|text| {
             text.parse::<u64>().map_err(|_| {
-                refusal(400, &format!("{name} must be a whole number; it is {text:?}"))
+                refusal(
+                    400,
+                    &format!("{name} must be a whole number; it is {text:?}"),
+                )
             })
         })
         .transpose()
 }
 
-fn proof_response(result: Result<Result<Value, tlog::serve::Refusal>, kd_core::store::StoreError>) -> Response {
+fn proof_response(
+    result: Result<Result<Value, tlog::serve::Refusal>, kd_core::store::StoreError>,
+) -> Response {
     match result {
         Ok(Ok(body)) => {
             let mut response = body.to_string().into_response();
@@ -127,7 +139,11 @@ pub async fn inclusion(
         (Ok(None), _) => return refusal(400, "seq is required: the event's seq"),
         (Err(response), _) | (_, Err(response)) => return response,
     };
-    proof_response(hub.store.read(move |conn| tlog::serve::inclusion(conn, seq, size)).await)
+    proof_response(
+        hub.store
+            .read(move |conn| tlog::serve::inclusion(conn, seq, size))
+            .await,
+    )
 }
 
 /// `GET /log/proof/consistency?old=A[&new=B]`.
@@ -140,13 +156,20 @@ pub async fn consistency(
         (Ok(None), _) => return refusal(400, "old is required: the older tree size"),
         (Err(response), _) | (_, Err(response)) => return response,
     };
-    proof_response(hub.store.read(move |conn| tlog::serve::consistency(conn, old, new)).await)
+    proof_response(
+        hub.store
+            .read(move |conn| tlog::serve::consistency(conn, old, new))
+            .await,
+    )
 }
 
 /// The routes' OpenAPI path items.
 pub fn openapi_paths(paths: &mut Map<String, Value>) {
     let refused = json!({ "description": "Refused.", "content": { "application/json": { "schema": { "type": "object" } } } });
-    for (path, id) in [(CHECKPOINT_PATH, "checkpoint"), (LOG_CHECKPOINT_PATH, "log_checkpoint")] {
+    for (path, id) in [
+        (CHECKPOINT_PATH, "checkpoint"),
+        (LOG_CHECKPOINT_PATH, "log_checkpoint"),
+    ] {
         paths.insert(path.into(), json!({ "get": {
             "operationId": id,
             "tags": ["transparency"],

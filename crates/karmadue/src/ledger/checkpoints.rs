@@ -21,7 +21,10 @@ pub async fn publish(hub: &Kernel) -> Result<Option<u64>, kd_core::store::StoreE
         .store
         .read(|conn| {
             let latest = tlog::store::latest_checkpoint(conn)?.map_or(0, |c| c.size);
-            Ok::<_, kd_core::store::StoreError>((latest, kd_core::eventlog::ChainHead::load(conn)?.seq))
+            Ok::<_, kd_core::store::StoreError>((
+                latest,
+                kd_core::eventlog::ChainHead::load(conn)?.seq,
+            ))
         })
         .await?;
     if u64::try_from(head).unwrap_or(0) <= latest {
@@ -50,4 +53,3 @@ pub async fn run_checkpoints(hub: Arc<Kernel>) {
         }
     }
 }
-
