@@ -73,7 +73,7 @@ pub fn append(hashes: &mut impl Hashes, size: u64, leaves: &[Hash]) -> Result<u6
 /// [`StoreError`] from the hashes.
 pub fn subtree(hashes: &mut impl Hashes, lo: u64, hi: u64) -> Result<Hash, StoreError> {
     let n = hi - lo;
-    if n.is_power_of_two() && lo % n == 0 {
+    if n.is_power_of_two() && lo.is_multiple_of(n) {
         let level = n.trailing_zeros();
         return hashes.hash_at(level, lo >> level);
     }

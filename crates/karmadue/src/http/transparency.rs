@@ -101,16 +101,12 @@ pub async fn tile(State(hub): State<Arc<Hub>>, Path(path): Path<String>) -> Resp
 }
 
 /// A whole number query parameter: `Ok(None)` when absent, a 400 when malformed.
-fn number(query: &HashMap<String, String>, name: &str) -> Result<Option<u64>, Response> {
+fn number(query: &HashMap<String, String>, name: &str) -> Result<Option<u64>, String> {
     query
         .get(name)
         .map(|text| {
-            text.parse::<u64>().map_err(|_| {
-                refusal(
-                    400,
-                    &format!("{name} must be a whole number; it is {text:?}"),
-                )
-            })
+            text.parse::<u64>()
+                .map_err(|_| format!("{name} must be a whole number; it is {text:?}"))
         })
         .transpose()
 }
@@ -137,7 +133,7 @@ pub async fn inclusion(
     let (seq, size) = match (number(&query, "seq"), number(&query, "size")) {
         (Ok(Some(seq)), Ok(size)) => (seq, size),
         (Ok(None), _) => return refusal(400, "seq is required: the event's seq"),
-        (Err(response), _) | (_, Err(response)) => return response,
+        (Err(reason), _) | (_, Err(reason)) => return refusal(400, &reason),
     };
     proof_response(
         hub.store
@@ -154,7 +150,7 @@ pub async fn consistency(
     let (old, new) = match (number(&query, "old"), number(&query, "new")) {
         (Ok(Some(old)), Ok(new)) => (old, new),
         (Ok(None), _) => return refusal(400, "old is required: the older tree size"),
-        (Err(response), _) | (_, Err(response)) => return response,
+        (Err(reason), _) | (_, Err(reason)) => return refusal(400, &reason),
     };
     proof_response(
         hub.store
