@@ -11,6 +11,7 @@ macro_rules! say {
 mod agent;
 mod ledger_copy;
 mod ledger_rebuild;
+mod ledger_tlog;
 mod out;
 
 use std::net::SocketAddr;
@@ -130,6 +131,10 @@ struct ServeArgs {
     /// karmadue.sqlite in the data folder.
     #[arg(long, env = "KARMADUE_DATABASE_URL", hide_env_values = true)]
     database_url: Option<String>,
+    /// Seconds between the transparency log's signed checkpoints while the log grows
+    /// (served at /.well-known/kd-checkpoint; docs/transparency.md).
+    #[arg(long, env = "KARMADUE_CHECKPOINT_INTERVAL_S", default_value_t = kd_core::config::DEFAULT_CHECKPOINT_INTERVAL.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    checkpoint_interval_s: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -158,6 +163,40 @@ enum LedgerCommand {
     /// with the live tables, row by row; print every difference (table, key, column, live
     /// and rebuilt value) and exit 1 when there is one.
     Rebuild(ledger_rebuild::RebuildArgs),
+    /// Print the RFC 6962 inclusion proof of event SEQ under the latest checkpoint (or
+    /// `--size`), from the hub's database, and check it; exit 1 when it does not verify.
+    ProveInclusion {
+        /// The event's seq.
+        seq: u64,
+        /// The tree size (default: the latest checkpoint's).
+        #[arg(long)]
+        size: Option<u64>,
+        #[command(flatten)]
+        database: LedgerDatabase,
+    },
+    /// Print the RFC 6962 consistency proof from tree size OLD to NEW and check it.
+    ProveConsistency {
+        /// The older tree size.
+        old: u64,
+        /// The newer tree size.
+        new: u64,
+        #[command(flatten)]
+        database: LedgerDatabase,
+    },
+    /// Watch a hub's checkpoints: verify each one's signature and its consistency with the
+    /// last one seen; print an ALARM line and exit 1 when either fails.
+    Monitor(ledger_tlog::MonitorArgs),
+}
+
+/// Where a ledger command reads the hub's database.
+#[derive(Debug, clap::Args)]
+struct LedgerDatabase {
+    /// The hub's data folder.
+    #[arg(long, env = "KARMADUE_DATA_DIR", default_value = DEFAULT_DATA_DIR)]
+    data_dir: PathBuf,
+    /// The hub's PostgreSQL database, when it runs on one (as `serve --database-url`).
+    #[arg(long, env = "KARMADUE_DATABASE_URL", hide_env_values = true)]
+    database_url: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -181,6 +220,22 @@ fn main() -> ExitCode {
         Command::Ledger {
             command: LedgerCommand::Rebuild(args),
         } => ledger_rebuild::run(args),
+        Command::Ledger {
+            command:
+                LedgerCommand::ProveInclusion {
+                    seq,
+                    size,
+                    database,
+                },
+        } => ledger_connection(&database.data_dir, database.database_url.as_deref())
+            .and_then(|conn| ledger_tlog::prove_inclusion(&conn, seq, size)),
+        Command::Ledger {
+            command: LedgerCommand::ProveConsistency { old, new, database },
+        } => ledger_connection(&database.data_dir, database.database_url.as_deref())
+            .and_then(|conn| ledger_tlog::prove_consistency(&conn, old, new)),
+        Command::Ledger {
+            command: LedgerCommand::Monitor(args),
+        } => ledger_tlog::monitor(&args),
         Command::Outbox {
             data_dir,
             all,
@@ -234,6 +289,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     config.ledger_dir = args.ledger_dir;
     config.database_url = args.database_url.map(kd_core::config::Secret::new);
     config.max_connections = args.max_connections;
+    config.checkpoint_interval = std::time::Duration::from_secs(args.checkpoint_interval_s);
     config.trusted_proxies = kd_core::config::TrustedProxies::parse(&args.trusted_proxies)
         .map_err(|reason| anyhow::anyhow!("--trusted-proxies: {reason}"))?;
     config.smtp_url = args.smtp_url.map(kd_core::config::Secret::new);
@@ -385,6 +441,9 @@ fn ledger_verify(
         "signatures NOT checked: no keys/kd-passport-1.key in the data folder"
     };
     say!("ok: {heads} daily heads match the log; {signatures}");
+    if !ledger_tlog::verify_tree(&conn, key.as_ref())? {
+        return Ok(ExitCode::FAILURE);
+    }
     // Each head file must hold exactly the stored head; a missing one is reported, not broken
     // (the hub writes it on its next run).
     let mut missing = 0;

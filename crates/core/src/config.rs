@@ -21,6 +21,9 @@ pub const DEFAULT_BODY_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::
 /// Default time in-flight requests get to finish once shutdown begins.
 pub const DEFAULT_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// Default time between the transparency log's checkpoints while the log grows.
+pub const DEFAULT_CHECKPOINT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Everything `karmadue serve` needs.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -69,6 +72,9 @@ pub struct Config {
     pub body_idle_timeout: std::time::Duration,
     /// How long in-flight requests get to finish after shutdown begins; then they are closed.
     pub shutdown_grace: std::time::Duration,
+    /// How often the hub signs a checkpoint of the transparency log while the log grows
+    /// (`--checkpoint-interval-s`; `kd_core::tlog`).
+    pub checkpoint_interval: std::time::Duration,
 }
 
 /// The reverse proxies a hub believes about the client's address (`--trusted-proxies`).
@@ -251,6 +257,7 @@ impl Config {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             body_idle_timeout: DEFAULT_BODY_IDLE_TIMEOUT,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
         }
     }
 

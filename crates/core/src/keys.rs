@@ -106,6 +106,11 @@ impl ServerKey {
         self.signing.verifying_key().to_bytes()
     }
 
+    /// Ed25519 signature over `bytes`, raw (a C2SP signed note carries it so).
+    pub fn sign_bytes(&self, bytes: &[u8]) -> [u8; 64] {
+        self.signing.sign(bytes).to_bytes()
+    }
+
     /// Ed25519 signature over the UTF-8 bytes of `text`, base64url without padding.
     pub fn sign_text(&self, text: &str) -> String {
         b64::encode_url(&self.signing.sign(text.as_bytes()).to_bytes())

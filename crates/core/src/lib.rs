@@ -5,6 +5,8 @@
 //! - [`store`]: the store (SQLite WAL or PostgreSQL), read pool, and the group-commit writer.
 //! - [`eventlog`]: the global hash-chained event log and its verifier.
 //! - [`heads`]: the signed daily heads of that log (kd-log-head-v1).
+//! - [`tlog`]: the transparency log over it: an RFC 6962 Merkle tree, signed checkpoints,
+//!   proofs and tiles.
 //! - [`clock`]: injected time.
 //! - [`limits`]: per-minute limits (in memory, or in the database for several processes).
 //! - [`keys`]: the hub's own signing keys and their JWKS.
@@ -27,3 +29,4 @@ pub mod random;
 pub mod scanner;
 pub mod store;
 pub mod tiers;
+pub mod tlog;

@@ -568,6 +568,11 @@ fn run_batch(
         }
         finishes.push((finish, own));
     }
+    // The transparency log covers every row committed with it (kd_core::tlog).
+    if let Err(error) = crate::tlog::store::extend(conn) {
+        tracing::error!(%error, "extending the transparency log failed");
+        return (finishes, Err(error.to_string()));
+    }
     let commit = std::time::Instant::now();
     match conn.execute_batch("COMMIT") {
         Ok(()) => {

@@ -7,7 +7,8 @@
 //!   [`SCHEDULE_TICK`] in between (so an empty log gets its first head soon after its first
 //!   event); a day that has a head is never published again.
 //! - [`live_head`] is what `GET /.well-known/kd-log-head.json` (and the public-api copy)
-//!   serves: the newest anchor, with `jwks_url` and `previous`, the up to 30 anchors before it.
+//!   serves: the newest anchor, with `jwks_url`, `checkpoint` (the transparency log's signed
+//!   checkpoint of the same seq, or null) and `previous`, the up to 30 anchors before it.
 //!
 //! The ledger folder is laid out as the public ledger repository is: `heads/` with one file
 //! per day, `scripts/verify_head.py` (the verifier this project ships, refreshed when this
@@ -15,6 +16,7 @@
 //! overwritten: a file that differs from the stored head is left as it is and reported, for the
 //! operator to look at (the folder is what they commit to a public repository).
 
+pub mod checkpoints;
 pub mod store;
 
 use std::io::Write;
@@ -56,9 +58,16 @@ pub struct PublishReport {
 /// `internal` when the store fails or the ledger folder cannot be written.
 pub async fn publish(hub: &Kernel) -> Result<PublishReport, ToolError> {
     let key = hub.passport_key.clone();
+    let origin = checkpoints::origin(hub);
     let today = hub
         .store
-        .write(move |txn| heads::publish_due(txn, &key))
+        .write(move |txn| {
+            let head = heads::publish_due(txn, &key)?;
+            // A checkpoint of the head's seq, so the live head can name it (decision 212).
+            let now = txn.now_ms();
+            kd_core::tlog::store::publish(txn.conn(), &key, &origin, now)?;
+            Ok::<_, kd_core::store::StoreError>(head)
+        })
         .await
         .map_err(ToolError::internal)?
         .map_err(ToolError::internal)?;
@@ -119,7 +128,18 @@ pub async fn live_head(hub: &Kernel) -> Result<Option<Value>, ToolError> {
     let Some((current, previous)) = recent.split_first() else {
         return Ok(None);
     };
+    let seq = u64::try_from(current.seq).unwrap_or(0);
+    let checkpoint = hub
+        .store
+        .read(move |conn| {
+            kd_core::tlog::store::checkpoint_of(conn, seq).map_err(ToolError::internal)
+        })
+        .await?;
     let mut live = current.to_json();
+    // Not part of the signed kd-log-head-v1 text: the checkpoint of the same seq, when the
+    // hub signed one (decision 212).
+    live["checkpoint"] =
+        checkpoint.map_or(Value::Null, |checkpoint| Value::String(checkpoint.note));
     live["jwks_url"] = Value::String(format!("{}/.well-known/jwks.json", hub.config.public_url));
     live["previous"] = Value::Array(previous.iter().map(LogHead::to_json).collect());
     Ok(Some(live))

@@ -196,6 +196,9 @@ pub async fn serve(
         .then(|| tokio::spawn(people::mail::run_sender(Arc::clone(&hub.kernel))));
     let watch = tokio::spawn(help::watch::run_schedule(Arc::clone(&hub.kernel)));
     let heads = tokio::spawn(ledger::run_schedule(Arc::clone(&hub.kernel)));
+    let checkpoints = tokio::spawn(ledger::checkpoints::run_checkpoints(Arc::clone(
+        &hub.kernel,
+    )));
     let upkeep = tokio::spawn(telemetry_upkeep(Arc::clone(&hub.kernel)));
     let limits = http::server::EdgeLimits::of(&hub.config);
     let result = http::server::run(
@@ -211,6 +214,7 @@ pub async fn serve(
     }
     watch.abort();
     heads.abort();
+    checkpoints.abort();
     upkeep.abort();
     store.close();
     tracing::info!("stopped");

@@ -23,6 +23,20 @@ pub struct Ctx {
     pub request_id: String,
     /// The tool being called.
     pub tool: &'static Tool,
+    /// The event an acknowledged signed write appended, for its receipt (set by
+    /// [`Ctx::signed_write`]; the pipeline signs the receipt into the reply).
+    pub written: Arc<std::sync::Mutex<Option<Written>>>,
+}
+
+/// The event a signed write appended: what its receipt (kd-receipt-v1) names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The event's seq.
+    pub seq: i64,
+    /// Its row hash.
+    pub row_hash: String,
+    /// Its time, Unix milliseconds.
+    pub created_ms: i64,
 }
 
 impl Ctx {
@@ -60,6 +74,25 @@ impl Ctx {
             exempt: self.kernel.policy.quota_exempt,
         };
         let directory = Arc::clone(&self.kernel.directory);
+        let slot = Arc::clone(&self.written);
+        // The write's own event (the first that is not a refusal record), for the receipt.
+        let write = move |txn: &mut WriteTxn<'_>, signed: &SignedRequest| {
+            let before = txn.appended().len();
+            let result = write(txn, signed)?;
+            let appended = &txn.appended()[before..];
+            let event = appended
+                .iter()
+                .find(|event| !event.kind.ends_with(".refused"))
+                .or_else(|| appended.last());
+            if let (Some(event), Ok(mut slot)) = (event, slot.lock()) {
+                *slot = Some(Written {
+                    seq: event.seq,
+                    row_hash: event.row_hash.clone(),
+                    created_ms: event.created_ms,
+                });
+            }
+            Ok(result)
+        };
         let Proof::Signature { public_key, nonce } = signed.proof.clone() else {
             // The owner's session: no nonce; the link is re-checked inside the transaction.
             return self

@@ -225,18 +225,32 @@ impl Kernel {
         };
         *subject = caller.subject();
         self.admit(tool, subject, charged_as_anonymous).await?;
+        let written = Arc::new(std::sync::Mutex::new(None));
         let ctx = Ctx {
             kernel: Arc::clone(self),
             caller,
             request_id,
             tool,
+            written: Arc::clone(&written),
         };
         let mut data = (tool.handler)(ctx, args).await?;
         let untrusted = crate::registry::lift_untrusted(tool.untrusted, &mut data);
+        let written = written.lock().ok().and_then(|slot| slot.clone());
+        let receipt = written.map(|event| {
+            kd_core::tlog::receipt::receipt(
+                &self.passport_key,
+                &kd_core::tlog::note::origin_of(&self.config.public_url),
+                &self.config.public_url,
+                event.seq,
+                &event.row_hash,
+                event.created_ms,
+            )
+        });
         Ok(Answer {
             data,
             untrusted,
             lifts: !tool.untrusted.is_empty(),
+            receipt,
         })
     }
 

@@ -19,6 +19,7 @@ pub mod origin;
 pub mod pages;
 pub mod rest;
 pub mod server;
+pub mod transparency;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -29,6 +30,7 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::routing::{MethodRouter, get, post};
 
 use crate::hub::Hub;
+
 use kd_kernel::RequestAuth;
 use pages::{account, consent, forum, home, inbox, resource, verify_help, you};
 
@@ -128,6 +130,17 @@ fn routes(hub: &Hub) -> Listed {
             get(inbox::adopt_page).post(inbox::adopt),
         )
         .route(openapi::PATH, get(openapi::serve))
+        .route(transparency::CHECKPOINT_PATH, get(transparency::checkpoint))
+        .route(
+            transparency::LOG_CHECKPOINT_PATH,
+            get(transparency::checkpoint),
+        )
+        .route(transparency::TILE_PATH, get(transparency::tile))
+        .route(transparency::INCLUSION_PATH, get(transparency::inclusion))
+        .route(
+            transparency::CONSISTENCY_PATH,
+            get(transparency::consistency),
+        )
         .route("/", get(home::index))
 }
 

@@ -52,6 +52,10 @@ pub const NOT_REST: &[(&str, &str)] = &[
     ("/verify-help/accept", "HTML form"),
     ("/verify-help/submit", "HTML form"),
     (crate::people::findings::ADOPT_PATH, "HTML form"),
+    (
+        crate::http::transparency::TILE_PATH,
+        "C2SP tlog-tiles: static binary tiles (docs/transparency.md)",
+    ),
 ];
 
 /// Every error code (the `match` below fails to build when a code is added and not listed).
@@ -147,6 +151,7 @@ pub fn document(hub: &Hub) -> Value {
     }
     public_api_paths(&mut paths);
     well_known_paths(&mut paths);
+    crate::http::transparency::openapi_paths(&mut paths);
     if hub.config.metrics {
         paths.insert(
             observe::METRICS_PATH.into(),

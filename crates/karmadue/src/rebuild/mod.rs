@@ -187,6 +187,14 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
         "working state: which first-start steps are done",
     ),
     ("server_keys", "configuration: the pinned public keys"),
+    (
+        "tlog_hashes",
+        "the transparency log's Merkle tree, derived from events by the writer (ledger verify recomputes it)",
+    ),
+    (
+        "tlog_checkpoints",
+        "signed checkpoints of the transparency log, not events (ledger verify checks them)",
+    ),
     ("nonces", "working state: spent nonces, pruned"),
     (
         "challenges",

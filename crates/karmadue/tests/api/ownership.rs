@@ -69,7 +69,13 @@ pub(crate) const OWNERS: &[(&str, &[&str])] = &[
     ("ledger", &["events", "log_heads"]),
     (
         "kd-core",
-        &["rate_slots", "server_keys", "schema_migrations"],
+        &[
+            "rate_slots",
+            "server_keys",
+            "schema_migrations",
+            "tlog_hashes",
+            "tlog_checkpoints",
+        ],
     ),
     (
         "ronin",

@@ -1,0 +1,284 @@
+//! The stored tree on both backends: extended by the writer, proofs served from it, and
+//! every tamper of the rows caught by [`super::check::check`].
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::clock::ManualClock;
+use crate::db::{Backend, Connection, Location, params, testing};
+use crate::eventlog::{self, EventRow, NewEvent};
+use crate::keys::ServerKey;
+use crate::store::{Store, StoreError, StoreMetrics};
+
+use super::proof::{self, MemHashes};
+use super::{check, serve, store};
+
+const ORIGIN: &str = "hub.example/kd-log";
+
+fn locations(dir: &Path) -> Vec<Location> {
+    let mut all = vec![Location::Sqlite(dir.join("kd.sqlite"))];
+    if let Some(url) = testing::scratch_postgres() {
+        all.push(Location::Postgres(url));
+    }
+    all
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn key() -> ServerKey {
+    ServerKey::from_seed("kd-passport-1", [9; 32])
+}
+
+/// `count` events appended in one batch each, from `first`.
+fn append(store: &Store, first: i64, count: i64) {
+    let rt = runtime();
+    for n in first..first + count {
+        rt.block_on(store.write(move |txn| -> Result<(), StoreError> {
+            txn.append(NewEvent {
+                kind: "test.event",
+                actor: "hub".into(),
+                subject: format!("s{n}"),
+                payload: serde_json::json!({ "n": n }),
+            })?;
+            Ok(())
+        }))
+        .unwrap()
+        .unwrap();
+    }
+}
+
+fn publish(store: &Store) -> u64 {
+    let key = key();
+    runtime()
+        .block_on(store.write(move |txn| {
+            let now = txn.now_ms();
+            store::publish(txn.conn(), &key, ORIGIN, now)
+        }))
+        .unwrap()
+        .unwrap()
+        .unwrap()
+        .size
+}
+
+/// A store with 10 events and checkpoints at 6 and 10; closed, and a connection to tamper.
+fn checkpointed(location: &Location) -> Connection {
+    let store = Store::open_at(
+        location,
+        Arc::new(ManualClock::new(1_000)),
+        StoreMetrics::default(),
+    )
+    .unwrap();
+    append(&store, 0, 6);
+    assert_eq!(publish(&store), 6);
+    append(&store, 6, 4);
+    assert_eq!(publish(&store), 10);
+    store.close();
+    let conn = Connection::open(location).unwrap();
+    let drop = match location.backend() {
+        Backend::Sqlite => {
+            "DROP TRIGGER events_append_only_update; DROP TRIGGER events_append_only_delete"
+        }
+        Backend::Postgres => {
+            "DROP TRIGGER events_append_only_update ON events; DROP TRIGGER events_append_only_delete ON events"
+        }
+    };
+    conn.execute_batch(drop).unwrap();
+    conn
+}
+
+fn rows(conn: &Connection) -> Vec<EventRow> {
+    eventlog::rows_after(conn, 0, 1000).unwrap()
+}
+
+/// Stores `rows` from `from` on, every `prev_hash` and `row_hash` recomputed: a chain that
+/// verifies.
+fn rewrite(conn: &Connection, mut rows: Vec<EventRow>, from: usize) {
+    for at in from..rows.len() {
+        rows[at].prev_hash = if at == 0 {
+            eventlog::GENESIS_HASH.to_owned()
+        } else {
+            rows[at - 1].row_hash.clone()
+        };
+        rows[at].row_hash = rows[at].computed_hash();
+        let row = &rows[at];
+        conn.execute(
+            "UPDATE events SET prev_hash = ?1, row_hash = ?2, subject = ?3, payload = ?4 WHERE seq = ?5",
+            params![row.prev_hash, row.row_hash, row.subject, row.payload, row.seq],
+        )
+        .unwrap();
+    }
+    assert!(
+        eventlog::verify_chain(conn).unwrap().is_ok(),
+        "the chain still verifies"
+    );
+}
+
+fn broken(conn: &Connection) -> String {
+    check::check(conn, Some(&key())).unwrap().unwrap_err()
+}
+
+#[test]
+fn the_writer_keeps_the_tree_and_proofs_verify_under_the_checkpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    for location in locations(dir.path()) {
+        let conn = checkpointed(&location);
+        let report = check::check(&conn, Some(&key())).unwrap().unwrap();
+        assert_eq!((report.size, report.behind, report.checkpoints), (10, 0, 2));
+        let mut reference = MemHashes::default();
+        let leaves: Vec<_> = rows(&conn)
+            .iter()
+            .map(|row| super::event_leaf(&row.row_hash).unwrap())
+            .collect();
+        proof::append(&mut reference, 0, &leaves).unwrap();
+        let latest = store::latest_checkpoint(&conn).unwrap().unwrap();
+        assert_eq!(latest.root, proof::root(&mut reference, 10).unwrap());
+        let signed = super::note::verify(&latest.note, ORIGIN, &key().public_key_bytes()).unwrap();
+        assert_eq!((signed.size, signed.root), (10, latest.root));
+        for seq in 1..=10 {
+            let proved = serve::inclusion(&conn, seq, None).unwrap().unwrap();
+            let path: Vec<_> = proved["proof"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|hash| super::parse_b64(hash.as_str().unwrap()).unwrap())
+                .collect();
+            assert!(proof::verify_inclusion(
+                seq - 1,
+                10,
+                &leaves[seq as usize - 1],
+                &path,
+                &latest.root
+            ));
+            assert_eq!(proved["checkpoint"], latest.note.as_str());
+        }
+        let consistent = serve::consistency(&conn, 6, None).unwrap().unwrap();
+        assert_eq!(consistent["new_size"], 10);
+        assert_eq!(
+            serve::inclusion(&conn, 11, None).unwrap().unwrap_err().0,
+            400
+        );
+        assert_eq!(
+            serve::inclusion(&conn, 1, Some(11)).unwrap().unwrap_err().0,
+            400
+        );
+        assert_eq!(
+            serve::consistency(&conn, 0, None).unwrap().unwrap_err().0,
+            400
+        );
+        assert_eq!(
+            serve::consistency(&conn, 7, Some(6))
+                .unwrap()
+                .unwrap_err()
+                .0,
+            400
+        );
+        let tile = super::tiles::parse("0/000.p/10").unwrap();
+        assert_eq!(serve::tile(&conn, tile).unwrap().unwrap().len(), 320);
+        assert!(
+            serve::tile(&conn, super::tiles::parse("0/000.p/11").unwrap())
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            serve::tile(&conn, super::tiles::parse("0/000").unwrap())
+                .unwrap()
+                .is_none()
+        );
+        let entries = serve::tile(&conn, super::tiles::parse("entries/000.p/2").unwrap())
+            .unwrap()
+            .unwrap();
+        assert_eq!(entries.len(), 68);
+        assert_eq!(hex::encode(&entries[2..34]), rows(&conn)[0].row_hash);
+    }
+}
+
+#[test]
+fn deleting_the_tail_after_a_checkpoint_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    for location in locations(dir.path()) {
+        let conn = checkpointed(&location);
+        conn.execute_batch("DELETE FROM events WHERE seq > 7")
+            .unwrap();
+        assert!(eventlog::verify_chain(&conn).unwrap().is_ok());
+        assert!(
+            broken(&conn).contains("deleted"),
+            "{location:?}: {}",
+            broken(&conn)
+        );
+        // The tree's own hashes removed too: the checkpoint of size 10 still names the rows.
+        conn.execute_batch("DELETE FROM tlog_hashes").unwrap();
+        store::extend(&conn).unwrap();
+        let problem = broken(&conn);
+        assert!(
+            problem.contains("checkpoint of size 10") && problem.contains("deleted"),
+            "{problem}"
+        );
+    }
+}
+
+#[test]
+fn rewriting_a_row_with_every_later_hash_recomputed_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    for location in locations(dir.path()) {
+        let conn = checkpointed(&location);
+        let mut all = rows(&conn);
+        all[2].payload = "{\"n\": 99}".into();
+        rewrite(&conn, all, 2);
+        assert!(
+            broken(&conn).contains("stored tree hash"),
+            "{}",
+            broken(&conn)
+        );
+        // The tree recomputed from the rewritten rows: the signed checkpoints still differ.
+        conn.execute_batch("DELETE FROM tlog_hashes").unwrap();
+        store::extend(&conn).unwrap();
+        let problem = broken(&conn);
+        assert!(
+            problem.contains("checkpoint of size 6") && problem.contains("changed"),
+            "{problem}"
+        );
+    }
+}
+
+#[test]
+fn swapping_two_rows_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    for location in locations(dir.path()) {
+        let conn = checkpointed(&location);
+        let mut all = rows(&conn);
+        let (four, five) = (all[3].clone(), all[4].clone());
+        (all[3].subject, all[3].payload) = (five.subject, five.payload);
+        (all[4].subject, all[4].payload) = (four.subject, four.payload);
+        rewrite(&conn, all, 3);
+        conn.execute_batch("DELETE FROM tlog_hashes").unwrap();
+        store::extend(&conn).unwrap();
+        assert!(
+            broken(&conn).contains("checkpoint of size 6"),
+            "{}",
+            broken(&conn)
+        );
+    }
+}
+
+#[test]
+fn a_checkpoint_signed_by_another_key_or_edited_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    for location in locations(dir.path()) {
+        let conn = checkpointed(&location);
+        let other = ServerKey::from_seed("kd-passport-1", [1; 32]);
+        assert!(check::check(&conn, Some(&other)).unwrap().is_err());
+        conn.execute_batch("UPDATE tlog_checkpoints SET note = replace(note, 'hub.example', 'hub.evil') WHERE size = 6")
+            .unwrap();
+        assert!(
+            broken(&conn).contains("checkpoint of size 6"),
+            "{}",
+            broken(&conn)
+        );
+    }
+}
