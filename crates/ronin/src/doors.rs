@@ -22,6 +22,7 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
         ("/api/v1/listings", get(read::listings)),
         ("/api/v1/skills", get(read::skills)),
         ("/api/v1/wanted", get(read::wanted)),
+        ("/api/v1/tasks/{id}", get(crate::tasks::get_task)),
         ("/api/v1/scan", post(crate::scan_text)),
         ("/api/v1/scan/rules", get(crate::scan_rules)),
     ]
@@ -150,6 +151,23 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
         "/api/v1/wanted",
         "get",
         read_op("ronin_wanted", "Wanted listings.", &search(true), &[400]),
+    );
+    add(
+        "/api/v1/tasks/{id}",
+        "get",
+        read_op(
+            "ronin_task",
+            "One task (its OFFER and what followed): status, roles, settlement, rating, the scanner's verdicts, the chain's events, and the templates of the key in `as`.",
+            &[
+                path_param("id", "The task id: its OFFER's id (64 hex)."),
+                query(
+                    "as",
+                    json!({ "type": "string" }),
+                    "A public key (64 hex): the answer's `next` holds its templates.",
+                ),
+            ],
+            &[404],
+        ),
     );
     add("/api/v1/scan", "post", scan());
     add(

@@ -26,6 +26,8 @@ pub mod doors;
 pub mod events;
 pub mod limits;
 pub mod read;
+mod store;
+pub mod tasks;
 
 use std::sync::Arc;
 
@@ -226,9 +228,16 @@ fn body_or_refusal(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Refusal
 /// `POST /api/v1/events` ([`events`]).
 pub(crate) async fn post_events(
     State(ronin): State<Ronin>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
     extensions: axum::http::Extensions,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    // `?full=1`: the whole task view instead of the compact one.
+    let full = query
+        .as_deref()
+        .unwrap_or_default()
+        .split('&')
+        .any(|pair| matches!(pair, "full=1" | "full=true"));
     let body = match body_or_refusal(body) {
         Ok(body) => body,
         Err(refusal) => return refusal.into_response(),
@@ -295,7 +304,7 @@ pub(crate) async fn post_events(
         }
         return response;
     }
-    match events::store(&ronin, batch).await.map_err(|refusal| {
+    match events::store(&ronin, batch, full).await.map_err(|refusal| {
         if single {
             Refusal {
                 index: None,
@@ -310,8 +319,8 @@ pub(crate) async fn post_events(
                 "ok": true,
                 "ids": accepted.ids,
                 "kinds": accepted.kinds,
-                "task": null,
-                "next": [],
+                "task": accepted.task,
+                "next": accepted.next,
             });
             if single {
                 body["id"] = body["ids"][0].clone();

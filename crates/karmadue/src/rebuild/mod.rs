@@ -262,6 +262,15 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
     ("ronin_keys", "follows ronin_events"),
     ("ronin_profiles", "follows ronin_events"),
     ("ronin_listings", "follows ronin_events"),
+    (
+        "ronin_tasks",
+        "follows ronin_events (the task chain's signed events)",
+    ),
+    ("ronin_task_events", "follows ronin_events"),
+    (
+        "ronin_successors",
+        "follows ronin_events (SUCCESSOR events)",
+    ),
 ];
 
 /// Why a rebuild stopped.
