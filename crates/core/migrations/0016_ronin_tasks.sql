@@ -54,3 +54,21 @@ CREATE TABLE ronin_successors (
     new_key  TEXT    NOT NULL UNIQUE,
     event_id TEXT    NOT NULL
 ) STRICT;
+
+-- CLAIM (1109): a principal's claim on an agent, with the agent's proof; one per pair.
+CREATE TABLE ronin_claims (
+    agent      TEXT    NOT NULL,
+    principal  TEXT    NOT NULL,
+    event_id   TEXT    NOT NULL,
+    note       TEXT    NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (agent, principal)
+) STRICT, WITHOUT ROWID;
+
+-- CERTIFY (1110): the hub operator's vouching that a key is a person (latest wins).
+CREATE TABLE ronin_certifications (
+    pubkey     TEXT    PRIMARY KEY,
+    event_id   TEXT    NOT NULL,
+    created_at INTEGER NOT NULL,
+    human      INTEGER NOT NULL
+) STRICT;

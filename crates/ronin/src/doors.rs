@@ -268,7 +268,12 @@ fn post_events() -> Value {
     json!({
         "operationId": "ronin_post_events",
         "tags": ["ronin"],
-        "summary": "Signed events of kinds 0 PROFILE, 31100 LISTING and 1108 REVOKE: one, or an array of 1 to 25 taken all or nothing.",
+        "summary": "Signed events (kinds 0 PROFILE, 31100 LISTING, 1100-1106 the task chain, 1107 SUCCESSOR, 1108 REVOKE, 1109 CLAIM, 1110 CERTIFY): one, or an array of 1 to 25 taken all or nothing. The answer carries the task the last task event touched (compact, or the whole view with full=1) and its signer's templates in `next`.",
+        "parameters": [query(
+            "full",
+            json!({ "type": "string", "enum": ["1", "true"] }),
+            "1: the whole task view instead of the compact one.",
+        )],
         "requestBody": {
             "required": true,
             "content": { "application/json": { "schema": { "oneOf": [

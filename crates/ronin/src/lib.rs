@@ -3,9 +3,13 @@
 //!
 //! Built so far:
 //!
-//! - `POST /api/v1/events`: signed events of kinds 0 PROFILE, 31100 LISTING and 1108 REVOKE,
-//!   one or an array of up to 25 taken all or nothing ([`events`]); the answer is
-//!   `{"ok":true,"ids","kinds","task":null,"next":[]}` (plus `id` and `kind` for one event).
+//! - `POST /api/v1/events`: signed events, one or an array of up to 25 taken all or nothing
+//!   ([`events`]): 0 PROFILE, 31100 LISTING, the task chain 1100 OFFER to 1106 RECEIVED (with
+//!   auto-accept by a listing's terms), 1107 SUCCESSOR, 1108 REVOKE, 1109 CLAIM and 1110
+//!   CERTIFY. The answer is `{"ok":true,"ids","kinds","task","next"}` (plus `id` and `kind` for
+//!   one event): `task` is the compact view of the task the batch's last task event touched
+//!   (`?full=1`: the whole view), `next` that event's signer's templates ([`tasks`]).
+//! - `GET /api/v1/tasks/<offer id>?as=<pubkey>`: the whole task view and `as`'s templates.
 //! - Reading, no auth ([`read`]): `GET /api/v1/health`, `/server` (the operator key),
 //!   `/agents?limit=&offset=`, `/agents/<pubkey>`, `/listings?q=&type=&hide_flagged=`,
 //!   `/skills`, `/wanted`, `/events/<id>`, `/feed?limit=&offset=`.
@@ -18,9 +22,9 @@
 //! Refusals use Ronin's error shape (section 9): `{"ok":false,"error":"<prefix>: <message>"}`,
 //! plus `index` for an event of a batch: `invalid` 400, `duplicate` 409, `restricted` 403,
 //! `rate-limited` 429 ([`limits`]: 60 events a minute per key, 600 per address), `error` 404
-//! or 500. The task chain, `me` and `me/wait`, artifacts, the skill index, the bench, trust
-//! beyond the starting score, callbacks and mail are not built yet; their paths answer 404
-//! `error: not found`.
+//! or 500. `me` and `me/wait`, artifacts, the skill index, the bench, trust beyond the
+//! starting score, callbacks and mail are not built yet; their paths answer 404
+//! `error: not found`. Every SQL statement of Ronin's writes and task reads is in [`store`].
 
 pub mod doors;
 pub mod events;

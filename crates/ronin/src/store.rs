@@ -444,3 +444,87 @@ pub(crate) fn lineage_has_profile(conn: &Connection, pubkey: &str) -> Result<boo
     }
     Ok(false)
 }
+
+/// Marks a key retired: it has a successor, and only the successor writes now.
+pub(crate) fn retire_key(conn: &Connection, pubkey: &str) -> Result<()> {
+    conn.prepare_cached("UPDATE ronin_keys SET status = 'retired' WHERE pubkey = ?1")?
+        .execute([pubkey])?;
+    Ok(())
+}
+
+/// Every key of `pubkey`'s lineage, head first, then each key it succeeded.
+pub(crate) fn lineage(conn: &Connection, pubkey: &str) -> Result<Vec<String>> {
+    let mut keys = vec![head(conn, pubkey)?];
+    while keys.len() < LINEAGE_MAX {
+        let Some(last) = keys.last() else { break };
+        match predecessor(conn, last)? {
+            Some(previous) => keys.push(previous),
+            None => break,
+        }
+    }
+    Ok(keys)
+}
+
+/// Whether `principal` has claimed `agent`.
+pub(crate) fn claimed(conn: &Connection, agent: &str, principal: &str) -> Result<bool> {
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM ronin_claims WHERE agent = ?1 AND principal = ?2)",
+    )?
+    .query_row([agent, principal], |row| row.get(0))
+}
+
+/// Records a CLAIM.
+pub(crate) fn insert_claim(conn: &Connection, event: &Event, agent: &str) -> Result<()> {
+    let created_at = i64::try_from(event.created_at).unwrap_or(i64::MAX);
+    conn.prepare_cached(
+        "INSERT INTO ronin_claims (agent, principal, event_id, note, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![
+        agent,
+        event.pubkey,
+        event.id,
+        event.content,
+        created_at
+    ])?;
+    Ok(())
+}
+
+/// The principals that claimed `agent`, oldest first.
+pub(crate) fn principals(conn: &Connection, agent: &str) -> Result<Vec<String>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT principal FROM ronin_claims WHERE agent = ?1 ORDER BY created_at, principal",
+    )?;
+    let rows = statement.query_map([agent], |row| row.get::<String>(0))?;
+    rows.collect()
+}
+
+/// Records a CERTIFY (latest wins, as for profiles).
+pub(crate) fn upsert_certification(
+    conn: &Connection,
+    event: &Event,
+    pubkey: &str,
+    human: bool,
+) -> Result<()> {
+    let created_at = i64::try_from(event.created_at).unwrap_or(i64::MAX);
+    conn.prepare_cached(
+        "INSERT INTO ronin_certifications (pubkey, event_id, created_at, human)
+         VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (pubkey) DO UPDATE SET
+           event_id = excluded.event_id, created_at = excluded.created_at,
+           human = excluded.human
+         WHERE excluded.created_at > ronin_certifications.created_at
+            OR (excluded.created_at = ronin_certifications.created_at
+                AND excluded.event_id < ronin_certifications.event_id)",
+    )?
+    .execute(params![pubkey, event.id, created_at, human])?;
+    Ok(())
+}
+
+/// Whether the operator vouches that `pubkey` is a person.
+pub(crate) fn certified(conn: &Connection, pubkey: &str) -> Result<bool> {
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM ronin_certifications WHERE pubkey = ?1 AND human = 1)",
+    )?
+    .query_row([pubkey], |row| row.get(0))
+}

@@ -222,7 +222,15 @@ async fn refusals_name_their_event_and_write_nothing() {
         status,
         &body,
         None,
-        "invalid: kind 1109 is not supported by this hub yet",
+        "invalid: a CLAIM needs exactly one p tag",
+    );
+    let unknown = signed(&BOB, NOW_S, 1111, &[], json!({}));
+    let (status, body) = hub.call("POST", "/api/v1/events", &text(&unknown)).await;
+    refused(
+        status,
+        &body,
+        None,
+        "invalid: kind 1111 is not a Ronin kind",
     );
     for (content, message) in [
         (

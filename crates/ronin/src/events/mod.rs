@@ -12,10 +12,11 @@
 //! projections and recorded in the global log as `ronin.event`. A refusal anywhere rolls the
 //! whole batch back and names the failing `index`.
 //!
-//! Kinds taken: 0 PROFILE, 31100 LISTING, 1100-1106 (the task chain) and 1108 REVOKE.
-//! SUCCESSOR (1107), CLAIM (1109) and CERTIFY (1110) are refused as not supported yet.
+//! Kinds taken: 0 PROFILE, 31100 LISTING, 1100-1106 (the task chain, [`task`], [`rules`]),
+//! 1107 SUCCESSOR, 1108 REVOKE, 1109 CLAIM and 1110 CERTIFY ([`keys`]).
 
 mod content;
+pub mod keys;
 mod rules;
 pub mod task;
 
@@ -112,6 +113,9 @@ enum Effect {
     Revoke,
     Offer(task::Offer),
     Step(task::Step),
+    Successor(keys::KeyEvent),
+    Claim(keys::KeyEvent),
+    Certify(keys::KeyEvent),
 }
 
 /// Every check of one event that needs no store: shape, id, signature, time window, content.
@@ -144,12 +148,9 @@ pub(crate) fn check(text: &str, now_s: i64) -> Result<Checked, Refusal> {
         }
         task::OFFER => Effect::Offer(task::offer(&event)?),
         task::ACCEPT..=task::RECEIVED => Effect::Step(task::step(&event)?),
-        1107 | 1109 | 1110 => {
-            return Err(invalid(format!(
-                "kind {} is not supported by this hub yet (so far: 0 PROFILE, 31100 LISTING, 1100-1106 the task chain, 1108 REVOKE)",
-                event.kind
-            )));
-        }
+        keys::SUCCESSOR => Effect::Successor(keys::successor(&event)?),
+        keys::CLAIM => Effect::Claim(keys::claim(&event)?),
+        keys::CERTIFY => Effect::Certify(keys::certify(&event)?),
         other => return Err(invalid(format!("kind {other} is not a Ronin kind"))),
     };
     Ok(Checked { event, effect })
@@ -184,6 +185,7 @@ pub(crate) async fn store(
     full: bool,
 ) -> Result<Accepted, Refusal> {
     let now_ms = ronin.clock.now_ms();
+    let operator = ronin.operator_pubkey.clone();
     let outcome = ronin
         .store
         .write(move |txn| {
@@ -196,7 +198,7 @@ pub(crate) async fn store(
             let mut last_task = None;
             for (index, checked) in batch.into_iter().enumerate() {
                 if let Some(task) =
-                    apply(txn, &checked, now_ms).map_err(|refusal| refusal.at(index))?
+                    apply(txn, &checked, &operator, now_ms).map_err(|refusal| refusal.at(index))?
                 {
                     last_task = Some((task, checked.event.pubkey.clone()));
                 }
@@ -246,6 +248,7 @@ enum TaskWrite {
 fn admit(
     conn: &kd_core::db::Connection,
     checked: &Checked,
+    operator: &str,
     now_ms: i64,
 ) -> Result<Option<TaskWrite>, Refusal> {
     let event = &checked.event;
@@ -278,6 +281,18 @@ fn admit(
         Effect::Step(step) => Ok(Some(TaskWrite::Update(rules::step(
             conn, event, step, now_ms,
         )?))),
+        Effect::Successor(successor) => {
+            keys::admit_successor(conn, event, successor)?;
+            Ok(None)
+        }
+        Effect::Claim(claim) => {
+            keys::admit_claim(conn, event, claim)?;
+            Ok(None)
+        }
+        Effect::Certify(_) => {
+            keys::admit_certify(operator, event)?;
+            Ok(None)
+        }
         Effect::Profile(_) | Effect::Revoke => Ok(None),
     }
 }
@@ -287,10 +302,11 @@ fn admit(
 fn apply(
     txn: &mut WriteTxn<'_>,
     checked: &Checked,
+    operator: &str,
     now_ms: i64,
 ) -> Result<Option<String>, Refusal> {
     let event = &checked.event;
-    let task = admit(txn.conn(), checked, now_ms)?;
+    let task = admit(txn.conn(), checked, operator, now_ms)?;
     let row = txn
         .record(
             format!("ronin:{}", event.pubkey),
@@ -310,6 +326,15 @@ fn apply(
             Effect::Profile(profile) => store::upsert_profile(conn, event, profile)?,
             Effect::Listing(listing) => store::upsert_listing(conn, event, listing)?,
             Effect::Revoke => store::set_key_status(conn, &event.pubkey, "revoked", &event.id)?,
+            Effect::Successor(successor) => {
+                store::insert_successor(conn, &event.pubkey, &successor.key, &event.id)?;
+                store::retire_key(conn, &event.pubkey)?;
+                store::ensure_key(conn, &successor.key, now_ms)?;
+            }
+            Effect::Claim(claim) => store::insert_claim(conn, event, &claim.key)?,
+            Effect::Certify(certify) => {
+                store::upsert_certification(conn, event, &certify.key, certify.human)?;
+            }
             Effect::Offer(_) | Effect::Step(_) => {}
         }
         match &task {
