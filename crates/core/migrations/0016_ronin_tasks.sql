@@ -72,3 +72,11 @@ CREATE TABLE ronin_certifications (
     created_at INTEGER NOT NULL,
     human      INTEGER NOT NULL
 ) STRICT;
+
+-- NIP-98 auth events `me` has taken (each works once). An auth event is refused past 60 s,
+-- so the writer drops rows older than two minutes as it records new ones.
+CREATE TABLE ronin_auth_seen (
+    id      TEXT    PRIMARY KEY,
+    seen_ms INTEGER NOT NULL
+) STRICT;
+CREATE INDEX ronin_auth_seen_age ON ronin_auth_seen (seen_ms);

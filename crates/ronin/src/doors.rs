@@ -23,6 +23,7 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
         ("/api/v1/skills", get(read::skills)),
         ("/api/v1/wanted", get(read::wanted)),
         ("/api/v1/tasks/{id}", get(crate::tasks::get_task)),
+        ("/api/v1/me", get(crate::me::me)),
         ("/api/v1/scan", post(crate::scan_text)),
         ("/api/v1/scan/rules", get(crate::scan_rules)),
     ]
@@ -168,6 +169,21 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
             ],
             &[404],
         ),
+    );
+    add(
+        "/api/v1/me",
+        "get",
+        json!({
+            "operationId": "ronin_me",
+            "tags": ["ronin"],
+            "summary": "What is new for the calling key since the cursor: its tasks (once each, with role, counterparty and templates) and a count of other events naming it. Authorization: Nostr <base64 of a kind 27235 event> (NIP-98: u the exact URL, method GET, a nonce, within 60 s, each event once). Nothing new answers {\"cursor\"} only.",
+            "parameters": [query(
+                "since",
+                json!({ "type": "string" }),
+                "The cursor of an earlier answer (none: from the start).",
+            )],
+            "responses": responses(&[400, 401]),
+        }),
     );
     add("/api/v1/scan", "post", scan());
     add(

@@ -10,6 +10,7 @@
 //!   one event): `task` is the compact view of the task the batch's last task event touched
 //!   (`?full=1`: the whole view), `next` that event's signer's templates ([`tasks`]).
 //! - `GET /api/v1/tasks/<offer id>?as=<pubkey>`: the whole task view and `as`'s templates.
+//! - `GET /api/v1/me?since=<cursor>` with NIP-98 auth: the caller's new tasks ([`me`]).
 //! - Reading, no auth ([`read`]): `GET /api/v1/health`, `/server` (the operator key),
 //!   `/agents?limit=&offset=`, `/agents/<pubkey>`, `/listings?q=&type=&hide_flagged=`,
 //!   `/skills`, `/wanted`, `/events/<id>`, `/feed?limit=&offset=`.
@@ -22,13 +23,14 @@
 //! Refusals use Ronin's error shape (section 9): `{"ok":false,"error":"<prefix>: <message>"}`,
 //! plus `index` for an event of a batch: `invalid` 400, `duplicate` 409, `restricted` 403,
 //! `rate-limited` 429 ([`limits`]: 60 events a minute per key, 600 per address), `error` 404
-//! or 500. `me` and `me/wait`, artifacts, the skill index, the bench, trust beyond the
+//! or 500. `me/wait`, artifacts, the skill index, the bench, trust beyond the
 //! starting score, callbacks and mail are not built yet; their paths answer 404
-//! `error: not found`. Every SQL statement of Ronin's writes and task reads is in [`store`].
+//! `error: not found`. Every SQL statement of Ronin's writes and task reads is in `store.rs`.
 
 pub mod doors;
 pub mod events;
 pub mod limits;
+pub mod me;
 pub mod read;
 mod store;
 pub mod tasks;
@@ -65,6 +67,9 @@ pub struct Ronin {
     pub operator_pubkey: String,
     /// Events a minute per key and per address ([`limits`]).
     pub limits: Arc<kd_core::limits::Limiter>,
+    /// The hub's public URL (scheme, host, port; no trailing slash): NIP-98's `u` tag is
+    /// checked against it plus the path called ([`me`]). Empty until [`Ronin::with_public_url`].
+    pub public_url: String,
 }
 
 impl std::fmt::Debug for Ronin {
@@ -104,10 +109,21 @@ impl Ronin {
         })?;
         Ok(Self {
             clock,
+            public_url: String::new(),
             operator_pubkey,
             limits: Arc::new(kd_core::limits::Limiter::for_store(&store)),
             store,
         })
+    }
+}
+
+impl Ronin {
+    /// The same Ronin, checking NIP-98 URLs against `public_url` (the hub's, as the public
+    /// sees it; never taken from a request's `Host`).
+    #[must_use]
+    pub fn with_public_url(mut self, public_url: impl Into<String>) -> Self {
+        self.public_url = public_url.into().trim_end_matches('/').to_owned();
+        self
     }
 }
 
@@ -260,52 +276,7 @@ pub(crate) async fn post_events(
             Err(refusal) => return refusal.at(index).into_response(),
         }
     }
-    // The write limits, charged for the events that reached the writer's door: each key its
-    // own events, the address all of them (when the hub knows the address).
-    let mut charges: Vec<kd_core::limits::Charge> = Vec::new();
-    for checked in &batch {
-        let key = format!("key:{}", checked.pubkey());
-        match charges.iter_mut().find(|charge| charge.key == key) {
-            Some(charge) => charge.cost += 1,
-            None => charges.push(kd_core::limits::Charge::one(key, limits::PER_KEY)),
-        }
-    }
-    if let Some(axum::extract::ConnectInfo(peer)) =
-        extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-    {
-        charges.push(kd_core::limits::Charge {
-            key: format!("ip:{}", peer.ip()),
-            cost: u32::try_from(batch.len()).unwrap_or(u32::MAX),
-            limit: limits::PER_ADDRESS,
-        });
-    }
-    let taken = match ronin.limits.take(&charges, ronin.clock.now_ms()).await {
-        Ok(taken) => taken,
-        Err(error) => {
-            tracing::error!(%error, "the write limits could not be counted");
-            return Refusal::new("error", "the hub could not count this request; try again")
-                .into_response();
-        }
-    };
-    if let Err(limited) = taken {
-        let key = charges[limited.charge].key.clone();
-        let retry_after_s = limited.retry_after_s();
-        let whose = if key.starts_with("ip:") {
-            format!(
-                "over {} writes a minute from your address",
-                limits::PER_ADDRESS
-            )
-        } else {
-            format!("over {} writes a minute from your key", limits::PER_KEY)
-        };
-        let mut response = Refusal::new(
-            "rate-limited",
-            format!("{whose}; retry in {retry_after_s} s"),
-        )
-        .into_response();
-        if let Ok(value) = HeaderValue::from_str(&retry_after_s.to_string()) {
-            response.headers_mut().insert(header::RETRY_AFTER, value);
-        }
+    if let Err(response) = charge_limits(&ronin, &batch, &extensions).await {
         return response;
     }
     match events::store(&ronin, batch, full).await.map_err(|refusal| {
@@ -334,6 +305,64 @@ pub(crate) async fn post_events(
         }
         Err(refusal) => refusal.into_response(),
     }
+}
+
+/// Charges the write limits for the events that reached the writer's door: each key its own
+/// events, the address all of them (when the hub knows the address). `Err` is the answer.
+async fn charge_limits(
+    ronin: &Ronin,
+    batch: &[events::Checked],
+    extensions: &axum::http::Extensions,
+) -> Result<(), Response> {
+    let mut charges: Vec<kd_core::limits::Charge> = Vec::new();
+    for checked in batch {
+        let key = format!("key:{}", checked.pubkey());
+        match charges.iter_mut().find(|charge| charge.key == key) {
+            Some(charge) => charge.cost += 1,
+            None => charges.push(kd_core::limits::Charge::one(key, limits::PER_KEY)),
+        }
+    }
+    if let Some(axum::extract::ConnectInfo(peer)) =
+        extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+    {
+        charges.push(kd_core::limits::Charge {
+            key: format!("ip:{}", peer.ip()),
+            cost: u32::try_from(batch.len()).unwrap_or(u32::MAX),
+            limit: limits::PER_ADDRESS,
+        });
+    }
+    let taken = match ronin.limits.take(&charges, ronin.clock.now_ms()).await {
+        Ok(taken) => taken,
+        Err(error) => {
+            tracing::error!(%error, "the write limits could not be counted");
+            return Err(
+                Refusal::new("error", "the hub could not count this request; try again")
+                    .into_response(),
+            );
+        }
+    };
+    if let Err(limited) = taken {
+        let key = charges[limited.charge].key.clone();
+        let retry_after_s = limited.retry_after_s();
+        let whose = if key.starts_with("ip:") {
+            format!(
+                "over {} writes a minute from your address",
+                limits::PER_ADDRESS
+            )
+        } else {
+            format!("over {} writes a minute from your key", limits::PER_KEY)
+        };
+        let mut response = Refusal::new(
+            "rate-limited",
+            format!("{whose}; retry in {retry_after_s} s"),
+        )
+        .into_response();
+        if let Ok(value) = HeaderValue::from_str(&retry_after_s.to_string()) {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        return Err(response);
+    }
+    Ok(())
 }
 
 #[derive(serde::Deserialize)]

@@ -528,3 +528,61 @@ pub(crate) fn certified(conn: &Connection, pubkey: &str) -> Result<bool> {
     )?
     .query_row([pubkey], |row| row.get(0))
 }
+
+/// Takes a NIP-98 auth event id once: `false` when it was taken before. Drops ids older than
+/// `keep_ms`.
+pub(crate) fn take_auth(conn: &Connection, id: &str, now_ms: i64, keep_ms: i64) -> Result<bool> {
+    conn.prepare_cached("DELETE FROM ronin_auth_seen WHERE seen_ms < ?1")?
+        .execute([now_ms.saturating_sub(keep_ms)])?;
+    let taken = conn
+        .prepare_cached(
+            "INSERT INTO ronin_auth_seen (id, seen_ms) VALUES (?1, ?2)
+             ON CONFLICT (id) DO NOTHING",
+        )?
+        .execute(params![id, now_ms])?;
+    Ok(taken == 1)
+}
+
+/// The log position of the newest stored event (0 for none).
+pub(crate) fn latest_seq(conn: &Connection) -> Result<i64> {
+    conn.prepare_cached("SELECT CAST(COALESCE(MAX(log_seq), 0) AS BIGINT) FROM ronin_events")?
+        .query_row([], |row| row.get(0))
+}
+
+/// The tasks `pubkey` is agent or buyer on with a chain event in `(since, until]`, each with
+/// its newest such position, oldest first, at most `limit`.
+pub(crate) fn tasks_since(
+    conn: &Connection,
+    pubkey: &str,
+    since: i64,
+    until: i64,
+    limit: i64,
+) -> Result<Vec<(String, i64)>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT t.id, MAX(e.log_seq) AS seq FROM ronin_tasks t
+           JOIN ronin_task_events te ON te.task_id = t.id
+           JOIN ronin_events e ON e.id = te.event_id
+         WHERE (t.agent = ?1 OR t.buyer = ?1) AND e.log_seq > ?2 AND e.log_seq <= ?3
+         GROUP BY t.id ORDER BY seq, t.id LIMIT CAST(?4 AS BIGINT)",
+    )?;
+    let rows = statement.query_map(params![pubkey, since, until, limit], |row| {
+        Ok((row.get(0)?, row.get(1)?))
+    })?;
+    rows.collect()
+}
+
+/// CLAIM and CERTIFY events naming `pubkey` in `(since, until]`.
+pub(crate) fn other_events_since(
+    conn: &Connection,
+    pubkey: &str,
+    since: i64,
+    until: i64,
+) -> Result<i64> {
+    conn.prepare_cached(
+        "SELECT COUNT(*) FROM ronin_events e
+         WHERE e.log_seq > ?2 AND e.log_seq <= ?3
+           AND (e.id IN (SELECT c.event_id FROM ronin_claims c WHERE c.agent = ?1)
+             OR e.id IN (SELECT r.event_id FROM ronin_certifications r WHERE r.pubkey = ?1))",
+    )?
+    .query_row(params![pubkey, since, until], |row| row.get(0))
+}

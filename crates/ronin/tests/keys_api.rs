@@ -162,6 +162,10 @@ async fn a_successor_takes_over_the_lineage_and_the_old_key_writes_no_more() {
     )
     .await;
 
+    // The new key lists on the lineage's profile.
+    let more = signed(&ALICE_NEW, NOW_S + 6, 31100, &[&["d", "more"]], json!({"title": "More"}));
+    posted(&hub, &more).await;
+
     // Either key answers with one agent: the head, all keys, every listing.
     for pubkey in [&alice, &alice_new] {
         let (status, agent) = hub
@@ -173,7 +177,13 @@ async fn a_successor_takes_over_the_lineage_and_the_old_key_writes_no_more() {
         assert_eq!(agent["keys"], json!([alice_new, alice]));
         assert_eq!(agent["name"], "Alice");
         assert_eq!(agent["status"], "active");
-        assert_eq!(agent["listings"][0]["owner"], alice.as_str());
+        let owners: Vec<&str> = agent["listings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|listing| listing["owner"].as_str().unwrap())
+            .collect();
+        assert_eq!(owners, [alice_new.as_str(), alice.as_str()]);
     }
 }
 

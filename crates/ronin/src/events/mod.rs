@@ -270,7 +270,7 @@ fn admit(
     }
     match &checked.effect {
         Effect::Listing(_) => {
-            if !store::has_profile(conn, &event.pubkey).map_err(Refusal::server)? {
+            if !store::lineage_has_profile(conn, &event.pubkey).map_err(Refusal::server)? {
                 return Err(invalid("publish a PROFILE (kind 0) before a LISTING"));
             }
             Ok(None)

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod market;
+
 use std::sync::Arc;
 
 use axum::body::Body;
@@ -14,6 +16,9 @@ use tower::ServiceExt;
 
 /// 2026-10-11T06:26:40Z.
 pub const NOW_S: u64 = 1_791_700_000;
+
+/// The public URL the test hubs check NIP-98 `u` tags against.
+pub const PUBLIC_URL: &str = "https://ronin.test";
 
 pub struct Hub {
     pub router: axum::Router,
@@ -49,7 +54,8 @@ pub fn hub() -> Hub {
             [counter; 32]
         },
     )
-    .unwrap();
+    .unwrap()
+    .with_public_url(PUBLIC_URL);
     Hub {
         router: kd_ronin::router(ronin.clone()),
         clock,
@@ -218,5 +224,40 @@ impl Hub {
     /// POSTs one event; returns the status and the answer.
     pub async fn post(&self, event: &Event) -> (StatusCode, Value) {
         self.call("POST", "/api/v1/events", &text(event)).await
+    }
+}
+
+/// `Nostr <base64>` of a kind 27235 event by `secret` for a GET of `url`.
+pub fn nip98(secret: &[u8; 32], url: &str, created_at: u64, nonce: &str) -> String {
+    use base64::Engine as _;
+    let event = signed(
+        secret,
+        created_at,
+        27235,
+        &[&["u", url], &["method", "GET"], &["nonce", nonce]],
+        Value::String(String::new()),
+    );
+    format!(
+        "Nostr {}",
+        base64::engine::general_purpose::STANDARD.encode(event.to_json_text())
+    )
+}
+
+impl Hub {
+    /// A GET with an Authorization header (or none); returns the status and the body.
+    pub async fn get_authorized(&self, path: &str, authorization: Option<&str>) -> (StatusCode, Value) {
+        let mut request = Request::builder().method("GET").uri(path);
+        if let Some(authorization) = authorization {
+            request = request.header("authorization", authorization);
+        }
+        let response = self
+            .router
+            .clone()
+            .oneshot(request.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let status = response.status();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (status, serde_json::from_slice(&bytes).unwrap())
     }
 }
