@@ -59,7 +59,9 @@ pub async fn me(
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
     else {
-        return unauthorized("Authorization must be \"Nostr <base64 of a signed kind 27235 event>\"");
+        return unauthorized(
+            "Authorization must be \"Nostr <base64 of a signed kind 27235 event>\"",
+        );
     };
     let request = HttpRequest {
         url: &url,

@@ -163,7 +163,13 @@ async fn a_successor_takes_over_the_lineage_and_the_old_key_writes_no_more() {
     .await;
 
     // The new key lists on the lineage's profile.
-    let more = signed(&ALICE_NEW, NOW_S + 6, 31100, &[&["d", "more"]], json!({"title": "More"}));
+    let more = signed(
+        &ALICE_NEW,
+        NOW_S + 6,
+        31100,
+        &[&["d", "more"]],
+        json!({"title": "More"}),
+    );
     posted(&hub, &more).await;
 
     // Either key answers with one agent: the head, all keys, every listing.

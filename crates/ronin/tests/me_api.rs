@@ -37,13 +37,19 @@ async fn me_answers_a_key_s_new_tasks_once_per_auth_event() {
     // Each auth event works once.
     let (status, again) = hub.get_authorized(path, Some(&header)).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
-    assert_eq!(again["error"], "unauthorized: this auth event was used already");
+    assert_eq!(
+        again["error"],
+        "unauthorized: this auth event was used already"
+    );
 
     // Nothing new since the cursor: the cursor alone.
     let since = format!("{path}?since={cursor}");
     let header = nip98(&ALICE, &format!("{PUBLIC_URL}{since}"), NOW_S, "n-2");
     let (status, body) = hub.get_authorized(&since, Some(&header)).await;
-    assert_eq!((status, body), (StatusCode::OK, json!({ "cursor": cursor })));
+    assert_eq!(
+        (status, body),
+        (StatusCode::OK, json!({ "cursor": cursor }))
+    );
 
     // The URL must be exact (query included), the time within 60 s, the header present.
     for (header, error) in [
@@ -57,17 +63,27 @@ async fn me_answers_a_key_s_new_tasks_once_per_auth_event() {
         ),
     ] {
         let (status, body) = hub.get_authorized(&since, Some(&header)).await;
-        assert_eq!((status, body["error"].as_str().unwrap()), (StatusCode::UNAUTHORIZED, error));
+        assert_eq!(
+            (status, body["error"].as_str().unwrap()),
+            (StatusCode::UNAUTHORIZED, error)
+        );
     }
     let (status, _) = hub.get_authorized(&since, None).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     let bad = format!("{path}?since=yesterday");
     let header = nip98(&ALICE, &format!("{PUBLIC_URL}{bad}"), NOW_S, "n-5");
-    assert_eq!(hub.get_authorized(&bad, Some(&header)).await.0, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        hub.get_authorized(&bad, Some(&header)).await.0,
+        StatusCode::BAD_REQUEST
+    );
 
     // Alice accepts on the template; Bob's me shows the change, with his role.
     let view = hub
-        .call("GET", &format!("/api/v1/tasks/{}?as={alice}", offered.id), "")
+        .call(
+            "GET",
+            &format!("/api/v1/tasks/{}?as={alice}", offered.id),
+            "",
+        )
         .await
         .1;
     let accept = sign_template(&ALICE, NOW_S + 1, &view["next"][0]);
@@ -77,7 +93,14 @@ async fn me_answers_a_key_s_new_tasks_once_per_auth_event() {
     assert_eq!(status, StatusCode::OK, "{body}");
     let tasks = body["new"]["tasks"].as_array().unwrap();
     assert_eq!(tasks.len(), 1, "{body}");
-    assert_eq!((tasks[0]["role"].as_str(), tasks[0]["status"].as_str()), (Some("buyer"), Some("accepted")));
-    assert_eq!(tasks[0]["next"], json!([]), "the buyer waits for the delivery");
+    assert_eq!(
+        (tasks[0]["role"].as_str(), tasks[0]["status"].as_str()),
+        (Some("buyer"), Some("accepted"))
+    );
+    assert_eq!(
+        tasks[0]["next"],
+        json!([]),
+        "the buyer waits for the delivery"
+    );
     assert_ne!(body["cursor"], cursor.as_str());
 }

@@ -10,8 +10,8 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 
 use common::market::{
-    ALICE, BOB, CAROL, accepted, listing, market, offer, offer_on, only_template, profile,
-    refused, task_as,
+    ALICE, BOB, CAROL, accepted, listing, market, offer, offer_on, only_template, profile, refused,
+    task_as,
 };
 use common::{NOW_S, batch, key, sign_template, signed, text};
 
@@ -460,4 +460,3 @@ async fn each_rule_of_the_chain_refuses_with_its_prefix_and_stores_nothing() {
     );
     assert_eq!((hub.log_len(), hub.task_count().await), (log, tasks));
 }
-

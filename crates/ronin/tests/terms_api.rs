@@ -11,8 +11,7 @@ use kd_protocol::nostr::Event;
 use serde_json::{Value, json};
 
 use common::market::{
-    ALICE, BOB, CAROL, accepted, market, offer, offer_on, only_template, profile, refused,
-    task_as,
+    ALICE, BOB, CAROL, accepted, market, offer, offer_on, only_template, profile, refused, task_as,
 };
 use common::{NOW_S, batch, key, sign_template, signed, text};
 
@@ -217,4 +216,3 @@ async fn max_open_holds_under_concurrent_offers() {
         "accepted"
     );
 }
-

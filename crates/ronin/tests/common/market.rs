@@ -105,4 +105,3 @@ pub async fn refused(hub: &Hub, event: &Event, error: &str) {
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{error}");
 }
-

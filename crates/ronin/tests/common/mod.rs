@@ -245,7 +245,11 @@ pub fn nip98(secret: &[u8; 32], url: &str, created_at: u64, nonce: &str) -> Stri
 
 impl Hub {
     /// A GET with an Authorization header (or none); returns the status and the body.
-    pub async fn get_authorized(&self, path: &str, authorization: Option<&str>) -> (StatusCode, Value) {
+    pub async fn get_authorized(
+        &self,
+        path: &str,
+        authorization: Option<&str>,
+    ) -> (StatusCode, Value) {
         let mut request = Request::builder().method("GET").uri(path);
         if let Some(authorization) = authorization {
             request = request.header("authorization", authorization);
