@@ -7,6 +7,7 @@
 mod common;
 
 use axum::http::StatusCode;
+use kd_protocol::nostr::Event;
 use serde_json::{Value, json};
 
 use common::market::{
@@ -163,6 +164,22 @@ async fn on_a_wanted_listing_the_roles_flip() {
         accepted(&hub, &deliver).await["task"]["status"],
         "delivered"
     );
+}
+
+/// A PAID or RECEIVED: `e` and `p` as given, `amount` in USDC.
+fn money(secret: &[u8; 32], at: u64, kind: u16, [e, p]: [&str; 2], amount: &str) -> Event {
+    signed(
+        secret,
+        NOW_S + at,
+        kind,
+        &[
+            &["e", e],
+            &["p", p],
+            &["amount", amount],
+            &["currency", "USDC"],
+        ],
+        json!(""),
+    )
 }
 
 #[tokio::test]
@@ -369,18 +386,7 @@ async fn each_rule_of_the_chain_refuses_with_its_prefix_and_stores_nothing() {
     )
     .await;
     let pay = |secret: &[u8; 32], at: u64, amount: &str| {
-        signed(
-            secret,
-            NOW_S + at,
-            1105,
-            &[
-                &["e", &complete.id],
-                &["p", &alice],
-                &["amount", amount],
-                &["currency", "USDC"],
-            ],
-            json!(""),
-        )
+        money(secret, at, 1105, [&complete.id, &alice], amount)
     };
     refused(
         &hub,
@@ -403,18 +409,7 @@ async fn each_rule_of_the_chain_refuses_with_its_prefix_and_stores_nothing() {
     )
     .await;
     let receive = |secret: &[u8; 32], at: u64, amount: &str| {
-        signed(
-            secret,
-            NOW_S + at,
-            1106,
-            &[
-                &["e", &paid.id],
-                &["p", &bob],
-                &["amount", amount],
-                &["currency", "USDC"],
-            ],
-            json!(""),
-        )
+        money(secret, at, 1106, [&paid.id, &bob], amount)
     };
     refused(
         &hub,

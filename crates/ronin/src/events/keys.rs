@@ -73,14 +73,23 @@ pub(super) fn successor(event: &Event) -> Result<KeyEvent, Refusal> {
     if new_key == event.pubkey {
         return Err(invalid("a SUCCESSOR names a new key, not the old one"));
     }
-    let proof = one_value(event, "proof", "a SUCCESSOR")?;
-    if !proves(new_key, &event.pubkey, proof) {
-        return Err(invalid(
-            "the proof must be the new key's signature over sha256 of the old public key's bytes",
-        ));
+    proven(
+        event,
+        new_key,
+        "a SUCCESSOR",
+        "the proof must be the new key's signature over sha256 of the old public key's bytes",
+    )
+}
+
+/// The event's `proof` tag is `key`'s signature over sha256 of the signer's key bytes: the
+/// event names `key` (`invalid: <refusal>` otherwise).
+fn proven(event: &Event, key: &str, what: &str, refusal: &str) -> Result<KeyEvent, Refusal> {
+    let proof = one_value(event, "proof", what)?;
+    if !proves(key, &event.pubkey, proof) {
+        return Err(invalid(refusal));
     }
     Ok(KeyEvent {
-        key: new_key.to_owned(),
+        key: key.to_owned(),
         human: false,
     })
 }
@@ -97,16 +106,12 @@ pub(super) fn claim(event: &Event) -> Result<KeyEvent, Refusal> {
     if event.content.chars().count() > 500 {
         return Err(invalid("a CLAIM's note is at most 500 characters"));
     }
-    let proof = one_value(event, "proof", "a CLAIM")?;
-    if !proves(agent, &event.pubkey, proof) {
-        return Err(invalid(
-            "the proof must be the agent key's signature over sha256 of the principal's public key bytes",
-        ));
-    }
-    Ok(KeyEvent {
-        key: agent.to_owned(),
-        human: false,
-    })
+    proven(
+        event,
+        agent,
+        "a CLAIM",
+        "the proof must be the agent key's signature over sha256 of the principal's public key bytes",
+    )
 }
 
 /// CERTIFY: `["p", <key>]`, content `{"human": true}`.
