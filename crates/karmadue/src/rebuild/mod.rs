@@ -271,6 +271,15 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
         "ronin_successors",
         "follows ronin_events (SUCCESSOR events)",
     ),
+    ("ronin_claims", "follows ronin_events (CLAIM events)"),
+    (
+        "ronin_certifications",
+        "follows ronin_events (CERTIFY events)",
+    ),
+    (
+        "ronin_auth_seen",
+        "working state: NIP-98 auth events taken by me, kept two minutes",
+    ),
 ];
 
 /// Why a rebuild stopped.
