@@ -22,6 +22,8 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
         ("/api/v1/listings", get(read::listings)),
         ("/api/v1/skills", get(read::skills)),
         ("/api/v1/wanted", get(read::wanted)),
+        ("/api/v1/tasks/{id}", get(crate::tasks::get_task)),
+        ("/api/v1/me", get(crate::me::me)),
         ("/api/v1/scan", post(crate::scan_text)),
         ("/api/v1/scan/rules", get(crate::scan_rules)),
     ]
@@ -151,6 +153,38 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
         "get",
         read_op("ronin_wanted", "Wanted listings.", &search(true), &[400]),
     );
+    add(
+        "/api/v1/tasks/{id}",
+        "get",
+        read_op(
+            "ronin_task",
+            "One task (its OFFER and what followed): status, roles, settlement, rating, the scanner's verdicts, the chain's events, and the templates of the key in `as`.",
+            &[
+                path_param("id", "The task id: its OFFER's id (64 hex)."),
+                query(
+                    "as",
+                    json!({ "type": "string" }),
+                    "A public key (64 hex): the answer's `next` holds its templates.",
+                ),
+            ],
+            &[404],
+        ),
+    );
+    add(
+        "/api/v1/me",
+        "get",
+        json!({
+            "operationId": "ronin_me",
+            "tags": ["ronin"],
+            "summary": "What is new for the calling key since the cursor: its tasks (once each, with role, counterparty and templates) and a count of other events naming it. Authorization: Nostr <base64 of a kind 27235 event> (NIP-98: u the exact URL, method GET, a nonce, within 60 s, each event once). Nothing new answers {\"cursor\"} only.",
+            "parameters": [query(
+                "since",
+                json!({ "type": "string" }),
+                "The cursor of an earlier answer (none: from the start).",
+            )],
+            "responses": responses(&[400, 401]),
+        }),
+    );
     add("/api/v1/scan", "post", scan());
     add(
         "/api/v1/scan/rules",
@@ -250,7 +284,12 @@ fn post_events() -> Value {
     json!({
         "operationId": "ronin_post_events",
         "tags": ["ronin"],
-        "summary": "Signed events of kinds 0 PROFILE, 31100 LISTING and 1108 REVOKE: one, or an array of 1 to 25 taken all or nothing.",
+        "summary": "Signed events (kinds 0 PROFILE, 31100 LISTING, 1100-1106 the task chain, 1107 SUCCESSOR, 1108 REVOKE, 1109 CLAIM, 1110 CERTIFY): one, or an array of 1 to 25 taken all or nothing. The answer carries the task the last task event touched (compact, or the whole view with full=1) and its signer's templates in `next`.",
+        "parameters": [query(
+            "full",
+            json!({ "type": "string", "enum": ["1", "true"] }),
+            "1: the whole task view instead of the compact one.",
+        )],
         "requestBody": {
             "required": true,
             "content": { "application/json": { "schema": { "oneOf": [

@@ -3,9 +3,14 @@
 //!
 //! Built so far:
 //!
-//! - `POST /api/v1/events`: signed events of kinds 0 PROFILE, 31100 LISTING and 1108 REVOKE,
-//!   one or an array of up to 25 taken all or nothing ([`events`]); the answer is
-//!   `{"ok":true,"ids","kinds","task":null,"next":[]}` (plus `id` and `kind` for one event).
+//! - `POST /api/v1/events`: signed events, one or an array of up to 25 taken all or nothing
+//!   ([`events`]): 0 PROFILE, 31100 LISTING, the task chain 1100 OFFER to 1106 RECEIVED (with
+//!   auto-accept by a listing's terms), 1107 SUCCESSOR, 1108 REVOKE, 1109 CLAIM and 1110
+//!   CERTIFY. The answer is `{"ok":true,"ids","kinds","task","next"}` (plus `id` and `kind` for
+//!   one event): `task` is the compact view of the task the batch's last task event touched
+//!   (`?full=1`: the whole view), `next` that event's signer's templates ([`tasks`]).
+//! - `GET /api/v1/tasks/<offer id>?as=<pubkey>`: the whole task view and `as`'s templates.
+//! - `GET /api/v1/me?since=<cursor>` with NIP-98 auth: the caller's new tasks ([`me`]).
 //! - Reading, no auth ([`read`]): `GET /api/v1/health`, `/server` (the operator key),
 //!   `/agents?limit=&offset=`, `/agents/<pubkey>`, `/listings?q=&type=&hide_flagged=`,
 //!   `/skills`, `/wanted`, `/events/<id>`, `/feed?limit=&offset=`.
@@ -18,14 +23,17 @@
 //! Refusals use Ronin's error shape (section 9): `{"ok":false,"error":"<prefix>: <message>"}`,
 //! plus `index` for an event of a batch: `invalid` 400, `duplicate` 409, `restricted` 403,
 //! `rate-limited` 429 ([`limits`]: 60 events a minute per key, 600 per address), `error` 404
-//! or 500. The task chain, `me` and `me/wait`, artifacts, the skill index, the bench, trust
-//! beyond the starting score, callbacks and mail are not built yet; their paths answer 404
-//! `error: not found`.
+//! or 500. `me/wait`, artifacts, the skill index, the bench, trust beyond the
+//! starting score, callbacks and mail are not built yet; their paths answer 404
+//! `error: not found`. Every SQL statement of Ronin's writes and task reads is in `store.rs`.
 
 pub mod doors;
 pub mod events;
 pub mod limits;
+pub mod me;
 pub mod read;
+mod store;
+pub mod tasks;
 
 use std::sync::Arc;
 
@@ -59,6 +67,9 @@ pub struct Ronin {
     pub operator_pubkey: String,
     /// Events a minute per key and per address ([`limits`]).
     pub limits: Arc<kd_core::limits::Limiter>,
+    /// The hub's public URL (scheme, host, port; no trailing slash): NIP-98's `u` tag is
+    /// checked against it plus the path called ([`me`]). Empty until [`Ronin::with_public_url`].
+    pub public_url: String,
 }
 
 impl std::fmt::Debug for Ronin {
@@ -98,10 +109,21 @@ impl Ronin {
         })?;
         Ok(Self {
             clock,
+            public_url: String::new(),
             operator_pubkey,
             limits: Arc::new(kd_core::limits::Limiter::for_store(&store)),
             store,
         })
+    }
+}
+
+impl Ronin {
+    /// The same Ronin, checking NIP-98 URLs against `public_url` (the hub's, as the public
+    /// sees it; never taken from a request's `Host`).
+    #[must_use]
+    pub fn with_public_url(mut self, public_url: impl Into<String>) -> Self {
+        self.public_url = public_url.into().trim_end_matches('/').to_owned();
+        self
     }
 }
 
@@ -226,9 +248,16 @@ fn body_or_refusal(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Refusal
 /// `POST /api/v1/events` ([`events`]).
 pub(crate) async fn post_events(
     State(ronin): State<Ronin>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
     extensions: axum::http::Extensions,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    // `?full=1`: the whole task view instead of the compact one.
+    let full = query
+        .as_deref()
+        .unwrap_or_default()
+        .split('&')
+        .any(|pair| matches!(pair, "full=1" | "full=true"));
     let body = match body_or_refusal(body) {
         Ok(body) => body,
         Err(refusal) => return refusal.into_response(),
@@ -247,10 +276,46 @@ pub(crate) async fn post_events(
             Err(refusal) => return refusal.at(index).into_response(),
         }
     }
-    // The write limits, charged for the events that reached the writer's door: each key its
-    // own events, the address all of them (when the hub knows the address).
+    if let Err(response) = charge_limits(&ronin, &batch, &extensions).await {
+        return response;
+    }
+    match events::store(&ronin, batch, full).await.map_err(|refusal| {
+        if single {
+            Refusal {
+                index: None,
+                ..refusal
+            }
+        } else {
+            refusal
+        }
+    }) {
+        Ok(accepted) => {
+            let mut body = json!({
+                "ok": true,
+                "ids": accepted.ids,
+                "kinds": accepted.kinds,
+                "task": accepted.task,
+                "next": accepted.next,
+            });
+            if single {
+                body["id"] = body["ids"][0].clone();
+                body["kind"] = body["kinds"][0].clone();
+            }
+            answer(StatusCode::OK, &body)
+        }
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+/// Charges the write limits for the events that reached the writer's door: each key its own
+/// events, the address all of them (when the hub knows the address). `Err` is the answer.
+async fn charge_limits(
+    ronin: &Ronin,
+    batch: &[events::Checked],
+    extensions: &axum::http::Extensions,
+) -> Result<(), Response> {
     let mut charges: Vec<kd_core::limits::Charge> = Vec::new();
-    for checked in &batch {
+    for checked in batch {
         let key = format!("key:{}", checked.pubkey());
         match charges.iter_mut().find(|charge| charge.key == key) {
             Some(charge) => charge.cost += 1,
@@ -270,8 +335,10 @@ pub(crate) async fn post_events(
         Ok(taken) => taken,
         Err(error) => {
             tracing::error!(%error, "the write limits could not be counted");
-            return Refusal::new("error", "the hub could not count this request; try again")
-                .into_response();
+            return Err(
+                Refusal::new("error", "the hub could not count this request; try again")
+                    .into_response(),
+            );
         }
     };
     if let Err(limited) = taken {
@@ -293,34 +360,9 @@ pub(crate) async fn post_events(
         if let Ok(value) = HeaderValue::from_str(&retry_after_s.to_string()) {
             response.headers_mut().insert(header::RETRY_AFTER, value);
         }
-        return response;
+        return Err(response);
     }
-    match events::store(&ronin, batch).await.map_err(|refusal| {
-        if single {
-            Refusal {
-                index: None,
-                ..refusal
-            }
-        } else {
-            refusal
-        }
-    }) {
-        Ok(accepted) => {
-            let mut body = json!({
-                "ok": true,
-                "ids": accepted.ids,
-                "kinds": accepted.kinds,
-                "task": null,
-                "next": [],
-            });
-            if single {
-                body["id"] = body["ids"][0].clone();
-                body["kind"] = body["kinds"][0].clone();
-            }
-            answer(StatusCode::OK, &body)
-        }
-        Err(refusal) => refusal.into_response(),
-    }
+    Ok(())
 }
 
 #[derive(serde::Deserialize)]

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use kd_core::db::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
-use crate::{Refusal, Ronin, answer};
+use crate::{Refusal, Ronin, answer, store};
 
 /// Default page size of the lists.
 pub const PAGE_DEFAULT: i64 = 20;
@@ -186,46 +186,70 @@ pub async fn agents(
     }
 }
 
-/// `GET /api/v1/agents/<pubkey>`: the agent, its listings (withdrawn ones included, marked)
-/// and its trust; 404 for a key never seen.
+/// `GET /api/v1/agents/<pubkey>`: the agent of any key of its lineage (section 7: one agent,
+/// all keys, listings, one trust): the head key, the newest profile of the lineage, every
+/// key's listings (withdrawn ones included, marked), the principals that claimed it, whether
+/// the operator certified it, and its trust; 404 for a key never seen.
 pub async fn agent(State(ronin): State<Ronin>, Path(pubkey): Path<String>) -> Response {
-    let found = read(&ronin, move |conn| {
-        let agent = conn
-            .prepare_cached(&format!("{AGENT_SELECT} WHERE k.pubkey = ?1"))?
-            .query_row([&pubkey], |row| {
-                let mut agent = agent_summary(row)?;
-                agent["source"] = json!(row.get::<Option<String>>("source")?);
-                agent["referred_by"] = json!(row.get::<Option<String>>("referred_by")?);
-                agent["profile"] = json!(row.get::<Option<String>>("profile")?);
-                agent["keys"] = json!([row.get::<String>("pubkey")?]);
-                agent["trust"] = json!({
-                    "score": STARTING_TRUST,
-                    "ratings": 0,
-                    "mismatches": 0,
-                    "referral": 0.0,
-                    "bench": 0.0,
-                });
-                Ok(agent)
-            })
-            .optional()?;
-        let Some(mut agent) = agent else {
-            return Ok(None);
-        };
-        let mut statement = conn.prepare_cached(&format!(
-            "{LISTING_SELECT} WHERE l.owner = ?1 ORDER BY l.created_at DESC, l.d"
-        ))?;
-        let listings = statement
-            .query_map([&pubkey], listing_view)?
-            .collect::<kd_core::db::Result<Vec<_>>>()?;
-        agent["listings"] = Value::Array(listings);
-        Ok(Some(agent))
-    })
-    .await;
+    let found = read(&ronin, move |conn| agent_view(conn, &pubkey)).await;
     match found {
         Ok(Some(agent)) => ok(json!({ "agent": agent })),
         Ok(None) => Refusal::not_found().into_response(),
         Err(refusal) => refusal.into_response(),
     }
+}
+
+fn agent_view(conn: &Connection, pubkey: &str) -> kd_core::db::Result<Option<Value>> {
+    let keys = store::lineage(conn, pubkey)?;
+    let head = keys.first().cloned().unwrap_or_else(|| pubkey.to_owned());
+    let mut shown = head.clone();
+    for key in &keys {
+        if store::has_profile(conn, key)? {
+            shown = key.clone();
+            break;
+        }
+    }
+    let agent = conn
+        .prepare_cached(&format!("{AGENT_SELECT} WHERE k.pubkey = ?1"))?
+        .query_row([&shown], |row| {
+            let mut agent = agent_summary(row)?;
+            agent["source"] = json!(row.get::<Option<String>>("source")?);
+            agent["referred_by"] = json!(row.get::<Option<String>>("referred_by")?);
+            agent["profile"] = json!(row.get::<Option<String>>("profile")?);
+            agent["trust"] = json!({
+                "score": STARTING_TRUST,
+                "ratings": 0,
+                "mismatches": 0,
+                "referral": 0.0,
+                "bench": 0.0,
+            });
+            Ok(agent)
+        })
+        .optional()?;
+    let Some(mut agent) = agent else {
+        return Ok(None);
+    };
+    agent["pubkey"] = json!(head);
+    agent["did"] = json!(did_key(&head));
+    agent["status"] = json!(store::key_status(conn, &head)?);
+    let mut certified = false;
+    let mut principals = Vec::new();
+    let mut listings = Vec::new();
+    for key in &keys {
+        certified |= store::certified(conn, key)?;
+        principals.extend(store::principals(conn, key)?);
+        let mut statement = conn.prepare_cached(&format!(
+            "{LISTING_SELECT} WHERE l.owner = ?1 ORDER BY l.created_at DESC, l.d"
+        ))?;
+        for listing in statement.query_map([key], listing_view)? {
+            listings.push(listing?);
+        }
+    }
+    agent["keys"] = json!(keys);
+    agent["certified"] = json!(certified);
+    agent["principals"] = json!(principals);
+    agent["listings"] = Value::Array(listings);
+    Ok(Some(agent))
 }
 
 const LISTING_SELECT: &str = "SELECT l.owner, l.d, l.event_id, l.created_at, l.type, l.available,

@@ -6,37 +6,13 @@
 mod common;
 
 use axum::http::StatusCode;
-use kd_protocol::nostr::{Event, sign_event};
+use kd_protocol::nostr::Event;
 use serde_json::{Value, json};
 
-use common::NOW_S;
+use common::{NOW_S, batch, signed, text};
 
 const ALICE: [u8; 32] = [0x11; 32];
 const BOB: [u8; 32] = [0x22; 32];
-
-fn signed(
-    secret: &[u8; 32],
-    created_at: u64,
-    kind: u16,
-    tags: &[&[&str]],
-    content: Value,
-) -> Event {
-    let content = match content {
-        Value::String(text) => text,
-        other => other.to_string(),
-    };
-    sign_event(
-        secret,
-        created_at,
-        kind,
-        tags.iter()
-            .map(|tag| tag.iter().map(|part| (*part).to_owned()).collect())
-            .collect(),
-        content,
-        &[0; 32],
-    )
-    .unwrap()
-}
 
 fn profile(secret: &[u8; 32], name: &str) -> Event {
     signed(
@@ -50,21 +26,6 @@ fn profile(secret: &[u8; 32], name: &str) -> Event {
 
 fn listing(secret: &[u8; 32], d: &str, content: Value) -> Event {
     signed(secret, NOW_S, 31100, &[&["d", d]], content)
-}
-
-fn text(event: &Event) -> String {
-    event.to_json_text()
-}
-
-fn batch(events: &[&Event]) -> String {
-    format!(
-        "[{}]",
-        events
-            .iter()
-            .map(|event| text(event))
-            .collect::<Vec<_>>()
-            .join(",")
-    )
 }
 
 #[tokio::test]
@@ -253,7 +214,23 @@ async fn refusals_name_their_event_and_write_nothing() {
         status,
         &body,
         None,
-        "invalid: kind 1100 is not supported by this hub yet",
+        "invalid: an OFFER needs exactly one a tag",
+    );
+    let claim = signed(&BOB, NOW_S, 1109, &[], json!({}));
+    let (status, body) = hub.call("POST", "/api/v1/events", &text(&claim)).await;
+    refused(
+        status,
+        &body,
+        None,
+        "invalid: a CLAIM needs exactly one p tag",
+    );
+    let unknown = signed(&BOB, NOW_S, 1111, &[], json!({}));
+    let (status, body) = hub.call("POST", "/api/v1/events", &text(&unknown)).await;
+    refused(
+        status,
+        &body,
+        None,
+        "invalid: kind 1111 is not a Ronin kind",
     );
     for (content, message) in [
         (

@@ -293,6 +293,24 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
     ("ronin_keys", "follows ronin_events"),
     ("ronin_profiles", "follows ronin_events"),
     ("ronin_listings", "follows ronin_events"),
+    (
+        "ronin_tasks",
+        "follows ronin_events (the task chain's signed events)",
+    ),
+    ("ronin_task_events", "follows ronin_events"),
+    (
+        "ronin_successors",
+        "follows ronin_events (SUCCESSOR events)",
+    ),
+    ("ronin_claims", "follows ronin_events (CLAIM events)"),
+    (
+        "ronin_certifications",
+        "follows ronin_events (CERTIFY events)",
+    ),
+    (
+        "ronin_auth_seen",
+        "working state: NIP-98 auth events taken by me, kept two minutes",
+    ),
 ];
 
 /// Why a rebuild stopped.

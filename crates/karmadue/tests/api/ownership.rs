@@ -84,6 +84,12 @@ pub(crate) const OWNERS: &[(&str, &[&str])] = &[
             "ronin_keys",
             "ronin_listings",
             "ronin_profiles",
+            "ronin_tasks",
+            "ronin_task_events",
+            "ronin_successors",
+            "ronin_claims",
+            "ronin_certifications",
+            "ronin_auth_seen",
         ],
     ),
 ];

@@ -2,17 +2,23 @@
 
 #![allow(dead_code)]
 
+pub mod market;
+
 use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use kd_core::clock::ManualClock;
+use kd_protocol::nostr::{Event, sign_event};
 use serde_json::Value;
 use tower::ServiceExt;
 
 /// 2026-10-11T06:26:40Z.
 pub const NOW_S: u64 = 1_791_700_000;
+
+/// The public URL the test hubs check NIP-98 `u` tags against.
+pub const PUBLIC_URL: &str = "https://ronin.test";
 
 pub struct Hub {
     pub router: axum::Router,
@@ -48,7 +54,8 @@ pub fn hub() -> Hub {
             [counter; 32]
         },
     )
-    .unwrap();
+    .unwrap()
+    .with_public_url(PUBLIC_URL);
     Hub {
         router: kd_ronin::router(ronin.clone()),
         clock,
@@ -133,5 +140,128 @@ impl Hub {
         std::thread::spawn(move || store.read_blocking(kd_core::eventlog::count).unwrap())
             .join()
             .unwrap()
+    }
+}
+
+/// An event signed by `secret` (content: a JSON string is taken as the text itself).
+pub fn signed(
+    secret: &[u8; 32],
+    created_at: u64,
+    kind: u16,
+    tags: &[&[&str]],
+    content: Value,
+) -> Event {
+    let content = match content {
+        Value::String(text) => text,
+        other => other.to_string(),
+    };
+    sign_event(
+        secret,
+        created_at,
+        kind,
+        tags.iter()
+            .map(|tag| tag.iter().map(|part| (*part).to_owned()).collect())
+            .collect(),
+        content,
+        &[0; 32],
+    )
+    .unwrap()
+}
+
+/// The event as sent.
+pub fn text(event: &Event) -> String {
+    event.to_json_text()
+}
+
+/// A batch of events as sent.
+pub fn batch(events: &[&Event]) -> String {
+    format!(
+        "[{}]",
+        events
+            .iter()
+            .map(|event| text(event))
+            .collect::<Vec<_>>()
+            .join(",")
+    )
+}
+
+/// Signs a template (`{kind, tags, content, why}`) as-is with `secret`.
+pub fn sign_template(secret: &[u8; 32], created_at: u64, template: &Value) -> Event {
+    let tags: Vec<Vec<String>> = template["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tag| {
+            tag.as_array()
+                .unwrap()
+                .iter()
+                .map(|part| part.as_str().unwrap().to_owned())
+                .collect()
+        })
+        .collect();
+    sign_event(
+        secret,
+        created_at,
+        u16::try_from(template["kind"].as_u64().unwrap()).unwrap(),
+        tags,
+        template["content"].as_str().unwrap().to_owned(),
+        &[0; 32],
+    )
+    .unwrap()
+}
+
+/// The x-only public key of a test secret.
+pub fn key(secret: &[u8; 32]) -> String {
+    kd_protocol::nostr::public_key_hex(secret).unwrap()
+}
+
+impl Hub {
+    /// How many tasks the hub holds.
+    pub async fn task_count(&self) -> i64 {
+        kd_ronin::tasks::count(&self.ronin).await.unwrap()
+    }
+
+    /// POSTs one event; returns the status and the answer.
+    pub async fn post(&self, event: &Event) -> (StatusCode, Value) {
+        self.call("POST", "/api/v1/events", &text(event)).await
+    }
+}
+
+/// `Nostr <base64>` of a kind 27235 event by `secret` for a GET of `url`.
+pub fn nip98(secret: &[u8; 32], url: &str, created_at: u64, nonce: &str) -> String {
+    use base64::Engine as _;
+    let event = signed(
+        secret,
+        created_at,
+        27235,
+        &[&["u", url], &["method", "GET"], &["nonce", nonce]],
+        Value::String(String::new()),
+    );
+    format!(
+        "Nostr {}",
+        base64::engine::general_purpose::STANDARD.encode(event.to_json_text())
+    )
+}
+
+impl Hub {
+    /// A GET with an Authorization header (or none); returns the status and the body.
+    pub async fn get_authorized(
+        &self,
+        path: &str,
+        authorization: Option<&str>,
+    ) -> (StatusCode, Value) {
+        let mut request = Request::builder().method("GET").uri(path);
+        if let Some(authorization) = authorization {
+            request = request.header("authorization", authorization);
+        }
+        let response = self
+            .router
+            .clone()
+            .oneshot(request.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let status = response.status();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (status, serde_json::from_slice(&bytes).unwrap())
     }
 }

@@ -1,0 +1,168 @@
+//! `GET /api/v1/me?since=<cursor>` (Ronin "The key is the cookie: me"): what is new for the
+//! calling key, authenticated by NIP-98.
+//!
+//! The `Authorization: Nostr <base64 event>` header carries a kind 27235 event whose `u` tag
+//! is exactly the absolute URL called (the hub's public URL, the mount and the path, query
+//! included), whose `method` tag is `GET`, with a `nonce`, empty content, and `created_at`
+//! within 60 s of the hub clock ([`kd_protocol::nostr::verify_http_auth`]); each auth event
+//! id works once. Bad auth is `unauthorized:` with 401.
+//!
+//! The cursor is the global log position the answer covers (`c<seq>`, opaque to callers).
+//! The answer lists each task of the caller's lineage (as agent or buyer) with a chain event
+//! after the cursor, once, oldest change first, at most [`PAGE`] (then `more: true`), plus
+//! how many CLAIM and CERTIFY events named the caller; nothing new is `{"cursor": ...}` only.
+
+use axum::extract::{OriginalUri, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use kd_core::db::Connection;
+use kd_protocol::nostr::{HttpRequest, verify_http_auth};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+
+use crate::store::{self, Task};
+use crate::{Refusal, Ronin, answer};
+
+/// The most tasks one answer lists.
+pub const PAGE: usize = 20;
+/// How long a taken auth event id is remembered, in milliseconds (twice its 60 s window).
+pub const AUTH_KEEP_MS: i64 = 120_000;
+
+fn unauthorized(message: impl Into<String>) -> Response {
+    Refusal::new("unauthorized", message).into_response()
+}
+
+/// Reads `since`: absent or empty is the start; else a cursor this door gave.
+fn since(query: &HashMap<String, String>) -> Result<i64, Refusal> {
+    match query.get("since").map(String::as_str) {
+        None | Some("") => Ok(0),
+        Some(cursor) => cursor
+            .strip_prefix('c')
+            .and_then(|seq| seq.parse::<i64>().ok())
+            .filter(|seq| *seq >= 0)
+            .ok_or_else(|| Refusal::invalid("since must be a cursor from an earlier answer")),
+    }
+}
+
+/// `GET /api/v1/me?since=`.
+pub async fn me(
+    State(ronin): State<Ronin>,
+    OriginalUri(uri): OriginalUri,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    let path = uri
+        .path_and_query()
+        .map_or_else(|| uri.path(), |path| path.as_str());
+    let url = format!("{}{path}", ronin.public_url.trim_end_matches('/'));
+    let Some(authorization) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+    else {
+        return unauthorized(
+            "Authorization must be \"Nostr <base64 of a signed kind 27235 event>\"",
+        );
+    };
+    let request = HttpRequest {
+        url: &url,
+        method: "GET",
+        body: b"",
+        payload_required: false,
+        now_s: u64::try_from(ronin.clock.now_unix()).unwrap_or(0),
+    };
+    let auth = match verify_http_auth(authorization, &request) {
+        Ok(auth) => auth,
+        Err(error) => return unauthorized(error.to_string()),
+    };
+    let since = match since(&query) {
+        Ok(since) => since,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let id = auth.id.clone();
+    let now_ms = ronin.clock.now_ms();
+    let taken = ronin
+        .store
+        .write(move |txn| store::take_auth(txn.conn(), &id, now_ms, AUTH_KEEP_MS))
+        .await;
+    match taken {
+        Ok(Ok(true)) => {}
+        Ok(Ok(false)) => return unauthorized("this auth event was used already"),
+        Ok(Err(error)) => return Refusal::server(error).into_response(),
+        Err(error) => return Refusal::server(error).into_response(),
+    }
+    let pubkey = auth.pubkey;
+    let found = ronin
+        .store
+        .read(move |conn| news(conn, &pubkey, since).map_err(kd_core::store::StoreError::from))
+        .await;
+    match found {
+        Ok(body) => answer(StatusCode::OK, &body),
+        Err(error) => Refusal::server(error).into_response(),
+    }
+}
+
+/// What is new for `pubkey`'s lineage after `since`.
+fn news(conn: &Connection, pubkey: &str, since: i64) -> kd_core::db::Result<Value> {
+    let until = store::latest_seq(conn)?;
+    let keys = store::lineage(conn, pubkey)?;
+    let limit = i64::try_from(PAGE + 1).unwrap_or(i64::MAX);
+    let mut found: Vec<(String, i64)> = Vec::new();
+    let mut other_events = 0;
+    for key in &keys {
+        found.extend(store::tasks_since(conn, key, since, until, limit)?);
+        other_events += store::other_events_since(conn, key, since, until)?;
+    }
+    found.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+    found.dedup_by(|a, b| a.0 == b.0);
+    let more = found.len() > PAGE;
+    found.truncate(PAGE);
+    let cursor = match found.last() {
+        Some((_, seq)) if more => *seq,
+        _ => until,
+    };
+    let cursor = format!("c{cursor}");
+    if found.is_empty() && other_events == 0 {
+        return Ok(json!({ "cursor": cursor }));
+    }
+    let mut tasks = Vec::new();
+    let mut next = Vec::new();
+    for (id, _) in &found {
+        if let Some(task) = store::task(conn, id)? {
+            let item = item(conn, &task, pubkey)?;
+            next.extend(item["next"].as_array().cloned().unwrap_or_default());
+            tasks.push(item);
+        }
+    }
+    let mut body = json!({
+        "cursor": cursor,
+        "new": { "tasks": tasks, "other_events": other_events },
+        "next": next,
+    });
+    if more {
+        body["more"] = json!(true);
+    }
+    Ok(body)
+}
+
+/// One task as `me` lists it, with the caller's role and templates.
+fn item(conn: &Connection, task: &Task, pubkey: &str) -> kd_core::db::Result<Value> {
+    let agent = store::same_lineage(conn, pubkey, &task.agent)?;
+    let counterparty = store::head(conn, if agent { &task.buyer } else { &task.agent })?;
+    let next = crate::tasks::templates(conn, task, pubkey)?;
+    Ok(json!({
+        "task": task.id,
+        "status": task.status,
+        "type": task.kind,
+        "role": if agent { "agent" } else { "buyer" },
+        "counterparty": counterparty,
+        "listing": task.listing_id,
+        "scope": task.scope,
+        "price": serde_json::from_str::<Value>(&task.price).unwrap_or(Value::Null),
+        "currency": task.currency,
+        "deadline": task.deadline,
+        "accepted_by_terms": task.by_terms,
+        "settlement": task.settlement,
+        "rated": task.rating.is_some(),
+        "next": next,
+    }))
+}

@@ -1,0 +1,588 @@
+//! Ronin's storage: every SQL statement of Ronin's writes (events, keys, profiles, listings,
+//! tasks, successors) and of the task reads. Handlers and rules call these functions and hold
+//! no SQL of their own. All of it is portable (SQLite and PostgreSQL through `kd_core::db`).
+//!
+//! The write functions run inside the writer's transaction (`WriteTxn::conn`): each POST's
+//! batch is one job of the one writer, so the checks a rule makes before it writes (one ACCEPT
+//! per OFFER, a listing's `max_open`) see every write before them and none after.
+
+use kd_core::db::{Connection, OptionalExtension, Result, Row, params};
+use kd_protocol::nostr::Event;
+use serde_json::Value;
+
+/// A PROFILE's fields (latest wins).
+#[derive(Debug)]
+pub(crate) struct Profile {
+    pub name: String,
+    pub about: Option<String>,
+    pub human: bool,
+    pub callback: Option<String>,
+    pub source: Option<String>,
+    pub referred_by: Option<String>,
+}
+
+/// A LISTING's fields (latest wins per `(owner, d)`).
+#[derive(Debug)]
+pub(crate) struct Listing {
+    pub d: String,
+    pub kind: String,
+    pub available: bool,
+    pub content: Value,
+    pub scan: Value,
+}
+
+/// A stored listing as an OFFER finds it.
+#[derive(Debug, Clone)]
+pub(crate) struct ListingRow {
+    pub event_id: String,
+    pub kind: String,
+    pub available: bool,
+    pub content: Value,
+    pub scan: Value,
+}
+
+/// One task: an OFFER and what followed it (table `ronin_tasks`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Task {
+    pub id: String,
+    pub listing_owner: String,
+    pub listing_d: String,
+    pub listing_id: String,
+    pub kind: String,
+    pub hirer: String,
+    pub agent: String,
+    pub buyer: String,
+    pub scope: String,
+    pub price: String,
+    pub currency: String,
+    pub deadline: Option<i64>,
+    pub scope_scan: Value,
+    pub status: String,
+    pub by_terms: bool,
+    pub accept_id: Option<String>,
+    pub deliver_id: Option<String>,
+    pub deliver: Option<Value>,
+    pub deliver_scan: Option<Value>,
+    pub complete_id: Option<String>,
+    pub completed_by: Option<String>,
+    pub rating_id: Option<String>,
+    pub rating: Option<i64>,
+    pub paid_id: Option<String>,
+    pub paid_amount: Option<String>,
+    pub paid_currency: Option<String>,
+    pub paid_to: Option<String>,
+    pub received_id: Option<String>,
+    pub settlement: String,
+    pub created_ms: i64,
+    pub updated_ms: i64,
+}
+
+fn json_column(row: &Row<'_>, name: &str) -> Result<Option<Value>> {
+    Ok(row
+        .get::<Option<String>>(name)?
+        .map(|text| serde_json::from_str(&text).unwrap_or(Value::Null)))
+}
+
+fn text(value: Option<&Value>) -> Option<String> {
+    value.map(Value::to_string)
+}
+
+/// Whether an event with this id is stored.
+pub(crate) fn event_known(conn: &Connection, id: &str) -> Result<bool> {
+    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM ronin_events WHERE id = ?1)")?
+        .query_row([id], |row| row.get(0))
+}
+
+/// A key's status (`active`, `retired`, `revoked`), `None` for a key never seen as a signer.
+pub(crate) fn key_status(conn: &Connection, pubkey: &str) -> Result<Option<String>> {
+    conn.prepare_cached("SELECT status FROM ronin_keys WHERE pubkey = ?1")?
+        .query_row([pubkey], |row| row.get(0))
+        .optional()
+}
+
+/// Whether the key has published a PROFILE.
+pub(crate) fn has_profile(conn: &Connection, pubkey: &str) -> Result<bool> {
+    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM ronin_profiles WHERE pubkey = ?1)")?
+        .query_row([pubkey], |row| row.get(0))
+}
+
+/// Keeps an accepted event as signed (canonical JSON), with its log row.
+pub(crate) fn insert_event(
+    conn: &Connection,
+    event: &Event,
+    received_ms: i64,
+    log_seq: i64,
+) -> Result<()> {
+    let created_at = i64::try_from(event.created_at).unwrap_or(i64::MAX);
+    conn.prepare_cached(
+        "INSERT INTO ronin_events (id, pubkey, kind, created_at, event_json, received_ms, log_seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        event.id,
+        event.pubkey,
+        event.kind,
+        created_at,
+        event.to_json_text(),
+        received_ms,
+        log_seq
+    ])?;
+    Ok(())
+}
+
+/// Marks a signer as seen (active) unless it is known already.
+pub(crate) fn ensure_key(conn: &Connection, pubkey: &str, now_ms: i64) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO ronin_keys (pubkey, status, first_seen_ms) VALUES (?1, 'active', ?2)
+         ON CONFLICT (pubkey) DO NOTHING",
+    )?
+    .execute(params![pubkey, now_ms])?;
+    Ok(())
+}
+
+/// Sets a key's status (`revoked` or `retired`), naming the event that did it.
+pub(crate) fn set_key_status(
+    conn: &Connection,
+    pubkey: &str,
+    status: &str,
+    by_event: &str,
+) -> Result<()> {
+    conn.prepare_cached("UPDATE ronin_keys SET status = ?2, revoked_by = ?3 WHERE pubkey = ?1")?
+        .execute(params![pubkey, status, by_event])?;
+    Ok(())
+}
+
+/// Latest wins: a newer `created_at`, or the same with a lower id.
+pub(crate) fn upsert_profile(conn: &Connection, event: &Event, profile: &Profile) -> Result<()> {
+    let created_at = i64::try_from(event.created_at).unwrap_or(i64::MAX);
+    conn.prepare_cached(
+        "INSERT INTO ronin_profiles
+           (pubkey, event_id, created_at, name, about, human, callback, source, referred_by)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+         ON CONFLICT (pubkey) DO UPDATE SET
+           event_id = excluded.event_id, created_at = excluded.created_at,
+           name = excluded.name, about = excluded.about, human = excluded.human,
+           callback = excluded.callback, source = excluded.source,
+           referred_by = excluded.referred_by
+         WHERE excluded.created_at > ronin_profiles.created_at
+            OR (excluded.created_at = ronin_profiles.created_at
+                AND excluded.event_id < ronin_profiles.event_id)",
+    )?
+    .execute(params![
+        event.pubkey,
+        event.id,
+        created_at,
+        profile.name,
+        profile.about,
+        profile.human,
+        profile.callback,
+        profile.source,
+        profile.referred_by
+    ])?;
+    Ok(())
+}
+
+/// Latest wins per `(owner, d)`, as for profiles.
+pub(crate) fn upsert_listing(conn: &Connection, event: &Event, listing: &Listing) -> Result<()> {
+    let created_at = i64::try_from(event.created_at).unwrap_or(i64::MAX);
+    conn.prepare_cached(
+        "INSERT INTO ronin_listings
+           (owner, d, event_id, created_at, type, available, content, scan)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT (owner, d) DO UPDATE SET
+           event_id = excluded.event_id, created_at = excluded.created_at,
+           type = excluded.type, available = excluded.available,
+           content = excluded.content, scan = excluded.scan
+         WHERE excluded.created_at > ronin_listings.created_at
+            OR (excluded.created_at = ronin_listings.created_at
+                AND excluded.event_id < ronin_listings.event_id)",
+    )?
+    .execute(params![
+        event.pubkey,
+        listing.d,
+        event.id,
+        created_at,
+        listing.kind,
+        listing.available,
+        listing.content.to_string(),
+        listing.scan.to_string()
+    ])?;
+    Ok(())
+}
+
+/// The current listing at `31100:<owner>:<d>`, withdrawn or not.
+pub(crate) fn listing(conn: &Connection, owner: &str, d: &str) -> Result<Option<ListingRow>> {
+    conn.prepare_cached(
+        "SELECT event_id, type, available, content, scan FROM ronin_listings
+         WHERE owner = ?1 AND d = ?2",
+    )?
+    .query_row([owner, d], |row| {
+        Ok(ListingRow {
+            event_id: row.get("event_id")?,
+            kind: row.get("type")?,
+            available: row.get("available")?,
+            content: json_column(row, "content")?.unwrap_or(Value::Null),
+            scan: json_column(row, "scan")?.unwrap_or(Value::Null),
+        })
+    })
+    .optional()
+}
+
+/// How many tasks of the listing at `(owner, d)` are accepted or delivered (`max_open`).
+pub(crate) fn open_tasks(conn: &Connection, owner: &str, d: &str) -> Result<i64> {
+    conn.prepare_cached(
+        "SELECT COUNT(*) FROM ronin_tasks
+         WHERE listing_owner = ?1 AND listing_d = ?2 AND status IN ('accepted', 'delivered')",
+    )?
+    .query_row([owner, d], |row| row.get(0))
+}
+
+/// The key that succeeded `pubkey` (SUCCESSOR), if any.
+pub(crate) fn successor(conn: &Connection, pubkey: &str) -> Result<Option<String>> {
+    conn.prepare_cached("SELECT new_key FROM ronin_successors WHERE old_key = ?1")?
+        .query_row([pubkey], |row| row.get(0))
+        .optional()
+}
+
+/// The key `pubkey` succeeded, if any.
+pub(crate) fn predecessor(conn: &Connection, pubkey: &str) -> Result<Option<String>> {
+    conn.prepare_cached("SELECT old_key FROM ronin_successors WHERE new_key = ?1")?
+        .query_row([pubkey], |row| row.get(0))
+        .optional()
+}
+
+/// Records `old_key → new_key` (the caller checked that the new key is fresh).
+pub(crate) fn insert_successor(
+    conn: &Connection,
+    old_key: &str,
+    new_key: &str,
+    event_id: &str,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO ronin_successors (old_key, new_key, event_id) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![old_key, new_key, event_id])?;
+    Ok(())
+}
+
+/// The task an event of the chain belongs to, and that event's kind.
+pub(crate) fn task_of_event(conn: &Connection, event_id: &str) -> Result<Option<(String, u16)>> {
+    conn.prepare_cached("SELECT task_id, kind FROM ronin_task_events WHERE event_id = ?1")?
+        .query_row([event_id], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()
+}
+
+/// Files an event of the chain under its task.
+pub(crate) fn link_event(
+    conn: &Connection,
+    event_id: &str,
+    task_id: &str,
+    kind: u16,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO ronin_task_events (event_id, task_id, kind) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![event_id, task_id, kind])?;
+    Ok(())
+}
+
+/// A new task (an OFFER).
+pub(crate) fn insert_task(conn: &Connection, task: &Task) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO ronin_tasks
+           (id, listing_owner, listing_d, listing_id, type, hirer, agent, buyer, scope, price,
+            currency, deadline, scope_scan, status, by_terms, settlement, created_ms, updated_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+    )?
+    .execute(params![
+        task.id,
+        task.listing_owner,
+        task.listing_d,
+        task.listing_id,
+        task.kind,
+        task.hirer,
+        task.agent,
+        task.buyer,
+        task.scope,
+        task.price,
+        task.currency,
+        task.deadline,
+        task.scope_scan.to_string(),
+        task.status,
+        task.by_terms,
+        task.settlement,
+        task.created_ms,
+        task.updated_ms
+    ])?;
+    Ok(())
+}
+
+/// Writes back what the chain's later events change (everything after the offer's fields).
+pub(crate) fn update_task(conn: &Connection, task: &Task) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE ronin_tasks SET status = ?2, by_terms = ?3, accept_id = ?4, deliver_id = ?5,
+           deliver = ?6, deliver_scan = ?7, complete_id = ?8, completed_by = ?9,
+           rating_id = ?10, rating = ?11, paid_id = ?12, paid_amount = ?13,
+           paid_currency = ?14, paid_to = ?15, received_id = ?16, settlement = ?17,
+           updated_ms = ?18
+         WHERE id = ?1",
+    )?
+    .execute(params![
+        task.id,
+        task.status,
+        task.by_terms,
+        task.accept_id,
+        task.deliver_id,
+        text(task.deliver.as_ref()),
+        text(task.deliver_scan.as_ref()),
+        task.complete_id,
+        task.completed_by,
+        task.rating_id,
+        task.rating,
+        task.paid_id,
+        task.paid_amount,
+        task.paid_currency,
+        task.paid_to,
+        task.received_id,
+        task.settlement,
+        task.updated_ms
+    ])?;
+    Ok(())
+}
+
+fn task_row(row: &Row<'_>) -> Result<Task> {
+    Ok(Task {
+        id: row.get("id")?,
+        listing_owner: row.get("listing_owner")?,
+        listing_d: row.get("listing_d")?,
+        listing_id: row.get("listing_id")?,
+        kind: row.get("type")?,
+        hirer: row.get("hirer")?,
+        agent: row.get("agent")?,
+        buyer: row.get("buyer")?,
+        scope: row.get("scope")?,
+        price: row.get("price")?,
+        currency: row.get("currency")?,
+        deadline: row.get("deadline")?,
+        scope_scan: json_column(row, "scope_scan")?.unwrap_or(Value::Null),
+        status: row.get("status")?,
+        by_terms: row.get("by_terms")?,
+        accept_id: row.get("accept_id")?,
+        deliver_id: row.get("deliver_id")?,
+        deliver: json_column(row, "deliver")?,
+        deliver_scan: json_column(row, "deliver_scan")?,
+        complete_id: row.get("complete_id")?,
+        completed_by: row.get("completed_by")?,
+        rating_id: row.get("rating_id")?,
+        rating: row.get("rating")?,
+        paid_id: row.get("paid_id")?,
+        paid_amount: row.get("paid_amount")?,
+        paid_currency: row.get("paid_currency")?,
+        paid_to: row.get("paid_to")?,
+        received_id: row.get("received_id")?,
+        settlement: row.get("settlement")?,
+        created_ms: row.get("created_ms")?,
+        updated_ms: row.get("updated_ms")?,
+    })
+}
+
+/// One task by its id (the OFFER id).
+pub(crate) fn task(conn: &Connection, id: &str) -> Result<Option<Task>> {
+    conn.prepare_cached("SELECT * FROM ronin_tasks WHERE id = ?1")?
+        .query_row([id], task_row)
+        .optional()
+}
+
+/// The task's events as signed (canonical JSON), in the order the hub accepted them.
+pub(crate) fn task_events(conn: &Connection, task_id: &str) -> Result<Vec<String>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT e.event_json FROM ronin_task_events t JOIN ronin_events e ON e.id = t.event_id
+         WHERE t.task_id = ?1 ORDER BY e.log_seq",
+    )?;
+    let rows = statement.query_map([task_id], |row| row.get::<String>(0))?;
+    rows.collect()
+}
+
+/// How many tasks are stored (for tests and stats).
+pub(crate) fn task_count(conn: &Connection) -> Result<i64> {
+    conn.prepare_cached("SELECT COUNT(*) FROM ronin_tasks")?
+        .query_row([], |row| row.get(0))
+}
+
+/// The most rotations a lineage may hold (a bound on the walks below).
+pub(crate) const LINEAGE_MAX: usize = 64;
+
+/// The head of `pubkey`'s lineage: the key at the end of its SUCCESSOR chain (itself when it
+/// has no successor).
+pub(crate) fn head(conn: &Connection, pubkey: &str) -> Result<String> {
+    let mut key = pubkey.to_owned();
+    for _ in 0..LINEAGE_MAX {
+        match successor(conn, &key)? {
+            Some(next) => key = next,
+            None => break,
+        }
+    }
+    Ok(key)
+}
+
+/// Whether two keys are one lineage (the same head).
+pub(crate) fn same_lineage(conn: &Connection, a: &str, b: &str) -> Result<bool> {
+    Ok(a == b || head(conn, a)? == head(conn, b)?)
+}
+
+/// Whether `pubkey` or a key it succeeded has published a PROFILE.
+pub(crate) fn lineage_has_profile(conn: &Connection, pubkey: &str) -> Result<bool> {
+    let mut key = pubkey.to_owned();
+    for _ in 0..LINEAGE_MAX {
+        if has_profile(conn, &key)? {
+            return Ok(true);
+        }
+        match predecessor(conn, &key)? {
+            Some(previous) => key = previous,
+            None => break,
+        }
+    }
+    Ok(false)
+}
+
+/// Marks a key retired: it has a successor, and only the successor writes now.
+pub(crate) fn retire_key(conn: &Connection, pubkey: &str) -> Result<()> {
+    conn.prepare_cached("UPDATE ronin_keys SET status = 'retired' WHERE pubkey = ?1")?
+        .execute([pubkey])?;
+    Ok(())
+}
+
+/// Every key of `pubkey`'s lineage, head first, then each key it succeeded.
+pub(crate) fn lineage(conn: &Connection, pubkey: &str) -> Result<Vec<String>> {
+    let mut keys = vec![head(conn, pubkey)?];
+    while keys.len() < LINEAGE_MAX {
+        let Some(last) = keys.last() else { break };
+        match predecessor(conn, last)? {
+            Some(previous) => keys.push(previous),
+            None => break,
+        }
+    }
+    Ok(keys)
+}
+
+/// Whether `principal` has claimed `agent`.
+pub(crate) fn claimed(conn: &Connection, agent: &str, principal: &str) -> Result<bool> {
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM ronin_claims WHERE agent = ?1 AND principal = ?2)",
+    )?
+    .query_row([agent, principal], |row| row.get(0))
+}
+
+/// Records a CLAIM.
+pub(crate) fn insert_claim(conn: &Connection, event: &Event, agent: &str) -> Result<()> {
+    let created_at = i64::try_from(event.created_at).unwrap_or(i64::MAX);
+    conn.prepare_cached(
+        "INSERT INTO ronin_claims (agent, principal, event_id, note, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![
+        agent,
+        event.pubkey,
+        event.id,
+        event.content,
+        created_at
+    ])?;
+    Ok(())
+}
+
+/// The principals that claimed `agent`, oldest first.
+pub(crate) fn principals(conn: &Connection, agent: &str) -> Result<Vec<String>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT principal FROM ronin_claims WHERE agent = ?1 ORDER BY created_at, principal",
+    )?;
+    let rows = statement.query_map([agent], |row| row.get::<String>(0))?;
+    rows.collect()
+}
+
+/// Records a CERTIFY (latest wins, as for profiles).
+pub(crate) fn upsert_certification(
+    conn: &Connection,
+    event: &Event,
+    pubkey: &str,
+    human: bool,
+) -> Result<()> {
+    let created_at = i64::try_from(event.created_at).unwrap_or(i64::MAX);
+    conn.prepare_cached(
+        "INSERT INTO ronin_certifications (pubkey, event_id, created_at, human)
+         VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (pubkey) DO UPDATE SET
+           event_id = excluded.event_id, created_at = excluded.created_at,
+           human = excluded.human
+         WHERE excluded.created_at > ronin_certifications.created_at
+            OR (excluded.created_at = ronin_certifications.created_at
+                AND excluded.event_id < ronin_certifications.event_id)",
+    )?
+    .execute(params![pubkey, event.id, created_at, human])?;
+    Ok(())
+}
+
+/// Whether the operator vouches that `pubkey` is a person.
+pub(crate) fn certified(conn: &Connection, pubkey: &str) -> Result<bool> {
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM ronin_certifications WHERE pubkey = ?1 AND human = 1)",
+    )?
+    .query_row([pubkey], |row| row.get(0))
+}
+
+/// Takes a NIP-98 auth event id once: `false` when it was taken before. Drops ids older than
+/// `keep_ms`.
+pub(crate) fn take_auth(conn: &Connection, id: &str, now_ms: i64, keep_ms: i64) -> Result<bool> {
+    conn.prepare_cached("DELETE FROM ronin_auth_seen WHERE seen_ms < ?1")?
+        .execute([now_ms.saturating_sub(keep_ms)])?;
+    let taken = conn
+        .prepare_cached(
+            "INSERT INTO ronin_auth_seen (id, seen_ms) VALUES (?1, ?2)
+             ON CONFLICT (id) DO NOTHING",
+        )?
+        .execute(params![id, now_ms])?;
+    Ok(taken == 1)
+}
+
+/// The log position of the newest stored event (0 for none).
+pub(crate) fn latest_seq(conn: &Connection) -> Result<i64> {
+    conn.prepare_cached("SELECT CAST(COALESCE(MAX(log_seq), 0) AS BIGINT) FROM ronin_events")?
+        .query_row([], |row| row.get(0))
+}
+
+/// The tasks `pubkey` is agent or buyer on with a chain event in `(since, until]`, each with
+/// its newest such position, oldest first, at most `limit`.
+pub(crate) fn tasks_since(
+    conn: &Connection,
+    pubkey: &str,
+    since: i64,
+    until: i64,
+    limit: i64,
+) -> Result<Vec<(String, i64)>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT t.id, MAX(e.log_seq) AS seq FROM ronin_tasks t
+           JOIN ronin_task_events te ON te.task_id = t.id
+           JOIN ronin_events e ON e.id = te.event_id
+         WHERE (t.agent = ?1 OR t.buyer = ?1) AND e.log_seq > ?2 AND e.log_seq <= ?3
+         GROUP BY t.id ORDER BY seq, t.id LIMIT CAST(?4 AS BIGINT)",
+    )?;
+    let rows = statement.query_map(params![pubkey, since, until, limit], |row| {
+        Ok((row.get(0)?, row.get(1)?))
+    })?;
+    rows.collect()
+}
+
+/// CLAIM and CERTIFY events naming `pubkey` in `(since, until]`.
+pub(crate) fn other_events_since(
+    conn: &Connection,
+    pubkey: &str,
+    since: i64,
+    until: i64,
+) -> Result<i64> {
+    conn.prepare_cached(
+        "SELECT COUNT(*) FROM ronin_events e
+         WHERE e.log_seq > ?2 AND e.log_seq <= ?3
+           AND (e.id IN (SELECT c.event_id FROM ronin_claims c WHERE c.agent = ?1)
+             OR e.id IN (SELECT r.event_id FROM ronin_certifications r WHERE r.pubkey = ?1))",
+    )?
+    .query_row(params![pubkey, since, until], |row| row.get(0))
+}
