@@ -11,6 +11,7 @@ macro_rules! say {
 mod agent;
 mod ledger_copy;
 mod ledger_rebuild;
+mod linkdbots;
 mod out;
 
 use std::net::SocketAddr;
@@ -68,6 +69,8 @@ enum Command {
         #[arg(long, env = "KARMADUE_DATABASE_URL", hide_env_values = true)]
         database_url: Option<String>,
     },
+    /// Linkdbots: import published benchmark rows as cards.
+    Linkdbots(linkdbots::LinkdbotsArgs),
     /// Print the default access_tiers table as JSON: a starting point for a file to pass to
     /// `serve --access-tiers`.
     Tiers,
@@ -192,6 +195,7 @@ fn main() -> ExitCode {
             files,
             database_url,
         } => import(data_dir, &files, database_url),
+        Command::Linkdbots(args) => linkdbots::run(args),
         Command::Tiers => print_tiers(),
     };
     match result {

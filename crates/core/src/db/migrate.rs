@@ -27,6 +27,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0013_rate_slots.sql"),
     include_str!("../../migrations/0014_server_keys.sql"),
     include_str!("../../migrations/0015_upkeep.sql"),
+    include_str!("../../migrations/0017_linkdbots.sql"),
 ];
 
 /// The schema version this binary writes: the number of [`MIGRATIONS`].

@@ -262,6 +262,26 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
     ("ronin_keys", "follows ronin_events"),
     ("ronin_profiles", "follows ronin_events"),
     ("ronin_listings", "follows ronin_events"),
+    (
+        "linkdbots_pairing_codes",
+        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+    ),
+    (
+        "linkdbots_agents",
+        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+    ),
+    (
+        "linkdbots_host_keys",
+        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+    ),
+    (
+        "linkdbots_cards",
+        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+    ),
+    (
+        "linkdbots_budget_use",
+        "working state: daily counters, never facts",
+    ),
 ];
 
 /// Why a rebuild stopped.
