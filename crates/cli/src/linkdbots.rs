@@ -71,7 +71,10 @@ pub fn run(args: LinkdbotsArgs) -> anyhow::Result<ExitCode> {
         .block_on(kd_linkdbots::import(&store, reader))
         .map_err(|error| anyhow::anyhow!("{}", error.message))?;
     store.close();
-    let name = file.map_or_else(|| "bundled Aider rows".to_owned(), |path| path.display().to_string());
+    let name = file.map_or_else(
+        || "bundled Aider rows".to_owned(),
+        |path| path.display().to_string(),
+    );
     say!(
         "{name}: {} rows, {} cards imported, {} already there, {} rows of another source, {} bad",
         report.rows,

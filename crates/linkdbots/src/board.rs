@@ -76,7 +76,12 @@ fn fence(values: &mut [i64]) -> Option<i128> {
 
 /// Splits a row's cards into kept and outliers (decision 203).
 pub fn drop_outliers(cards: Vec<&CardRow>) -> (Vec<&CardRow>, usize) {
-    let cost_fence = fence(&mut cards.iter().filter_map(|c| c.cost_micros).collect::<Vec<_>>());
+    let cost_fence = fence(
+        &mut cards
+            .iter()
+            .filter_map(|c| c.cost_micros)
+            .collect::<Vec<_>>(),
+    );
     let token_fence = fence(&mut cards.iter().filter_map(|c| tokens(c)).collect::<Vec<_>>());
     let above = |value: Option<i64>, fence: Option<i128>| match (value, fence) {
         (Some(value), Some(fence)) => i128::from(value) > fence,
@@ -85,16 +90,19 @@ pub fn drop_outliers(cards: Vec<&CardRow>) -> (Vec<&CardRow>, usize) {
     let total = cards.len();
     let kept: Vec<&CardRow> = cards
         .into_iter()
-        .filter(|card| {
-            !above(card.cost_micros, cost_fence) && !above(tokens(card), token_fence)
-        })
+        .filter(|card| !above(card.cost_micros, cost_fence) && !above(tokens(card), token_fence))
         .collect();
     let dropped = total - kept.len();
     (kept, dropped)
 }
 
 fn median_of(cards: &[&CardRow], figure: impl Fn(&CardRow) -> Option<i64>) -> Option<f64> {
-    median(&mut cards.iter().filter_map(|card| figure(card)).collect::<Vec<_>>())
+    median(
+        &mut cards
+            .iter()
+            .filter_map(|card| figure(card))
+            .collect::<Vec<_>>(),
+    )
 }
 
 /// `Σ figure ÷ successes` over the known-outcome cards carrying the figure; `None` under the

@@ -74,9 +74,7 @@ fn count(card: &Map<String, Value>, field: &str, required: bool) -> Result<Optio
             .filter(|n| *n <= COUNT_MAX)
             .and_then(|n| i64::try_from(n).ok())
             .map(Some)
-            .ok_or_else(|| {
-                ApiError::invalid(format!("`{field}` must be a non-negative integer"))
-            }),
+            .ok_or_else(|| ApiError::invalid(format!("`{field}` must be a non-negative integer"))),
         None => Err(ApiError::invalid(format!(
             "`{field}` is required: a non-negative integer"
         ))),

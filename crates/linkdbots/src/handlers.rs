@@ -28,7 +28,10 @@ fn respond(result: Result<(StatusCode, Value), ApiError>) -> Response {
 fn object(body: Result<Bytes, BytesRejection>) -> Result<Map<String, Value>, ApiError> {
     let body = body.map_err(|rejection| ApiError {
         status: rejection.status(),
-        ..ApiError::invalid(format!("the body cannot be read: {}", rejection.body_text()))
+        ..ApiError::invalid(format!(
+            "the body cannot be read: {}",
+            rejection.body_text()
+        ))
     })?;
     match serde_json::from_slice::<Value>(&body) {
         Ok(Value::Object(object)) => Ok(object),
@@ -135,22 +138,27 @@ pub(crate) async fn post_card(
                 .store
                 .write(move |txn| {
                     let conn = txn.conn();
-                    budget::take(conn, &stored.agent_id.clone().unwrap_or_default(), "cards", now_ms)?;
+                    budget::take(
+                        conn,
+                        &stored.agent_id.clone().unwrap_or_default(),
+                        "cards",
+                        now_ms,
+                    )?;
                     store::insert_card(conn, &stored)?;
                     Ok::<_, ApiError>(())
                 })
                 .await??;
-            Ok((StatusCode::CREATED, cards::public(&row, Some(&agent.handle))))
+            Ok((
+                StatusCode::CREATED,
+                cards::public(&row, Some(&agent.handle)),
+            ))
         }
         .await,
     )
 }
 
 /// `GET /api/v1/budget` (key required).
-pub(crate) async fn get_budget(
-    State(linkdbots): State<Linkdbots>,
-    headers: HeaderMap,
-) -> Response {
+pub(crate) async fn get_budget(State(linkdbots): State<Linkdbots>, headers: HeaderMap) -> Response {
     respond(
         async {
             let agent = pairing::authenticate(&linkdbots.store, bearer(&headers)).await?;

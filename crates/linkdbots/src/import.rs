@@ -6,7 +6,8 @@
 //! card per exercise, so that outcomes are per task as the schema means them:
 //!
 //! - `pass_num_2` cards are successes (or `round(pass_rate_2 × test_cases / 100)` when the row
-//!   has no `pass_num_2`), the rest failures;
+//!   has no `pass_num_2`; a benchmark of one try has only `pass_num_1` / `pass_rate_1`, taken
+//!   the same way), the rest failures;
 //! - the run's `total_cost` (and `prompt_tokens` / `completion_tokens` when the row has them) is
 //!   split evenly over its cards in whole micro-dollars (tokens), the remainder going one unit
 //!   each to the first cards, so every sum over a run is the published figure exactly; a row
@@ -80,6 +81,20 @@ fn figure(row: &Map<String, Value>, field: &str) -> Option<f64> {
     row.get(field).and_then(Value::as_f64)
 }
 
+/// The run's successes: its last try's (`pass_num_2`, else `pass_rate_2 × test_cases / 100`
+/// rounded); a benchmark of one try publishes only `pass_num_1` / `pass_rate_1`.
+#[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+fn passes(row: &Map<String, Value>, cases: i64) -> Option<i64> {
+    ["2", "1"].iter().find_map(|tries| {
+        row.get(&format!("pass_num_{tries}"))
+            .and_then(Value::as_i64)
+            .or_else(|| {
+                figure(row, &format!("pass_rate_{tries}"))
+                    .map(|rate| (rate * cases as f64 / 100.0).round() as i64)
+            })
+    })
+}
+
 fn day_ms(date: &str) -> Option<i64> {
     let format = time::macros::format_description!("[year]-[month]-[day]");
     let day = time::Date::parse(date.get(..10)?, &format).ok()?;
@@ -106,16 +121,9 @@ pub fn aider_cards(row: &Map<String, Value>, now_ms: i64) -> Result<Vec<CardRow>
         .and_then(Value::as_i64)
         .filter(|n| *n > 0)
         .ok_or("test_cases must be a positive integer")?;
-    let passes = match row.get("pass_num_2").and_then(Value::as_i64) {
-        Some(passes) => passes,
-        None => {
-            let rate = figure(row, "pass_rate_2").ok_or("no pass_num_2 or pass_rate_2")?;
-            #[allow(clippy::cast_precision_loss)]
-            let passes = (rate * cases as f64 / 100.0).round() as i64;
-            passes
-        }
-    }
-    .clamp(0, cases);
+    let passes = passes(row, cases)
+        .ok_or("no pass_num_2, pass_rate_2, pass_num_1 or pass_rate_1")?
+        .clamp(0, cases);
     let occurred_ms = day_ms(text("date").unwrap_or_default()).ok_or("no date")?;
     let cost = figure(row, "total_cost").map(|usd| (usd * 1_000_000.0).round() as i64);
     let prompt = row.get("prompt_tokens").and_then(Value::as_i64);
@@ -162,7 +170,11 @@ pub fn aider_cards(row: &Map<String, Value>, now_ms: i64) -> Result<Vec<CardRow>
         .collect())
 }
 
-async fn flush(store: &Store, cards: Vec<CardRow>, report: &mut ImportReport) -> Result<(), ApiError> {
+async fn flush(
+    store: &Store,
+    cards: Vec<CardRow>,
+    report: &mut ImportReport,
+) -> Result<(), ApiError> {
     let count = cards.len();
     let written = store
         .write(move |txn| {

@@ -67,7 +67,9 @@ pub fn check_name(name: &str) -> Result<String, ApiError> {
         return Err(ApiError::invalid("the name must be 1 to 60 characters"));
     }
     if name.chars().any(char::is_control) {
-        return Err(ApiError::invalid("the name may not hold control characters"));
+        return Err(ApiError::invalid(
+            "the name may not hold control characters",
+        ));
     }
     Ok(name.to_owned())
 }
@@ -145,7 +147,11 @@ pub fn read_pair_request(body: &Map<String, Value>) -> Result<PairRequest, ApiEr
     }
     let code = match body.get("code") {
         Some(Value::String(code)) if !code.is_empty() => code.trim().to_owned(),
-        _ => return Err(ApiError::invalid("`code` is required: the pairing code, a string")),
+        _ => {
+            return Err(ApiError::invalid(
+                "`code` is required: the pairing code, a string",
+            ));
+        }
     };
     let identifier = |field: &str, max: usize| match body.get(field) {
         Some(Value::String(text)) if is_identifier(text, max) => Ok(text.clone()),

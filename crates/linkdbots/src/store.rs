@@ -338,11 +338,7 @@ pub fn category_window(conn: &Connection, category: &str, limit: i64) -> Result<
 
 /// A page of the feed: the most recent cards across the platform, each with its agent's
 /// handle (none for imported cards).
-pub fn feed(
-    conn: &Connection,
-    limit: i64,
-    offset: i64,
-) -> Result<Vec<(CardRow, Option<String>)>> {
+pub fn feed(conn: &Connection, limit: i64, offset: i64) -> Result<Vec<(CardRow, Option<String>)>> {
     let sql = format!(
         "SELECT {CARD_COLUMNS}, a.handle FROM linkdbots_cards c
          LEFT JOIN linkdbots_agents a ON a.id = c.agent_id

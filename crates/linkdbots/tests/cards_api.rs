@@ -1,6 +1,8 @@
 //! Filing cards (spec "Publishing a card"): the field table, dropped fields, signatures,
 //! budgets, and the feed.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
 mod common;
 
 use axum::http::StatusCode;
@@ -26,7 +28,10 @@ async fn a_card_lands_self_reported_with_its_public_form_and_spends_the_budget()
     assert_eq!(filed["occurredAt"], sent["occurredAt"]);
     assert_eq!(filed["playbookRefs"], sent["playbookRefs"]);
     let (_, budget) = hub.call("GET", "/budget", Some(&key), "").await;
-    assert_eq!(budget["actions"]["cards"], json!({ "limit": 5, "used": 1, "remaining": 4 }));
+    assert_eq!(
+        budget["actions"]["cards"],
+        json!({ "limit": 5, "used": 1, "remaining": 4 })
+    );
     assert_eq!(budget["day"], "2026-10-11");
     assert_eq!(budget["resetsAt"], "2026-10-12T00:00:00.000Z");
     let (_, feed) = hub.call("GET", "/feed", None, "").await;
@@ -46,7 +51,15 @@ fn refused_cards() -> Vec<(Value, &'static str)> {
         card
     };
     let mut cases = Vec::new();
-    for field in ["category", "tokensIn", "tokensOut", "model", "engine", "host", "occurredAt"] {
+    for field in [
+        "category",
+        "tokensIn",
+        "tokensOut",
+        "model",
+        "engine",
+        "host",
+        "occurredAt",
+    ] {
         cases.push((without(field), field));
     }
     for field in ["tokensIn", "tokensOut", "turns", "toolCalls", "wallMs"] {
@@ -68,11 +81,17 @@ fn refused_cards() -> Vec<(Value, &'static str)> {
         (with("engine", json!("e".repeat(41))), "engine"),
         (with("occurredAt", json!("yesterday")), "occurredAt"),
         (
-            with("occurredAt", json!(kd_core::clock::rfc3339_ms(NOW_MS - 86_400_001))),
+            with(
+                "occurredAt",
+                json!(kd_core::clock::rfc3339_ms(NOW_MS - 86_400_001)),
+            ),
             "24 hours",
         ),
         (
-            with("occurredAt", json!(kd_core::clock::rfc3339_ms(NOW_MS + 86_400_001))),
+            with(
+                "occurredAt",
+                json!(kd_core::clock::rfc3339_ms(NOW_MS + 86_400_001)),
+            ),
             "24 hours",
         ),
         (with("outcome", json!("partial")), "outcome"),
@@ -80,8 +99,17 @@ fn refused_cards() -> Vec<(Value, &'static str)> {
         (with("outcome", json!(true)), "outcome"),
         (with("isDigest", json!("yes")), "isDigest"),
         (digest_with_outcome, "digest"),
-        (with("playbookRefs", json!([{ "playbookId": "x", "version": 1 }])), "playbookRefs"),
-        (with("playbookRefs", json!([{ "playbookId": "pb_a", "version": 0 }])), "playbookRefs"),
+        (
+            with("playbookRefs", json!([{ "playbookId": "x", "version": 1 }])),
+            "playbookRefs",
+        ),
+        (
+            with(
+                "playbookRefs",
+                json!([{ "playbookId": "pb_a", "version": 0 }]),
+            ),
+            "playbookRefs",
+        ),
         (with("playbookRefs", json!("pb_a")), "playbookRefs"),
     ]);
     cases
@@ -143,9 +171,7 @@ async fn fields_the_schema_does_not_name_are_dropped_and_nowhere_in_the_database
     let rows = hub
         .store
         .read(|conn| {
-            Ok::<_, kd_core::store::StoreError>(
-                kd_linkdbots::store::feed(conn, 10, 0).unwrap(),
-            )
+            Ok::<_, kd_core::store::StoreError>(kd_linkdbots::store::feed(conn, 10, 0).unwrap())
         })
         .await
         .unwrap();
@@ -174,9 +200,12 @@ async fn five_cards_a_utc_day_then_429_until_midnight() {
     assert_eq!(hub.counts().await.0, 5);
     // Another agent has its own budget; the next UTC day renews.
     let (_, other) = hub.agent("person-1", "Other").await;
-    let (status, _) = hub.call("POST", "/cards", Some(&other), &body(&card())).await;
+    let (status, _) = hub
+        .call("POST", "/cards", Some(&other), &body(&card()))
+        .await;
     assert_eq!(status, StatusCode::CREATED);
-    hub.clock.set_ms(kd_linkdbots::budget::next_midnight_ms(NOW_MS));
+    hub.clock
+        .set_ms(kd_linkdbots::budget::next_midnight_ms(NOW_MS));
     let (status, _) = hub.call("POST", "/cards", Some(&key), &body(&card())).await;
     assert_eq!(status, StatusCode::CREATED);
 }
@@ -220,7 +249,12 @@ async fn a_card_signed_by_a_registered_host_key_lands_host_signed() {
             .to_string()
     };
     let (status, filed) = hub
-        .call("POST", "/cards", Some(&key), &post("openmausbot-1", &signature))
+        .call(
+            "POST",
+            "/cards",
+            Some(&key),
+            &post("openmausbot-1", &signature),
+        )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{filed}");
     assert_eq!(filed["provenance"], "host-signed");
@@ -235,7 +269,9 @@ async fn a_card_signed_by_a_registered_host_key_lands_host_signed() {
         (&key, "openmausbot-1", "AAAA"),
         (&other_key, "openmausbot-1", signature.as_str()),
     ] {
-        let (status, filed) = hub.call("POST", "/cards", Some(key), &post(key_id, signature)).await;
+        let (status, filed) = hub
+            .call("POST", "/cards", Some(key), &post(key_id, signature))
+            .await;
         assert_eq!(status, StatusCode::CREATED);
         assert_eq!(filed["provenance"], "self-reported", "{key_id}");
         assert_eq!(filed["hostKeyId"], Value::Null);

@@ -1,6 +1,8 @@
 //! Pairing (spec "How an account is created", "Redeeming a pairing code") and the per-request
 //! key check.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
 mod common;
 
 use axum::http::StatusCode;
@@ -77,7 +79,10 @@ async fn unknown_expired_and_used_codes_get_the_same_403_and_nothing_is_stored()
         assert_eq!(status, StatusCode::FORBIDDEN, "{code}");
         answers.push(body);
     }
-    assert!(answers.windows(2).all(|pair| pair[0] == pair[1]), "{answers:?}");
+    assert!(
+        answers.windows(2).all(|pair| pair[0] == pair[1]),
+        "{answers:?}"
+    );
     assert_eq!(hub.counts().await.1, 1);
 }
 
@@ -117,7 +122,7 @@ async fn a_pair_body_with_a_name_or_bio_or_bad_identifiers_is_a_400_and_stores_n
     // The refused requests did not spend the code: it still pairs, at the longest lengths.
     let mut longest = good.clone();
     longest["engine"] = json!("e".repeat(40));
-    longest["model"] = json!("a.b_c:d+e/f-9".repeat(6)[..80].to_owned());
+    longest["model"] = json!("a.b_c:d+e/f-9".repeat(7)[..80].to_owned());
     let (status, body) = hub.call("POST", "/pair", None, &longest.to_string()).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
 }
@@ -140,7 +145,11 @@ async fn a_person_mints_ten_codes_a_utc_day() {
     for bad in ["", "   ", &"x".repeat(61), "tab\there"] {
         let refused =
             kd_linkdbots::mint_pairing_code(&hub.store, random.as_ref(), "person-1", bad).await;
-        assert_eq!(refused.unwrap_err().status, StatusCode::BAD_REQUEST, "{bad:?}");
+        assert_eq!(
+            refused.unwrap_err().status,
+            StatusCode::BAD_REQUEST,
+            "{bad:?}"
+        );
     }
 }
 

@@ -13,7 +13,13 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     ("crates/linkdbots", &["kd-protocol", "kd-core", "kd-kernel"]),
     (
         "crates/karmadue",
-        &["kd-protocol", "kd-core", "kd-kernel", "kd-ronin", "kd-linkdbots"],
+        &[
+            "kd-protocol",
+            "kd-core",
+            "kd-kernel",
+            "kd-ronin",
+            "kd-linkdbots",
+        ],
     ),
     (
         "crates/cli",
