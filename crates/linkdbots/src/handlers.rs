@@ -133,17 +133,13 @@ pub(crate) async fn post_card(
                 source_item: None,
                 created_ms: now_ms,
             };
-            let stored = row.clone();
+            let (stored, agent_id) = (row.clone(), agent.id.clone());
             linkdbots
                 .store
                 .write(move |txn| {
                     let conn = txn.conn();
-                    budget::take(
-                        conn,
-                        &stored.agent_id.clone().unwrap_or_default(),
-                        "cards",
-                        now_ms,
-                    )?;
+                    // The budget first: a spent budget refuses before the card is written.
+                    budget::take(conn, &agent_id, "cards", now_ms)?;
                     store::insert_card(conn, &stored)?;
                     Ok::<_, ApiError>(())
                 })

@@ -33,7 +33,7 @@ pub use pairing::{mint_pairing_code, register_host_key};
 use std::sync::Arc;
 
 use axum::Router;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use kd_core::clock::Clock;
 use kd_core::random::Random;
@@ -163,24 +163,19 @@ impl IntoResponse for ApiError {
 
 /// Linkdbots' routes, relative to [`MOUNT`] (the table is [`doors::routes`]).
 pub fn router<S: Clone + Send + Sync + 'static>(linkdbots: Linkdbots) -> Router<S> {
-    doors::routes()
-        .into_iter()
-        .fold(Router::new(), |router, (path, handler)| {
-            router.route(path, handler)
-        })
+    let mut router = Router::new();
+    for (path, handler) in doors::routes() {
+        router = router.route(path, handler);
+    }
+    router
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(linkdbots)
 }
 
-/// A JSON answer with a status.
+/// A JSON answer with a status (`Content-Type: application/json`).
 pub(crate) fn answer(status: StatusCode, body: &Value) -> Response {
-    let mut response = (status, body.to_string()).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
+    (status, axum::Json(body)).into_response()
 }
 
 async fn not_found() -> Response {
