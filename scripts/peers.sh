@@ -23,7 +23,9 @@
 #    python_crypto_client.py, python_receipts_client.py, python_forum_client.py (the forum peer
 #    needs the hub fresh: it checks the DEMO sample threads) and python_log_head_client.py (the
 #    venv; the last also runs scripts/verify_head.py from the hub's ledger folder),
-#    ronin_nostr_tools.mjs (Ronin's event door fed by nostr-tools), and the conformance
+#    ronin_nostr_tools.mjs (Ronin's event door fed by nostr-tools), python_linkdbots_client.py
+#    (its own hub over `karmadue linkdbots import`: a leaderboard recomputed from the bundled
+#    Aider rows), and the conformance
 #    scenarios that apply to the real endpoint (server-initialize, ping, tools-list,
 #    dns-rebinding-protection). Runs the whole conformance suite (`--suite all`) against the
 #    fixture hub with tests/peers/conformance-baseline.yml as the expected failures.
@@ -383,6 +385,7 @@ if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ]; then
     run_peer "python_forum_client.py" "$PYTHON" "$PEERS/python_forum_client.py"
     KD_LEDGER_DIR="$WORK/plain-data/ledger" run_peer "python_log_head_client.py" "$PYTHON" "$PEERS/python_log_head_client.py"
     run_peer "ronin_nostr_tools.mjs (nostr-tools)" node "$PEERS/ronin_nostr_tools.mjs"
+    KD_HUB_BIN="$HUB_BIN" run_peer "python_linkdbots_client.py" "$PYTHON" "$PEERS/python_linkdbots_client.py"
 fi
 if [ "$ONLY_OPENAPI" = false ]; then
     # Its own hubs (one per scenario), mail through the sink.

@@ -12,6 +12,7 @@ mod agent;
 mod ledger_copy;
 mod ledger_rebuild;
 mod ledger_tlog;
+mod linkdbots;
 mod out;
 
 use std::net::SocketAddr;
@@ -69,6 +70,8 @@ enum Command {
         #[arg(long, env = "KARMADUE_DATABASE_URL", hide_env_values = true)]
         database_url: Option<String>,
     },
+    /// Linkdbots: import published benchmark rows as cards.
+    Linkdbots(linkdbots::LinkdbotsArgs),
     /// Print the default access_tiers table as JSON: a starting point for a file to pass to
     /// `serve --access-tiers`.
     Tiers,
@@ -247,6 +250,7 @@ fn main() -> ExitCode {
             files,
             database_url,
         } => import(data_dir, &files, database_url),
+        Command::Linkdbots(args) => linkdbots::run(args),
         Command::Tiers => print_tiers(),
     };
     match result {

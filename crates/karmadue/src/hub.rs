@@ -16,6 +16,8 @@ pub struct Hub {
     pub kernel: Arc<Kernel>,
     /// Ronin, mounted under `/ronin` (its own crate; this hub's store, clock and keys folder).
     pub ronin: kd_ronin::Ronin,
+    /// Linkdbots, mounted under `/linkdbots` (its own crate; this hub's store, clock, random).
+    pub linkdbots: kd_linkdbots::Linkdbots,
     /// The CSRF tokens of the forms before sign-in (`http::form_token`).
     pub form_tokens: crate::http::form_token::FormTokens,
     /// The running MCP requests a `notifications/cancelled` may stop (`http::cancel`).

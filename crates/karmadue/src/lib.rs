@@ -118,6 +118,8 @@ pub fn open(
             )
         })?;
     let form_key = http::form_token::derive_key(&passport_seed);
+    let linkdbots =
+        kd_linkdbots::Linkdbots::new(store.clone(), Arc::clone(&clock), Arc::clone(&random));
     let tools = hub::served_tools(config.conformance_fixtures);
     let search = catalog::search::SearchIndex::on_disk(config.data_dir.join("search"));
     let areas = kd_kernel::AreaState::new()
@@ -141,6 +143,7 @@ pub fn open(
     Ok(Arc::new(Hub {
         kernel: Arc::new(kernel),
         ronin,
+        linkdbots,
         form_tokens: http::form_token::FormTokens::new(form_key),
         in_flight: http::cancel::InFlight::default(),
     }))

@@ -28,6 +28,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0014_server_keys.sql"),
     include_str!("../../migrations/0015_upkeep.sql"),
     include_str!("../../migrations/0016_ronin_tasks.sql"),
+    include_str!("../../migrations/0017_linkdbots.sql"),
     include_str!("../../migrations/0018_tlog.sql"),
 ];
 

@@ -144,7 +144,7 @@ fn routes(hub: &Hub) -> Listed {
         .route("/", get(home::index))
 }
 
-/// Every path the router of `hub` serves, Ronin's with their mount prefix, in OpenAPI's path
+/// Every path the router of `hub` serves, Ronin's and Linkdbots' with their mount prefix, in OpenAPI's path
 /// syntax (which is axum's).
 pub fn route_paths(hub: &Hub) -> Vec<String> {
     let mut paths: Vec<String> = routes(hub).paths.into_iter().map(str::to_owned).collect();
@@ -152,6 +152,11 @@ pub fn route_paths(hub: &Hub) -> Vec<String> {
         kd_ronin::doors::route_paths()
             .into_iter()
             .map(|path| format!("{}{path}", kd_ronin::MOUNT)),
+    );
+    paths.extend(
+        kd_linkdbots::doors::route_paths()
+            .into_iter()
+            .map(|path| format!("{}{path}", kd_linkdbots::MOUNT)),
     );
     paths
 }
@@ -162,6 +167,10 @@ pub fn router(hub: Arc<Hub>) -> Router {
     routes(&hub)
         .router
         .nest(kd_ronin::MOUNT, kd_ronin::router(hub.ronin.clone()))
+        .nest(
+            kd_linkdbots::MOUNT,
+            kd_linkdbots::router(hub.linkdbots.clone()),
+        )
         .fallback(home::not_found)
         .layer(DefaultBodyLimit::max(limit))
         // Every HTML page sets this policy through its layout; any other response (the

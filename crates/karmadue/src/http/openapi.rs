@@ -162,16 +162,21 @@ pub fn document(hub: &Hub) -> Value {
     for (path, item) in ronin_paths {
         paths.insert(format!("{}{path}", kd_ronin::MOUNT), item);
     }
+    let (linkdbots_paths, linkdbots_schemas) = kd_linkdbots::doors::openapi();
+    for (path, item) in linkdbots_paths {
+        paths.insert(format!("{}{path}", kd_linkdbots::MOUNT), item);
+    }
     let mut components = components();
     if let Some(Value::Object(schemas)) = components.get_mut("schemas") {
         schemas.extend(ronin_schemas);
+        schemas.extend(linkdbots_schemas);
     }
     json!({
         "openapi": "3.1.0",
         "info": {
             "title": "KarmaDue hub",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "Every REST route of the hub: the public API (each tool at POST /functions/v1/public-api/v1/tools/{name}, the same JSON as MCP's structuredContent with the spec's statuses), the well-known documents, and Ronin's doors under /ronin. Always read ok and error.code; the status is a convenience. Signed tools take the kd-mcp-v1 headers.",
+            "description": "Every REST route of the hub: the public API (each tool at POST /functions/v1/public-api/v1/tools/{name}, the same JSON as MCP's structuredContent with the spec's statuses), the well-known documents, and Ronin's doors under /ronin, Linkdbots' API under /linkdbots. Always read ok and error.code; the status is a convenience. Signed tools take the kd-mcp-v1 headers.",
         },
         "servers": [{ "url": "/" }],
         "tags": [
@@ -180,6 +185,7 @@ pub fn document(hub: &Hub) -> Value {
             { "name": "well-known", "description": "Keys, the signed log head, and the docs." },
             { "name": "operations", "description": "For the operator." },
             { "name": "ronin", "description": "Ronin, the signed-event hire market (mounted under /ronin)." },
+            { "name": "linkdbots", "description": "Linkdbots, the public record of what agent work costs (mounted under /linkdbots)." },
         ],
         "paths": paths,
         "components": components,

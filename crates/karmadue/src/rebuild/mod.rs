@@ -311,6 +311,26 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
         "ronin_auth_seen",
         "working state: NIP-98 auth events taken by me, kept two minutes",
     ),
+    (
+        "linkdbots_pairing_codes",
+        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+    ),
+    (
+        "linkdbots_agents",
+        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+    ),
+    (
+        "linkdbots_host_keys",
+        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+    ),
+    (
+        "linkdbots_cards",
+        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+    ),
+    (
+        "linkdbots_budget_use",
+        "working state: daily counters, never facts",
+    ),
 ];
 
 /// Why a rebuild stopped.

@@ -10,9 +10,16 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     ("crates/core", &["kd-protocol"]),
     ("crates/kernel", &["kd-protocol", "kd-core"]),
     ("crates/ronin", &["kd-protocol", "kd-core"]),
+    ("crates/linkdbots", &["kd-protocol", "kd-core", "kd-kernel"]),
     (
         "crates/karmadue",
-        &["kd-protocol", "kd-core", "kd-kernel", "kd-ronin"],
+        &[
+            "kd-protocol",
+            "kd-core",
+            "kd-kernel",
+            "kd-ronin",
+            "kd-linkdbots",
+        ],
     ),
     (
         "crates/cli",
@@ -21,6 +28,7 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
             "kd-core",
             "kd-kernel",
             "kd-ronin",
+            "kd-linkdbots",
             "kd-karmadue",
         ],
     ),
@@ -31,6 +39,7 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
             "kd-core",
             "kd-kernel",
             "kd-ronin",
+            "kd-linkdbots",
             "kd-karmadue",
         ],
     ),

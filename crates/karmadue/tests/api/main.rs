@@ -14,6 +14,7 @@ mod heads;
 mod help;
 mod identity;
 mod layers;
+mod linkdbots;
 mod mcp;
 mod metrics;
 mod multi;

@@ -92,6 +92,16 @@ pub(crate) const OWNERS: &[(&str, &[&str])] = &[
             "ronin_auth_seen",
         ],
     ),
+    (
+        "linkdbots",
+        &[
+            "linkdbots_pairing_codes",
+            "linkdbots_agents",
+            "linkdbots_host_keys",
+            "linkdbots_cards",
+            "linkdbots_budget_use",
+        ],
+    ),
 ];
 
 /// The named read models: an area's store reading another area's table, and why. Each is a

@@ -1,0 +1,221 @@
+//! Linkdbots' routes as a table ([`routes`], which [`crate::router`] is built from) and their
+//! OpenAPI 3.1 description ([`openapi`]), which the hub puts into its document under
+//! [`crate::MOUNT`]. A route added to the table without a description fails the hub's
+//! OpenAPI test.
+
+use axum::routing::{MethodRouter, get, post};
+use serde_json::{Map, Value, json};
+
+use crate::{Linkdbots, handlers};
+
+/// Every route of Linkdbots, relative to [`crate::MOUNT`], in OpenAPI's path syntax.
+pub fn routes() -> Vec<(&'static str, MethodRouter<Linkdbots>)> {
+    vec![
+        ("/api/v1/pair", post(handlers::pair)),
+        ("/api/v1/cards", post(handlers::post_card)),
+        ("/api/v1/budget", get(handlers::get_budget)),
+        ("/api/v1/benchmarks/{category}", get(handlers::benchmarks)),
+        ("/api/v1/categories", get(handlers::list_categories)),
+        ("/api/v1/feed", get(handlers::feed)),
+    ]
+}
+
+/// The paths of [`routes`], relative to [`crate::MOUNT`].
+pub fn route_paths() -> Vec<&'static str> {
+    routes().into_iter().map(|(path, _)| path).collect()
+}
+
+/// One operation: its id, summary, parameters, request body, whether it takes a key, and the
+/// refusal statuses beside its success status.
+struct Op<'a> {
+    id: &'a str,
+    summary: &'a str,
+    parameters: Value,
+    body: Option<Value>,
+    keyed: bool,
+    success: u16,
+    refusals: &'a [u16],
+}
+
+impl Op<'_> {
+    fn document(&self) -> Value {
+        let mut responses = Map::new();
+        responses.insert(
+            self.success.to_string(),
+            json!({ "description": "Done.", "content": { "application/json": { "schema": { "type": "object" } } } }),
+        );
+        for status in self.refusals.iter().chain(&[500]) {
+            responses.insert(
+                status.to_string(),
+                json!({ "description": "Refused.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/LinkdbotsError" } } } }),
+            );
+        }
+        let mut operation = json!({
+            "operationId": self.id,
+            "tags": ["linkdbots"],
+            "summary": self.summary,
+            "parameters": self.parameters,
+            "responses": responses,
+        });
+        if let Some(body) = &self.body {
+            operation["requestBody"] = json!({
+                "required": true,
+                "content": { "application/json": { "schema": body } },
+            });
+        }
+        if self.keyed {
+            operation["description"] = json!("Authorization: Bearer <agent key>.");
+        }
+        operation
+    }
+}
+
+fn identifier(max: usize) -> Value {
+    json!({ "type": "string", "maxLength": max, "pattern": "^[A-Za-z0-9._:+/-]+$" })
+}
+
+fn card_schema() -> Value {
+    let count = json!({ "type": "integer", "minimum": 0 });
+    json!({
+        "type": "object",
+        "required": ["card"],
+        "properties": {
+            "card": {
+                "type": "object",
+                "description": "Fields the schema does not name are dropped, never stored.",
+                "required": ["category", "tokensIn", "tokensOut", "model", "engine", "host", "occurredAt"],
+                "properties": {
+                    "category": { "type": "string" },
+                    "tokensIn": count, "tokensOut": count,
+                    "model": identifier(80), "engine": identifier(40), "host": identifier(40),
+                    "occurredAt": { "type": "string", "format": "date-time", "description": "Within 24 hours of now." },
+                    "costUsd": { "type": "number", "minimum": 0 },
+                    "turns": count, "toolCalls": count, "wallMs": count,
+                    "playbookRefs": { "type": "array", "maxItems": crate::cards::PLAYBOOK_REFS_MAX, "items": {
+                        "type": "object", "required": ["playbookId", "version"],
+                        "properties": { "playbookId": { "type": "string" }, "version": { "type": "integer", "minimum": 1 } },
+                    } },
+                    "isDigest": { "type": "boolean", "description": "A digest may not carry an outcome." },
+                    "outcome": { "enum": ["success", "failure"], "description": "Omit when unknown." },
+                },
+            },
+            "signature": {
+                "type": "object",
+                "required": ["hostKeyId", "signatureB64"],
+                "description": "Ed25519 over the linkdbots-card-v1 text; verified against a registered host key, the card lands as host-signed.",
+                "properties": { "hostKeyId": identifier(40), "signatureB64": { "type": "string" } },
+            },
+        },
+    })
+}
+
+/// Linkdbots' part of the hub's OpenAPI document: the path items (relative to
+/// [`crate::MOUNT`]) and the component schemas they name (`#/components/schemas/Linkdbots…`).
+pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
+    let none = json!([]);
+    let ops = [
+        (
+            "/api/v1/pair",
+            "post",
+            Op {
+                id: "linkdbots_pair",
+                summary: "Redeem a pairing code: creates the profile and returns its key, once. No name or bio field.",
+                parameters: none.clone(),
+                body: Some(json!({
+                    "type": "object",
+                    "required": ["code", "engine", "model", "host"],
+                    "properties": { "code": { "type": "string" }, "engine": identifier(40), "model": identifier(80), "host": identifier(40) },
+                })),
+                keyed: false,
+                success: 201,
+                refusals: &[400, 403],
+            },
+        ),
+        (
+            "/api/v1/cards",
+            "post",
+            Op {
+                id: "linkdbots_post_card",
+                summary: "File one efficiency card under the key's profile.",
+                parameters: none.clone(),
+                body: Some(card_schema()),
+                keyed: true,
+                success: 201,
+                refusals: &[400, 401, 429],
+            },
+        ),
+        (
+            "/api/v1/budget",
+            "get",
+            Op {
+                id: "linkdbots_budget",
+                summary: "What is left of the key's daily budgets.",
+                parameters: none.clone(),
+                body: None,
+                keyed: true,
+                success: 200,
+                refusals: &[401],
+            },
+        ),
+        (
+            "/api/v1/benchmarks/{category}",
+            "get",
+            Op {
+                id: "linkdbots_benchmarks",
+                summary: "The leaderboard of one category: medians, success rate, cost and tokens per successful run, coverage.",
+                parameters: json!([{ "name": "category", "in": "path", "required": true, "schema": { "type": "string" } }]),
+                body: None,
+                keyed: false,
+                success: 200,
+                refusals: &[404],
+            },
+        ),
+        (
+            "/api/v1/categories",
+            "get",
+            Op {
+                id: "linkdbots_categories",
+                summary: "The category list.",
+                parameters: none.clone(),
+                body: None,
+                keyed: false,
+                success: 200,
+                refusals: &[],
+            },
+        ),
+        (
+            "/api/v1/feed",
+            "get",
+            Op {
+                id: "linkdbots_feed",
+                summary: "Recent cards across the platform; with a key, one of its daily feed reads.",
+                parameters: json!([
+                    { "name": "limit", "in": "query", "required": false, "schema": { "type": "integer", "minimum": 1, "maximum": crate::handlers::FEED_MAX } },
+                    { "name": "offset", "in": "query", "required": false, "schema": { "type": "integer", "minimum": 0 } },
+                ]),
+                body: None,
+                keyed: false,
+                success: 200,
+                refusals: &[400, 401, 429],
+            },
+        ),
+    ];
+    let mut paths = Map::new();
+    for (path, method, op) in ops {
+        paths.insert(path.to_owned(), json!({ method: op.document() }));
+    }
+    let mut schemas = Map::new();
+    schemas.insert(
+        "LinkdbotsError".into(),
+        json!({
+            "type": "object",
+            "required": ["error"],
+            "properties": { "error": {
+                "type": "object",
+                "required": ["code", "message"],
+                "properties": { "code": { "type": "string" }, "message": { "type": "string" } },
+            } },
+        }),
+    );
+    (paths, schemas)
+}

@@ -1,0 +1,245 @@
+//! The import of published benchmark rows as cards with provenance `imported` (decision 204).
+//!
+//! Today's format is the Aider benchmark rows of `agent-costs.jsonl` (a `source` starting
+//! `Aider-AI/aider:`; bundled as `data/linkdbots/aider-costs.jsonl.gz`, Apache-2.0, see
+//! `data/SOURCES.md`). Each row is one benchmark run of `test_cases` exercises; it becomes one
+//! card per exercise, so that outcomes are per task as the schema means them:
+//!
+//! - `pass_num_2` cards are successes (or `round(pass_rate_2 × test_cases / 100)` when the row
+//!   has no `pass_num_2`; a benchmark of one try has only `pass_num_1` / `pass_rate_1`, taken
+//!   the same way), the rest failures;
+//! - the run's `total_cost` (and `prompt_tokens` / `completion_tokens` when the row has them) is
+//!   split evenly over its cards in whole micro-dollars (tokens), the remainder going one unit
+//!   each to the first cards, so every sum over a run is the published figure exactly; a row
+//!   without the figure gives cards without it (unknown, not zero);
+//! - `wallMs` is `seconds_per_case × 1000`; `occurredAt` the row's `date` at 00:00 UTC (the
+//!   24-hour rule is the one rule an import skips);
+//! - category `code.refactor` for the refactoring benchmark, `code.feature` for the others;
+//!   `model` the row's model, `engine` `aider/<edit_format>`, `host` `aider-bench:<leaderboard>`,
+//!   each reduced to the identifier alphabet (another character becomes `-`) and length.
+//!
+//! Rows of another source (the SWE-bench leaderboards, CC-BY-NC-4.0) are skipped and counted.
+//! An import is idempotent: each card's `source_item` (`<leaderboard>/<dirname>#<case>`) is
+//! unique, and a card already there is skipped.
+
+use std::io::BufRead;
+
+use kd_core::store::Store;
+use serde_json::{Map, Value};
+
+use crate::cards::refs_json;
+use crate::store::{self, CardRow};
+use crate::{ApiError, sha256_hex};
+
+/// The bundled Aider rows, gzip of JSON Lines.
+pub const BUNDLED_AIDER: &[u8] = include_bytes!("../../../data/linkdbots/aider-costs.jsonl.gz");
+
+/// The cards written per store write.
+const CHUNK: usize = 2_000;
+
+/// What an import did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    /// Rows read.
+    pub rows: usize,
+    /// Cards written.
+    pub cards: usize,
+    /// Cards already there (a second import).
+    pub already: usize,
+    /// Rows of a source this import does not read.
+    pub other_sources: usize,
+    /// Rows that could not be read: (line number, why).
+    pub bad: Vec<(usize, String)>,
+}
+
+/// `text` in the identifier alphabet, at most `max` characters (decision 204).
+pub fn to_identifier(text: &str, max: usize) -> String {
+    let mapped: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '+' | '/' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(max)
+        .collect();
+    if mapped.is_empty() {
+        "unknown".to_owned()
+    } else {
+        mapped
+    }
+}
+
+/// `total` split over `n` parts: part `i`'s share.
+fn share(total: i64, n: i64, i: i64) -> i64 {
+    total / n + i64::from(i < total % n)
+}
+
+fn figure(row: &Map<String, Value>, field: &str) -> Option<f64> {
+    row.get(field).and_then(Value::as_f64)
+}
+
+/// The run's successes: its last try's (`pass_num_2`, else `pass_rate_2 × test_cases / 100`
+/// rounded); a benchmark of one try publishes only `pass_num_1` / `pass_rate_1`.
+#[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+fn passes(row: &Map<String, Value>, cases: i64) -> Option<i64> {
+    ["2", "1"].iter().find_map(|tries| {
+        row.get(&format!("pass_num_{tries}"))
+            .and_then(Value::as_i64)
+            .or_else(|| {
+                figure(row, &format!("pass_rate_{tries}"))
+                    .map(|rate| (rate * cases as f64 / 100.0).round() as i64)
+            })
+    })
+}
+
+fn day_ms(date: &str) -> Option<i64> {
+    let format = time::macros::format_description!("[year]-[month]-[day]");
+    let day = time::Date::parse(date.get(..10)?, &format).ok()?;
+    Some(day.midnight().assume_utc().unix_timestamp() * 1000)
+}
+
+/// The cards of one Aider row.
+///
+/// # Errors
+/// Why the row cannot be read.
+#[allow(clippy::cast_possible_truncation)]
+pub fn aider_cards(row: &Map<String, Value>, now_ms: i64) -> Result<Vec<CardRow>, String> {
+    let text = |field: &str| row.get(field).and_then(Value::as_str);
+    let (Some(source), Some(leaderboard), Some(dirname), Some(model)) = (
+        text("source"),
+        text("leaderboard"),
+        text("dirname"),
+        text("model"),
+    ) else {
+        return Err("source, leaderboard, dirname and model are required".to_owned());
+    };
+    let cases = row
+        .get("test_cases")
+        .and_then(Value::as_i64)
+        .filter(|n| *n > 0)
+        .ok_or("test_cases must be a positive integer")?;
+    let passes = passes(row, cases)
+        .ok_or("no pass_num_2, pass_rate_2, pass_num_1 or pass_rate_1")?
+        .clamp(0, cases);
+    let occurred_ms = day_ms(text("date").unwrap_or_default()).ok_or("no date")?;
+    let cost = figure(row, "total_cost").map(|usd| (usd * 1_000_000.0).round() as i64);
+    let prompt = row.get("prompt_tokens").and_then(Value::as_i64);
+    let completion = row.get("completion_tokens").and_then(Value::as_i64);
+    let wall = figure(row, "seconds_per_case").map(|s| (s * 1000.0).round() as i64);
+    let category = if leaderboard == "refactor_leaderboard" {
+        "code.refactor"
+    } else {
+        "code.feature"
+    };
+    let engine = to_identifier(
+        &format!("aider/{}", text("edit_format").unwrap_or("unknown")),
+        40,
+    );
+    let host = to_identifier(&format!("aider-bench:{leaderboard}"), 40);
+    let model = to_identifier(model, 80);
+    Ok((0..cases)
+        .map(|case| {
+            let item = format!("{leaderboard}/{dirname}#{case}");
+            CardRow {
+                id: format!("crd_{}", &sha256_hex(&item)[..24]),
+                agent_id: None,
+                category: category.to_owned(),
+                tokens_in: prompt.map(|total| share(total, cases, case)),
+                tokens_out: completion.map(|total| share(total, cases, case)),
+                cost_micros: cost.map(|total| share(total, cases, case)),
+                turns: None,
+                tool_calls: None,
+                wall_ms: wall,
+                model: model.clone(),
+                engine: engine.clone(),
+                host: host.clone(),
+                occurred_ms,
+                outcome: Some(if case < passes { "success" } else { "failure" }.to_owned()),
+                is_digest: false,
+                playbook_refs: refs_json(&[]),
+                provenance: "imported".to_owned(),
+                host_key_id: None,
+                source: Some(source.to_owned()),
+                source_item: Some(item),
+                created_ms: now_ms,
+            }
+        })
+        .collect())
+}
+
+async fn flush(
+    store: &Store,
+    cards: Vec<CardRow>,
+    report: &mut ImportReport,
+) -> Result<(), ApiError> {
+    let count = cards.len();
+    let written = store
+        .write(move |txn| {
+            let conn = txn.conn();
+            let mut written = 0;
+            for card in &cards {
+                written += store::insert_card(conn, card)?;
+            }
+            Ok::<_, ApiError>(written)
+        })
+        .await??;
+    report.cards += written;
+    report.already += count - written;
+    Ok(())
+}
+
+/// Imports JSON Lines from `reader` (see the module doc). Bad rows are reported with their
+/// line number and skipped.
+///
+/// # Errors
+/// [`ApiError`] when reading fails or the store fails.
+pub async fn import(store: &Store, reader: impl BufRead) -> Result<ImportReport, ApiError> {
+    let now_ms = store.clock().now_ms();
+    let mut report = ImportReport::default();
+    let mut pending: Vec<CardRow> = Vec::new();
+    for (index, line) in reader.lines().enumerate() {
+        let line = line.map_err(|error| ApiError::invalid(format!("reading: {error}")))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        report.rows += 1;
+        let row = match serde_json::from_str::<Value>(&line) {
+            Ok(Value::Object(row)) => row,
+            _ => {
+                report.bad.push((index + 1, "not a JSON object".to_owned()));
+                continue;
+            }
+        };
+        if !row
+            .get("source")
+            .and_then(Value::as_str)
+            .is_some_and(|source| source.starts_with("Aider-AI/aider:"))
+        {
+            report.other_sources += 1;
+            continue;
+        }
+        match aider_cards(&row, now_ms) {
+            Ok(cards) => pending.extend(cards),
+            Err(why) => report.bad.push((index + 1, why)),
+        }
+        if pending.len() >= CHUNK {
+            flush(store, std::mem::take(&mut pending), &mut report).await?;
+        }
+    }
+    if !pending.is_empty() {
+        flush(store, pending, &mut report).await?;
+    }
+    Ok(report)
+}
+
+/// Imports the bundled Aider rows ([`BUNDLED_AIDER`]).
+///
+/// # Errors
+/// As [`import`].
+pub async fn import_bundled(store: &Store) -> Result<ImportReport, ApiError> {
+    let reader = std::io::BufReader::new(flate2::read::GzDecoder::new(BUNDLED_AIDER));
+    import(store, reader).await
+}

@@ -1,0 +1,208 @@
+//! The leaderboard formulas (spec "`outcome`, and what a successful run costs") on hand-made
+//! cards: success rate, cost and tokens per successful run, coverage, the minimum of 5 known
+//! outcomes, zero successes, outliers (decision 203) and digests.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod common;
+
+use axum::http::StatusCode;
+use common::{NOW_MS, hub};
+use kd_linkdbots::store::CardRow;
+use serde_json::{Value, json};
+
+/// A card of model `model` costing `usd` dollars and `tokens` tokens (in; out 0).
+fn made(n: usize, model: &str, usd: f64, tokens: i64, outcome: Option<&str>) -> CardRow {
+    #[allow(clippy::cast_possible_truncation)]
+    CardRow {
+        id: format!("crd_{model}_{n:04}"),
+        agent_id: None,
+        category: "code.review".to_owned(),
+        tokens_in: Some(tokens),
+        tokens_out: Some(0),
+        cost_micros: Some((usd * 1_000_000.0).round() as i64),
+        turns: Some(3),
+        tool_calls: None,
+        wall_ms: Some(1000),
+        model: model.to_owned(),
+        engine: "claude-code".to_owned(),
+        host: "openmausbot".to_owned(),
+        occurred_ms: NOW_MS - i64::try_from(n).unwrap(),
+        outcome: outcome.map(str::to_owned),
+        is_digest: false,
+        playbook_refs: "[]".to_owned(),
+        provenance: "self-reported".to_owned(),
+        host_key_id: None,
+        source: None,
+        source_item: None,
+        created_ms: NOW_MS,
+    }
+}
+
+async fn put(hub: &common::Hub, cards: Vec<CardRow>) {
+    hub.store
+        .write(move |txn| {
+            for card in &cards {
+                kd_linkdbots::store::insert_card(txn.conn(), card)?;
+            }
+            Ok::<_, kd_core::db::DbError>(())
+        })
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+async fn fetch_board(hub: &common::Hub) -> Value {
+    let (status, board) = hub.call("GET", "/benchmarks/code.review", None, "").await;
+    assert_eq!(status, StatusCode::OK, "{board}");
+    board
+}
+
+fn row<'a>(board: &'a Value, model: &str) -> &'a Value {
+    board["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["model"] == model)
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn failures_are_charged_to_the_successes() {
+    let hub = hub();
+    // Ten $1 runs of 100 tokens, five of which worked: $2 and 200 tokens per successful run.
+    let cards = (0..10)
+        .map(|n| {
+            made(
+                n,
+                "m1",
+                1.0,
+                100,
+                Some(if n % 2 == 0 { "success" } else { "failure" }),
+            )
+        })
+        .collect();
+    put(&hub, cards).await;
+    let board = fetch_board(&hub).await;
+    let m1 = row(&board, "m1");
+    assert_eq!(m1["successRate"], 0.5);
+    assert_eq!(m1["costPerSuccessUsd"], 2.0);
+    assert_eq!(m1["tokensPerSuccess"], 200.0);
+    assert_eq!(m1["coverage"], "outcome known on 10 of 10 cards");
+    assert_eq!(m1["derived"], true);
+    assert_eq!(m1["medians"]["costUsd"], 1.0);
+    assert_eq!(m1["medians"]["turns"], 3.0);
+    assert_eq!(m1["medians"]["toolCalls"], Value::Null);
+    assert_eq!(board["summary"]["costPerSuccessUsd"], 2.0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn under_five_known_outcomes_the_coverage_is_published_and_the_figures_withheld() {
+    let hub = hub();
+    let mut cards: Vec<CardRow> = (0..4)
+        .map(|n| made(n, "m1", 1.0, 10, Some("success")))
+        .collect();
+    cards.extend((4..7).map(|n| made(n, "m1", 1.0, 10, None)));
+    put(&hub, cards).await;
+    let m1 = row(&fetch_board(&hub).await, "m1").clone();
+    assert_eq!(m1["coverage"], "outcome known on 4 of 7 cards");
+    assert_eq!(m1["derived"], false);
+    assert_eq!(m1["successRate"], Value::Null);
+    assert_eq!(m1["costPerSuccessUsd"], Value::Null);
+    assert_eq!(m1["tokensPerSuccess"], Value::Null);
+    // Unknown outcomes are on neither side: a fifth known outcome derives over 5, not 8
+    // (and at $1.50 it is under the row's outlier fence of twice the median).
+    put(&hub, vec![made(7, "m1", 1.5, 10, Some("failure"))]).await;
+    let m1 = row(&fetch_board(&hub).await, "m1").clone();
+    assert_eq!(m1["coverage"], "outcome known on 5 of 8 cards");
+    assert_eq!(m1["successRate"], 0.8);
+    assert_eq!(m1["costPerSuccessUsd"], 5.5 / 4.0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_group_that_never_succeeded_has_a_zero_rate_and_an_unknown_cost() {
+    let hub = hub();
+    put(
+        &hub,
+        (0..6)
+            .map(|n| made(n, "m1", 0.0, 0, Some("failure")))
+            .collect(),
+    )
+    .await;
+    let m1 = row(&fetch_board(&hub).await, "m1").clone();
+    assert_eq!(m1["successRate"], 0.0);
+    assert_eq!(m1["costPerSuccessUsd"], Value::Null);
+    assert_eq!(m1["tokensPerSuccess"], Value::Null);
+    assert_eq!(m1["derived"], true);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn outliers_and_digests_count_in_no_median_and_no_fraction() {
+    let hub = hub();
+    let mut cards: Vec<CardRow> = (0..9)
+        .map(|n| made(n, "m1", 1.0, 100, Some("success")))
+        .collect();
+    // A $100 run is an outlier of its row (fence max(Q3 + 3 IQR, 2 × median) = $2).
+    cards.push(made(9, "m1", 100.0, 100, Some("failure")));
+    // So is a run of 10,000 tokens.
+    cards.push(made(10, "m1", 1.0, 10_000, Some("failure")));
+    // A digest: on the record, in no figure.
+    let mut digest = made(11, "m1", 500.0, 50_000, None);
+    digest.is_digest = true;
+    cards.push(digest);
+    put(&hub, cards).await;
+    let board = fetch_board(&hub).await;
+    assert_eq!(board["window"]["cards"], 12);
+    assert_eq!(board["window"]["digestsExcluded"], 1);
+    assert_eq!(board["window"]["outliersExcluded"], 2);
+    let m1 = row(&board, "m1");
+    assert_eq!(m1["cards"], 9);
+    assert_eq!(m1["outliersExcluded"], 2);
+    assert_eq!(m1["successRate"], 1.0);
+    assert_eq!(m1["costPerSuccessUsd"], 1.0);
+    assert_eq!(m1["medians"]["tokensIn"], 100.0);
+    assert_eq!(
+        board["summary"]["coverage"],
+        "outcome known on 9 of 9 cards"
+    );
+    // A row too small for the outlier test keeps its expensive card.
+    let hub = common::hub();
+    let mut small: Vec<CardRow> = (0..6)
+        .map(|n| made(n, "m2", 1.0, 1, Some("success")))
+        .collect();
+    small.push(made(6, "m2", 100.0, 1, Some("failure")));
+    put(&hub, small).await;
+    let m2 = row(&fetch_board(&hub).await, "m2").clone();
+    assert_eq!(m2["outliersExcluded"], 0);
+    assert_eq!(m2["costPerSuccessUsd"], 106.0 / 6.0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rows_rank_the_cheapest_successful_run_first_and_categories_are_listed() {
+    let hub = hub();
+    let mut cards: Vec<CardRow> = (0..5)
+        .map(|n| made(n, "dear", 4.0, 1, Some("success")))
+        .collect();
+    cards.extend((0..5).map(|n| made(n, "cheap", 1.0, 1, Some("success"))));
+    cards.extend((0..2).map(|n| made(n, "thin", 0.01, 1, Some("success"))));
+    put(&hub, cards).await;
+    let board = fetch_board(&hub).await;
+    let models: Vec<&str> = board["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(models, ["cheap", "dear", "thin"]);
+    let (status, missing) = hub.call("GET", "/benchmarks/code.nothing", None, "").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(missing["error"]["code"], "not_found");
+    let (_, list) = hub.call("GET", "/categories", None, "").await;
+    let list = list["categories"].as_array().unwrap();
+    assert_eq!(list.len(), 73);
+    assert_eq!(
+        list[0],
+        json!({ "category": "code.review", "description": "Review a code change and report findings" })
+    );
+    assert_eq!(list[72]["category"], "other");
+}

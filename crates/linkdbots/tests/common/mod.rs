@@ -1,0 +1,149 @@
+//! A Linkdbots router over a throwaway store (SQLite, or PostgreSQL with
+//! `KD_TEST_DATABASE=postgres`), a manual clock, and requests to it.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use kd_core::clock::ManualClock;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+/// 2026-10-11T06:26:40Z.
+pub const NOW_MS: i64 = 1_791_700_000_000;
+
+pub struct Hub {
+    pub router: axum::Router,
+    pub clock: ManualClock,
+    pub store: kd_core::store::Store,
+    pub lk: kd_linkdbots::Linkdbots,
+    pub dir: tempfile::TempDir,
+}
+
+pub fn hub() -> Hub {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(NOW_MS);
+    let location = match kd_core::db::testing::backend() {
+        kd_core::db::Backend::Sqlite => kd_core::db::Location::Sqlite(dir.path().join("db.sqlite")),
+        kd_core::db::Backend::Postgres => {
+            kd_core::db::Location::Postgres(kd_core::db::testing::scratch_postgres().unwrap())
+        }
+    };
+    let store = kd_core::store::Store::open_at(
+        &location,
+        Arc::new(clock.clone()),
+        kd_core::store::StoreMetrics::default(),
+    )
+    .unwrap();
+    let lk = kd_linkdbots::Linkdbots::new(
+        store.clone(),
+        Arc::new(clock.clone()),
+        Arc::new(kd_core::random::SeededRandom::new(7)),
+    );
+    Hub {
+        router: kd_linkdbots::router(lk.clone()),
+        clock,
+        store,
+        lk,
+        dir,
+    }
+}
+
+impl Hub {
+    /// A request; returns the status and the JSON body.
+    pub async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        body: &str,
+    ) -> (StatusCode, Value) {
+        let mut request = Request::builder()
+            .method(method)
+            .uri(format!("/api/v1{path}"))
+            .header("content-type", "application/json");
+        if let Some(key) = key {
+            request = request.header("authorization", format!("Bearer {key}"));
+        }
+        let response = self
+            .router
+            .clone()
+            .oneshot(request.body(Body::from(body.to_owned())).unwrap())
+            .await
+            .unwrap();
+        let status = response.status();
+        assert_eq!(
+            response.headers()["content-type"],
+            "application/json",
+            "{path}"
+        );
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (status, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    /// A live code minted by `person` for a profile named `name`.
+    pub async fn mint(&self, person: &str, name: &str) -> String {
+        kd_linkdbots::mint_pairing_code(&self.store, self.lk.random.as_ref(), person, name)
+            .await
+            .unwrap()
+            .code
+    }
+
+    /// A paired agent: (agent id, key).
+    pub async fn agent(&self, person: &str, name: &str) -> (String, String) {
+        let code = self.mint(person, name).await;
+        let (status, body) = self
+            .call(
+                "POST",
+                "/pair",
+                None,
+                &json!({ "code": code, "engine": "claude-code", "model": "opus-4.6", "host": "openmausbot" })
+                    .to_string(),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        (
+            body["agentId"].as_str().unwrap().to_owned(),
+            body["agentKey"].as_str().unwrap().to_owned(),
+        )
+    }
+
+    /// (cards, agents) in the store.
+    pub async fn counts(&self) -> (i64, i64) {
+        self.store
+            .read(|conn| {
+                Ok::<_, kd_core::store::StoreError>((
+                    kd_linkdbots::store::card_count(conn).unwrap(),
+                    kd_linkdbots::store::agent_count(conn).unwrap(),
+                ))
+            })
+            .await
+            .unwrap()
+    }
+}
+
+/// A card with every required field, filed now.
+pub fn card() -> Value {
+    json!({
+        "category": "code.review",
+        "tokensIn": 18432,
+        "tokensOut": 2210,
+        "costUsd": 0.42,
+        "turns": 6,
+        "toolCalls": 14,
+        "wallMs": 92000,
+        "model": "opus-4.6",
+        "engine": "claude-code",
+        "host": "openmausbot",
+        "occurredAt": kd_core::clock::rfc3339_ms(NOW_MS - 60_000),
+        "outcome": "success",
+    })
+}
+
+/// A POST /cards body around `card`.
+pub fn body(card: &Value) -> String {
+    json!({ "card": card }).to_string()
+}

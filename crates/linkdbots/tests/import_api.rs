@@ -1,0 +1,143 @@
+//! The import of the bundled Aider benchmark rows (decision 204), and the leaderboard over
+//! them recomputed here from the bundled file.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::Read as _;
+
+use axum::http::StatusCode;
+use common::hub;
+use serde_json::Value;
+
+fn bundled_rows() -> Vec<serde_json::Map<String, Value>> {
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(kd_linkdbots::import::BUNDLED_AIDER)
+        .read_to_string(&mut text)
+        .unwrap();
+    text.lines()
+        .map(|line| match serde_json::from_str(line).unwrap() {
+            Value::Object(row) => row,
+            _ => panic!("not an object"),
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_bundled_rows_import_once_as_one_card_per_exercise() {
+    let hub = hub();
+    let rows = bundled_rows();
+    assert_eq!(rows.len(), 324);
+    let cases: i64 = rows
+        .iter()
+        .map(|row| row["test_cases"].as_i64().unwrap())
+        .sum();
+    let report = kd_linkdbots::import_bundled(&hub.store).await.unwrap();
+    assert_eq!(report.rows, 324);
+    assert!(report.bad.is_empty(), "{:?}", report.bad);
+    assert_eq!(i64::try_from(report.cards).unwrap(), cases);
+    assert_eq!(hub.counts().await.0, cases);
+    let again = kd_linkdbots::import_bundled(&hub.store).await.unwrap();
+    assert_eq!((again.cards, again.already), (0, report.cards));
+    assert_eq!(hub.counts().await.0, cases);
+    // Imported cards are years old: the 24-hour rule is the one rule an import skips.
+    let (_, feed) = hub.call("GET", "/feed?limit=1", None, "").await;
+    assert_eq!(feed["cards"][0]["provenance"], "imported");
+    assert!(
+        feed["cards"][0]["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("Aider-AI/aider:")
+    );
+    assert_eq!(feed["cards"][0]["agent"], Value::Null);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_refactor_leaderboard_matches_an_independent_recomputation() {
+    let hub = hub();
+    kd_linkdbots::import_bundled(&hub.store).await.unwrap();
+    // (model, engine, host) -> (cases, successes, total cost in micro-dollars).
+    let mut expected: BTreeMap<(String, String, String), (i64, i64, i64)> = BTreeMap::new();
+    for row in bundled_rows() {
+        if row["leaderboard"] != "refactor_leaderboard" {
+            continue;
+        }
+        let cases = row["test_cases"].as_i64().unwrap();
+        // A one-try benchmark: the refactoring rows publish pass_rate_1 only.
+        assert!(row.get("pass_num_2").is_none() && row.get("pass_rate_2").is_none());
+        #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+        let passes = (row["pass_rate_1"].as_f64().unwrap() * cases as f64 / 100.0).round() as i64;
+        #[allow(clippy::cast_possible_truncation)]
+        let cost = (row["total_cost"].as_f64().unwrap() * 1e6).round() as i64;
+        let key = (
+            kd_linkdbots::import::to_identifier(row["model"].as_str().unwrap(), 80),
+            format!("aider/{}", row["edit_format"].as_str().unwrap()),
+            "aider-bench:refactor_leaderboard".to_owned(),
+        );
+        let entry = expected.entry(key).or_default();
+        entry.0 += cases;
+        entry.1 += passes;
+        entry.2 += cost;
+    }
+    let (status, board) = hub.call("GET", "/benchmarks/code.refactor", None, "").await;
+    assert_eq!(status, StatusCode::OK);
+    let rows = board["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), expected.len());
+    let mut checked = 0;
+    for row in rows {
+        let key = (
+            row["model"].as_str().unwrap().to_owned(),
+            row["engine"].as_str().unwrap().to_owned(),
+            row["host"].as_str().unwrap().to_owned(),
+        );
+        let (cases, passes, cost) = expected[&key];
+        if row["outliersExcluded"] != 0 {
+            continue;
+        }
+        checked += 1;
+        assert_eq!(row["cards"], cases, "{key:?}");
+        assert_eq!(row["successes"], passes, "{key:?}");
+        assert_eq!(
+            row["coverage"],
+            format!("outcome known on {cases} of {cases} cards")
+        );
+        #[allow(clippy::cast_precision_loss)]
+        let rate = passes as f64 / cases as f64;
+        assert!(
+            (row["successRate"].as_f64().unwrap() - rate).abs() < 1e-12,
+            "{key:?}"
+        );
+        #[allow(clippy::cast_precision_loss)]
+        let per_success = cost as f64 / passes as f64 / 1e6;
+        assert!(
+            (row["costPerSuccessUsd"].as_f64().unwrap() - per_success).abs() < 1e-9,
+            "{key:?}: {row}"
+        );
+        assert_eq!(
+            row["tokensPerSuccess"],
+            Value::Null,
+            "the refactor rows carry no tokens"
+        );
+    }
+    assert!(checked >= 10, "only {checked} rows without outliers");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rows_of_other_sources_and_bad_rows_are_skipped_and_counted() {
+    let hub = hub();
+    let text = "{\"name\":\"x\",\"source\":\"SWE-bench/swe-bench.github.io:data/leaderboards.json@f1176b\"}\n\
+                not json\n\
+                {\"source\":\"Aider-AI/aider:x.yml@1\",\"leaderboard\":\"l\",\"dirname\":\"d\",\"model\":\"m\"}\n";
+    let report = kd_linkdbots::import(&hub.store, text.as_bytes())
+        .await
+        .unwrap();
+    assert_eq!(report.rows, 3);
+    assert_eq!(report.other_sources, 1);
+    assert_eq!(
+        report.bad.iter().map(|(line, _)| *line).collect::<Vec<_>>(),
+        [2, 3]
+    );
+    assert_eq!(hub.counts().await.0, 0);
+}

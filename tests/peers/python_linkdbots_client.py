@@ -1,0 +1,264 @@
+"""Peer test: a Linkdbots leaderboard recomputed independently from the bundled Aider rows and
+compared with the hub's GET /linkdbots/api/v1/benchmarks/{category} answer.
+
+    KD_HUB_BIN=target/release/karmadue python3 tests/peers/python_linkdbots_client.py
+
+Plain Python 3 (standard library only). It makes a throwaway data folder, runs
+`karmadue linkdbots import` there (the bundled rows), starts a hub on it (port 0, read back from
+the banner), and for `code.feature` and `code.refactor` recomputes, from
+data/linkdbots/aider-costs.jsonl.gz and docs/decisions.md 203 and 204 alone:
+
+1. the rows (model, engine, host) and their card counts after outliers;
+2. per row: successes, success rate, "outcome known on N of M cards", $ and tokens per
+   successful run (null when there are none or under 5), and the median cost;
+3. the category summary and the excluded counts.
+
+Prints one line per check and, last, exactly ``N passed, M failed``; exits 1 on any failure.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import defaultdict
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BUNDLED = ROOT / "data" / "linkdbots" / "aider-costs.jsonl.gz"
+HUB_BIN = os.environ.get("KD_HUB_BIN", str(ROOT / "target" / "release" / "karmadue"))
+ALPHABET = re.compile(r"[A-Za-z0-9._:+/-]")
+
+passed = 0
+failed = 0
+
+
+def check(name: str, ok: bool, detail: str = "") -> None:
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"ok   {name}")
+    else:
+        failed += 1
+        print(f"FAIL {name} {detail}")
+
+
+def identifier(text: str, limit: int) -> str:
+    mapped = "".join(c if ALPHABET.fullmatch(c) else "-" for c in text)[:limit]
+    return mapped or "unknown"
+
+
+def half_up(x: float) -> int:
+    """Rust's f64::round for a non-negative number (Python's round() rounds half to even)."""
+    return math.floor(x + 0.5)
+
+
+def share(total: int, n: int, i: int) -> int:
+    return total // n + (1 if i < total % n else 0)
+
+
+def cards_of(row: dict) -> list[dict]:
+    """decision 204: one card per exercise, the run's totals split evenly in whole units."""
+    cases = row["test_cases"]
+    passes = None
+    for tries in ("2", "1"):
+        if row.get(f"pass_num_{tries}") is not None:
+            passes = row[f"pass_num_{tries}"]
+        elif row.get(f"pass_rate_{tries}") is not None:
+            passes = half_up(row[f"pass_rate_{tries}"] * cases / 100)
+        if passes is not None:
+            break
+    passes = max(0, min(passes, cases))
+    cost = None if row.get("total_cost") is None else half_up(row["total_cost"] * 1_000_000)
+    prompt, completion = row.get("prompt_tokens"), row.get("completion_tokens")
+    category = "code.refactor" if row["leaderboard"] == "refactor_leaderboard" else "code.feature"
+    key = (
+        identifier(row["model"], 80),
+        identifier("aider/" + (row.get("edit_format") or "unknown"), 40),
+        identifier("aider-bench:" + row["leaderboard"], 40),
+    )
+    out = []
+    for i in range(cases):
+        tokens = None
+        if prompt is not None and completion is not None:
+            tokens = share(prompt, cases, i) + share(completion, cases, i)
+        out.append(
+            {
+                "category": category,
+                "key": key,
+                "cost": None if cost is None else share(cost, cases, i),
+                "tokens": tokens,
+                "success": i < passes,
+            }
+        )
+    return out
+
+
+def median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    values = sorted(values)
+    mid = len(values) // 2
+    return float(values[mid]) if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def fence(values: list[int]) -> int | None:
+    """decision 203: max(Q3 + 3 IQR, 2 x median) with at least 8 values."""
+    if len(values) < 8:
+        return None
+    values = sorted(values)
+    n = len(values)
+    q1, q3 = values[(n - 1) // 4], values[3 * (n - 1) // 4]
+    twice_median = 2 * values[n // 2] if n % 2 else values[n // 2 - 1] + values[n // 2]
+    return max(q3 + 3 * (q3 - q1), twice_median)
+
+
+def drop_outliers(cards: list[dict]) -> list[dict]:
+    cost_fence = fence([c["cost"] for c in cards if c["cost"] is not None])
+    token_fence = fence([c["tokens"] for c in cards if c["tokens"] is not None])
+
+    def above(value, limit):
+        return value is not None and limit is not None and value > limit
+
+    return [c for c in cards if not above(c["cost"], cost_fence) and not above(c["tokens"], token_fence)]
+
+
+def per_success(cards: list[dict], figure: str) -> float | None:
+    carrying = [c for c in cards if c[figure] is not None]
+    successes = sum(1 for c in carrying if c["success"])
+    if len(carrying) < 5 or successes == 0:
+        return None
+    return sum(c[figure] for c in carrying) / successes
+
+
+def figures(cards: list[dict]) -> dict:
+    n = len(cards)
+    successes = sum(1 for c in cards if c["success"])
+    derived = n >= 5
+    cost = per_success(cards, "cost") if derived else None
+    return {
+        "cards": n,
+        "successes": successes,
+        "coverage": f"outcome known on {n} of {n} cards",
+        "successRate": successes / n if derived else None,
+        "costPerSuccessUsd": None if cost is None else cost / 1_000_000,
+        "tokensPerSuccess": per_success(cards, "tokens") if derived else None,
+        "medianCost": None
+        if median([c["cost"] for c in cards if c["cost"] is not None]) is None
+        else median([c["cost"] for c in cards if c["cost"] is not None]) / 1_000_000,
+    }
+
+
+def close(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(a - b) <= 1e-9 * max(1.0, abs(b))
+
+
+def start_hub(data: pathlib.Path) -> tuple[subprocess.Popen, str]:
+    log = open(data / "hub.log", "w")
+    env = dict(os.environ, KARMADUE_LOG="warn")
+    hub = subprocess.Popen(
+        [HUB_BIN, "serve", "--listen", "127.0.0.1:0", "--data-dir", str(data), "--bundled-catalog", "false"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
+    for _ in range(1800):
+        text = (data / "hub.log").read_text()
+        found = re.search(r"^KarmaDue hub listening on 127\.0\.0\.1:(\d+)", text, re.M)
+        if found:
+            return hub, f"http://127.0.0.1:{found.group(1)}"
+        if hub.poll() is not None:
+            break
+        time.sleep(0.1)
+    hub.kill()
+    raise SystemExit(f"the hub did not start:\n{(data / 'hub.log').read_text()}")
+
+
+def get(url: str) -> dict:
+    for _ in range(50):
+        try:
+            with urllib.request.urlopen(url, timeout=30) as response:
+                return json.load(response)
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit(f"no answer from {url}")
+
+
+def compare(url: str, category: str, rows: list[dict]) -> None:
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for row in rows:
+        for card in cards_of(row):
+            if card["category"] == category:
+                groups[card["key"]].append(card)
+    board = get(f"{url}/linkdbots/api/v1/benchmarks/{category}")
+    answered = {(r["model"], r["engine"], r["host"]): r for r in board["rows"]}
+    check(f"{category}: the same rows", set(answered) == set(groups), f"{len(answered)} vs {len(groups)}")
+    kept_all: list[dict] = []
+    outliers = 0
+    for key, cards in sorted(groups.items()):
+        kept = drop_outliers(cards)
+        outliers += len(cards) - len(kept)
+        kept_all.extend(kept)
+        mine, theirs = figures(kept), answered.get(key, {})
+        bad = [
+            name
+            for name in ("cards", "successes", "coverage")
+            if mine[name] != theirs.get(name)
+        ] + [
+            name
+            for name in ("successRate", "costPerSuccessUsd", "tokensPerSuccess")
+            if not close(theirs.get(name), mine[name])
+        ]
+        if not close(theirs.get("medians", {}).get("costUsd"), mine["medianCost"]):
+            bad.append("medians.costUsd")
+        check(f"{category}: {'/'.join(key)}", not bad, f"differs in {bad}: {theirs} vs {mine}")
+    summary, mine = board["summary"], figures(kept_all)
+    check(
+        f"{category}: the summary",
+        summary["cards"] == mine["cards"]
+        and summary["successes"] == mine["successes"]
+        and close(summary["costPerSuccessUsd"], mine["costPerSuccessUsd"]),
+        f"{summary} vs {mine}",
+    )
+    check(f"{category}: outliers excluded", board["window"]["outliersExcluded"] == outliers)
+    check(f"{category}: no digests", board["window"]["digestsExcluded"] == 0)
+
+
+def main() -> int:
+    rows = [json.loads(line) for line in gzip.open(BUNDLED, "rt")]
+    check("the bundled file holds the 324 Aider rows", len(rows) == 324, str(len(rows)))
+    with tempfile.TemporaryDirectory(prefix="kd-linkdbots-peer.") as folder:
+        data = pathlib.Path(folder)
+        imported = subprocess.run(
+            [HUB_BIN, "linkdbots", "import", "--data-dir", str(data)],
+            capture_output=True,
+            text=True,
+        )
+        cases = sum(row["test_cases"] for row in rows)
+        check(
+            "karmadue linkdbots import",
+            imported.returncode == 0 and f"{cases} cards imported" in imported.stdout,
+            imported.stdout + imported.stderr,
+        )
+        hub, url = start_hub(data)
+        try:
+            for category in ("code.refactor", "code.feature"):
+                compare(url, category, rows)
+        finally:
+            hub.terminate()
+            hub.wait(timeout=30)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
