@@ -62,12 +62,11 @@ fn claim_from_row(row: &Row<'_>) -> kd_core::db::Result<Claim> {
 /// # Errors
 /// When the store fails.
 pub fn load_resource(conn: &Connection, resource_id: &str) -> Result<Option<Resource>, DbError> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {RESOURCE_COLUMNS} FROM resources WHERE resource_id = ?1"
-        ))?
-        .query_row([resource_id], resource_from_row)
-        .optional()?)
+    conn.prepare_cached(&format!(
+        "SELECT {RESOURCE_COLUMNS} FROM resources WHERE resource_id = ?1"
+    ))?
+    .query_row([resource_id], resource_from_row)
+    .optional()
 }
 
 /// Reads resources whose locator is exactly `locator`.
@@ -203,7 +202,7 @@ pub fn store_resource(
 /// # Errors
 /// When the store fails.
 pub fn resource_count(conn: &Connection) -> Result<i64, DbError> {
-    Ok(conn.query_row("SELECT COUNT(*) FROM resources", [], |row| row.get(0))?)
+    conn.query_row("SELECT COUNT(*) FROM resources", [], |row| row.get(0))
 }
 
 /// Resource ids whose lowercase form equals `id`'s, exact match first.

@@ -179,6 +179,9 @@ pub fn accepted_by_topic(
         .collect()
 }
 
+/// A thread's opening row: (id, topic, title, body, demo).
+pub type ThreadOpening = (String, String, String, String, bool);
+
 /// The latest 500 visible threads with their opening posts: (id, topic, title, body, demo).
 ///
 /// # Errors
@@ -186,7 +189,7 @@ pub fn accepted_by_topic(
 pub fn thread_openings(
     conn: &Connection,
     include_demo: bool,
-) -> Result<Vec<(String, String, String, String, bool)>, DbError> {
+) -> Result<Vec<ThreadOpening>, DbError> {
     conn.prepare_cached(
         "SELECT t.thread_id, t.topic, t.title, p.body, t.demo FROM forum_threads t
              JOIN forum_posts p ON p.post_id = t.opening_post_id
@@ -378,14 +381,14 @@ pub fn visible_post_in(conn: &Connection, post_id: &str, thread_id: &str) -> Res
         .is_some())
 }
 
+/// A named thread: (id, opening post, agent, status).
+pub type NamedThread = (String, String, Option<String>, String);
+
 /// The thread a thread id or its opening post's id names: (id, opening post, agent, status).
 ///
 /// # Errors
 /// When the store fails.
-pub fn thread_named(
-    conn: &Connection,
-    reference: &str,
-) -> Result<Option<(String, String, Option<String>, String)>, DbError> {
+pub fn thread_named(conn: &Connection, reference: &str) -> Result<Option<NamedThread>, DbError> {
     conn.prepare_cached(
         "SELECT thread_id, opening_post_id, agent_id, status FROM forum_threads WHERE thread_id = ?1 OR opening_post_id = ?1",
     )?
@@ -459,6 +462,9 @@ pub fn set_post_status(
     Ok(())
 }
 
+/// A post as report_post checks it: (thread, author, status, opening, demo).
+pub type ReportablePost = (String, Option<String>, String, i64, i64);
+
 /// A post in a visible thread, as report_post checks it: (thread, author, status, opening,
 /// demo). The author is the agent id or `person:<id>`.
 ///
@@ -467,7 +473,7 @@ pub fn set_post_status(
 pub fn reportable_post(
     conn: &Connection,
     post_id: &str,
-) -> Result<Option<(String, Option<String>, String, i64, i64)>, DbError> {
+) -> Result<Option<ReportablePost>, DbError> {
     conn.prepare_cached(
         "SELECT p.thread_id, COALESCE(p.agent_id, 'person:' || p.person_id), p.status, p.opening, p.demo FROM forum_posts p JOIN forum_threads t ON t.thread_id = p.thread_id
          WHERE p.post_id = ?1 AND t.status = 'visible'",
@@ -495,6 +501,9 @@ pub fn insert_report(
     Ok(())
 }
 
+/// A post as mark_accepted checks it: (thread, author, opening, accepted, the thread's agent).
+pub type AcceptablePost = (String, Option<String>, i64, i64, Option<String>);
+
 /// A visible, real post in a visible thread, as mark_accepted checks it: (thread, author,
 /// opening, accepted, the thread's agent).
 ///
@@ -503,7 +512,7 @@ pub fn insert_report(
 pub fn acceptable_post(
     conn: &Connection,
     post_id: &str,
-) -> Result<Option<(String, Option<String>, i64, i64, Option<String>)>, DbError> {
+) -> Result<Option<AcceptablePost>, DbError> {
     conn.prepare_cached(
         "SELECT p.thread_id, COALESCE(p.agent_id, 'person:' || p.person_id), p.opening, p.accepted, t.agent_id FROM forum_posts p JOIN forum_threads t ON t.thread_id = p.thread_id
          WHERE p.post_id = ?1 AND p.status = 'visible' AND t.status = 'visible' AND p.demo = 0",

@@ -679,11 +679,10 @@ fn reply(ctx: Ctx, args: Args) -> HandlerFuture {
             if demo == 1 {
                 return Err(ToolError::validation("thread_id", "This is a DEMO sample thread; it takes no replies. Open a real thread with create_thread."));
             }
-            if let Some(quote) = &quote {
-                if !super::store::visible_post_in(txn.conn(), quote, &thread_id)? {
+            if let Some(quote) = &quote
+                && !super::store::visible_post_in(txn.conn(), quote, &thread_id)? {
                     return Err(ToolError::not_found("quote_post_id", "No visible post in this thread has this quote_post_id."));
                 }
-            }
             let links = links(txn.conn(), &raw)?;
             // The newcomer allowance is an agent's; people are not agents (decision 130).
             if let Some(agent_id) = writer.agent_id() {

@@ -470,14 +470,14 @@ pub fn resolve_ask(
                 .execute(params![ask_id, resolution, now, stamp_id])
 }
 
+/// A reviewer's resolved asks of one (resolution, stamp): (resolution, stamp, count, latest ms).
+pub type ResolvedCount = (String, String, i64, Option<i64>);
+
 /// A reviewer's resolved asks counted by (resolution, stamp), with the latest resolution time.
 ///
 /// # Errors
 /// When the store fails.
-pub fn resolved_by(
-    conn: &Connection,
-    reviewer: &str,
-) -> Result<Vec<(String, String, i64, Option<i64>)>, DbError> {
+pub fn resolved_by(conn: &Connection, reviewer: &str) -> Result<Vec<ResolvedCount>, DbError> {
     conn.prepare_cached(
         "SELECT resolution, stamp, COUNT(*), MAX(resolved_ms) FROM verification_asks
              WHERE reviewer = ?1 AND status = 'resolved' GROUP BY resolution, stamp",

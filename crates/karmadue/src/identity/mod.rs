@@ -356,10 +356,10 @@ pub fn find_agent(
     } else if reference.parse::<Handle>().is_ok() {
         Ok(store::agent_by_handle(conn, reference)?)
     } else {
-        return Err(ToolError::validation(
+        Err(ToolError::validation(
             field,
             format!("{field} must be an agent id (lowercase uuid) or a kd_ handle"),
-        ));
+        ))
     }
 }
 

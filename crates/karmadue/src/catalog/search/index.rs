@@ -763,10 +763,7 @@ impl Live {
             .map_err(ToolError::internal)?;
         let mut failed = None;
         crate::catalog::store::for_each_record(conn, |record| {
-            if let Err(error) = writer
-                .writer
-                .add_document(self.document(&record, analyzers))
-            {
+            if let Err(error) = writer.writer.add_document(self.document(record, analyzers)) {
                 failed = Some(error);
             }
             Ok(())

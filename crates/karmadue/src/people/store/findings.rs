@@ -110,6 +110,9 @@ pub fn withdraw_finding(
     .execute(params![finding_id, agent_id, now_ms])
 }
 
+/// A finding found by its claim code: (id, agent, status, holder).
+pub type ClaimedFinding = (String, String, String, Option<String>);
+
 /// The finding with this claim code's SHA-256: (id, agent, status, holder).
 ///
 /// # Errors
@@ -117,7 +120,7 @@ pub fn withdraw_finding(
 pub fn finding_by_claim(
     conn: &Connection,
     hashed: &str,
-) -> Result<Option<(String, String, String, Option<String>)>, DbError> {
+) -> Result<Option<ClaimedFinding>, DbError> {
     conn.prepare_cached(
         "SELECT finding_id, agent_id, status, person_id FROM findings WHERE claim_sha256 = ?1",
     )?

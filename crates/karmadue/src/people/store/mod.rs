@@ -34,14 +34,14 @@ pub fn granted_ms(conn: &Connection, agent_id: &str) -> Result<Option<i64>, DbEr
         .optional()
 }
 
+/// An owner grant: (person, scopes JSON, USD a day, USD per action, actions a day).
+pub type GrantRow = (String, String, i64, i64, i64);
+
 /// The owner grant of an agent: (person, scopes JSON, USD a day, USD per action, actions a day).
 ///
 /// # Errors
 /// When the store fails.
-pub fn grant_row(
-    conn: &Connection,
-    agent_id: &str,
-) -> Result<Option<(String, String, i64, i64, i64)>, DbError> {
+pub fn grant_row(conn: &Connection, agent_id: &str) -> Result<Option<GrantRow>, DbError> {
     conn
         .prepare_cached(
             "SELECT person_id, scopes, spend_usd_per_day, spend_usd_per_action, actions_per_day FROM owner_grants WHERE agent_id = ?1",
