@@ -5,57 +5,25 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_karmadue");
+mod common;
 
-struct Hub {
-    child: Child,
-    url: String,
-}
+use common::{BIN, Hub};
 
-impl Drop for Hub {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
+/// A hub on the PostgreSQL `database` with the tier table `tiers`.
 fn start(data_dir: &Path, database: &str, tiers: &Path) -> Hub {
-    let mut child = Command::new(BIN)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--bundled-catalog",
-            "false",
-            "--data-dir",
-        ])
-        .arg(data_dir)
-        .arg("--access-tiers")
-        .arg(tiers)
-        .env("KARMADUE_DATABASE_URL", database)
-        .env("KARMADUE_LOG", "warn")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let addr = first
-        .strip_prefix("KarmaDue hub listening on ")
-        .expect(&first)
-        .trim()
-        .to_owned();
-    std::thread::spawn(move || for _ in lines {});
-    Hub {
-        child,
-        url: format!("http://{addr}"),
-    }
+    let mut command = Command::new(BIN);
+    command.env("KARMADUE_DATABASE_URL", database);
+    common::start_hub_as(
+        command,
+        data_dir,
+        &["--access-tiers".as_ref(), tiers.as_os_str()],
+    )
 }
 
 /// Registers a new agent through `karmadue agent new`; its id when the hub acknowledged it.

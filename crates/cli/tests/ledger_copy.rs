@@ -7,55 +7,21 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::ffi::OsStr;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use kd_core::db::{Connection, Location};
 
-const BIN: &str = env!("CARGO_BIN_EXE_karmadue");
+mod common;
 
-struct Hub {
-    child: Child,
-    url: String,
-}
+use common::{BIN, Hub};
 
-impl Drop for Hub {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
+/// A hub served from `data_dir` (SQLite unless `extra` names a database: a
+/// `KARMADUE_DATABASE_URL` of the test environment is not inherited).
 fn start_hub(data_dir: &Path, extra: &[&OsStr]) -> Hub {
-    let mut child = Command::new(BIN)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--bundled-catalog",
-            "false",
-            "--data-dir",
-        ])
-        .arg(data_dir)
-        .args(extra)
-        .env("KARMADUE_LOG", "warn")
-        .env_remove("KARMADUE_DATABASE_URL")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let addr = first
-        .strip_prefix("KarmaDue hub listening on ")
-        .expect(&first)
-        .trim()
-        .to_owned();
-    std::thread::spawn(move || for _ in lines {});
-    Hub {
-        child,
-        url: format!("http://{addr}"),
-    }
+    let mut command = Command::new(BIN);
+    command.env_remove("KARMADUE_DATABASE_URL");
+    common::start_hub_as(command, data_dir, extra)
 }
 
 fn agent(hub: &Hub, key_file: &Path, args: &[&str]) -> serde_json::Value {
