@@ -41,6 +41,10 @@ EXCLUDED = [
     "ignored_auth",
 ]
 
+# What the requests library raises (requests.exceptions.InvalidHeader) for a header value with
+# leading whitespace or a CR/LF, before anything is sent.
+CLIENT_REFUSED_HEADER = "Invalid leading whitespace, reserved character(s), or return character(s) in header value"
+
 passed = 0
 failed = 0
 
@@ -102,16 +106,25 @@ def run_schemathesis(base, folder):
         return
     cases = ElementTree.parse(junit).getroot().iter("testcase")
     ran = 0
+    unsent = 0
     for case in cases:
         ran += 1
         problems = [child for child in case if child.tag in ("failure", "error")]
         skipped = any(child.tag == "skipped" for child in case)
         if skipped:
             continue
-        detail = " | ".join((child.get("message") or child.text or "").strip()[:300] for child in problems)
+        texts = [(child.get("message") or "") + " " + (child.text or "") for child in problems]
+        if problems and all(child.tag == "error" for child in problems) and all(CLIENT_REFUSED_HEADER in text for text in texts):
+            # The request never left schemathesis: its HTTP client refused a header value the
+            # generator made (schemathesis/schemathesis#1142 and later). Nothing of the hub's
+            # was tested by that case, so it is neither a pass nor a failure of the hub.
+            unsent += 1
+            print(f"note  schemathesis: {case.get('name')}: a generated header value was refused by the client itself, not sent")
+            continue
+        detail = " | ".join(text.strip()[:300] for text in texts)
         check(f"schemathesis: {case.get('name')}", not problems, detail)
     check("schemathesis ran every operation it found", ran > 0 and completed.returncode in (0, 1), f"exit {completed.returncode}")
-    if completed.returncode != 0 and failed == 0:
+    if completed.returncode != 0 and failed == 0 and unsent == 0:
         check("schemathesis exit status", False, f"exit {completed.returncode}")
 
 

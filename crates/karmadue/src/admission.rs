@@ -113,6 +113,7 @@ pub static START_ADMISSION_TEST: Tool = Tool {
         id: "listing_id",
         fields: &["title", "pitch"],
     }],
+    input: None,
     handler: start_admission_test,
 };
 
@@ -149,6 +150,7 @@ pub static SUBMIT_ADMISSION_TEST: Tool = Tool {
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[],
+    input: None,
     handler: submit_admission_test,
 };
 
@@ -170,6 +172,7 @@ pub static PUBLISH_ASK: Tool = Tool {
         id: "ask_id",
         fields: &["title"],
     }],
+    input: None,
     handler: publish_ask,
 };
 

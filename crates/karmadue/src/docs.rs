@@ -95,7 +95,7 @@ pub fn tool_reference(tools: &[&Tool]) -> String {
             Access::Open | Access::Read => "",
         };
         let required: Vec<String> = tool
-            .required
+            .required()
             .iter()
             .map(|group| group.join(" or "))
             .collect();
@@ -107,10 +107,10 @@ pub fn tool_reference(tools: &[&Tool]) -> String {
         out.push_str(&format!(
             "Read only: {read_only}.{signed} Required: {required}.\n\n"
         ));
-        if tool.params.is_empty() {
+        if tool.params().is_empty() {
             out.push_str("No arguments.\n");
         }
-        for param in tool.params {
+        for param in tool.params() {
             let ty = match param.ty {
                 ParamType::String => "string",
                 ParamType::Integer => "integer",

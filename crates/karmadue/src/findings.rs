@@ -42,6 +42,7 @@ pub static LOOKUP_FINDINGS: Tool = Tool {
         id: "finding_id",
         fields: &["title", "summary", "why"],
     }],
+    input: None,
     handler: lookup_findings,
 };
 

@@ -121,6 +121,7 @@ const fn fixture(
         access: Access::Read,
         hints: Hints::READ,
         untrusted: &[],
+        input: None,
         handler,
     }
 }

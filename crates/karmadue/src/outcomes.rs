@@ -130,6 +130,7 @@ pub static REPORT_OUTCOME: Tool = Tool {
         id: "report_id",
         fields: &["note"],
     }],
+    input: None,
     handler: report_outcome,
 };
 

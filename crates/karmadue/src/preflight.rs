@@ -88,6 +88,7 @@ pub static CHECK_BEFORE_ACTING: Tool = Tool {
         id: "resource_id",
         fields: &["title", "description"],
     }],
+    input: None,
     handler: check_before_acting,
 };
 

@@ -74,6 +74,7 @@ pub static READ_STREAM: Tool = Tool {
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[],
+    input: None,
     handler: read_stream,
 };
 

@@ -79,10 +79,10 @@ mod tests {
             let schema = tool.input_schema();
             assert_eq!(schema["type"], "object");
             assert_eq!(schema["additionalProperties"], false);
-            for group in tool.required {
+            for group in tool.required() {
                 for name in *group {
                     assert!(
-                        tool.params.iter().any(|param| param.name == *name),
+                        tool.params().iter().any(|param| param.name == *name),
                         "{}: {name}",
                         tool.name
                     );
@@ -100,7 +100,7 @@ mod tests {
             )
         }) {
             assert!(
-                tool.params.iter().any(|param| param.name == "agent_id"),
+                tool.params().iter().any(|param| param.name == "agent_id"),
                 "{}",
                 tool.name
             );

@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 
 use crate::ctx::Ctx;
 use crate::error::ToolError;
+use crate::input::{InputSchema, declared};
 
 /// A boxed handler future.
 pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
@@ -141,11 +142,15 @@ pub struct Tool {
     pub title: &'static str,
     /// Description shown to models.
     pub description: &'static str,
-    /// Declared parameters; anything else is refused.
+    /// Declared parameters; anything else is refused. Empty for a tool with a typed
+    /// [`Tool::input`]; read them through [`Tool::params`].
     pub params: &'static [Param],
     /// Required arguments. Each entry is a group of names of which one must be present (a name
-    /// and its aliases).
+    /// and its aliases). Read them through [`Tool::required`].
     pub required: &'static [&'static [&'static str]],
+    /// The typed input its parameters are generated from ([`crate::input`]); `None` for a tool
+    /// still declaring [`Tool::params`] by hand.
+    pub input: Option<InputSchema>,
     /// What the caller must prove.
     pub access: Access,
     /// MCP annotations.
@@ -219,10 +224,26 @@ fn row_id(row: &Value, key: &str) -> Option<String> {
 }
 
 impl Tool {
+    /// Every accepted argument name with its type and description (aliases included).
+    pub fn params(&self) -> &'static [Param] {
+        match &self.input {
+            Some(input) => declared(self.name, input).params,
+            None => self.params,
+        }
+    }
+
+    /// The required groups: of each, one name must be present and not null.
+    pub fn required(&self) -> &'static [&'static [&'static str]] {
+        match &self.input {
+            Some(input) => declared(self.name, input).required,
+            None => self.required,
+        }
+    }
+
     /// The JSON Schema of the arguments: an object with `additionalProperties: false`.
     pub fn input_schema(&self) -> Value {
         let mut properties = Map::new();
-        for param in self.params {
+        for param in self.params() {
             let mut schema = match param.ty {
                 ParamType::String => json!({ "type": "string" }),
                 ParamType::Integer => json!({ "type": "integer" }),
@@ -241,7 +262,7 @@ impl Tool {
             properties.insert(param.name.into(), schema);
         }
         let required: Vec<&str> = self
-            .required
+            .required()
             .iter()
             .filter(|group| group.len() == 1)
             .map(|group| group[0])
@@ -292,8 +313,8 @@ impl Tool {
             ));
         };
         for (name, value) in &map {
-            let Some(param) = self.params.iter().find(|param| param.name == name) else {
-                if name == "resource_id" && self.params.iter().any(|param| param.name == "target") {
+            let Some(param) = self.params().iter().find(|param| param.name == name) else {
+                if name == "resource_id" && self.params().iter().any(|param| param.name == "target") {
                     return Err(ToolError::validation(
                         name.clone(),
                         "resource_id is not accepted here: pass the resource as target (a resource id such as kd:res:github:owner/repo, a URL, or an object with kd_resource_id)",
@@ -333,7 +354,7 @@ impl Tool {
                 }
             }
         }
-        for group in self.required {
+        for group in self.required() {
             if !group
                 .iter()
                 .any(|name| map.get(*name).is_some_and(|value| !value.is_null()))
@@ -349,10 +370,10 @@ impl Tool {
     }
 
     fn param_names(&self) -> String {
-        if self.params.is_empty() {
+        if self.params().is_empty() {
             return "no arguments".into();
         }
-        self.params
+        self.params()
             .iter()
             .map(|param| param.name)
             .collect::<Vec<_>>()
@@ -430,6 +451,44 @@ impl Args {
     pub fn value(&self, name: &str) -> Option<&Value> {
         self.0.get(name).filter(|value| !value.is_null())
     }
+
+    /// The arguments as the tool's typed input `I`, each alias of `tool`'s input moved to its
+    /// parameter's own name first (when that is absent or null; [`crate::input`]).
+    ///
+    /// # Errors
+    /// `validation` with serde's message when the document does not fit `I` (a check the
+    /// declaration's table does not make, e.g. an integer out of `I`'s range).
+    pub fn parse<I: serde::de::DeserializeOwned>(self, tool: &Tool) -> Result<I, ToolError> {
+        let mut map = self.0;
+        for alias in tool.input.iter().flat_map(|input| input.aliases) {
+            if let Some(value) = map.remove(alias.name)
+                && map.get(alias.of).is_none_or(Value::is_null)
+            {
+                map.insert(alias.of.to_owned(), value);
+            }
+        }
+        serde_json::from_value(Value::Object(map))
+            .map_err(|error| ToolError::validation("arguments", error.to_string()))
+    }
+}
+
+/// The handler of a tool with a typed input: wraps `async fn(Ctx, Input) -> Result<Value,
+/// ToolError>` as a [`Handler`], parsing the arguments into `Input` first ([`Args::parse`]).
+/// `$tool` is the tool's static (its aliases are applied).
+#[macro_export]
+macro_rules! typed {
+    ($tool:path, $handler:path) => {{
+        fn erased(
+            ctx: $crate::Ctx,
+            args: $crate::registry::Args,
+        ) -> $crate::registry::HandlerFuture {
+            ::std::boxed::Box::pin(async move {
+                let input = args.parse(&$tool)?;
+                $handler(ctx, input).await
+            })
+        }
+        erased
+    }};
 }
 
 #[cfg(test)]
@@ -451,6 +510,7 @@ mod tests {
             access: Access::Read,
             hints: Hints::READ,
             untrusted: &[],
+            input: None,
             handler: noop,
         };
         let huge = tool

@@ -60,6 +60,7 @@ pub static REGISTER_RESOURCE: Tool = Tool {
         id: "resource_id",
         fields: &["title"],
     }],
+    input: None,
     handler: register_resource,
 };
 
@@ -81,6 +82,7 @@ pub static REPORT_CONTENT: Tool = Tool {
         id: "report_id",
         fields: &["reason", "details"],
     }],
+    input: None,
     handler: report_content,
 };
 

@@ -106,6 +106,7 @@ pub static DISCOVER_RESOURCES: Tool = Tool {
             fields: &["title"],
         },
     ],
+    input: None,
     handler: discover_resources,
 };
 

@@ -81,6 +81,7 @@ pub static LIST_TOPICS: Tool = Tool {
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[],
+    input: None,
     handler: list_topics,
 };
 
@@ -114,6 +115,7 @@ pub static LIST_THREADS: Tool = Tool {
         id: "thread_id",
         fields: &["title"],
     }],
+    input: None,
     handler: list_threads,
 };
 
@@ -142,6 +144,7 @@ pub static GET_THREAD: Tool = Tool {
             fields: &["body"],
         },
     ],
+    input: None,
     handler: get_thread,
 };
 

@@ -113,6 +113,7 @@ pub static CREATE_THREAD: Tool = Tool {
         id: "thread_id",
         fields: &["title", "body"],
     }],
+    input: None,
     handler: create_thread,
 };
 
@@ -160,6 +161,7 @@ pub static REPLY: Tool = Tool {
         id: "post_id",
         fields: &["body"],
     }],
+    input: None,
     handler: reply,
 };
 
@@ -176,6 +178,7 @@ pub static RETRACT_POST: Tool = Tool {
     access: Access::Signed,
     hints: Hints::DESTRUCTIVE,
     untrusted: &[],
+    input: None,
     handler: retract_post,
 };
 
@@ -201,6 +204,7 @@ pub static REPORT_POST: Tool = Tool {
         id: "report_id",
         fields: &["reason"],
     }],
+    input: None,
     handler: report_post,
 };
 
@@ -222,6 +226,7 @@ pub static MARK_ACCEPTED: Tool = Tool {
     access: Access::AgentOrPerson,
     hints: Hints::WRITE,
     untrusted: &[],
+    input: None,
     handler: mark_accepted,
 };
 

@@ -142,6 +142,7 @@ pub static POST_VERIFICATION_ASK: Tool = Tool {
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[ASK_LIFT],
+    input: None,
     handler: post_verification_ask,
 };
 
@@ -186,6 +187,7 @@ pub static LIST_VERIFICATION_ASKS: Tool = Tool {
         id: "ask_id",
         fields: &["criteria", "reward_note", "note", "evidence_ref"],
     }],
+    input: None,
     handler: list_verification_asks,
 };
 
@@ -199,6 +201,7 @@ pub static ACCEPT_VERIFICATION_ASK: Tool = Tool {
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[ASK_LIFT],
+    input: None,
     handler: accept_verification_ask,
 };
 
@@ -241,6 +244,7 @@ pub static SUBMIT_VERIFICATION: Tool = Tool {
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[ASK_LIFT],
+    input: None,
     handler: submit_verification,
 };
 
@@ -258,6 +262,7 @@ pub static RESOLVE_VERIFICATION: Tool = Tool {
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[ASK_LIFT],
+    input: None,
     handler: resolve_verification,
 };
 

@@ -71,6 +71,7 @@ pub static QUICK_WATCH: Tool = Tool {
         id: "resource_id",
         fields: &["title"],
     }],
+    input: None,
     handler: quick_watch,
 };
 
@@ -89,6 +90,7 @@ pub static SET_WATCHLIST: Tool = Tool {
         open_world: false,
     },
     untrusted: &[],
+    input: None,
     handler: set_watchlist,
 };
 

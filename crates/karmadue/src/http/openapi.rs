@@ -264,7 +264,7 @@ fn envelope_responses(statuses: &BTreeSet<u16>) -> Value {
 /// its string and integer parameters.
 fn query_parameters(tool: &Tool) -> Vec<Value> {
     let schema = input_schema(tool);
-    tool.params
+    tool.params()
         .iter()
         .filter(|param| matches!(param.ty, ParamType::String | ParamType::Integer))
         .map(|param| {

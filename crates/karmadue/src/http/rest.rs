@@ -234,7 +234,7 @@ pub async fn call_with_query(
     let mut arguments = serde_json::Map::new();
     for (key, value) in query {
         let numeric = tool
-            .params
+            .params()
             .iter()
             .any(|param| param.name == key && param.ty == kd_kernel::registry::ParamType::Integer);
         let value = if numeric {

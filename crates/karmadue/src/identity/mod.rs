@@ -56,6 +56,7 @@ pub static REGISTER_CHALLENGE: Tool = Tool {
         open_world: false,
     },
     untrusted: &[],
+    input: None,
     handler: register_challenge,
 };
 
@@ -110,6 +111,7 @@ pub static REGISTER_AGENT: Tool = Tool {
     access: Access::Open,
     hints: Hints::WRITE,
     untrusted: &[],
+    input: None,
     handler: register_agent,
 };
 
@@ -145,6 +147,7 @@ pub static GET_SIGNING_PAYLOAD: Tool = Tool {
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[],
+    input: None,
     handler: get_signing_payload,
 };
 
@@ -170,6 +173,7 @@ pub static VERIFY_AGENT: Tool = Tool {
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[crate::standing::VERIFICATIONS_LIFT],
+    input: None,
     handler: verify_agent,
 };
 
@@ -196,6 +200,7 @@ pub static RENAME_AGENT: Tool = Tool {
         open_world: false,
     },
     untrusted: &[],
+    input: None,
     handler: rename_agent,
 };
 
@@ -236,6 +241,7 @@ pub static ROTATE_AGENT_KEY: Tool = Tool {
         open_world: false,
     },
     untrusted: &[],
+    input: None,
     handler: rotate_agent_key,
 };
 
@@ -249,6 +255,7 @@ pub static REVOKE_AGENT: Tool = Tool {
     access: Access::Signed,
     hints: Hints::DESTRUCTIVE,
     untrusted: &[],
+    input: None,
     handler: revoke_agent,
 };
 
@@ -262,6 +269,7 @@ pub static RELEASE_AGENT: Tool = Tool {
     access: Access::Signed,
     hints: Hints::DESTRUCTIVE,
     untrusted: &[],
+    input: None,
     handler: release_agent,
 };
 
@@ -287,6 +295,7 @@ pub static GET_HISTORY: Tool = Tool {
         open_world: false,
     },
     untrusted: &[],
+    input: None,
     handler: get_history,
 };
 
@@ -303,6 +312,7 @@ pub static READ_SCORES: Tool = Tool {
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[],
+    input: None,
     handler: read_scores,
 };
 
@@ -319,6 +329,7 @@ pub static GET_RATING_CARD: Tool = Tool {
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[],
+    input: None,
     handler: get_rating_card,
 };
 
@@ -335,6 +346,7 @@ pub static GET_RECEIPT: Tool = Tool {
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[],
+    input: None,
     handler: get_receipt,
 };
 

@@ -69,6 +69,7 @@ pub static INVITE_AGENT: Tool = Tool {
         id: "invite_code",
         fields: &["note"],
     }],
+    input: None,
     handler: invite_agent,
 };
 
@@ -94,6 +95,7 @@ pub static OFFER_CAPABILITY: Tool = Tool {
         id: "offer_id",
         fields: &["title", "description"],
     }],
+    input: None,
     handler: offer_capability,
 };
 
@@ -119,6 +121,7 @@ pub static UPDATE_PREFERENCES: Tool = Tool {
         open_world: false,
     },
     untrusted: &[],
+    input: None,
     handler: update_preferences,
 };
 

@@ -109,6 +109,7 @@ pub static NOTIFY_HUMAN_OF_FINDING: Tool = Tool {
         id: "finding_id",
         fields: &["title", "why"],
     }],
+    input: None,
     handler: notify_human_of_finding,
 };
 
@@ -134,6 +135,7 @@ pub static WITHDRAW_FINDING: Tool = Tool {
     access: Access::Signed,
     hints: Hints::DESTRUCTIVE,
     untrusted: &[],
+    input: None,
     handler: withdraw_finding,
 };
 
@@ -156,6 +158,7 @@ pub static ADOPT_FINDING: Tool = Tool {
         open_world: false,
     },
     untrusted: &[],
+    input: None,
     handler: adopt_finding,
 };
 

@@ -70,6 +70,7 @@ pub static CONNECT_WITH_CODE: Tool = Tool {
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[],
+    input: None,
     handler: connect_with_code,
 };
 
@@ -115,6 +116,7 @@ pub static REQUEST_CLAIM: Tool = Tool {
         id: "claim_id",
         fields: &["pitch"],
     }],
+    input: None,
     handler: request_claim,
 };
 

@@ -128,6 +128,7 @@ pub static GET_STANDING: Tool = Tool {
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[VERIFICATIONS_LIFT],
+    input: None,
     handler: get_standing,
 };
 
