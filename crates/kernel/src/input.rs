@@ -256,9 +256,8 @@ pub trait Text {
     /// # Errors
     /// `validation` "`name` is required" naming `name` when absent or empty.
     fn required_text(&self, name: &'static str) -> Result<&str, crate::ToolError> {
-        self.text().ok_or_else(|| {
-            crate::ToolError::validation(name, format!("{name} is required"))
-        })
+        self.text()
+            .ok_or_else(|| crate::ToolError::validation(name, format!("{name} is required")))
     }
 }
 
@@ -314,11 +313,26 @@ mod tests {
         assert_eq!(
             shown,
             vec![
-                ("include_demo", ParamType::Boolean, "Show demo rows.", &[][..]),
+                (
+                    "include_demo",
+                    ParamType::Boolean,
+                    "Show demo rows.",
+                    &[][..]
+                ),
                 ("label", ParamType::String, "Alias for name.", &[][..]),
-                ("limit", ParamType::Integer, "How many, from 1 to 30.", &[][..]),
+                (
+                    "limit",
+                    ParamType::Integer,
+                    "How many, from 1 to 30.",
+                    &[][..]
+                ),
                 ("name", ParamType::String, "Display name.", &[][..]),
-                ("topic", ParamType::String, "Topic id.", &["tools", "general"][..]),
+                (
+                    "topic",
+                    ParamType::String,
+                    "Topic id.",
+                    &["tools", "general"][..]
+                ),
             ]
         );
         assert_eq!(table.required, &[&["name", "label"][..]][..]);
