@@ -312,10 +312,11 @@ impl Tool {
                 "arguments must be a JSON object",
             ));
         };
+        // One lookup of the table per call (a typed input's table sits behind a lock).
+        let params = self.params();
         for (name, value) in &map {
-            let Some(param) = self.params().iter().find(|param| param.name == name) else {
-                if name == "resource_id" && self.params().iter().any(|param| param.name == "target")
-                {
+            let Some(param) = params.iter().find(|param| param.name == name) else {
+                if name == "resource_id" && params.iter().any(|param| param.name == "target") {
                     return Err(ToolError::validation(
                         name.clone(),
                         "resource_id is not accepted here: pass the resource as target (a resource id such as kd:res:github:owner/repo, a URL, or an object with kd_resource_id)",
