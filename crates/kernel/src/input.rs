@@ -3,8 +3,8 @@
 //! A tool's arguments are a serde struct that also derives [`schemars::JsonSchema`]: doc
 //! comments are the parameters' descriptions, `Option<T>` is an optional parameter, a plain
 //! `T` a required one, and a unit-variant enum (`rename_all = "snake_case"`) a string with its
-//! allowed values. The tool declares the struct once, as [`InputSchema::of`], and its handler
-//! once, through [`typed!`](crate::typed):
+//! allowed values. The tool declares the struct once, through [`input!`](crate::input!), and
+//! its handler once, through [`typed!`](crate::typed):
 //!
 //! ```ignore
 //! /// list_threads' arguments.
@@ -14,8 +14,8 @@
 //!     /// How many threads to return, from 1 to 30.
 //!     limit: Option<i64>,
 //! }
-//! pub static LIST_THREADS: Tool = Tool { input: Some(InputSchema::of::<ListThreads>(&[])),
-//!     handler: kd_kernel::typed!(list_threads), .. };
+//! pub static LIST_THREADS: Tool = Tool { input: Some(kd_kernel::input!(ListThreads)),
+//!     handler: kd_kernel::typed!(LIST_THREADS, list_threads), .. };
 //! async fn list_threads(ctx: Ctx, input: ListThreads) -> Result<Value, ToolError> { .. }
 //! ```
 //!
@@ -31,9 +31,10 @@
 //! input: the schema lists each as its own property ("Alias for name."), a required parameter
 //! is satisfied by either name, and before parsing the alias's value moves to the parameter's
 //! own name when that is absent or null (the parameter's own name wins when both are given).
-
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+//! When the handler must know which of the names was sent (its message names it), declare the
+//! other name as a field of its own instead, described "Alias for x.", and read both.
+//!
+//! The parameters every area shares are described once here: [`AGENT_ID_DOC`].
 
 use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
@@ -58,29 +59,39 @@ impl Alias {
     }
 }
 
-/// A tool's typed input: how to make its JSON Schema, and its aliases.
+/// What `agent_id` says on every tool that takes it.
+pub const AGENT_ID_DOC: &str = "Agent id. Identity comes from the signature or the owner session. The x-karmadue-agent header is optional.";
+
+/// A tool's typed input: its parameter table (built once, on first use) and its aliases.
+/// Made by [`input!`](crate::input!).
 #[derive(Debug, Clone, Copy)]
 pub struct InputSchema {
-    /// The struct's JSON Schema as schemars generates it.
-    pub schema: fn() -> Value,
+    /// The table of the input struct with these aliases, built on the first call and kept
+    /// for the process's life (each `input!` has its own cell).
+    pub table: fn(&'static [Alias]) -> &'static Declared,
     /// Other names of its parameters.
     pub aliases: &'static [Alias],
 }
 
-impl InputSchema {
-    /// The input of a tool whose arguments are `I`.
-    pub const fn of<I: JsonSchema>(aliases: &'static [Alias]) -> Self {
-        Self {
-            schema: schema_value::<I>,
-            aliases,
+/// The [`InputSchema`] of a tool whose arguments are the struct `$input` (serde +
+/// [`schemars::JsonSchema`]), with optional [`Alias`] rows: `input!(GetResource)`,
+/// `input!(ListThreads, &ALIASES)`.
+#[macro_export]
+macro_rules! input {
+    ($input:ty) => {
+        $crate::input!($input, &[])
+    };
+    ($input:ty, $aliases:expr) => {{
+        fn table(aliases: &'static [$crate::input::Alias]) -> &'static $crate::input::Declared {
+            static TABLE: ::std::sync::OnceLock<$crate::input::Declared> =
+                ::std::sync::OnceLock::new();
+            TABLE.get_or_init(|| $crate::input::Declared::of::<$input>(aliases))
         }
-    }
-}
-
-fn schema_value<I: JsonSchema>() -> Value {
-    schemars::SchemaGenerator::default()
-        .into_root_schema_for::<I>()
-        .to_value()
+        $crate::input::InputSchema {
+            table,
+            aliases: $aliases,
+        }
+    }};
 }
 
 /// The parameter table of a typed input: its parameters (aliases included) and its required
@@ -89,32 +100,28 @@ fn schema_value<I: JsonSchema>() -> Value {
 pub struct Declared {
     /// Every accepted name, in the schema's order (alphabetical), aliases included.
     pub params: &'static [Param],
-    /// Groups of names of which one must be present.
+    /// Groups of names of which one must be present, in the struct's field order.
     pub required: &'static [&'static [&'static str]],
 }
 
-/// The table of `tool`'s typed input, built once per process from its schema and kept for the
-/// process's life (the tool table is static; one entry per tool name).
-pub fn declared(tool: &'static str, input: &InputSchema) -> &'static Declared {
-    static TABLES: OnceLock<Mutex<HashMap<&'static str, &'static Declared>>> = OnceLock::new();
-    let tables = TABLES.get_or_init(Mutex::default);
-    let mut tables = match tables.lock() {
-        Ok(guard) => guard,
-        Err(poisoned) => poisoned.into_inner(),
-    };
-    tables
-        .entry(tool)
-        .or_insert_with(|| Box::leak(Box::new(build(input))))
+impl Declared {
+    /// The table of `I` with `aliases`. Its texts are leaked: call it once per tool (what
+    /// [`input!`](crate::input!) does).
+    pub fn of<I: JsonSchema>(aliases: &'static [Alias]) -> Self {
+        let schema = schemars::SchemaGenerator::default()
+            .into_root_schema_for::<I>()
+            .to_value();
+        build(&schema, aliases)
+    }
 }
 
-fn build(input: &InputSchema) -> Declared {
-    let schema = (input.schema)();
-    let properties = flat_properties(&schema);
+fn build(schema: &Value, aliases: &'static [Alias]) -> Declared {
+    let properties = flat_properties(schema);
     let mut params = Vec::new();
     for (name, property) in &properties {
         params.push(param(leak(name), property));
     }
-    for alias in input.aliases {
+    for alias in aliases {
         let ty = params
             .iter()
             .find(|param| param.name == alias.of)
@@ -128,8 +135,7 @@ fn build(input: &InputSchema) -> Declared {
         let Some(name) = name.as_str() else { continue };
         let mut group = vec![leak(name)];
         group.extend(
-            input
-                .aliases
+            aliases
                 .iter()
                 .filter(|alias| alias.of == name)
                 .map(|alias| alias.name),
@@ -259,6 +265,20 @@ pub trait Text {
         self.text()
             .ok_or_else(|| crate::ToolError::validation(name, format!("{name} is required")))
     }
+
+    /// The trimmed text of a required argument that has other names: the refusal names them
+    /// all, as the required check does ("name or label is required").
+    ///
+    /// # Errors
+    /// `validation` naming `names[0]` when absent or empty.
+    fn required_text_of(&self, names: &'static [&'static str]) -> Result<&str, crate::ToolError> {
+        self.text().ok_or_else(|| {
+            crate::ToolError::validation(
+                names.first().copied().unwrap_or("arguments"),
+                format!("{} is required", names.join(" or ")),
+            )
+        })
+    }
 }
 
 impl Text for String {
@@ -304,7 +324,12 @@ mod tests {
     #[test]
     fn the_table_is_the_struct_flattened_with_aliases_as_their_own_parameters() {
         static ALIASES: [Alias; 1] = [Alias::new("label", "name")];
-        let table = declared("sample_tool", &InputSchema::of::<Sample>(&ALIASES));
+        let input = crate::input!(Sample, &ALIASES);
+        let table = (input.table)(input.aliases);
+        assert!(
+            std::ptr::eq(table, (input.table)(input.aliases)),
+            "built once"
+        );
         let shown: Vec<(&str, ParamType, &str, &[&str])> = table
             .params
             .iter()
@@ -336,5 +361,17 @@ mod tests {
             ]
         );
         assert_eq!(table.required, &[&["name", "label"][..]][..]);
+    }
+
+    #[test]
+    fn required_text_of_names_every_name_and_empty_text_is_absent() {
+        let blank = Some("  ".to_owned());
+        let error = blank.required_text_of(&["name", "label"]).unwrap_err();
+        assert_eq!(error.message, "name or label is required");
+        assert_eq!(error.field.as_deref(), Some("name"));
+        assert_eq!(
+            Some(" x ".to_owned()).required_text_of(&["name"]).unwrap(),
+            "x"
+        );
     }
 }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use crate::ctx::Ctx;
 use crate::error::ToolError;
-use crate::input::{InputSchema, declared};
+use crate::input::InputSchema;
 
 /// A boxed handler future.
 pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
@@ -227,7 +227,7 @@ impl Tool {
     /// Every accepted argument name with its type and description (aliases included).
     pub fn params(&self) -> &'static [Param] {
         match &self.input {
-            Some(input) => declared(self.name, input).params,
+            Some(input) => (input.table)(input.aliases).params,
             None => self.params,
         }
     }
@@ -235,7 +235,7 @@ impl Tool {
     /// The required groups: of each, one name must be present and not null.
     pub fn required(&self) -> &'static [&'static [&'static str]] {
         match &self.input {
-            Some(input) => declared(self.name, input).required,
+            Some(input) => (input.table)(input.aliases).required,
             None => self.required,
         }
     }
@@ -312,7 +312,6 @@ impl Tool {
                 "arguments must be a JSON object",
             ));
         };
-        // One lookup of the table per call (a typed input's table sits behind a lock).
         let params = self.params();
         for (name, value) in &map {
             let Some(param) = params.iter().find(|param| param.name == name) else {
@@ -332,9 +331,10 @@ impl Tool {
                 ));
             };
             if !type_matches(param.ty, value) {
-                // A whole number too large for 64 bits arrives as a float: say what is wrong.
+                // A whole number beyond a signed 64-bit integer: say what is wrong.
                 let too_large = param.ty == ParamType::Integer
-                    && value.as_f64().is_some_and(|number| number.fract() == 0.0);
+                    && (value.is_u64()
+                        || value.as_f64().is_some_and(|number| number.fract() == 0.0));
                 return Err(ToolError::validation(
                     name.clone(),
                     if too_large {
@@ -386,7 +386,7 @@ impl Tool {
 fn type_matches(ty: ParamType, value: &Value) -> bool {
     match ty {
         ParamType::String => value.is_string(),
-        ParamType::Integer => value.is_i64() || value.is_u64(),
+        ParamType::Integer => value.is_i64(),
         ParamType::Number => value.is_number(),
         ParamType::Boolean => value.is_boolean(),
         ParamType::Object => value.is_object(),
@@ -519,6 +519,10 @@ mod tests {
             .validate(serde_json::from_str(r#"{"limit": 100000000000000000000}"#).unwrap())
             .unwrap_err();
         assert_eq!(huge.message, "limit is out of range");
+        let past_i64 = tool
+            .validate(serde_json::from_str(r#"{"limit": 9223372036854775808}"#).unwrap())
+            .unwrap_err();
+        assert_eq!(past_i64.message, "limit is out of range");
         let fraction = tool.validate(json!({ "limit": 1.5 })).unwrap_err();
         assert_eq!(fraction.message, "limit must be an integer");
         assert!(tool.validate(json!({ "limit": 10 })).is_ok());

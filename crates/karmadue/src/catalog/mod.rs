@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
-use kd_kernel::input::{InputSchema, Text};
+use kd_kernel::input::Text;
 use kd_kernel::registry::{Access, Hints, Lift, Param, ParamType, Tool};
 use model::{Claim, Resource};
 use schemars::JsonSchema;
@@ -42,7 +42,7 @@ pub static GET_RESOURCE: Tool = Tool {
         id: "resource_id",
         fields: &["title", "description"],
     }],
-    input: Some(InputSchema::of::<GetResource>(&[])),
+    input: Some(kd_kernel::input!(GetResource)),
     handler: kd_kernel::typed!(GET_RESOURCE, get_resource),
 };
 
@@ -66,7 +66,7 @@ pub static GET_CLAIMS: Tool = Tool {
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[],
-    input: Some(InputSchema::of::<GetClaims>(&[])),
+    input: Some(kd_kernel::input!(GetClaims)),
     handler: kd_kernel::typed!(GET_CLAIMS, get_claims),
 };
 
