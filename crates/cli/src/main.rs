@@ -129,6 +129,12 @@ struct ServeArgs {
     /// process's open-file limit (`ulimit -n`).
     #[arg(long, env = "KARMADUE_MAX_CONNECTIONS", default_value_t = kd_core::config::DEFAULT_MAX_CONNECTIONS, value_parser = at_least_one)]
     max_connections: usize,
+    /// Connections one client address (an IPv6 /64) may hold at once; past it its new
+    /// connections are closed as soon as they are accepted (logged, and counted in
+    /// karmadue_connections_refused_per_address_total). Connections from --trusted-proxies are
+    /// not counted.
+    #[arg(long, env = "KARMADUE_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = kd_core::config::DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, value_parser = at_least_one)]
+    max_connections_per_address: usize,
     /// The database: a PostgreSQL URL (postgres://user:password@host:port/database), which
     /// several hub processes may share behind one address. Default: the SQLite file
     /// karmadue.sqlite in the data folder.
@@ -293,6 +299,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     config.ledger_dir = args.ledger_dir;
     config.database_url = args.database_url.map(kd_core::config::Secret::new);
     config.max_connections = args.max_connections;
+    config.max_connections_per_address = args.max_connections_per_address;
     config.checkpoint_interval = std::time::Duration::from_secs(args.checkpoint_interval_s);
     config.trusted_proxies = kd_core::config::TrustedProxies::parse(&args.trusted_proxies)
         .map_err(|reason| anyhow::anyhow!("--trusted-proxies: {reason}"))?;

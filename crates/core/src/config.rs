@@ -14,6 +14,10 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024;
 /// Default cap on connections served at once (`--max-connections`): below the usual 1024 open
 /// files of a process, leaving room for the database, the keys and the search index.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+/// Default share of the cap one address (an IPv6 /64) may hold (`--max-connections-per-address`):
+/// an eighth of the default cap, far above what a browser (six) or an MCP client (one or two)
+/// opens, so one client cannot take the hub's slots (docs/decisions.md 206).
+pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 64;
 /// Default time a request's head may take, and a kept-alive connection may sit idle.
 pub const DEFAULT_HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Default longest wait for the next chunk of a request body.
@@ -65,6 +69,9 @@ pub struct Config {
     pub database_url: Option<Secret>,
     /// Connections served at once; a connection past the cap is closed when accepted.
     pub max_connections: usize,
+    /// Connections one address (an IPv6 /64) may hold at once; a trusted proxy's are not
+    /// counted. Past it a connection from that address is closed when accepted.
+    pub max_connections_per_address: usize,
     /// How long a request's head may take to arrive, counted from when the connection opened
     /// or its previous response went out (so also the idle timeout between requests).
     pub header_read_timeout: std::time::Duration,
@@ -254,6 +261,7 @@ impl Config {
             ledger_dir: None,
             database_url: None,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_address: DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             body_idle_timeout: DEFAULT_BODY_IDLE_TIMEOUT,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,

@@ -209,6 +209,10 @@ pub async fn serve(
         listener,
         http::router(Arc::clone(&hub)),
         limits,
+        http::shares::Shares::new(
+            hub.config.max_connections_per_address,
+            hub.config.trusted_proxies.clone(),
+        ),
         &hub.metrics,
         shutdown,
     )

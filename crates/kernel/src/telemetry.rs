@@ -42,6 +42,8 @@ pub const BUILD_INFO: &str = "karmadue_build_info";
 
 /// Connections closed on accept because the connection cap was reached.
 pub const CONNECTIONS_REFUSED: &str = "karmadue_connections_refused_total";
+/// Connections closed on accept because their address held its share of the cap.
+pub const CONNECTIONS_REFUSED_PER_ADDRESS: &str = "karmadue_connections_refused_per_address_total";
 /// Connections being served now.
 pub const CONNECTIONS_OPEN: &str = "karmadue_connections_open";
 
@@ -102,7 +104,11 @@ impl HubMetrics {
             text(STORE_BATCHES, "Write batches the store's writer committed."),
             text(
                 CONNECTIONS_REFUSED,
-                "Connections closed on accept: the connection cap was reached.",
+                "Connections closed on accept: the connection cap, or the address's share of it, was reached.",
+            ),
+            text(
+                CONNECTIONS_REFUSED_PER_ADDRESS,
+                "Connections closed on accept because their address held its share of the cap.",
             ),
             text(
                 STORE_JOBS,
@@ -240,6 +246,17 @@ impl HubMetrics {
     /// One connection closed on accept at the connection cap.
     pub fn connection_refused(&self) {
         counter(&self.recorder, Key::from_static_name(CONNECTIONS_REFUSED)).increment(1);
+    }
+
+    /// One connection closed on accept because its address held its share of the cap (also
+    /// counted in [`CONNECTIONS_REFUSED`]).
+    pub fn connection_refused_per_address(&self) {
+        counter(&self.recorder, Key::from_static_name(CONNECTIONS_REFUSED)).increment(1);
+        counter(
+            &self.recorder,
+            Key::from_static_name(CONNECTIONS_REFUSED_PER_ADDRESS),
+        )
+        .increment(1);
     }
 
     /// Sets the open connections gauge.

@@ -19,6 +19,7 @@ pub mod origin;
 pub mod pages;
 pub mod rest;
 pub mod server;
+pub mod shares;
 pub mod transparency;
 
 use std::net::SocketAddr;

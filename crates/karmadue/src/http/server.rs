@@ -12,6 +12,11 @@
 //! - **Connection cap** ([`EdgeLimits::max_connections`]): a connection past the cap is closed
 //!   as soon as it is accepted, counted in `karmadue_connections_refused_total` and logged (at
 //!   most once every [`REFUSAL_LOG_EVERY`], with the number refused since).
+//! - **Each address's share** ([`EdgeLimits::max_connections_per_address`], [`super::shares`]):
+//!   a connection from an address (an IPv6 /64) that already holds its share is closed the
+//!   same way, counted in `karmadue_connections_refused_total` and
+//!   `karmadue_connections_refused_per_address_total`; a trusted proxy's connections are not
+//!   counted. So one client's half-sent requests cannot take every slot of the cap.
 //! - **Shutdown**: when the shutdown future resolves the listener is closed, idle connections
 //!   close, in-flight requests get [`EdgeLimits::shutdown_grace`] to finish, then whatever is
 //!   left is dropped.
@@ -28,6 +33,8 @@ use tower::ServiceExt;
 
 use kd_kernel::telemetry::HubMetrics;
 
+use super::shares::Shares;
+
 /// At most one "connection cap reached" line per this long.
 pub const REFUSAL_LOG_EVERY: Duration = Duration::from_secs(10);
 /// How long the loop pauses after a failed `accept` (out of file descriptors, say), so a
@@ -39,6 +46,8 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 pub struct EdgeLimits {
     /// Connections served at once; more are closed on accept.
     pub max_connections: usize,
+    /// Connections one address (an IPv6 /64) may hold at once; more are closed on accept.
+    pub max_connections_per_address: usize,
     /// Time for a request's head (and idle time between requests).
     pub header_read_timeout: Duration,
     /// Longest wait for the next chunk of a request body.
@@ -52,6 +61,7 @@ impl EdgeLimits {
     pub fn of(config: &kd_core::config::Config) -> Self {
         Self {
             max_connections: config.max_connections,
+            max_connections_per_address: config.max_connections_per_address,
             header_read_timeout: config.header_read_timeout,
             body_idle_timeout: config.body_idle_timeout,
             shutdown_grace: config.shutdown_grace,
@@ -68,10 +78,12 @@ pub async fn run(
     listener: tokio::net::TcpListener,
     router: Router,
     limits: EdgeLimits,
+    shares: Shares,
     metrics: &HubMetrics,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let cap = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let mut address_refusals = Refusals::default();
     let graceful = GracefulShutdown::new();
     let mut connections = tokio::task::JoinSet::new();
     let mut refusals = Refusals::default();
@@ -98,6 +110,12 @@ pub async fn run(
                 continue;
             }
         };
+        let Some(share) = shares.take(peer.ip()) else {
+            drop(stream);
+            metrics.connection_refused_per_address();
+            address_refusals.refused_per_address(limits.max_connections_per_address);
+            continue;
+        };
         let Ok(permit) = Arc::clone(&cap).try_acquire_owned() else {
             drop(stream);
             metrics.connection_refused();
@@ -115,6 +133,7 @@ pub async fn run(
             // A client that hangs up or times out ends here; nothing to report.
             let _ = watched.await;
             drop(permit);
+            drop(share);
         });
         metrics.set_open_connections(connections.len());
     }
@@ -164,20 +183,38 @@ struct Refusals {
 }
 
 impl Refusals {
-    fn refused(&mut self, cap: usize) {
+    /// Counts one refusal; true when it is time to log (then the count restarts).
+    fn due(&mut self) -> bool {
         self.since += 1;
         if self
             .logged
             .is_some_and(|logged| logged.elapsed() < REFUSAL_LOG_EVERY)
         {
-            return;
+            return false;
         }
-        tracing::warn!(
-            max_connections = cap,
-            refused = self.since,
-            "connection cap reached: closing new connections (--max-connections)"
-        );
         self.logged = Some(Instant::now());
-        self.since = 0;
+        true
+    }
+
+    fn refused(&mut self, cap: usize) {
+        if self.due() {
+            tracing::warn!(
+                max_connections = cap,
+                refused = self.since,
+                "connection cap reached: closing new connections (--max-connections)"
+            );
+            self.since = 0;
+        }
+    }
+
+    fn refused_per_address(&mut self, share: usize) {
+        if self.due() {
+            tracing::warn!(
+                max_connections_per_address = share,
+                refused = self.since,
+                "an address holds its share of the connection cap: closing its new connections (--max-connections-per-address)"
+            );
+            self.since = 0;
+        }
     }
 }

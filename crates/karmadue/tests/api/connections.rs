@@ -112,6 +112,73 @@ fn past_the_connection_cap_new_connections_are_closed_and_counted() {
     );
 }
 
+/// A connection to the hub from `source` (another loopback address: Linux routes all of
+/// 127.0.0.0/8 to the loopback interface).
+fn connect_from(app: &TestApp, source: &str) -> TcpStream {
+    let hub: std::net::SocketAddr = app.base.trim_start_matches("http://").parse().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .unwrap();
+    let stream = runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(format!("{source}:0").parse().unwrap()).unwrap();
+        socket.connect(hub).await.unwrap()
+    });
+    let stream = stream.into_std().unwrap();
+    stream.set_nonblocking(false).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(15)))
+        .unwrap();
+    stream
+}
+
+#[test]
+fn an_address_past_its_share_of_the_cap_is_refused_while_another_is_served() {
+    let app = TestApp::start_with(|config| {
+        config.max_connections = 10;
+        config.max_connections_per_address = 2;
+    });
+    // One client holds its share with two silent connections.
+    let held: Vec<TcpStream> = (0..2).map(|_| connect_from(&app, "127.0.0.2")).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut third = connect_from(&app, "127.0.0.2");
+    let _ = third.write_all(b"GET /llms.txt HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    let (sent, waited) = read_until_closed(&mut third);
+    assert_eq!(
+        sent, "",
+        "a connection past the address's share is closed unanswered"
+    );
+    assert!(waited < Duration::from_secs(2), "{waited:?}");
+    // Another address is served meanwhile, with room left under the cap.
+    let mut other = connect_from(&app, "127.0.0.3");
+    other
+        .write_all(b"GET /llms.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let (sent, _) = read_until_closed(&mut other);
+    assert!(sent.starts_with("HTTP/1.1 200"), "{sent}");
+    // A closed connection gives its slot back.
+    drop(held);
+    std::thread::sleep(Duration::from_millis(300));
+    let mut again = connect_from(&app, "127.0.0.2");
+    again
+        .write_all(b"GET /llms.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let (sent, _) = read_until_closed(&mut again);
+    assert!(sent.starts_with("HTTP/1.1 200"), "{sent}");
+    let metrics = app.request("GET", "/metrics", None, &[]);
+    for line in [
+        "karmadue_connections_refused_per_address_total 1",
+        "karmadue_connections_refused_total 1",
+    ] {
+        assert!(
+            metrics.text.lines().any(|shown| shown == line),
+            "{line}: {}",
+            metrics.text
+        );
+    }
+}
+
 /// Everything `serve` logs, in the order it logged it.
 #[derive(Clone, Default)]
 struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
