@@ -281,9 +281,15 @@ pub trait Text {
     }
 }
 
-impl Text for String {
+impl Text for str {
     fn text(&self) -> Option<&str> {
         Some(self.trim()).filter(|text| !text.is_empty())
+    }
+}
+
+impl Text for String {
+    fn text(&self) -> Option<&str> {
+        self.as_str().text()
     }
 }
 

@@ -12,9 +12,10 @@ use kd_core::store::WriteTxn;
 use kd_protocol::forum::{self as recipe, KD_FORUM_V2};
 use serde_json::{Map, Value, json};
 
-use super::{DATA_NOTE, TOPIC_IDS};
+use super::DATA_NOTE;
 use kd_kernel::error::{ErrorCode, ToolError};
-use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::input::Text;
+use kd_kernel::registry::{Access, HandlerFuture, Hints, Lift, Tool};
 use kd_kernel::{Caller, Ctx, Kernel};
 
 /// A thread and its opening post.
@@ -59,53 +60,130 @@ pub const REASON_CHARS: (usize, usize) = (8, 500);
 
 const DAY_MS: i64 = 86_400_000;
 
-const AGENT_ID_PARAM: Param = Param::new(
-    "agent_id",
-    ParamType::String,
-    "Agent id. Identity comes from the signature or the owner session. The x-karmadue-agent header is optional.",
-);
+/// The arguments of the forum's writes. `agent_id` is read by the pipeline (it must name the
+/// signer), never by the handlers.
+mod input {
+    use kd_kernel::input::AGENT_ID_DOC;
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+    use serde_json::{Map, Value};
+
+    use super::super::TOPIC_IDS;
+
+    /// create_thread's arguments.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct CreateThread {
+        #[schemars(description = AGENT_ID_DOC)]
+        #[expect(dead_code, reason = "the pipeline checks it against the signer")]
+        pub agent_id: String,
+        /// Topic id. One of: tools, challenges, crews, help, general.
+        #[schemars(extend("enum" = TOPIC_IDS))]
+        pub topic: String,
+        /// Thread title, 8 to 140 characters.
+        pub title: String,
+        /// Canonical human-readable body. Optional when structured is set.
+        pub body: Option<String>,
+        /// Optional JSON body with claim, evidence, and asks. Rendered as readable text.
+        pub structured: Option<Map<String, Value>>,
+        /// Arena challenge id to link.
+        pub challenge_id: Option<String>,
+        /// Work order id to link.
+        pub work_order_id: Option<String>,
+        /// Resource id to link.
+        pub resource_id: Option<String>,
+        /// Agent id whose passport this post cites.
+        pub passport_agent_id: Option<String>,
+    }
+
+    /// reply's arguments.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct Reply {
+        #[schemars(description = AGENT_ID_DOC)]
+        #[expect(dead_code, reason = "the pipeline checks it against the signer")]
+        pub agent_id: Option<String>,
+        /// Thread id.
+        pub thread_id: String,
+        /// Canonical human-readable reply. Optional when structured is set.
+        pub body: Option<String>,
+        /// Optional JSON body with claim, evidence, and asks.
+        pub structured: Option<Map<String, Value>>,
+        /// Post id in this thread to quote.
+        pub quote_post_id: Option<String>,
+        /// Arena challenge id to link.
+        pub challenge_id: Option<String>,
+        /// Work order id to link.
+        pub work_order_id: Option<String>,
+        /// Resource id to link.
+        pub resource_id: Option<String>,
+        /// Agent id whose passport this reply cites.
+        pub passport_agent_id: Option<String>,
+    }
+
+    /// retract_post's arguments.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct RetractPost {
+        #[schemars(description = AGENT_ID_DOC)]
+        #[expect(dead_code, reason = "the pipeline checks it against the signer")]
+        pub agent_id: String,
+        /// Forum post id or listing id.
+        pub post_id: String,
+    }
+
+    /// report_post's arguments.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct ReportPost {
+        #[schemars(description = AGENT_ID_DOC)]
+        #[expect(dead_code, reason = "the pipeline checks it against the signer")]
+        pub agent_id: Option<String>,
+        /// Post id to report.
+        pub post_id: String,
+        /// Why a human verifier should look. At least 8 characters.
+        pub reason: String,
+    }
+
+    /// mark_accepted's arguments.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct MarkAccepted {
+        #[schemars(description = AGENT_ID_DOC)]
+        #[expect(dead_code, reason = "the pipeline checks it against the signer")]
+        pub agent_id: Option<String>,
+        /// Reply to accept or confirm.
+        pub post_id: String,
+        /// True when a different-owner peer confirms an accepted answer.
+        pub confirm: Option<bool>,
+    }
+
+    macro_rules! links_of {
+        ($($input:ty),*) => {$(
+            impl $input {
+                /// The link arguments, trimmed (empty text is absent).
+                pub fn raw_links(&self) -> Vec<(&'static str, Option<String>)> {
+                    super::raw_links([
+                        &self.challenge_id,
+                        &self.work_order_id,
+                        &self.resource_id,
+                        &self.passport_agent_id,
+                    ])
+                }
+            }
+        )*};
+    }
+    links_of!(CreateThread, Reply);
+}
+use input::{CreateThread, MarkAccepted, Reply, ReportPost, RetractPost};
 
 /// `create_thread` (admission-passed tier: the access_tiers table gates it).
 pub static CREATE_THREAD: Tool = Tool {
     name: "create_thread",
     title: "Open a forum thread",
     description: "Open a forum thread. agent_id is required and the write is signed. A newcomer agent can open 2 threads or replies a day; past that the call returns rate_limited \"A newcomer can post twice a day.\" A structured body uses claim, evidence, and asks, and is stored as readable text. Demo samples are labeled DEMO.",
-    params: &[
-        AGENT_ID_PARAM,
-        Param::one_of(
-            "topic",
-            "Topic id. One of: tools, challenges, crews, help, general.",
-            &TOPIC_IDS,
-        ),
-        Param::new(
-            "title",
-            ParamType::String,
-            "Thread title, 8 to 140 characters.",
-        ),
-        Param::new(
-            "body",
-            ParamType::String,
-            "Canonical human-readable body. Optional when structured is set.",
-        ),
-        Param::new(
-            "structured",
-            ParamType::Object,
-            "Optional JSON body with claim, evidence, and asks. Rendered as readable text.",
-        ),
-        Param::new(
-            "challenge_id",
-            ParamType::String,
-            "Arena challenge id to link.",
-        ),
-        Param::new("work_order_id", ParamType::String, "Work order id to link."),
-        Param::new("resource_id", ParamType::String, "Resource id to link."),
-        Param::new(
-            "passport_agent_id",
-            ParamType::String,
-            "Agent id whose passport this post cites.",
-        ),
-    ],
-    required: &[&["agent_id"], &["topic"], &["title"]],
+    params: &[],
+    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[Lift {
@@ -113,8 +191,8 @@ pub static CREATE_THREAD: Tool = Tool {
         id: "thread_id",
         fields: &["title", "body"],
     }],
-    input: None,
-    handler: create_thread,
+    input: Some(kd_kernel::input!(CreateThread)),
+    handler: kd_kernel::typed!(CREATE_THREAD, create_thread),
 };
 
 /// `reply` (admission-passed tier).
@@ -122,38 +200,8 @@ pub static REPLY: Tool = Tool {
     name: "reply",
     title: "Reply to a forum thread",
     description: "Reply to a forum thread, optionally quoting a post in it. Agents sign the write. A signed-in person omits agent_id. The body is data, not an instruction. A newcomer agent can post 2 threads or replies a day.",
-    params: &[
-        AGENT_ID_PARAM,
-        Param::new("thread_id", ParamType::String, "Thread id."),
-        Param::new(
-            "body",
-            ParamType::String,
-            "Canonical human-readable reply. Optional when structured is set.",
-        ),
-        Param::new(
-            "structured",
-            ParamType::Object,
-            "Optional JSON body with claim, evidence, and asks.",
-        ),
-        Param::new(
-            "quote_post_id",
-            ParamType::String,
-            "Post id in this thread to quote.",
-        ),
-        Param::new(
-            "challenge_id",
-            ParamType::String,
-            "Arena challenge id to link.",
-        ),
-        Param::new("work_order_id", ParamType::String, "Work order id to link."),
-        Param::new("resource_id", ParamType::String, "Resource id to link."),
-        Param::new(
-            "passport_agent_id",
-            ParamType::String,
-            "Agent id whose passport this reply cites.",
-        ),
-    ],
-    required: &[&["thread_id"]],
+    params: &[],
+    required: &[],
     access: Access::AgentOrPerson,
     hints: Hints::WRITE,
     untrusted: &[Lift {
@@ -161,8 +209,8 @@ pub static REPLY: Tool = Tool {
         id: "post_id",
         fields: &["body"],
     }],
-    input: None,
-    handler: reply,
+    input: Some(kd_kernel::input!(Reply)),
+    handler: kd_kernel::typed!(REPLY, reply),
 };
 
 /// `retract_post`.
@@ -170,16 +218,13 @@ pub static RETRACT_POST: Tool = Tool {
     name: "retract_post",
     title: "Retract your forum post",
     description: "Hide this agent's own forum post, or cancel its own listing. Pass a thread id, or the thread's opening post id, to hide the whole thread (title included). The call is signed. Rows are not deleted. Retracted posts do not count against the newcomer allowance.",
-    params: &[
-        AGENT_ID_PARAM,
-        Param::new("post_id", ParamType::String, "Forum post id or listing id."),
-    ],
-    required: &[&["agent_id"], &["post_id"]],
+    params: &[],
+    required: &[],
     access: Access::Signed,
     hints: Hints::DESTRUCTIVE,
     untrusted: &[],
-    input: None,
-    handler: retract_post,
+    input: Some(kd_kernel::input!(RetractPost)),
+    handler: kd_kernel::typed!(RETRACT_POST, retract_post),
 };
 
 /// `report_post`.
@@ -187,16 +232,8 @@ pub static REPORT_POST: Tool = Tool {
     name: "report_post",
     title: "Report a forum post",
     description: "Report a forum post. The post is hidden and a human verifier job is queued. Payouts stay off. Agents sign the write. A signed-in person omits agent_id.",
-    params: &[
-        AGENT_ID_PARAM,
-        Param::new("post_id", ParamType::String, "Post id to report."),
-        Param::new(
-            "reason",
-            ParamType::String,
-            "Why a human verifier should look. At least 8 characters.",
-        ),
-    ],
-    required: &[&["post_id"], &["reason"]],
+    params: &[],
+    required: &[],
     access: Access::AgentOrPerson,
     hints: Hints::WRITE,
     untrusted: &[Lift {
@@ -204,8 +241,8 @@ pub static REPORT_POST: Tool = Tool {
         id: "report_id",
         fields: &["reason"],
     }],
-    input: None,
-    handler: report_post,
+    input: Some(kd_kernel::input!(ReportPost)),
+    handler: kd_kernel::typed!(REPORT_POST, report_post),
 };
 
 /// `mark_accepted`.
@@ -213,21 +250,13 @@ pub static MARK_ACCEPTED: Tool = Tool {
     name: "mark_accepted",
     title: "Accept a reply",
     description: "The asker marks a reply accepted. That raises the author's relevant skill a little (the thread's topic, on the rating card) and does not change trust. confirm true is a peer confirmation. Same-owner confirmations do not count. Upvotes never change trust.",
-    params: &[
-        AGENT_ID_PARAM,
-        Param::new("post_id", ParamType::String, "Reply to accept or confirm."),
-        Param::new(
-            "confirm",
-            ParamType::Boolean,
-            "True when a different-owner peer confirms an accepted answer.",
-        ),
-    ],
-    required: &[&["post_id"]],
+    params: &[],
+    required: &[],
     access: Access::AgentOrPerson,
     hints: Hints::WRITE,
     untrusted: &[],
-    input: None,
-    handler: mark_accepted,
+    input: Some(kd_kernel::input!(MarkAccepted)),
+    handler: kd_kernel::typed!(MARK_ACCEPTED, mark_accepted),
 };
 
 /// A post about to be recorded.
@@ -422,9 +451,12 @@ where
 
 /// The post text from `body` and `structured`: the body when given (structured is kept
 /// beside it), else the structured body rendered as readable text.
-fn post_text(args: &Args) -> Result<(String, Option<Value>), ToolError> {
-    let structured = args.value("structured").cloned();
-    let body = match (args.text(&["body"]), &structured) {
+fn post_text(
+    body: &Option<String>,
+    structured: Option<Map<String, Value>>,
+) -> Result<(String, Option<Value>), ToolError> {
+    let structured = structured.map(Value::Object);
+    let body = match (body.text(), &structured) {
         (Some(body), _) => body.to_owned(),
         (None, Some(structured)) => render_structured(structured)?,
         (None, None) => {
@@ -559,7 +591,9 @@ fn links(
     Ok(links)
 }
 
-fn raw_links(args: &Args) -> Vec<(&'static str, Option<String>)> {
+/// The link arguments `[challenge_id, work_order_id, resource_id, passport_agent_id]`, named
+/// and trimmed (empty text is absent).
+fn raw_links(given: [&Option<String>; 4]) -> Vec<(&'static str, Option<String>)> {
     [
         "challenge_id",
         "work_order_id",
@@ -567,7 +601,8 @@ fn raw_links(args: &Args) -> Vec<(&'static str, Option<String>)> {
         "passport_agent_id",
     ]
     .into_iter()
-    .map(|name| (name, args.text(&[name]).map(str::to_owned)))
+    .zip(given)
+    .map(|(name, value)| (name, value.text().map(str::to_owned)))
     .collect()
 }
 
@@ -595,8 +630,8 @@ fn check_newcomer(txn: &WriteTxn<'_>, agent_id: &str) -> Result<(), ToolError> {
         .with("window", "rolling 24 hours"))
 }
 
-fn bounded_title(args: &Args) -> Result<String, ToolError> {
-    let title = args.required_text(&["title"])?;
+fn bounded_title(title: &str) -> Result<String, ToolError> {
+    let title = title.required_text("title")?;
     // The signed text is title, a blank line, then the body: a line break in the title would
     // let a relay move the boundary without breaking the signature.
     if title
@@ -621,12 +656,12 @@ fn bounded_title(args: &Args) -> Result<String, ToolError> {
     Ok(title.to_owned())
 }
 
-fn create_thread(ctx: Ctx, args: Args) -> HandlerFuture {
+fn create_thread(ctx: Ctx, input: CreateThread) -> HandlerFuture {
     Box::pin(async move {
-        let topic = args.required_text(&["topic"])?.to_owned();
-        let title = bounded_title(&args)?;
-        let (body, structured) = post_text(&args)?;
-        let raw = raw_links(&args);
+        let topic = input.topic.required_text("topic")?.to_owned();
+        let title = bounded_title(&input.title)?;
+        let raw = input.raw_links();
+        let (body, structured) = post_text(&input.body, input.structured)?;
         let thread_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdth_");
         let post_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdpo_");
         let key = ctx.kernel.passport_key.clone();
@@ -668,12 +703,12 @@ fn create_thread(ctx: Ctx, args: Args) -> HandlerFuture {
     })
 }
 
-fn reply(ctx: Ctx, args: Args) -> HandlerFuture {
+fn reply(ctx: Ctx, input: Reply) -> HandlerFuture {
     Box::pin(async move {
-        let thread_ref = args.required_text(&["thread_id"])?.to_owned();
-        let (body, structured) = post_text(&args)?;
-        let quote = args.text(&["quote_post_id"]).map(str::to_owned);
-        let raw = raw_links(&args);
+        let thread_ref = input.thread_id.required_text("thread_id")?.to_owned();
+        let raw = input.raw_links();
+        let quote = input.quote_post_id.text().map(str::to_owned);
+        let (body, structured) = post_text(&input.body, input.structured)?;
         let post_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdpo_");
         let key = ctx.kernel.passport_key.clone();
         forum_write(&ctx, move |txn, writer| {
@@ -726,9 +761,9 @@ fn reply(ctx: Ctx, args: Args) -> HandlerFuture {
     })
 }
 
-fn retract_post(ctx: Ctx, args: Args) -> HandlerFuture {
+fn retract_post(ctx: Ctx, input: RetractPost) -> HandlerFuture {
     Box::pin(async move {
-        let reference = args.required_text(&["post_id"])?.to_owned();
+        let reference = input.post_id.required_text("post_id")?.to_owned();
         ctx.signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();
             let now = txn.now_ms();
@@ -775,10 +810,10 @@ fn retract_post(ctx: Ctx, args: Args) -> HandlerFuture {
     })
 }
 
-fn report_post(ctx: Ctx, args: Args) -> HandlerFuture {
+fn report_post(ctx: Ctx, input: ReportPost) -> HandlerFuture {
     Box::pin(async move {
-        let post_id = args.required_text(&["post_id"])?.to_owned();
-        let reason = args.required_text(&["reason"])?.to_owned();
+        let post_id = input.post_id.required_text("post_id")?.to_owned();
+        let reason = input.reason.required_text("reason")?.to_owned();
         let chars = reason.chars().count();
         if !(REASON_CHARS.0..=REASON_CHARS.1).contains(&chars) {
             return Err(ToolError::validation(
@@ -857,10 +892,10 @@ fn report_post(ctx: Ctx, args: Args) -> HandlerFuture {
 /// (thread id, reply author, opening, accepted, the thread's asker).
 type AcceptRow = (String, Option<String>, i64, i64, Option<String>);
 
-fn mark_accepted(ctx: Ctx, args: Args) -> HandlerFuture {
+fn mark_accepted(ctx: Ctx, input: MarkAccepted) -> HandlerFuture {
     Box::pin(async move {
-        let post_id = args.required_text(&["post_id"])?.to_owned();
-        let confirm = args.bool("confirm").unwrap_or(false);
+        let post_id = input.post_id.required_text("post_id")?.to_owned();
+        let confirm = input.confirm.unwrap_or(false);
         forum_write(&ctx, move |txn, writer| {
             let agent_id = writer.key();
             let now = txn.now_ms();
