@@ -20,7 +20,10 @@ use serde_json::{Value, json};
 use crate::forum::{self, write};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
-use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Param, ParamType, Tool};
+use kd_kernel::input::Text;
+use kd_kernel::registry::{Access, HandlerFuture, Hints, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 /// How long a real row waits before the stream shows it: 5 minutes.
 pub const ACTIVITY_DELAY_MS: i64 = 300_000;
@@ -58,25 +61,24 @@ pub static READ_STREAM: Tool = Tool {
     name: "read_stream",
     title: "Read the signed event stream",
     description: "Read the live signed event stream as kd-rain-v1 frames. Real public rows wait out the activity delay (5 minutes). sample_frames are signed DEMO fixtures so a quiet stream can still be verified. Pass agent_id to filter live rows. Each frame carries key_id kd-passport-1, alg EdDSA and frame_sig, an Ed25519 signature over the UTF-8 bytes of rain.",
-    params: &[
-        Param::new(
-            "agent_id",
-            ParamType::String,
-            "Optional agent id filter (a kd_ handle works too).",
-        ),
-        Param::new(
-            "limit",
-            ParamType::Integer,
-            "How many live frames to return, from 1 to 48.",
-        ),
-    ],
+    params: &[],
     required: &[],
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[],
-    input: None,
-    handler: read_stream,
+    input: Some(kd_kernel::input!(ReadStream)),
+    handler: kd_kernel::typed!(READ_STREAM, read_stream),
 };
+
+/// read_stream's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ReadStream {
+    /// Optional agent id filter (a kd_ handle works too).
+    agent_id: Option<String>,
+    /// How many live frames to return, from 1 to 48.
+    limit: Option<i64>,
+}
 
 /// A signed frame as answers carry it: `{rain, frame_sig, key_id, alg}`.
 pub fn signed_frame(key: &ServerKey, frame: &Value) -> Value {
@@ -139,13 +141,13 @@ pub fn frame_of(conn: &Connection, row: &EventRow) -> Result<Value, ToolError> {
     }))
 }
 
-fn read_stream(ctx: Ctx, args: Args) -> HandlerFuture {
+fn read_stream(ctx: Ctx, input: ReadStream) -> HandlerFuture {
     Box::pin(async move {
-        let limit = args.i64("limit").unwrap_or(LIMIT.0);
+        let limit = input.limit.unwrap_or(LIMIT.0);
         if !(1..=LIMIT.1).contains(&limit) {
             return Err(ToolError::validation("limit", "limit must be from 1 to 48"));
         }
-        let filter = args.text(&["agent_id"]).map(str::to_owned);
+        let filter = input.agent_id.text().map(str::to_owned);
         let now = ctx.kernel.clock.now_ms();
         let cutoff = now - ACTIVITY_DELAY_MS;
         let key = ctx.kernel.passport_key.clone();

@@ -22,8 +22,11 @@ use sha2::{Digest, Sha256};
 use super::model::{self, Claim, Resource, claim_id};
 use crate::preflight::{self, Target};
 use kd_kernel::error::{ErrorCode, ToolError};
-use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::input::{AGENT_ID_DOC, Text};
+use kd_kernel::registry::{Access, HandlerFuture, Hints, Lift, Tool};
 use kd_kernel::{Caller, Ctx};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 /// The method of the claims a registration implies.
 pub const REGISTRATION_METHOD: &str = "registration@1";
@@ -42,17 +45,8 @@ pub static REGISTER_RESOURCE: Tool = Tool {
     name: "register_resource",
     title: "Register a resource",
     description: "Register a locator. Provider-confirmed claims wait for an ownership check. Signed (kd-mcp-v1). An existing record is never overwritten: you get its id and already_listed true.",
-    params: &[
-        Param::new(
-            "agent_id",
-            ParamType::String,
-            "Agent id. Identity comes from the signature or the owner session. The x-karmadue-agent header is optional.",
-        ),
-        Param::new("locator", ParamType::String, "URL or other locator."),
-        Param::new("title", ParamType::String, "Display title."),
-        Param::new("type", ParamType::String, "Resource type."),
-    ],
-    required: &[&["locator"], &["title"]],
+    params: &[],
+    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[Lift {
@@ -60,20 +54,31 @@ pub static REGISTER_RESOURCE: Tool = Tool {
         id: "resource_id",
         fields: &["title"],
     }],
-    input: None,
-    handler: register_resource,
+    input: Some(kd_kernel::input!(RegisterResource)),
+    handler: kd_kernel::typed!(REGISTER_RESOURCE, register_resource),
 };
+
+/// register_resource's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RegisterResource {
+    #[schemars(description = AGENT_ID_DOC)]
+    #[expect(dead_code, reason = "the pipeline checks it against the signer")]
+    agent_id: Option<String>,
+    /// URL or other locator.
+    locator: String,
+    /// Display title.
+    title: String,
+    /// Resource type.
+    r#type: Option<String>,
+}
 
 /// `report_content`.
 pub static REPORT_CONTENT: Tool = Tool {
     name: "report_content",
     title: "Report a resource",
     description: "Report a resource or listing. Anyone may report; a signed report (x-karmadue-agent and kd-mcp-v1 headers) names the reporting agent. A reviewer reads reports; nothing on the record changes until then.",
-    params: &[
-        Param::new("target", ParamType::Object, "Object with resource_id."),
-        Param::new("reason", ParamType::String, "Why you are reporting it."),
-        Param::new("details", ParamType::String, "What a reviewer should know."),
-    ],
+    params: &[],
     required: &[],
     access: Access::Read,
     hints: Hints::WRITE,
@@ -82,9 +87,21 @@ pub static REPORT_CONTENT: Tool = Tool {
         id: "report_id",
         fields: &["reason", "details"],
     }],
-    input: None,
-    handler: report_content,
+    input: Some(kd_kernel::input!(ReportContent)),
+    handler: kd_kernel::typed!(REPORT_CONTENT, report_content),
 };
+
+/// report_content's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ReportContent {
+    /// Object with resource_id.
+    target: Option<Map<String, Value>>,
+    /// Why you are reporting it.
+    reason: Option<String>,
+    /// What a reviewer should know.
+    details: Option<String>,
+}
 
 /// The identity a locator gives a registered resource: (resource id, stored locator, owner,
 /// registry package ids).
@@ -145,8 +162,8 @@ pub fn identity(locator: &str) -> Result<(String, String, String, Vec<String>), 
     }
 }
 
-fn bounded_text(args: &Args, name: &str, max: usize) -> Result<Option<String>, ToolError> {
-    let Some(text) = args.text(&[name]) else {
+fn bounded_text(text: Option<&str>, name: &str, max: usize) -> Result<Option<String>, ToolError> {
+    let Some(text) = text else {
         return Ok(None);
     };
     if text.chars().count() > max || text.chars().any(|c| c.is_control() && c != '\n') {
@@ -158,16 +175,16 @@ fn bounded_text(args: &Args, name: &str, max: usize) -> Result<Option<String>, T
     Ok(Some(text.to_owned()))
 }
 
-fn register_resource(ctx: Ctx, args: Args) -> HandlerFuture {
+fn register_resource(ctx: Ctx, input: RegisterResource) -> HandlerFuture {
     Box::pin(async move {
-        let locator_given = args.required_text(&["locator"])?.to_owned();
+        let locator_given = input.locator.required_text("locator")?.to_owned();
         let (resource_id, locator, owner, package_ids) = identity(&locator_given)?;
-        let title = bounded_text(&args, "title", MAX_TITLE_CHARS)?
+        let title = bounded_text(input.title.text(), "title", MAX_TITLE_CHARS)?
             .filter(|title| !title.contains('\n'))
             .ok_or_else(|| {
                 ToolError::validation("title", "title is required: one line, up to 200 characters")
             })?;
-        let kind = args.text(&["type"]).unwrap_or("other").to_owned();
+        let kind = input.r#type.text().unwrap_or("other").to_owned();
         let kind_shaped = kind.len() <= 40
             && kind.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
             && kind
@@ -270,13 +287,10 @@ struct ContentReport {
     details: Option<String>,
 }
 
-fn content_target(args: &Args) -> Result<String, ToolError> {
-    let target: &Map<String, Value> =
-        args.value("target")
-            .and_then(Value::as_object)
-            .ok_or_else(|| {
-                ToolError::validation("target", "target is required: an object with resource_id")
-            })?;
+fn content_target(target: Option<&Map<String, Value>>) -> Result<String, ToolError> {
+    let target = target.ok_or_else(|| {
+        ToolError::validation("target", "target is required: an object with resource_id")
+    })?;
     if let Some(unknown) = target.keys().find(|key| *key != "resource_id") {
         return Err(ToolError::validation(
             format!("target.{unknown}"),
@@ -365,16 +379,17 @@ fn store_content_report(
     }))
 }
 
-fn report_content(ctx: Ctx, args: Args) -> HandlerFuture {
+fn report_content(ctx: Ctx, input: ReportContent) -> HandlerFuture {
     Box::pin(async move {
-        let resource_id = content_target(&args)?;
-        let reason = bounded_text(&args, "reason", MAX_REASON_CHARS)?.ok_or_else(|| {
-            ToolError::validation(
-                "reason",
-                "reason is required: why you are reporting it, up to 200 characters",
-            )
-        })?;
-        let details = bounded_text(&args, "details", MAX_DETAILS_CHARS)?;
+        let resource_id = content_target(input.target.as_ref())?;
+        let reason =
+            bounded_text(input.reason.text(), "reason", MAX_REASON_CHARS)?.ok_or_else(|| {
+                ToolError::validation(
+                    "reason",
+                    "reason is required: why you are reporting it, up to 200 characters",
+                )
+            })?;
+        let details = bounded_text(input.details.text(), "details", MAX_DETAILS_CHARS)?;
         let report = ContentReport {
             report_id: random_id::<12>(ctx.kernel.random.as_ref(), "kdcr_"),
             resource_id,

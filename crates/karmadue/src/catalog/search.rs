@@ -54,10 +54,13 @@ pub use plan::{Category, MAX_NEED_CHARS, Plan};
 pub use rank::{Hit, Placement, Ranked, Ranking, Scored, TopRanked};
 
 use super::model::{self, Claim, Resource};
-use super::{INCLUDE_DEMO, resource_json};
+use super::{INCLUDE_DEMO_DOC, resource_json};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
-use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::input::Text;
+use kd_kernel::registry::{Access, HandlerFuture, Hints, Lift, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 /// Default page size.
 pub const DEFAULT_LIMIT: usize = 8;
@@ -71,24 +74,7 @@ pub static DISCOVER_RESOURCES: Tool = Tool {
     name: "discover_resources",
     title: "Discover resources",
     description: "Search public resources with claim-level evidence. No account required. Demo fixtures are omitted unless include_demo is true. Stemmed full-text search with synonyms and a fuzzy title fallback; related.challenges and related.threads point to matching Arena challenges and forum threads. Each result already carries the license, version, what was checked (evidence_summary) and counts_as_verification, so one call usually answers the question; get_resource, get_claims and check_before_acting are only needed for the full record. Paging: pass offset (use next_offset from the previous page; it is null on the last page) and limit up to 50; total says how many matched. Ranking: the specific words drive the match (connector, server, mcp and tool only hint at a category), plus popularity (stars or downloads), a few curated well-known tools, and a lift for verification-grade evidence; at most 2 per owner come first; tools flagged risky (evade bot detection) rank lower unless asked for. Each claim carries plain (one sentence) and kind_label; a metadata-read@1 claim is a metadata read, not a check.",
-    params: &[
-        Param::new(
-            "need",
-            ParamType::String,
-            "What you are looking for, such as a calendar connector.",
-        ),
-        Param::new(
-            "limit",
-            ParamType::Integer,
-            "How many results to return, from 1 to 50. Default 8.",
-        ),
-        Param::new(
-            "offset",
-            ParamType::Integer,
-            "How many results to skip, for paging (0 to 10000). Use next_offset from the previous page.",
-        ),
-        INCLUDE_DEMO,
-    ],
+    params: &[],
     required: &[],
     access: Access::Read,
     hints: Hints::READ,
@@ -106,9 +92,23 @@ pub static DISCOVER_RESOURCES: Tool = Tool {
             fields: &["title"],
         },
     ],
-    input: None,
-    handler: discover_resources,
+    input: Some(kd_kernel::input!(DiscoverResources)),
+    handler: kd_kernel::typed!(DISCOVER_RESOURCES, discover_resources),
 };
+
+/// discover_resources' arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct DiscoverResources {
+    /// What you are looking for, such as a calendar connector.
+    need: Option<String>,
+    /// How many results to return, from 1 to 50. Default 8.
+    limit: Option<i64>,
+    /// How many results to skip, for paging (0 to 10000). Use next_offset from the previous page.
+    offset: Option<i64>,
+    #[schemars(description = INCLUDE_DEMO_DOC)]
+    include_demo: Option<bool>,
+}
 
 /// A validated `discover_resources` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,13 +124,13 @@ pub struct Request {
 }
 
 impl Request {
-    /// Reads and checks the arguments.
+    /// Checks the arguments.
     ///
     /// # Errors
     /// `validation` naming `need` (over 500 characters), `limit` (not 1–50) or `offset`
     /// (not 0–10000).
-    pub fn from_args(args: &Args) -> Result<Request, ToolError> {
-        let need = args.text(&["need"]).map(str::to_owned);
+    fn from_input(input: &DiscoverResources) -> Result<Request, ToolError> {
+        let need = input.need.text().map(str::to_owned);
         if let Some(need) = &need {
             let chars = need.chars().count();
             if chars > MAX_NEED_CHARS {
@@ -142,30 +142,29 @@ impl Request {
                 ));
             }
         }
-        let limit = bounded(args, "limit", 1, MAX_LIMIT, DEFAULT_LIMIT)?;
-        let offset = bounded(args, "offset", 0, MAX_OFFSET, 0)?;
+        let limit = bounded(input.limit, "limit", 1, MAX_LIMIT, DEFAULT_LIMIT)?;
+        let offset = bounded(input.offset, "offset", 0, MAX_OFFSET, 0)?;
         Ok(Request {
             need,
             limit,
             offset,
-            include_demo: args.bool("include_demo").unwrap_or(false),
+            include_demo: input.include_demo.unwrap_or(false),
         })
     }
 }
 
 fn bounded(
-    args: &Args,
+    value: Option<i64>,
     name: &str,
     low: usize,
     high: usize,
     default: usize,
 ) -> Result<usize, ToolError> {
-    let Some(value) = args.value(name) else {
+    let Some(value) = value else {
         return Ok(default);
     };
-    value
-        .as_i64()
-        .and_then(|number| usize::try_from(number).ok())
+    usize::try_from(value)
+        .ok()
         .filter(|number| (low..=high).contains(number))
         .ok_or_else(|| {
             ToolError::validation(
@@ -577,9 +576,9 @@ fn record_of(resource: &Resource) -> Record {
     }
 }
 
-fn discover_resources(ctx: Ctx, args: Args) -> HandlerFuture {
+fn discover_resources(ctx: Ctx, input: DiscoverResources) -> HandlerFuture {
     Box::pin(async move {
-        let request = Request::from_args(&args)?;
+        let request = Request::from_input(&input)?;
         let kernel = std::sync::Arc::clone(&ctx.kernel);
         ctx.read(move |conn| {
             let search = kernel.areas.require::<SearchIndex>()?;
