@@ -264,9 +264,16 @@ impl Store {
         }
     }
 
-    /// Runs `read` on a pooled read connection, off the async threads, inside one read
-    /// transaction: every query of `read` sees the same snapshot of the store (a batch the
-    /// writer commits meanwhile is seen by all of them or by none).
+    /// Runs `read` on a pooled read connection inside one read transaction: every query of
+    /// `read` sees the same snapshot of the store (a batch the writer commits meanwhile is seen
+    /// by all of them or by none).
+    ///
+    /// On PostgreSQL the read runs on the blocking pool (the driver waits on the network, on a
+    /// runtime of its own). On SQLite it runs right here, on the calling async thread: a read
+    /// is a few page lookups in this process's memory map, never waits for the writer (WAL),
+    /// and takes microseconds, while a hop to the blocking pool and back costs about half of a
+    /// whole `get_resource` call (docs/decisions.md 208). Work that may read for long (whole
+    /// logs, exports) runs on its own blocking thread instead.
     ///
     /// # Errors
     /// Whatever `read` returns, or [`StoreError`] (converted into `E`) when no connection can be
@@ -277,6 +284,9 @@ impl Store {
         T: Send + 'static,
         E: From<StoreError> + Send + 'static,
     {
+        if self.backend() == Backend::Sqlite {
+            return self.read_blocking(read);
+        }
         let store = self.clone();
         tokio::task::spawn_blocking(move || store.read_blocking(read))
             .await
@@ -284,7 +294,7 @@ impl Store {
     }
 
     /// [`Store::read`] for code that is already on a blocking thread (CLI commands, tests).
-    /// Never call it from async code: the PostgreSQL driver blocks on a runtime of its own.
+    /// Never call it from async code on PostgreSQL: the driver blocks on a runtime of its own.
     ///
     /// # Errors
     /// As [`Store::read`].

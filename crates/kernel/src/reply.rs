@@ -20,15 +20,17 @@ impl Called {
     /// tier, next_unlock, quota?}`.
     pub fn body(self, request_id: &str) -> Value {
         let mut body = match self.outcome {
-            Ok(answer) => answer.body(request_id),
+            Ok(answer) => answer.fields(request_id),
             Err(error) => {
-                serde_json::json!({ "ok": false, "error": error.to_json(), "request_id": request_id })
+                let mut map = Map::new();
+                map.insert("ok".into(), false.into());
+                map.insert("error".into(), error.to_json());
+                map.insert("request_id".into(), request_id.into());
+                map
             }
         };
-        if let Value::Object(map) = &mut body {
-            map.extend(self.standing);
-        }
-        body
+        body.extend(self.standing);
+        Value::Object(body)
     }
 }
 
@@ -54,14 +56,24 @@ impl Answer {
     /// The success body both adapters send: `{ok: true, data, untrusted_content?, receipt?,
     /// request_id}`.
     pub fn body(self, request_id: &str) -> Value {
-        let mut body =
-            serde_json::json!({ "ok": true, "data": self.data, "request_id": request_id });
+        Value::Object(self.fields(request_id))
+    }
+
+    /// [`Answer::body`]'s fields. The data and the lifted items are moved in, never copied
+    /// (`json!` would serialise them into a new tree).
+    fn fields(self, request_id: &str) -> Map<String, Value> {
+        let mut body = Map::new();
+        body.insert("ok".into(), true.into());
+        body.insert("data".into(), self.data);
+        body.insert("request_id".into(), request_id.into());
         if self.lifts || !self.untrusted.is_empty() {
-            body["untrusted_content"] =
-                serde_json::json!({ "note": UNTRUSTED_NOTE, "items": self.untrusted });
+            let mut untrusted = Map::new();
+            untrusted.insert("note".into(), UNTRUSTED_NOTE.into());
+            untrusted.insert("items".into(), Value::Array(self.untrusted));
+            body.insert("untrusted_content".into(), Value::Object(untrusted));
         }
         if let Some(receipt) = self.receipt {
-            body["receipt"] = receipt;
+            body.insert("receipt".into(), receipt);
         }
         body
     }

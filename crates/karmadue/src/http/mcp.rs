@@ -30,6 +30,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use super::mcp_reply::{
+    RpcResult, ToolReply, accepts_sse, error_message, respond, respond_events, response_text,
+    wants_sse_only,
+};
 use super::observe::RequestId;
 use crate::hub::Hub;
 use kd_kernel::Transport;
@@ -104,7 +108,8 @@ pub async fn post_endpoint(
         return refusal;
     }
     let sse = wants_sse_only(&headers);
-    let reply = |status: StatusCode, message: Value| respond(status, &message, &request_id, sse);
+    let reply =
+        |status: StatusCode, message: Value| respond(status, message.to_string(), &request_id, sse);
     let body = match body {
         Ok(body) => body,
         Err(rejection) => {
@@ -174,11 +179,13 @@ pub async fn post_endpoint(
         );
     }
     let outcome = match (era, method) {
-        (Era::Legacy, "initialize") => Ok(initialize(&hub, &params)),
-        (Era::Legacy, "ping") => Ok(json!({})),
-        (Era::Legacy, "logging/setLevel") if hub.config.conformance_fixtures => Ok(json!({})),
-        (Era::Modern, "server/discover") => Ok(discover(&hub)),
-        (_, "tools/list") => Ok(tools_list(&hub, era)),
+        (Era::Legacy, "initialize") => Ok(RpcResult::Json(initialize(&hub, &params))),
+        (Era::Legacy, "ping") => Ok(RpcResult::Json(json!({}))),
+        (Era::Legacy, "logging/setLevel") if hub.config.conformance_fixtures => {
+            Ok(RpcResult::Json(json!({})))
+        }
+        (Era::Modern, "server/discover") => Ok(RpcResult::Json(discover(&hub))),
+        (_, "tools/list") => Ok(RpcResult::Json(tools_list(&hub, era))),
         (_, "tools/call") => {
             let call = ToolCall {
                 params: raw_params,
@@ -204,18 +211,15 @@ pub async fn post_endpoint(
         )),
     };
     match outcome {
-        Ok(mut result) => {
-            if era == Era::Modern
-                && let Value::Object(map) = &mut result
-            {
-                map.insert("resultType".into(), "complete".into());
-            }
-            let response = json!({ "jsonrpc": "2.0", "id": id, "result": result });
+        Ok(result) => {
+            let response = response_text(&id, result, era == Era::Modern);
             if !notifications.is_empty() && accepts_sse(&headers) {
-                notifications.push(response);
-                return respond_events(StatusCode::OK, &notifications, &request_id);
+                let mut messages: Vec<String> =
+                    notifications.iter().map(Value::to_string).collect();
+                messages.push(response);
+                return respond_events(StatusCode::OK, &messages, &request_id);
             }
-            let mut response = reply(StatusCode::OK, response);
+            let mut response = respond(StatusCode::OK, response, &request_id, sse);
             if era == Era::Legacy && method == "initialize" {
                 let session = mint_session_id(&hub);
                 if let Ok(value) = HeaderValue::from_str(&session) {
@@ -285,7 +289,7 @@ async fn cancellable_call(
     call: ToolCall<'_>,
     id: &Value,
     notifications: &mut Vec<Value>,
-) -> Option<Result<Value, (StatusCode, i64, String)>> {
+) -> Option<Result<RpcResult, (StatusCode, i64, String)>> {
     let Some(session) = live_session(hub, call.headers) else {
         return Some(call_tool(hub, call, notifications).await);
     };
@@ -472,7 +476,7 @@ async fn call_tool(
     hub: &Arc<Hub>,
     call: ToolCall<'_>,
     notifications: &mut Vec<Value>,
-) -> Result<Value, (StatusCode, i64, String)> {
+) -> Result<RpcResult, (StatusCode, i64, String)> {
     let ToolCall {
         params,
         meta,
@@ -517,95 +521,11 @@ async fn call_tool(
         notifications.extend(sent.into_iter().filter(|notification| {
             logging_wanted || notification["method"] != "notifications/message"
         }));
-        return Ok(result);
+        return Ok(RpcResult::Json(result));
     }
-    Ok(tool_result(outcome, request_id, tool.name))
-}
-
-/// A `tools/call` result: `structuredContent` `{ok, data | error, untrusted_content?,
-/// request_id}`, the same JSON as text content, and `isError` on failure.
-pub fn tool_result(called: kd_kernel::Called, request_id: &str, tool: &str) -> Value {
-    let is_error = match &called.outcome {
-        Ok(_) => false,
-        Err(error) => {
-            log_refusal(error, request_id, tool);
-            true
-        }
-    };
-    let structured = called.body(request_id);
-    let text = structured.to_string();
-    json!({
-        "content": [{ "type": "text", "text": text }],
-        "structuredContent": structured,
-        "isError": is_error,
-    })
-}
-
-/// Logs an internal failure's cause once, inside the request; refusals at debug level.
-pub fn log_refusal(error: &kd_kernel::error::ToolError, request_id: &str, tool: &str) {
-    match &error.cause {
-        Some(cause) => tracing::error!(request_id, tool, cause = %cause, "internal error"),
-        None => tracing::debug!(request_id, tool, code = error.code.as_str(), "refused"),
-    }
-}
-
-fn error_message(id: Option<&Value>, code: i64, message: &str, data: Option<Value>) -> Value {
-    let mut error = json!({ "code": code, "message": message });
-    if let Some(data) = data {
-        error["data"] = data;
-    }
-    json!({ "jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": error })
-}
-
-/// True when the client accepts only an event stream (some proxies send just that).
-fn wants_sse_only(headers: &HeaderMap) -> bool {
-    let accept = headers
-        .get(header::ACCEPT)
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or("");
-    accept.contains("text/event-stream")
-        && !accept.contains("application/json")
-        && !accept.contains("*/*")
-}
-
-/// True when the client's `Accept` allows an event stream.
-fn accepts_sse(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::ACCEPT)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|accept| accept.contains("text/event-stream") || accept.contains("*/*"))
-}
-
-fn respond(status: StatusCode, message: &Value, request_id: &str, sse: bool) -> Response {
-    if sse {
-        return respond_events(status, std::slice::from_ref(message), request_id);
-    }
-    let mut response = (status, message.to_string()).into_response();
-    super::json_content_type(response.headers_mut());
-    super::set_request_id(response.headers_mut(), request_id);
-    response
-}
-
-/// A `text/event-stream` response carrying `messages` in order, one `message` event each
-/// (notifications first, the response last), then the end of the stream.
-fn respond_events(status: StatusCode, messages: &[Value], request_id: &str) -> Response {
-    let body: String = messages
-        .iter()
-        .map(|message| format!("event: message\ndata: {message}\n\n"))
-        .collect();
-    let mut response = (status, body).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
-        .headers_mut()
-        .insert("x-accel-buffering", HeaderValue::from_static("no"));
-    super::set_request_id(response.headers_mut(), request_id);
-    response
+    Ok(RpcResult::Tool(ToolReply::new(
+        outcome, request_id, tool.name,
+    )))
 }
 
 /// DNS-rebinding protection (`origin`): 403 with a JSON-RPC error unless the `Host` and the

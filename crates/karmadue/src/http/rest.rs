@@ -166,7 +166,7 @@ pub fn present(called: Called, request_id: &str, tool: &str) -> Response {
     let (status, retry_after) = match &called.outcome {
         Ok(_) => (StatusCode::OK, None),
         Err(error) => {
-            super::mcp::log_refusal(error, request_id, tool);
+            super::mcp_reply::log_refusal(error, request_id, tool);
             let status = StatusCode::from_u16(error.code.http_status())
                 .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             let retry_after = (error.code == ErrorCode::RateLimited)
