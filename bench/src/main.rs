@@ -20,6 +20,10 @@
 //!
 //! Run it with `cargo run --release -p kd-bench -- --help`; see `docs/performance.md`.
 
+/// The allocator the `karmadue` binary runs on, so the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod cpu;
 mod floor;
 mod http;

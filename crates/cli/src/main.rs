@@ -8,6 +8,12 @@ macro_rules! say {
     };
 }
 
+/// mimalloc instead of the system allocator: a `get_resource` call allocates and frees a few
+/// hundred small blocks, and glibc's malloc was a sixth of the hub's CPU (docs/decisions.md
+/// 209).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod agent;
 mod ledger_copy;
 mod ledger_rebuild;
