@@ -26,10 +26,14 @@ use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;
 use serde_json::{Value, json};
 
+use crate::identity::inputs::{first_sent, input_requiring};
 use crate::identity::{READ_ONLY_SCOPES, require_agent, store as identity_store};
 use kd_kernel::error::{ErrorCode, ToolError};
-use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Param, ParamType, Tool};
+use kd_kernel::input::{AGENT_ID_DOC, Text};
+use kd_kernel::registry::{Access, Hints, Tool};
 use kd_kernel::{Ctx, Kernel};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 /// The connect code alphabet: A–Z and 2–9 without the look-alikes I, O, 0 and 1 (32 symbols,
 /// so a random byte maps onto it without bias).
@@ -54,25 +58,25 @@ pub static CONNECT_WITH_CODE: Tool = Tool {
     name: "connect_with_code",
     title: "Connect to your person with a code",
     description: "Connect to the person who gave you a connect code. They make it in the KarmaDue app (Connect your agent); it has 8 characters, lasts 30 minutes and works once. The call is signed. It files a pending request; nothing changes until they approve. Wrong, expired and used codes get the same invalid_code answer. 10 attempts per agent per clock hour.",
-    params: &[
-        Param::new(
-            "agent_id",
-            ParamType::String,
-            "Agent id. Identity comes from the signature or the owner session. The x-karmadue-agent header is optional.",
-        ),
-        Param::new(
-            "code",
-            ParamType::String,
-            "The connect code your person gave you, like ABCD-EF23. Dashes and case are ignored.",
-        ),
-    ],
-    required: &[&["agent_id"], &["code"]],
+    params: &[],
+    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[],
-    input: None,
-    handler: connect_with_code,
+    input: Some(kd_kernel::input!(ConnectWithCode)),
+    handler: kd_kernel::typed!(CONNECT_WITH_CODE, connect_with_code),
 };
+
+/// connect_with_code's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ConnectWithCode {
+    #[schemars(description = AGENT_ID_DOC)]
+    #[allow(dead_code)]
+    agent_id: String,
+    /// The connect code your person gave you, like ABCD-EF23. Dashes and case are ignored.
+    code: String,
+}
 
 /// request_claim calls an agent may make in a rolling day.
 pub const CLAIMS_PER_AGENT_PER_DAY: i64 = 5;
@@ -90,25 +94,8 @@ pub static REQUEST_CLAIM: Tool = Tool {
     name: "request_claim",
     title: "Ask a person to claim this agent",
     description: "Ask a human to claim you. They approve scopes and USD caps in the KarmaDue app. You cannot approve yourself. The call is signed. The reply is the same whether or not the email has an account, and so is the mail the person gets. At most 5 requests a day per agent and 3 a day per address.",
-    params: &[
-        Param::new(
-            "agent_id",
-            ParamType::String,
-            "Agent id. Identity comes from the signature or the owner session. The x-karmadue-agent header is optional.",
-        ),
-        Param::new(
-            "email",
-            ParamType::String,
-            "Email of a person who already has a KarmaDue account.",
-        ),
-        Param::new("human_email", ParamType::String, "Alias for email."),
-        Param::new(
-            "pitch",
-            ParamType::String,
-            "Short note, up to 500 characters. A default is used when this is empty.",
-        ),
-    ],
-    required: &[&["agent_id"], &["email", "human_email"]],
+    params: &[],
+    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[kd_kernel::registry::Lift {
@@ -116,9 +103,28 @@ pub static REQUEST_CLAIM: Tool = Tool {
         id: "claim_id",
         fields: &["pitch"],
     }],
-    input: None,
-    handler: request_claim,
+    input: Some(input_requiring!(
+        RequestClaim,
+        &[&["agent_id"], &["email", "human_email"]]
+    )),
+    handler: kd_kernel::typed!(REQUEST_CLAIM, request_claim),
 };
+
+/// request_claim's arguments. The refusal of a bad address names the name sent, so
+/// `human_email` is a field of its own, not an alias row.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RequestClaim {
+    #[schemars(description = AGENT_ID_DOC)]
+    #[allow(dead_code)]
+    agent_id: String,
+    /// Email of a person who already has a KarmaDue account.
+    email: Option<String>,
+    /// Alias for email.
+    human_email: Option<String>,
+    /// Short note, up to 500 characters. A default is used when this is empty.
+    pitch: Option<String>,
+}
 
 /// What an owner granted a linked agent (spec "Connect with a code": read-only scopes, $0 a
 /// day, $0 per action, 40 actions a day).
@@ -520,6 +526,29 @@ pub async fn mint_connect_code(hub: &Kernel, person_id: &str) -> Result<MintedCo
     })
 }
 
+/// The text of the first of `names` that was sent (`values`, in the same order), at most `max`
+/// characters; `None` when it is absent or empty.
+///
+/// # Errors
+/// `validation` "`x` is at most `max` characters", naming the name that carried the text.
+fn bounded_text(
+    names: &[&'static str],
+    values: &[&Option<String>],
+    max: usize,
+) -> Result<Option<String>, ToolError> {
+    let Some(text) = first_sent(values).text() else {
+        return Ok(None);
+    };
+    if text.chars().count() > max {
+        let field = crate::identity::inputs::sent_name(names, values);
+        return Err(ToolError::validation(
+            field,
+            format!("{field} is at most {max} characters"),
+        ));
+    }
+    Ok(Some(text.to_owned()))
+}
+
 fn invalid_code() -> ToolError {
     ToolError::new(
         ErrorCode::InvalidCode,
@@ -528,143 +557,139 @@ fn invalid_code() -> ToolError {
     .with_field("code")
 }
 
-fn connect_with_code(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let code = normalize_code(args.required_text(&["code"])?);
-        let request_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdl_");
-        // The outer result rolls back (nothing written); the inner refusal is committed with
-        // its connect.refused event and the counted attempt (docs/decisions.md 55).
-        let answer = ctx
-            .signed_write(
-                move |txn, signed| -> Result<Result<Value, ToolError>, ToolError> {
-                    let agent_id = signed.agent_id.to_string();
-                    let actor = signed.actor();
-                    let now = txn.now_ms();
-                    let hour = now.div_euclid(HOUR_MS);
-                    let (attempts, refusal_logged): (i64, i64) =
-                        store::code_attempts(txn.conn(), &agent_id, hour)?.unwrap_or((0, 0));
-                    if attempts >= CODE_ATTEMPTS_PER_HOUR {
-                        let retry_after_s =
-                            ((hour + 1) * HOUR_MS - now + 999).div_euclid(1000).max(1);
-                        let refusal = ToolError::new(
-                            ErrorCode::RateLimited,
-                            "Too many code attempts. Try again later.",
-                        )
-                        .with("retry_after_s", retry_after_s);
-                        if refusal_logged != 0 {
-                            return Err(refusal);
-                        }
-                        store::mark_refusal_logged(txn.conn(), &agent_id, hour)?;
-                        txn.record(
-                            actor,
-                            agent_id.clone(),
-                            &events::ConnectRefused {
-                                agent_id: agent_id.clone(),
-                                reason: "rate_limited".into(),
-                            },
-                        )?;
-                        return Ok(Err(refusal));
+async fn connect_with_code(ctx: Ctx, input: ConnectWithCode) -> Result<Value, ToolError> {
+    let code = normalize_code(input.code.required_text("code")?);
+    let request_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdl_");
+    // The outer result rolls back (nothing written); the inner refusal is committed with
+    // its connect.refused event and the counted attempt (docs/decisions.md 55).
+    let answer = ctx
+        .signed_write(
+            move |txn, signed| -> Result<Result<Value, ToolError>, ToolError> {
+                let agent_id = signed.agent_id.to_string();
+                let actor = signed.actor();
+                let now = txn.now_ms();
+                let hour = now.div_euclid(HOUR_MS);
+                let (attempts, refusal_logged): (i64, i64) =
+                    store::code_attempts(txn.conn(), &agent_id, hour)?.unwrap_or((0, 0));
+                if attempts >= CODE_ATTEMPTS_PER_HOUR {
+                    let retry_after_s = ((hour + 1) * HOUR_MS - now + 999).div_euclid(1000).max(1);
+                    let refusal = ToolError::new(
+                        ErrorCode::RateLimited,
+                        "Too many code attempts. Try again later.",
+                    )
+                    .with("retry_after_s", retry_after_s);
+                    if refusal_logged != 0 {
+                        return Err(refusal);
                     }
-                    store::count_code_attempt(txn.conn(), &agent_id, hour)?;
-                    store::forget_code_attempts_before(txn.conn(), hour - 1)?;
-                    let hashed = accounts::secret_sha256(&code);
-                    let person: Option<String> =
-                        store::connect_code_person(txn.conn(), &hashed, now)?;
-                    let Some(person_id) = person else {
-                        txn.record(
-                            actor,
-                            agent_id.clone(),
-                            &events::ConnectRefused {
-                                agent_id: agent_id.clone(),
-                                reason: "invalid_code".into(),
-                            },
-                        )?;
-                        return Ok(Err(invalid_code()));
-                    };
-                    store::use_connect_code(txn.conn(), &hashed, now)?;
-                    file_request(txn, &request_id, &agent_id, &person_id, "code", &actor).map(Ok)
-                },
-            )
-            .await??;
-        Ok(answer)
-    })
+                    store::mark_refusal_logged(txn.conn(), &agent_id, hour)?;
+                    txn.record(
+                        actor,
+                        agent_id.clone(),
+                        &events::ConnectRefused {
+                            agent_id: agent_id.clone(),
+                            reason: "rate_limited".into(),
+                        },
+                    )?;
+                    return Ok(Err(refusal));
+                }
+                store::count_code_attempt(txn.conn(), &agent_id, hour)?;
+                store::forget_code_attempts_before(txn.conn(), hour - 1)?;
+                let hashed = accounts::secret_sha256(&code);
+                let person: Option<String> = store::connect_code_person(txn.conn(), &hashed, now)?;
+                let Some(person_id) = person else {
+                    txn.record(
+                        actor,
+                        agent_id.clone(),
+                        &events::ConnectRefused {
+                            agent_id: agent_id.clone(),
+                            reason: "invalid_code".into(),
+                        },
+                    )?;
+                    return Ok(Err(invalid_code()));
+                };
+                store::use_connect_code(txn.conn(), &hashed, now)?;
+                file_request(txn, &request_id, &agent_id, &person_id, "code", &actor).map(Ok)
+            },
+        )
+        .await??;
+    Ok(answer)
 }
 
-fn request_claim(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let email = accounts::normalize_email(args.required_text(&["email", "human_email"])?)
-            .ok_or_else(|| {
-                ToolError::validation(
-                    if args.text(&["email"]).is_some() {
-                        "email"
-                    } else {
-                        "human_email"
-                    },
-                    "email must be an address like person@example.org",
-                )
-            })?;
-        let pitch = args.text(&["pitch"]).unwrap_or(DEFAULT_PITCH).to_owned();
-        if pitch.chars().count() > MAX_PITCH_CHARS
-            || pitch.chars().any(|c| c.is_control() && c != '\n')
-        {
-            return Err(ToolError::validation(
-                "pitch",
-                "pitch must be at most 500 characters, no control characters",
-            ));
+async fn request_claim(ctx: Ctx, input: RequestClaim) -> Result<Value, ToolError> {
+    let email = accounts::normalize_email(
+        first_sent(&[&input.email, &input.human_email])
+            .required_text_of(&["email", "human_email"])?,
+    )
+    .ok_or_else(|| {
+        ToolError::validation(
+            if input.email.text().is_some() {
+                "email"
+            } else {
+                "human_email"
+            },
+            "email must be an address like person@example.org",
+        )
+    })?;
+    let pitch = input.pitch.text().unwrap_or(DEFAULT_PITCH).to_owned();
+    if pitch.chars().count() > MAX_PITCH_CHARS || pitch.chars().any(|c| c.is_control() && c != '\n')
+    {
+        return Err(ToolError::validation(
+            "pitch",
+            "pitch must be at most 500 characters, no control characters",
+        ));
+    }
+    let claim_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdl_");
+    let mail_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdm_");
+    let public_url = ctx.kernel.config.public_url.clone();
+    let answer = ctx.signed_write(move |txn, signed| {
+        let agent_id = signed.agent_id.to_string();
+        let now = txn.now_ms();
+        for (column, key, limit, what) in [
+            ("agent_id", agent_id.as_str(), CLAIMS_PER_AGENT_PER_DAY, "This agent has made 5 claim requests today."),
+            ("email", email.as_str(), CLAIMS_PER_EMAIL_PER_DAY, "This address has had 3 claim requests today."),
+        ] {
+            let (count, oldest) = store::claims_since(txn.conn(), column, key, now - DAY_MS)?;
+            if count >= limit {
+                let retry_after_s = (oldest.unwrap_or(now) + DAY_MS - now + 999).div_euclid(1000).max(1);
+                return Err(ToolError::new(ErrorCode::RateLimited, format!("{what} Try again later."))
+                    .with("retry_after_s", retry_after_s));
+            }
         }
-        let claim_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdl_");
-        let mail_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdm_");
-        let public_url = ctx.kernel.config.public_url.clone();
-        let answer = ctx.signed_write(move |txn, signed| {
-            let agent_id = signed.agent_id.to_string();
-            let now = txn.now_ms();
-            for (column, key, limit, what) in [
-                ("agent_id", agent_id.as_str(), CLAIMS_PER_AGENT_PER_DAY, "This agent has made 5 claim requests today."),
-                ("email", email.as_str(), CLAIMS_PER_EMAIL_PER_DAY, "This address has had 3 claim requests today."),
-            ] {
-                let (count, oldest) = store::claims_since(txn.conn(), column, key, now - DAY_MS)?;
-                if count >= limit {
-                    let retry_after_s = (oldest.unwrap_or(now) + DAY_MS - now + 999).div_euclid(1000).max(1);
-                    return Err(ToolError::new(ErrorCode::RateLimited, format!("{what} Try again later."))
-                        .with("retry_after_s", retry_after_s));
-                }
-            }
-            let agent = require_agent(txn.conn(), &agent_id, "agent_id")?;
-            store::insert_claim_request(txn.conn(), &claim_id, &agent_id, &email, now)?;
-            // A request is filed only for an existing account; the reply, the event and the
-            // mail are the same either way (DECISIONS 7).
-            if let Some((person, _)) = accounts::find_by_email(txn.conn(), &email)?
-                && agent.owner_id.as_deref() != Some(person.person_id.as_str())
-            {
-                store::insert_claim_owner_request(txn.conn(), &claim_id, &agent_id, &person.person_id, &pitch, now)?;
-            }
-            kd_core::outbox::queue(
-                txn.conn(),
-                &kd_core::outbox::Mail {
-                    mail_id,
-                    to_email: email,
-                    subject: "An agent asks you to claim it on KarmaDue".into(),
-                    body: claim_mail(&agent.handle, &public_url),
-                    created_ms: now,
-                    sent_ms: None,
-                },
-            )?;
-            let event = txn.record(signed.actor(), agent_id.clone(), &events::ClaimRequested { agent_id: agent_id.clone(), claim_id: claim_id.clone() })?;
-            Ok(json!({
-                "agent_id": agent_id,
-                "claim_id": claim_id,
-                "status": "sent",
-                "owner_linked": agent.owner_id.is_some(),
-                "pitch": pitch,
-                "event_seq": event.seq,
-                "message": "Sent. If this address has a KarmaDue account, its owner can approve or decline you in the app; nothing changes until they approve. Call verify_agent: owner_linked turns true once they do.",
-            }))
-        })
-        .await?;
-        // Mail may have been queued: let the sender (when a relay is configured) send it now.
-        mail::MailWakeup::notify(&ctx.kernel);
-        Ok(answer)
+        let agent = require_agent(txn.conn(), &agent_id, "agent_id")?;
+        store::insert_claim_request(txn.conn(), &claim_id, &agent_id, &email, now)?;
+        // A request is filed only for an existing account; the reply, the event and the
+        // mail are the same either way (DECISIONS 7).
+        if let Some((person, _)) = accounts::find_by_email(txn.conn(), &email)?
+            && agent.owner_id.as_deref() != Some(person.person_id.as_str())
+        {
+            store::insert_claim_owner_request(txn.conn(), &claim_id, &agent_id, &person.person_id, &pitch, now)?;
+        }
+        kd_core::outbox::queue(
+            txn.conn(),
+            &kd_core::outbox::Mail {
+                mail_id,
+                to_email: email,
+                subject: "An agent asks you to claim it on KarmaDue".into(),
+                body: claim_mail(&agent.handle, &public_url),
+                created_ms: now,
+                sent_ms: None,
+            },
+        )?;
+        let event = txn.record(signed.actor(), agent_id.clone(), &events::ClaimRequested { agent_id: agent_id.clone(), claim_id: claim_id.clone() })?;
+        Ok(json!({
+            "agent_id": agent_id,
+            "claim_id": claim_id,
+            "status": "sent",
+            "owner_linked": agent.owner_id.is_some(),
+            "pitch": pitch,
+            "event_seq": event.seq,
+            "message": "Sent. If this address has a KarmaDue account, its owner can approve or decline you in the app; nothing changes until they approve. Call verify_agent: owner_linked turns true once they do.",
+        }))
     })
+    .await?;
+    // Mail may have been queued: let the sender (when a relay is configured) send it now.
+    mail::MailWakeup::notify(&ctx.kernel);
+    Ok(answer)
 }
 
 /// The claim mail: the same words whether or not the address has an account. It names the
