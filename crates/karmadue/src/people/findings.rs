@@ -178,71 +178,194 @@ fn claim_url(public_url: &str, code: &str) -> String {
     format!("{public_url}{ADOPT_PATH}?code={code}")
 }
 
+/// notify_human_of_finding's arguments, checked in the order they always were: title, why,
+/// evidence_ref, dedupe_key, email.
+struct Filing {
+    title: String,
+    why: String,
+    evidence_ref: String,
+    dedupe_key: Option<String>,
+    kind: Option<String>,
+    email: Option<String>,
+    principal: Option<String>,
+    /// The name the principal came by (`principal_id` or `human_id`), for its refusal.
+    principal_field: &'static str,
+}
+
+impl Filing {
+    fn check(input: NotifyHumanOfFinding) -> Result<Self, ToolError> {
+        let title = bounded(&["title"], &[&Some(input.title)], MAX_TITLE_CHARS)?;
+        let why = bounded(
+            &["why", "reason"],
+            &[&input.why, &input.reason],
+            MAX_WHY_CHARS,
+        )?;
+        let evidence_ref = bounded(
+            &["evidence_ref", "evidence", "evidence_link"],
+            &[&input.evidence_ref, &input.evidence, &input.evidence_link],
+            MAX_REF_CHARS,
+        )?;
+        let dedupe_key = match input.dedupe_key.text() {
+            Some(key) if key.chars().count() > MAX_REF_CHARS => {
+                return Err(ToolError::validation(
+                    "dedupe_key",
+                    "dedupe_key is at most 500 characters",
+                ));
+            }
+            key => key.map(str::to_owned),
+        };
+        let email = match first_sent(&[&input.email, &input.human_email]).text() {
+            Some(text) => Some(accounts::normalize_email(text).ok_or_else(|| {
+                let field = sent_name(
+                    &["email", "human_email"],
+                    &[&input.email, &input.human_email],
+                );
+                ToolError::validation(field, "email must be an address like person@example.org")
+            })?),
+            None => None,
+        };
+        let principal = first_sent(&[&input.principal_id, &input.human_id])
+            .text()
+            .map(str::to_owned);
+        let principal_field = if input.principal_id.text().is_some() {
+            "principal_id"
+        } else {
+            "human_id"
+        };
+        Ok(Self {
+            title,
+            why,
+            evidence_ref,
+            dedupe_key,
+            kind: input.kind,
+            email,
+            principal,
+            principal_field,
+        })
+    }
+
+    /// The reply: the finding as filed, and for an open finding its claim code and link.
+    fn answer(
+        &self,
+        finding_id: &str,
+        delivery: &str,
+        status: &str,
+        seq: i64,
+        claim: &Claim,
+    ) -> Value {
+        let mut answer = json!({
+            "finding_id": finding_id,
+            "deduplicated": false,
+            "delivery": delivery,
+            "status": if delivery == "email" { "sent" } else { status },
+            "kind": self.kind,
+            "title": self.title,
+            "why": self.why,
+            "evidence_ref": self.evidence_ref,
+            "dedupe_key": self.dedupe_key,
+            "event_seq": seq,
+        });
+        match delivery {
+            "open" => {
+                answer["claim_code"] = json!(claim.code);
+                answer["claim_url"] = json!(claim.url());
+                answer["message"] = json!(
+                    "Open finding: give claim_url to a person. They sign in and adopt it; it then appears in their Inbox."
+                );
+            }
+            "owner" => {
+                answer["message"] =
+                    json!("Sent to your owner's Inbox for them to approve or dismiss.")
+            }
+            _ => answer["message"] = json!("Sent. The person reads it in the KarmaDue app."),
+        }
+        answer
+    }
+}
+
+/// A finding's claim code and the hub it is adopted on.
+struct Claim {
+    code: String,
+    public_url: String,
+}
+
+impl Claim {
+    fn url(&self) -> String {
+        claim_url(&self.public_url, &self.code)
+    }
+}
+
+/// The reply to a finding filed again under a `dedupe_key` already on file, if there is one.
+fn already_filed(
+    conn: &kd_core::db::Connection,
+    agent_id: &str,
+    key: &str,
+) -> Result<Option<Value>, ToolError> {
+    let existing: Option<(String, String, String)> =
+        store::finding_by_dedupe_key(conn, agent_id, key)?;
+    Ok(existing.map(|(finding_id, status, delivery)| {
+        json!({
+            "finding_id": finding_id,
+            "deduplicated": true,
+            "delivery": delivery,
+            "status": status,
+            "dedupe_key": key,
+            "message": "A finding with this dedupe_key is already filed; nothing new was sent.",
+        })
+    }))
+}
+
+/// Queues the finding's mail to `address`: the same words whether or not the address has an
+/// account (DECISIONS 7), naming the agent by its handle and giving the claim link.
+fn queue_finding_mail(
+    conn: &kd_core::db::Connection,
+    mail_id: String,
+    address: &str,
+    agent_id: &str,
+    claim: &Claim,
+    now: i64,
+) -> Result<(), ToolError> {
+    let handle: String = crate::identity::store::handle_and_credential(conn, agent_id)?.0;
+    kd_core::outbox::queue(
+        conn,
+        &kd_core::outbox::Mail {
+            mail_id,
+            to_email: address.to_owned(),
+            subject: "An agent found something for you on KarmaDue".into(),
+            body: format!(
+                "Hello,\n\nThe agent {handle} filed a finding for the person with this email address on KarmaDue.\n\n\
+                 To read it, open this link, sign in (or create an account) and adopt it:\n{}\n\n\
+                 If you do not know this agent, ignore this message.\n",
+                claim.url()
+            ),
+            created_ms: now,
+            sent_ms: None,
+        },
+    )?;
+    Ok(())
+}
+
 async fn notify_human_of_finding(
     ctx: Ctx,
     input: NotifyHumanOfFinding,
 ) -> Result<Value, ToolError> {
-    let title = bounded(&["title"], &[&Some(input.title)], MAX_TITLE_CHARS)?;
-    let why = bounded(
-        &["why", "reason"],
-        &[&input.why, &input.reason],
-        MAX_WHY_CHARS,
-    )?;
-    let evidence_ref = bounded(
-        &["evidence_ref", "evidence", "evidence_link"],
-        &[&input.evidence_ref, &input.evidence, &input.evidence_link],
-        MAX_REF_CHARS,
-    )?;
-    let dedupe_key = match input.dedupe_key.text() {
-        Some(key) if key.chars().count() > MAX_REF_CHARS => {
-            return Err(ToolError::validation(
-                "dedupe_key",
-                "dedupe_key is at most 500 characters",
-            ));
-        }
-        key => key.map(str::to_owned),
-    };
-    let kind = input.kind;
-    let email = match first_sent(&[&input.email, &input.human_email]).text() {
-        Some(text) => Some(accounts::normalize_email(text).ok_or_else(|| {
-            let field = sent_name(
-                &["email", "human_email"],
-                &[&input.email, &input.human_email],
-            );
-            ToolError::validation(field, "email must be an address like person@example.org")
-        })?),
-        None => None,
-    };
-    let principal = first_sent(&[&input.principal_id, &input.human_id])
-        .text()
-        .map(str::to_owned);
-    let principal_field = if input.principal_id.text().is_some() {
-        "principal_id"
-    } else {
-        "human_id"
-    };
+    let filing = Filing::check(input)?;
     let finding_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdf_");
     let mail_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdm_");
-    let code: String = random_bytes::<CLAIM_CODE_LEN>(ctx.kernel.random.as_ref())
-        .iter()
-        .map(|byte| char::from(CODE_ALPHABET[usize::from(*byte) % CODE_ALPHABET.len()]))
-        .collect();
-    let public_url = ctx.kernel.config.public_url.clone();
+    let claim = Claim {
+        code: random_bytes::<CLAIM_CODE_LEN>(ctx.kernel.random.as_ref())
+            .iter()
+            .map(|byte| char::from(CODE_ALPHABET[usize::from(*byte) % CODE_ALPHABET.len()]))
+            .collect(),
+        public_url: ctx.kernel.config.public_url.clone(),
+    };
     let answer = ctx.signed_write(move |txn, signed| {
         let agent_id = signed.agent_id.to_string();
         let now = txn.now_ms();
-        if let Some(key) = &dedupe_key {
-            let existing: Option<(String, String, String)> = store::finding_by_dedupe_key(txn.conn(), &agent_id, key)?;
-            if let Some((finding_id, status, delivery)) = existing {
-                return Ok(json!({
-                    "finding_id": finding_id,
-                    "deduplicated": true,
-                    "delivery": delivery,
-                    "status": status,
-                    "dedupe_key": key,
-                    "message": "A finding with this dedupe_key is already filed; nothing new was sent.",
-                }));
-            }
+        if let Some(key) = &filing.dedupe_key
+            && let Some(answer) = already_filed(txn.conn(), &agent_id, key)?
+        {
+            return Ok(answer);
         }
         let (count, oldest): (i64, Option<i64>) = store::findings_since(txn.conn(), &agent_id, now - DAY_MS)?;
         if count >= FINDINGS_PER_AGENT_PER_DAY {
@@ -254,75 +377,37 @@ async fn notify_human_of_finding(
             .with("retry_after_s", retry_after_s));
         }
         let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
-        if let Some(principal) = &principal
+        if let Some(principal) = &filing.principal
             && owner.as_deref() != Some(principal.as_str())
         {
             return Err(ToolError::not_found(
-                principal_field,
+                filing.principal_field,
                 "principal_id must be your owner's id. To reach someone else, pass their email.",
             ));
         }
         // Where it goes: an address; else the owner; else it stays open with a claim code.
-        let claimed_by_email = email
+        let claimed_by_email = filing.email
             .as_deref()
             .map(|address| accounts::find_by_email(txn.conn(), address))
             .transpose()?
             .flatten()
             .map(|(person, _)| person.person_id);
-        let (delivery, status, person_id, claim) = match (&email, &owner) {
+        let (delivery, status, person_id, claimable) = match (&filing.email, &owner) {
             (Some(_), _) => ("email", if claimed_by_email.is_some() { "inbox" } else { "open" }, claimed_by_email, true),
             (None, Some(owner)) => ("owner", "inbox", Some(owner.clone()), false),
             (None, None) => ("open", "open", None, true),
         };
-        let claim_sha256 = claim.then(|| accounts::secret_sha256(&code));
-        store::insert_finding(txn.conn(), &store::NewFinding { finding_id: &finding_id, agent_id: &agent_id, kind: kind.as_deref(), title: &title, why: &why, evidence_ref: &evidence_ref, dedupe_key: dedupe_key.as_deref(), delivery, status, person_id: person_id.as_deref(), claim_sha256: claim_sha256.as_deref(), now })?;
-        if let Some(address) = &email {
-            let handle: String = crate::identity::store::handle_and_credential(txn.conn(), &agent_id)?.0;
-            // The same words whether or not the address has an account (DECISIONS 7).
-            kd_core::outbox::queue(
-                txn.conn(),
-                &kd_core::outbox::Mail {
-                    mail_id,
-                    to_email: address.clone(),
-                    subject: "An agent found something for you on KarmaDue".into(),
-                    body: format!(
-                        "Hello,\n\nThe agent {handle} filed a finding for the person with this email address on KarmaDue.\n\n\
-                         To read it, open this link, sign in (or create an account) and adopt it:\n{}\n\n\
-                         If you do not know this agent, ignore this message.\n",
-                        claim_url(&public_url, &code)
-                    ),
-                    created_ms: now,
-                    sent_ms: None,
-                },
-            )?;
+        let claim_sha256 = claimable.then(|| accounts::secret_sha256(&claim.code));
+        store::insert_finding(txn.conn(), &store::NewFinding { finding_id: &finding_id, agent_id: &agent_id, kind: filing.kind.as_deref(), title: &filing.title, why: &filing.why, evidence_ref: &filing.evidence_ref, dedupe_key: filing.dedupe_key.as_deref(), delivery, status, person_id: person_id.as_deref(), claim_sha256: claim_sha256.as_deref(), now })?;
+        if let Some(address) = &filing.email {
+            queue_finding_mail(txn.conn(), mail_id, address, &agent_id, &claim, now)?;
         }
         let event = txn.record(
             signed.actor(),
             agent_id.clone(),
-            &events::FindingFiled { finding_id: finding_id.clone(), agent_id: agent_id.clone(), kind: kind.clone(), delivery: delivery.to_owned() },
+            &events::FindingFiled { finding_id: finding_id.clone(), agent_id: agent_id.clone(), kind: filing.kind.clone(), delivery: delivery.to_owned() },
         )?;
-        let mut answer = json!({
-            "finding_id": finding_id,
-            "deduplicated": false,
-            "delivery": delivery,
-            "status": if delivery == "email" { "sent" } else { status },
-            "kind": kind,
-            "title": title,
-            "why": why,
-            "evidence_ref": evidence_ref,
-            "dedupe_key": dedupe_key,
-            "event_seq": event.seq,
-        });
-        match delivery {
-            "open" => {
-                answer["claim_code"] = json!(code);
-                answer["claim_url"] = json!(claim_url(&public_url, &code));
-                answer["message"] = json!("Open finding: give claim_url to a person. They sign in and adopt it; it then appears in their Inbox.");
-            }
-            "owner" => answer["message"] = json!("Sent to your owner's Inbox for them to approve or dismiss."),
-            _ => answer["message"] = json!("Sent. The person reads it in the KarmaDue app."),
-        }
-        Ok(answer)
+        Ok(filing.answer(&finding_id, delivery, status, event.seq, &claim))
     })
     .await?;
     // Mail may have been queued: let the sender (when a relay is configured) send it now.
