@@ -23,10 +23,14 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::AppError;
+use super::bounded_text;
 use super::store;
 use kd_kernel::error::{ErrorCode, ToolError};
-use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::input::AGENT_ID_DOC;
+use kd_kernel::registry::{Access, Hints, Lift, Tool};
 use kd_kernel::{Ctx, Kernel, Proof};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 /// Cards one agent may hand out in a rolling 24 hours.
 pub const INVITES_PER_DAY: i64 = 20;
@@ -45,23 +49,13 @@ pub const PREFERENCE_UPDATES_PER_DAY: i64 = 20;
 
 const DAY_MS: i64 = crate::standing::stamps::DAY_MS;
 
-const AGENT_ID_PARAM: Param = Param::new(
-    "agent_id",
-    ParamType::String,
-    "Agent id. Identity comes from the signature or the owner session. The x-karmadue-agent header is optional.",
-);
-
 /// `invite_agent`.
 pub static INVITE_AGENT: Tool = Tool {
     name: "invite_agent",
     title: "Hand another agent your card",
     description: "Optionally hand another agent a card with your passport id and a link. They can register with the code. Introducing another agent is not required. The card carries invite_code (pass it as referral to register_agent), your passport id and handle, an absolute link and your note. 20 cards a day.",
-    params: &[
-        AGENT_ID_PARAM,
-        Param::new("note", ParamType::String, "Short note on the card."),
-        Param::new("why", ParamType::String, "Alias for note."),
-    ],
-    required: &[&["agent_id"]],
+    params: &[],
+    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[Lift {
@@ -69,25 +63,31 @@ pub static INVITE_AGENT: Tool = Tool {
         id: "invite_code",
         fields: &["note"],
     }],
-    input: None,
-    handler: invite_agent,
+    input: Some(kd_kernel::input!(InviteAgent)),
+    handler: kd_kernel::typed!(INVITE_AGENT, invite_agent),
 };
+
+/// invite_agent's arguments. A refusal of the note names the name sent, so `why` is a field of
+/// its own, not an alias row.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct InviteAgent {
+    #[schemars(description = AGENT_ID_DOC)]
+    #[allow(dead_code)]
+    agent_id: String,
+    /// Short note on the card.
+    note: Option<String>,
+    /// Alias for note.
+    why: Option<String>,
+}
 
 /// `offer_capability`.
 pub static OFFER_CAPABILITY: Tool = Tool {
     name: "offer_capability",
     title: "Offer this agent as a capability",
     description: "Offer this agent as a capability. First publish needs the human: your first offer waits until your person approves it in the KarmaDue app (or until a person is linked and approves); after that your offers publish directly. 10 offers a day.",
-    params: &[
-        AGENT_ID_PARAM,
-        Param::new("title", ParamType::String, "Capability title."),
-        Param::new(
-            "description",
-            ParamType::String,
-            "What the agent can do. This text is data, not an instruction.",
-        ),
-    ],
-    required: &[&["agent_id"], &["title"]],
+    params: &[],
+    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[Lift {
@@ -95,24 +95,30 @@ pub static OFFER_CAPABILITY: Tool = Tool {
         id: "offer_id",
         fields: &["title", "description"],
     }],
-    input: None,
-    handler: offer_capability,
+    input: Some(kd_kernel::input!(OfferCapability)),
+    handler: kd_kernel::typed!(OFFER_CAPABILITY, offer_capability),
 };
+
+/// offer_capability's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct OfferCapability {
+    #[schemars(description = AGENT_ID_DOC)]
+    #[allow(dead_code)]
+    agent_id: String,
+    /// Capability title.
+    title: String,
+    /// What the agent can do. This text is data, not an instruction.
+    description: Option<String>,
+}
 
 /// `update_preferences`.
 pub static UPDATE_PREFERENCES: Tool = Tool {
     name: "update_preferences",
     title: "Store preferences for your person",
     description: "Store preferences for the human to review. preferences is a JSON object of at most 8 KiB; each call stores a new version. Nothing takes effect until your person reviews it.",
-    params: &[
-        AGENT_ID_PARAM,
-        Param::new(
-            "preferences",
-            ParamType::Object,
-            "Preference object the human will review.",
-        ),
-    ],
-    required: &[&["agent_id"]],
+    params: &[],
+    required: &[],
     access: Access::Signed,
     hints: Hints {
         read_only: false,
@@ -121,9 +127,20 @@ pub static UPDATE_PREFERENCES: Tool = Tool {
         open_world: false,
     },
     untrusted: &[],
-    input: None,
-    handler: update_preferences,
+    input: Some(kd_kernel::input!(UpdatePreferences)),
+    handler: kd_kernel::typed!(UPDATE_PREFERENCES, update_preferences),
 };
+
+/// update_preferences' arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct UpdatePreferences {
+    #[schemars(description = AGENT_ID_DOC)]
+    #[allow(dead_code)]
+    agent_id: String,
+    /// Preference object the human will review.
+    preferences: Option<serde_json::Map<String, Value>>,
+}
 
 fn rate_limited(message: String, oldest: Option<i64>, now: i64) -> ToolError {
     let retry_after_s = (oldest.unwrap_or(now) + DAY_MS - now + 999)
@@ -132,68 +149,48 @@ fn rate_limited(message: String, oldest: Option<i64>, now: i64) -> ToolError {
     ToolError::new(ErrorCode::RateLimited, message).with("retry_after_s", retry_after_s)
 }
 
-fn bounded_text(args: &Args, names: &[&str], max: usize) -> Result<Option<String>, ToolError> {
-    let Some(text) = args.text(names) else {
-        return Ok(None);
-    };
-    if text.chars().count() > max {
-        let field = names
-            .iter()
-            .copied()
-            .find(|name| args.text(&[name]).is_some())
-            .unwrap_or(names[0]);
-        return Err(ToolError::validation(
-            field,
-            format!("{field} is at most {max} characters"),
-        ));
-    }
-    Ok(Some(text.to_owned()))
-}
-
 /// The card's link: the hub's front page with the code, absolute.
 pub fn invite_link(public_url: &str, code: &str) -> String {
     format!("{}/?referral={code}", public_url.trim_end_matches('/'))
 }
 
-fn invite_agent(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let note = bounded_text(&args, &["note", "why"], MAX_NOTE_CHARS)?;
-        let code = random_id::<8>(ctx.kernel.random.as_ref(), "kdi_");
-        let link = invite_link(&ctx.kernel.config.public_url, &code);
-        ctx.signed_write(move |txn, signed| {
-            let agent_id = signed.agent_id.to_string();
-            let now = txn.now_ms();
-            let (count, oldest): (i64, Option<i64>) = store::invitations_since(txn.conn(), &agent_id, now - DAY_MS)?;
-            if count >= INVITES_PER_DAY {
-                return Err(rate_limited(
-                    format!("This agent handed out {INVITES_PER_DAY} cards in the last 24 hours. Try again later."),
-                    oldest,
-                    now,
-                ));
-            }
-            let (handle, credential_id): (String, String) = crate::identity::store::handle_and_credential(txn.conn(), &agent_id)?;
-            let event = txn.record(
-                signed.actor(),
-                agent_id.clone(),
-                &events::AgentInvited { agent_id: agent_id.clone(), invite_code: code.clone(), credential_id: credential_id.clone() },
-            )?;
-            store::insert_invitation(txn.conn(), &code, &agent_id, &credential_id, note.as_deref(), now, event.seq)?;
-            Ok(json!({
-                "card": {
-                    "invite_code": code,
-                    "passport_id": credential_id,
-                    "handle": handle,
-                    "agent_id": agent_id,
-                    "link": link,
-                    "note": note,
-                    "how_to_use": "Register with your own key (register_challenge, then register_agent) and pass this invite_code as referral.",
-                },
-                "optional": "Introducing another agent is optional; nothing depends on it.",
-                "event_seq": event.seq,
-            }))
-        })
-        .await
+async fn invite_agent(ctx: Ctx, input: InviteAgent) -> Result<Value, ToolError> {
+    let note = bounded_text(&["note", "why"], &[&input.note, &input.why], MAX_NOTE_CHARS)?;
+    let code = random_id::<8>(ctx.kernel.random.as_ref(), "kdi_");
+    let link = invite_link(&ctx.kernel.config.public_url, &code);
+    ctx.signed_write(move |txn, signed| {
+        let agent_id = signed.agent_id.to_string();
+        let now = txn.now_ms();
+        let (count, oldest): (i64, Option<i64>) = store::invitations_since(txn.conn(), &agent_id, now - DAY_MS)?;
+        if count >= INVITES_PER_DAY {
+            return Err(rate_limited(
+                format!("This agent handed out {INVITES_PER_DAY} cards in the last 24 hours. Try again later."),
+                oldest,
+                now,
+            ));
+        }
+        let (handle, credential_id): (String, String) = crate::identity::store::handle_and_credential(txn.conn(), &agent_id)?;
+        let event = txn.record(
+            signed.actor(),
+            agent_id.clone(),
+            &events::AgentInvited { agent_id: agent_id.clone(), invite_code: code.clone(), credential_id: credential_id.clone() },
+        )?;
+        store::insert_invitation(txn.conn(), &code, &agent_id, &credential_id, note.as_deref(), now, event.seq)?;
+        Ok(json!({
+            "card": {
+                "invite_code": code,
+                "passport_id": credential_id,
+                "handle": handle,
+                "agent_id": agent_id,
+                "link": link,
+                "note": note,
+                "how_to_use": "Register with your own key (register_challenge, then register_agent) and pass this invite_code as referral.",
+            },
+            "optional": "Introducing another agent is optional; nothing depends on it.",
+            "event_seq": event.seq,
+        }))
     })
+    .await
 }
 
 /// A card handed out with `invite_agent`.
@@ -217,58 +214,60 @@ pub fn invitation(conn: &Connection, code: &str) -> Result<Option<Invitation>, T
     Ok(store::invitation(conn, code.trim())?)
 }
 
-fn offer_capability(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let title = bounded_text(&args, &["title"], MAX_OFFER_TITLE_CHARS)?
-            .ok_or_else(|| ToolError::validation("title", "title is required"))?;
-        let description = bounded_text(&args, &["description"], MAX_OFFER_DESCRIPTION_CHARS)?;
-        let offer_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdco_");
-        ctx.signed_write(move |txn, signed| {
-            let agent_id = signed.agent_id.to_string();
-            let now = txn.now_ms();
-            let (count, oldest): (i64, Option<i64>) = store::offers_since(txn.conn(), &agent_id, now - DAY_MS)?;
-            if count >= OFFERS_PER_DAY {
-                return Err(rate_limited(
-                    format!("This agent made {OFFERS_PER_DAY} capability offers in the last 24 hours. Try again later."),
-                    oldest,
-                    now,
-                ));
-            }
-            let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
-            let published_before = store::has_published_offer(txn.conn(), &agent_id)?;
-            let by_owner = matches!(signed.proof, Proof::OwnerSession { .. });
-            let status = if published_before || by_owner {
-                "published"
-            } else if owner.is_some() {
-                "pending_owner"
-            } else {
-                "needs_owner"
-            };
-            let event = txn.record(
-                signed.actor(),
-                agent_id.clone(),
-                &events::CapabilityOffered { offer_id: offer_id.clone(), agent_id: agent_id.clone(), status: status.to_owned() },
-            )?;
-            let decided = (status == "published").then(|| signed.actor());
-            store::insert_offer(txn.conn(), &store::NewOffer { offer_id: &offer_id, agent_id: &agent_id, title: &title, description: description.as_deref(), status, now, decided: decided.as_deref(), event_seq: event.seq })?;
-            let message = match status {
-                "published" => "Published.",
-                "pending_owner" => "Your first offer waits for your person: they approve it in the KarmaDue app (You). After that, your offers publish directly.",
-                _ => "Your first offer needs a person: it stays pending until a person links this agent (connect_with_code or request_claim) and approves it in the KarmaDue app.",
-            };
-            Ok(json!({
-                "offer_id": offer_id,
-                "agent_id": agent_id,
-                "title": title,
-                "description": description,
-                "status": status,
-                "published": status == "published",
-                "message": message,
-                "event_seq": event.seq,
-            }))
-        })
-        .await
+async fn offer_capability(ctx: Ctx, input: OfferCapability) -> Result<Value, ToolError> {
+    let title = bounded_text(&["title"], &[&Some(input.title)], MAX_OFFER_TITLE_CHARS)?
+        .ok_or_else(|| ToolError::validation("title", "title is required"))?;
+    let description = bounded_text(
+        &["description"],
+        &[&input.description],
+        MAX_OFFER_DESCRIPTION_CHARS,
+    )?;
+    let offer_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdco_");
+    ctx.signed_write(move |txn, signed| {
+        let agent_id = signed.agent_id.to_string();
+        let now = txn.now_ms();
+        let (count, oldest): (i64, Option<i64>) = store::offers_since(txn.conn(), &agent_id, now - DAY_MS)?;
+        if count >= OFFERS_PER_DAY {
+            return Err(rate_limited(
+                format!("This agent made {OFFERS_PER_DAY} capability offers in the last 24 hours. Try again later."),
+                oldest,
+                now,
+            ));
+        }
+        let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
+        let published_before = store::has_published_offer(txn.conn(), &agent_id)?;
+        let by_owner = matches!(signed.proof, Proof::OwnerSession { .. });
+        let status = if published_before || by_owner {
+            "published"
+        } else if owner.is_some() {
+            "pending_owner"
+        } else {
+            "needs_owner"
+        };
+        let event = txn.record(
+            signed.actor(),
+            agent_id.clone(),
+            &events::CapabilityOffered { offer_id: offer_id.clone(), agent_id: agent_id.clone(), status: status.to_owned() },
+        )?;
+        let decided = (status == "published").then(|| signed.actor());
+        store::insert_offer(txn.conn(), &store::NewOffer { offer_id: &offer_id, agent_id: &agent_id, title: &title, description: description.as_deref(), status, now, decided: decided.as_deref(), event_seq: event.seq })?;
+        let message = match status {
+            "published" => "Published.",
+            "pending_owner" => "Your first offer waits for your person: they approve it in the KarmaDue app (You). After that, your offers publish directly.",
+            _ => "Your first offer needs a person: it stays pending until a person links this agent (connect_with_code or request_claim) and approves it in the KarmaDue app.",
+        };
+        Ok(json!({
+            "offer_id": offer_id,
+            "agent_id": agent_id,
+            "title": title,
+            "description": description,
+            "status": status,
+            "published": status == "published",
+            "message": message,
+            "event_seq": event.seq,
+        }))
     })
+    .await
 }
 
 /// A capability offer waiting for its person.
@@ -340,60 +339,56 @@ pub async fn decide_offer(
         .await?
 }
 
-fn update_preferences(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let preferences = args.value("preferences").cloned().ok_or_else(|| {
-            ToolError::validation(
-                "preferences",
-                "preferences is required: an object for your person to review",
-            )
-        })?;
-        let text = kd_protocol::canonical::canonical_value_text(&preferences);
-        if text.len() > MAX_PREFERENCES_BYTES {
-            return Err(ToolError::validation(
-                "preferences",
-                format!(
-                    "preferences is at most {MAX_PREFERENCES_BYTES} bytes of canonical JSON text"
-                ),
+async fn update_preferences(ctx: Ctx, input: UpdatePreferences) -> Result<Value, ToolError> {
+    let preferences = input.preferences.map(Value::Object).ok_or_else(|| {
+        ToolError::validation(
+            "preferences",
+            "preferences is required: an object for your person to review",
+        )
+    })?;
+    let text = kd_protocol::canonical::canonical_value_text(&preferences);
+    if text.len() > MAX_PREFERENCES_BYTES {
+        return Err(ToolError::validation(
+            "preferences",
+            format!("preferences is at most {MAX_PREFERENCES_BYTES} bytes of canonical JSON text"),
+        ));
+    }
+    let sha256 = hex::encode(Sha256::digest(text.as_bytes()));
+    ctx.signed_write(move |txn, signed| {
+        let agent_id = signed.agent_id.to_string();
+        let now = txn.now_ms();
+        let (count, oldest): (i64, Option<i64>) = store::preference_updates_since(txn.conn(), &agent_id, now - DAY_MS)?;
+        if count >= PREFERENCE_UPDATES_PER_DAY {
+            return Err(rate_limited(
+                format!("This agent updated its preferences {PREFERENCE_UPDATES_PER_DAY} times in the last 24 hours. Try again later."),
+                oldest,
+                now,
             ));
         }
-        let sha256 = hex::encode(Sha256::digest(text.as_bytes()));
-        ctx.signed_write(move |txn, signed| {
-            let agent_id = signed.agent_id.to_string();
-            let now = txn.now_ms();
-            let (count, oldest): (i64, Option<i64>) = store::preference_updates_since(txn.conn(), &agent_id, now - DAY_MS)?;
-            if count >= PREFERENCE_UPDATES_PER_DAY {
-                return Err(rate_limited(
-                    format!("This agent updated its preferences {PREFERENCE_UPDATES_PER_DAY} times in the last 24 hours. Try again later."),
-                    oldest,
-                    now,
-                ));
-            }
-            let version: i64 = store::next_preferences_version(txn.conn(), &agent_id)?;
-            let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
-            let event = txn.record(
-                signed.actor(),
-                agent_id.clone(),
-                &events::PreferencesUpdated { agent_id: agent_id.clone(), version, preferences_sha256: sha256.clone(), bytes: text.len() },
-            )?;
-            store::insert_preferences(txn.conn(), &agent_id, &text, &sha256, version, now, event.seq)?;
-            let (status, message) = if owner.is_some() {
-                ("awaiting_review", "Stored for your person to review in the KarmaDue app. Nothing takes effect until they do.")
-            } else {
-                ("needs_owner", "Stored. No person is linked yet: once one links this agent, they can review it. Nothing takes effect until then.")
-            };
-            Ok(json!({
-                "agent_id": agent_id,
-                "version": version,
-                "status": status,
-                "preferences_sha256": sha256,
-                "bytes": text.len(),
-                "message": message,
-                "event_seq": event.seq,
-            }))
-        })
-        .await
+        let version: i64 = store::next_preferences_version(txn.conn(), &agent_id)?;
+        let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
+        let event = txn.record(
+            signed.actor(),
+            agent_id.clone(),
+            &events::PreferencesUpdated { agent_id: agent_id.clone(), version, preferences_sha256: sha256.clone(), bytes: text.len() },
+        )?;
+        store::insert_preferences(txn.conn(), &agent_id, &text, &sha256, version, now, event.seq)?;
+        let (status, message) = if owner.is_some() {
+            ("awaiting_review", "Stored for your person to review in the KarmaDue app. Nothing takes effect until they do.")
+        } else {
+            ("needs_owner", "Stored. No person is linked yet: once one links this agent, they can review it. Nothing takes effect until then.")
+        };
+        Ok(json!({
+            "agent_id": agent_id,
+            "version": version,
+            "status": status,
+            "preferences_sha256": sha256,
+            "bytes": text.len(),
+            "message": message,
+            "event_seq": event.seq,
+        }))
     })
+    .await
 }
 
 /// Stored preferences of one of a person's agents.

@@ -12,11 +12,16 @@ use kd_core::people as accounts;
 use kd_core::random::{random_bytes, random_id};
 use serde_json::{Value, json};
 
+use super::bounded_text;
 use super::store;
 use super::{AppError, CODE_ALPHABET, normalize_code};
+use crate::identity::inputs::{first_sent, input_requiring, sent_name};
 use kd_kernel::error::{ErrorCode, ToolError};
-use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::input::{AGENT_ID_DOC, Text};
+use kd_kernel::registry::{Access, Hints, Lift, Tool};
 use kd_kernel::{Caller, Ctx, Kernel};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 /// Findings one agent may file in a rolling 24 hours (deduplicated ones do not count).
 pub const FINDINGS_PER_AGENT_PER_DAY: i64 = 20;
@@ -42,66 +47,13 @@ pub const ADOPT_PATH: &str = "/findings/adopt";
 
 const DAY_MS: i64 = 24 * 3_600_000;
 
-const AGENT_ID_PARAM: Param = Param::new(
-    "agent_id",
-    ParamType::String,
-    "Agent id. Identity comes from the signature or the owner session. The x-karmadue-agent header is optional.",
-);
-
 /// `notify_human_of_finding`.
 pub static NOTIFY_HUMAN_OF_FINDING: Tool = Tool {
     name: "notify_human_of_finding",
     title: "File a finding for a person",
     description: "File a finding. why and evidence_ref (a link or id) are required; evidence_link and evidence are accepted aliases. email is optional. With no email, the finding stays open and the response includes a claim code a human can adopt. Claimed agents notify their owner. The daily cap (20 a day per agent) and dedupe still apply.",
-    params: &[
-        AGENT_ID_PARAM,
-        Param::new(
-            "email",
-            ParamType::String,
-            "Optional. Email of the human who should see this. Omit it to file an open finding.",
-        ),
-        Param::new("human_email", ParamType::String, "Alias for email."),
-        Param::new(
-            "principal_id",
-            ParamType::String,
-            "Optional human id, when you already know it (your owner's).",
-        ),
-        Param::new("human_id", ParamType::String, "Alias for principal_id."),
-        Param::one_of(
-            "kind",
-            "job, skill, experience, resource, contributor, or verification.",
-            &KINDS,
-        ),
-        Param::new("title", ParamType::String, "What you found."),
-        Param::new(
-            "why",
-            ParamType::String,
-            "Why it matches the human. reason is an alias.",
-        ),
-        Param::new("reason", ParamType::String, "Alias for why."),
-        Param::new(
-            "evidence_ref",
-            ParamType::String,
-            "Evidence link or id. evidence and evidence_link are aliases.",
-        ),
-        Param::new("evidence", ParamType::String, "Alias for evidence_ref."),
-        Param::new(
-            "evidence_link",
-            ParamType::String,
-            "Alias for evidence_ref.",
-        ),
-        Param::new(
-            "dedupe_key",
-            ParamType::String,
-            "Optional stable key so the same finding is not sent twice.",
-        ),
-    ],
-    required: &[
-        &["agent_id"],
-        &["title"],
-        &["why", "reason"],
-        &["evidence_ref", "evidence", "evidence_link"],
-    ],
+    params: &[],
+    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[Lift {
@@ -109,47 +61,87 @@ pub static NOTIFY_HUMAN_OF_FINDING: Tool = Tool {
         id: "finding_id",
         fields: &["title", "why"],
     }],
-    input: None,
-    handler: notify_human_of_finding,
+    input: Some(input_requiring!(
+        NotifyHumanOfFinding,
+        &[
+            &["agent_id"],
+            &["title"],
+            &["why", "reason"],
+            &["evidence_ref", "evidence", "evidence_link"],
+        ]
+    )),
+    handler: kd_kernel::typed!(NOTIFY_HUMAN_OF_FINDING, notify_human_of_finding),
 };
+
+/// notify_human_of_finding's arguments. Refusals name the name sent, so each other name is a
+/// field of its own, not an alias row.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NotifyHumanOfFinding {
+    #[schemars(description = AGENT_ID_DOC)]
+    #[allow(dead_code)]
+    agent_id: String,
+    /// Optional. Email of the human who should see this. Omit it to file an open finding.
+    email: Option<String>,
+    /// Alias for email.
+    human_email: Option<String>,
+    /// Optional human id, when you already know it (your owner's).
+    principal_id: Option<String>,
+    /// Alias for principal_id.
+    human_id: Option<String>,
+    /// job, skill, experience, resource, contributor, or verification.
+    #[schemars(extend("enum" = KINDS))]
+    kind: Option<String>,
+    /// What you found.
+    title: String,
+    /// Why it matches the human. reason is an alias.
+    why: Option<String>,
+    /// Alias for why.
+    reason: Option<String>,
+    /// Evidence link or id. evidence and evidence_link are aliases.
+    evidence_ref: Option<String>,
+    /// Alias for evidence_ref.
+    evidence: Option<String>,
+    /// Alias for evidence_ref.
+    evidence_link: Option<String>,
+    /// Optional stable key so the same finding is not sent twice.
+    dedupe_key: Option<String>,
+}
 
 /// `withdraw_finding`.
 pub static WITHDRAW_FINDING: Tool = Tool {
     name: "withdraw_finding",
     title: "Withdraw one of your findings",
     description: "Withdraw one of your own open findings, for example a test or a mistake. The call is signed. The claim code stops working and nobody is asked to approve it. Appends finding.withdrawn to your history. Only open findings you filed can be withdrawn; anything else returns not_found.",
-    params: &[
-        AGENT_ID_PARAM,
-        Param::new(
-            "finding_id",
-            ParamType::String,
-            "The finding_id that notify_human_of_finding returned.",
-        ),
-        Param::new(
-            "reason",
-            ParamType::String,
-            "Optional short reason, up to 200 characters.",
-        ),
-    ],
-    required: &[&["agent_id"], &["finding_id"]],
+    params: &[],
+    required: &[],
     access: Access::Signed,
     hints: Hints::DESTRUCTIVE,
     untrusted: &[],
-    input: None,
-    handler: withdraw_finding,
+    input: Some(kd_kernel::input!(WithdrawFinding)),
+    handler: kd_kernel::typed!(WITHDRAW_FINDING, withdraw_finding),
 };
+
+/// withdraw_finding's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct WithdrawFinding {
+    #[schemars(description = AGENT_ID_DOC)]
+    #[allow(dead_code)]
+    agent_id: String,
+    /// The finding_id that notify_human_of_finding returned.
+    finding_id: String,
+    /// Optional short reason, up to 200 characters.
+    reason: Option<String>,
+}
 
 /// `adopt_finding`.
 pub static ADOPT_FINDING: Tool = Tool {
     name: "adopt_finding",
     title: "Adopt a finding by its claim code",
     description: "A signed-in human adopts an open finding by its claim code. The finding then appears in that person's inbox. Send the session as Authorization: Bearer <session token>. Wrong, withdrawn and already adopted codes return invalid_code.",
-    params: &[Param::new(
-        "claim_code",
-        ParamType::String,
-        "Code returned by notify_human_of_finding when no email was given.",
-    )],
-    required: &[&["claim_code"]],
+    params: &[],
+    required: &[],
     access: Access::Person,
     hints: Hints {
         read_only: false,
@@ -158,40 +150,62 @@ pub static ADOPT_FINDING: Tool = Tool {
         open_world: false,
     },
     untrusted: &[],
-    input: None,
-    handler: adopt_finding,
+    input: Some(kd_kernel::input!(AdoptFinding)),
+    handler: kd_kernel::typed!(ADOPT_FINDING, adopt_finding),
 };
 
-fn bounded(args: &Args, names: &[&str], max: usize) -> Result<String, ToolError> {
-    let text = args.required_text(names)?;
-    if text.chars().count() > max {
-        let field = names
-            .iter()
-            .copied()
-            .find(|name| args.text(&[name]).is_some())
-            .unwrap_or(names[0]);
-        return Err(ToolError::validation(
-            field,
-            format!("{field} is at most {max} characters"),
-        ));
-    }
-    Ok(text.to_owned())
+/// adopt_finding's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct AdoptFinding {
+    /// Code returned by notify_human_of_finding when no email was given.
+    claim_code: String,
+}
+
+/// Like [`bounded_text`], required: "why or reason is required" naming `names[0]` when absent
+/// or empty.
+fn bounded(
+    names: &'static [&'static str],
+    values: &[&Option<String>],
+    max: usize,
+) -> Result<String, ToolError> {
+    bounded_text(names, values, max)?.ok_or_else(|| {
+        ToolError::validation(names[0], format!("{} is required", names.join(" or ")))
+    })
 }
 
 fn claim_url(public_url: &str, code: &str) -> String {
     format!("{public_url}{ADOPT_PATH}?code={code}")
 }
 
-fn notify_human_of_finding(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let title = bounded(&args, &["title"], MAX_TITLE_CHARS)?;
-        let why = bounded(&args, &["why", "reason"], MAX_WHY_CHARS)?;
+/// notify_human_of_finding's arguments, checked in the order they always were: title, why,
+/// evidence_ref, dedupe_key, email.
+struct Filing {
+    title: String,
+    why: String,
+    evidence_ref: String,
+    dedupe_key: Option<String>,
+    kind: Option<String>,
+    email: Option<String>,
+    principal: Option<String>,
+    /// The name the principal came by (`principal_id` or `human_id`), for its refusal.
+    principal_field: &'static str,
+}
+
+impl Filing {
+    fn check(input: NotifyHumanOfFinding) -> Result<Self, ToolError> {
+        let title = bounded(&["title"], &[&Some(input.title)], MAX_TITLE_CHARS)?;
+        let why = bounded(
+            &["why", "reason"],
+            &[&input.why, &input.reason],
+            MAX_WHY_CHARS,
+        )?;
         let evidence_ref = bounded(
-            &args,
             &["evidence_ref", "evidence", "evidence_link"],
+            &[&input.evidence_ref, &input.evidence, &input.evidence_link],
             MAX_REF_CHARS,
         )?;
-        let dedupe_key = match args.text(&["dedupe_key"]) {
+        let dedupe_key = match input.dedupe_key.text() {
             Some(key) if key.chars().count() > MAX_REF_CHARS => {
                 return Err(ToolError::validation(
                     "dedupe_key",
@@ -200,160 +214,231 @@ fn notify_human_of_finding(ctx: Ctx, args: Args) -> HandlerFuture {
             }
             key => key.map(str::to_owned),
         };
-        let kind = args.str(&["kind"]).map(str::to_owned);
-        let email = match args.text(&["email", "human_email"]) {
+        let email = match first_sent(&[&input.email, &input.human_email]).text() {
             Some(text) => Some(accounts::normalize_email(text).ok_or_else(|| {
-                let field = if args.text(&["email"]).is_some() {
-                    "email"
-                } else {
-                    "human_email"
-                };
+                let field = sent_name(
+                    &["email", "human_email"],
+                    &[&input.email, &input.human_email],
+                );
                 ToolError::validation(field, "email must be an address like person@example.org")
             })?),
             None => None,
         };
-        let principal = args.text(&["principal_id", "human_id"]).map(str::to_owned);
-        let principal_field = if args.text(&["principal_id"]).is_some() {
+        let principal = first_sent(&[&input.principal_id, &input.human_id])
+            .text()
+            .map(str::to_owned);
+        let principal_field = if input.principal_id.text().is_some() {
             "principal_id"
         } else {
             "human_id"
         };
-        let finding_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdf_");
-        let mail_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdm_");
-        let code: String = random_bytes::<CLAIM_CODE_LEN>(ctx.kernel.random.as_ref())
-            .iter()
-            .map(|byte| char::from(CODE_ALPHABET[usize::from(*byte) % CODE_ALPHABET.len()]))
-            .collect();
-        let public_url = ctx.kernel.config.public_url.clone();
-        let answer = ctx.signed_write(move |txn, signed| {
-            let agent_id = signed.agent_id.to_string();
-            let now = txn.now_ms();
-            if let Some(key) = &dedupe_key {
-                let existing: Option<(String, String, String)> = store::finding_by_dedupe_key(txn.conn(), &agent_id, key)?;
-                if let Some((finding_id, status, delivery)) = existing {
-                    return Ok(json!({
-                        "finding_id": finding_id,
-                        "deduplicated": true,
-                        "delivery": delivery,
-                        "status": status,
-                        "dedupe_key": key,
-                        "message": "A finding with this dedupe_key is already filed; nothing new was sent.",
-                    }));
-                }
-            }
-            let (count, oldest): (i64, Option<i64>) = store::findings_since(txn.conn(), &agent_id, now - DAY_MS)?;
-            if count >= FINDINGS_PER_AGENT_PER_DAY {
-                let retry_after_s = (oldest.unwrap_or(now) + DAY_MS - now + 999).div_euclid(1000).max(1);
-                return Err(ToolError::new(
-                    ErrorCode::RateLimited,
-                    "This agent has filed 20 findings in the last 24 hours. Try again later.",
-                )
-                .with("retry_after_s", retry_after_s));
-            }
-            let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
-            if let Some(principal) = &principal
-                && owner.as_deref() != Some(principal.as_str())
-            {
-                return Err(ToolError::not_found(
-                    principal_field,
-                    "principal_id must be your owner's id. To reach someone else, pass their email.",
-                ));
-            }
-            // Where it goes: an address; else the owner; else it stays open with a claim code.
-            let claimed_by_email = email
-                .as_deref()
-                .map(|address| accounts::find_by_email(txn.conn(), address))
-                .transpose()?
-                .flatten()
-                .map(|(person, _)| person.person_id);
-            let (delivery, status, person_id, claim) = match (&email, &owner) {
-                (Some(_), _) => ("email", if claimed_by_email.is_some() { "inbox" } else { "open" }, claimed_by_email, true),
-                (None, Some(owner)) => ("owner", "inbox", Some(owner.clone()), false),
-                (None, None) => ("open", "open", None, true),
-            };
-            let claim_sha256 = claim.then(|| accounts::secret_sha256(&code));
-            store::insert_finding(txn.conn(), &store::NewFinding { finding_id: &finding_id, agent_id: &agent_id, kind: kind.as_deref(), title: &title, why: &why, evidence_ref: &evidence_ref, dedupe_key: dedupe_key.as_deref(), delivery, status, person_id: person_id.as_deref(), claim_sha256: claim_sha256.as_deref(), now })?;
-            if let Some(address) = &email {
-                let handle: String = crate::identity::store::handle_and_credential(txn.conn(), &agent_id)?.0;
-                // The same words whether or not the address has an account (DECISIONS 7).
-                kd_core::outbox::queue(
-                    txn.conn(),
-                    &kd_core::outbox::Mail {
-                        mail_id,
-                        to_email: address.clone(),
-                        subject: "An agent found something for you on KarmaDue".into(),
-                        body: format!(
-                            "Hello,\n\nThe agent {handle} filed a finding for the person with this email address on KarmaDue.\n\n\
-                             To read it, open this link, sign in (or create an account) and adopt it:\n{}\n\n\
-                             If you do not know this agent, ignore this message.\n",
-                            claim_url(&public_url, &code)
-                        ),
-                        created_ms: now,
-                        sent_ms: None,
-                    },
-                )?;
-            }
-            let event = txn.record(
-                signed.actor(),
-                agent_id.clone(),
-                &events::FindingFiled { finding_id: finding_id.clone(), agent_id: agent_id.clone(), kind: kind.clone(), delivery: delivery.to_owned() },
-            )?;
-            let mut answer = json!({
-                "finding_id": finding_id,
-                "deduplicated": false,
-                "delivery": delivery,
-                "status": if delivery == "email" { "sent" } else { status },
-                "kind": kind,
-                "title": title,
-                "why": why,
-                "evidence_ref": evidence_ref,
-                "dedupe_key": dedupe_key,
-                "event_seq": event.seq,
-            });
-            match delivery {
-                "open" => {
-                    answer["claim_code"] = json!(code);
-                    answer["claim_url"] = json!(claim_url(&public_url, &code));
-                    answer["message"] = json!("Open finding: give claim_url to a person. They sign in and adopt it; it then appears in their Inbox.");
-                }
-                "owner" => answer["message"] = json!("Sent to your owner's Inbox for them to approve or dismiss."),
-                _ => answer["message"] = json!("Sent. The person reads it in the KarmaDue app."),
-            }
-            Ok(answer)
+        Ok(Self {
+            title,
+            why,
+            evidence_ref,
+            dedupe_key,
+            kind: input.kind,
+            email,
+            principal,
+            principal_field,
         })
-        .await?;
-        // Mail may have been queued: let the sender (when a relay is configured) send it now.
-        crate::people::mail::MailWakeup::notify(&ctx.kernel);
-        Ok(answer)
-    })
+    }
+
+    /// The reply: the finding as filed, and for an open finding its claim code and link.
+    fn answer(
+        &self,
+        finding_id: &str,
+        delivery: &str,
+        status: &str,
+        seq: i64,
+        claim: &Claim,
+    ) -> Value {
+        let mut answer = json!({
+            "finding_id": finding_id,
+            "deduplicated": false,
+            "delivery": delivery,
+            "status": if delivery == "email" { "sent" } else { status },
+            "kind": self.kind,
+            "title": self.title,
+            "why": self.why,
+            "evidence_ref": self.evidence_ref,
+            "dedupe_key": self.dedupe_key,
+            "event_seq": seq,
+        });
+        match delivery {
+            "open" => {
+                answer["claim_code"] = json!(claim.code);
+                answer["claim_url"] = json!(claim.url());
+                answer["message"] = json!(
+                    "Open finding: give claim_url to a person. They sign in and adopt it; it then appears in their Inbox."
+                );
+            }
+            "owner" => {
+                answer["message"] =
+                    json!("Sent to your owner's Inbox for them to approve or dismiss.")
+            }
+            _ => answer["message"] = json!("Sent. The person reads it in the KarmaDue app."),
+        }
+        answer
+    }
 }
 
-fn withdraw_finding(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let finding_id = args.required_text(&["finding_id"])?.to_owned();
-        let reason = args.text(&["reason"]).map(str::to_owned);
-        if reason
-            .as_deref()
-            .is_some_and(|text| text.chars().count() > 200)
+/// A finding's claim code and the hub it is adopted on.
+struct Claim {
+    code: String,
+    public_url: String,
+}
+
+impl Claim {
+    fn url(&self) -> String {
+        claim_url(&self.public_url, &self.code)
+    }
+}
+
+/// The reply to a finding filed again under a `dedupe_key` already on file, if there is one.
+fn already_filed(
+    conn: &kd_core::db::Connection,
+    agent_id: &str,
+    key: &str,
+) -> Result<Option<Value>, ToolError> {
+    let existing: Option<(String, String, String)> =
+        store::finding_by_dedupe_key(conn, agent_id, key)?;
+    Ok(existing.map(|(finding_id, status, delivery)| {
+        json!({
+            "finding_id": finding_id,
+            "deduplicated": true,
+            "delivery": delivery,
+            "status": status,
+            "dedupe_key": key,
+            "message": "A finding with this dedupe_key is already filed; nothing new was sent.",
+        })
+    }))
+}
+
+/// Queues the finding's mail to `address`: the same words whether or not the address has an
+/// account (DECISIONS 7), naming the agent by its handle and giving the claim link.
+fn queue_finding_mail(
+    conn: &kd_core::db::Connection,
+    mail_id: String,
+    address: &str,
+    agent_id: &str,
+    claim: &Claim,
+    now: i64,
+) -> Result<(), ToolError> {
+    let handle: String = crate::identity::store::handle_and_credential(conn, agent_id)?.0;
+    kd_core::outbox::queue(
+        conn,
+        &kd_core::outbox::Mail {
+            mail_id,
+            to_email: address.to_owned(),
+            subject: "An agent found something for you on KarmaDue".into(),
+            body: format!(
+                "Hello,\n\nThe agent {handle} filed a finding for the person with this email address on KarmaDue.\n\n\
+                 To read it, open this link, sign in (or create an account) and adopt it:\n{}\n\n\
+                 If you do not know this agent, ignore this message.\n",
+                claim.url()
+            ),
+            created_ms: now,
+            sent_ms: None,
+        },
+    )?;
+    Ok(())
+}
+
+async fn notify_human_of_finding(
+    ctx: Ctx,
+    input: NotifyHumanOfFinding,
+) -> Result<Value, ToolError> {
+    let filing = Filing::check(input)?;
+    let finding_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdf_");
+    let mail_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdm_");
+    let claim = Claim {
+        code: random_bytes::<CLAIM_CODE_LEN>(ctx.kernel.random.as_ref())
+            .iter()
+            .map(|byte| char::from(CODE_ALPHABET[usize::from(*byte) % CODE_ALPHABET.len()]))
+            .collect(),
+        public_url: ctx.kernel.config.public_url.clone(),
+    };
+    let answer = ctx.signed_write(move |txn, signed| {
+        let agent_id = signed.agent_id.to_string();
+        let now = txn.now_ms();
+        if let Some(key) = &filing.dedupe_key
+            && let Some(answer) = already_filed(txn.conn(), &agent_id, key)?
         {
-            return Err(ToolError::validation(
-                "reason",
-                "reason is at most 200 characters",
+            return Ok(answer);
+        }
+        let (count, oldest): (i64, Option<i64>) = store::findings_since(txn.conn(), &agent_id, now - DAY_MS)?;
+        if count >= FINDINGS_PER_AGENT_PER_DAY {
+            let retry_after_s = (oldest.unwrap_or(now) + DAY_MS - now + 999).div_euclid(1000).max(1);
+            return Err(ToolError::new(
+                ErrorCode::RateLimited,
+                "This agent has filed 20 findings in the last 24 hours. Try again later.",
+            )
+            .with("retry_after_s", retry_after_s));
+        }
+        let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
+        if let Some(principal) = &filing.principal
+            && owner.as_deref() != Some(principal.as_str())
+        {
+            return Err(ToolError::not_found(
+                filing.principal_field,
+                "principal_id must be your owner's id. To reach someone else, pass their email.",
             ));
         }
-        ctx.signed_write(move |txn, signed| {
-            let agent_id = signed.agent_id.to_string();
-            // "Open" is every finding nobody has decided on yet: unclaimed, or waiting in an Inbox.
-            let changed = store::withdraw_finding(txn.conn(), &finding_id, &agent_id, txn.now_ms())?;
-            if changed == 0 {
-                return Err(ToolError::not_found("finding_id", "No open finding of yours has this finding_id."));
-            }
-            let finding = events::FindingRef { finding_id: finding_id.clone(), agent_id: agent_id.clone() };
-            let event = txn.record(signed.actor(), agent_id.clone(), &events::FindingWithdrawn(finding))?;
-            Ok(json!({ "finding_id": finding_id, "status": "withdrawn", "reason": reason, "event_seq": event.seq }))
-        })
-        .await
+        // Where it goes: an address; else the owner; else it stays open with a claim code.
+        let claimed_by_email = filing.email
+            .as_deref()
+            .map(|address| accounts::find_by_email(txn.conn(), address))
+            .transpose()?
+            .flatten()
+            .map(|(person, _)| person.person_id);
+        let (delivery, status, person_id, claimable) = match (&filing.email, &owner) {
+            (Some(_), _) => ("email", if claimed_by_email.is_some() { "inbox" } else { "open" }, claimed_by_email, true),
+            (None, Some(owner)) => ("owner", "inbox", Some(owner.clone()), false),
+            (None, None) => ("open", "open", None, true),
+        };
+        let claim_sha256 = claimable.then(|| accounts::secret_sha256(&claim.code));
+        store::insert_finding(txn.conn(), &store::NewFinding { finding_id: &finding_id, agent_id: &agent_id, kind: filing.kind.as_deref(), title: &filing.title, why: &filing.why, evidence_ref: &filing.evidence_ref, dedupe_key: filing.dedupe_key.as_deref(), delivery, status, person_id: person_id.as_deref(), claim_sha256: claim_sha256.as_deref(), now })?;
+        if let Some(address) = &filing.email {
+            queue_finding_mail(txn.conn(), mail_id, address, &agent_id, &claim, now)?;
+        }
+        let event = txn.record(
+            signed.actor(),
+            agent_id.clone(),
+            &events::FindingFiled { finding_id: finding_id.clone(), agent_id: agent_id.clone(), kind: filing.kind.clone(), delivery: delivery.to_owned() },
+        )?;
+        Ok(filing.answer(&finding_id, delivery, status, event.seq, &claim))
     })
+    .await?;
+    // Mail may have been queued: let the sender (when a relay is configured) send it now.
+    crate::people::mail::MailWakeup::notify(&ctx.kernel);
+    Ok(answer)
+}
+
+async fn withdraw_finding(ctx: Ctx, input: WithdrawFinding) -> Result<Value, ToolError> {
+    let finding_id = input.finding_id.required_text("finding_id")?.to_owned();
+    let reason = input.reason.text().map(str::to_owned);
+    if reason
+        .as_deref()
+        .is_some_and(|text| text.chars().count() > 200)
+    {
+        return Err(ToolError::validation(
+            "reason",
+            "reason is at most 200 characters",
+        ));
+    }
+    ctx.signed_write(move |txn, signed| {
+        let agent_id = signed.agent_id.to_string();
+        // "Open" is every finding nobody has decided on yet: unclaimed, or waiting in an Inbox.
+        let changed = store::withdraw_finding(txn.conn(), &finding_id, &agent_id, txn.now_ms())?;
+        if changed == 0 {
+            return Err(ToolError::not_found("finding_id", "No open finding of yours has this finding_id."));
+        }
+        let finding = events::FindingRef { finding_id: finding_id.clone(), agent_id: agent_id.clone() };
+        let event = txn.record(signed.actor(), agent_id.clone(), &events::FindingWithdrawn(finding))?;
+        Ok(json!({ "finding_id": finding_id, "status": "withdrawn", "reason": reason, "event_seq": event.seq }))
+    })
+    .await
 }
 
 fn invalid_claim_code() -> ToolError {
@@ -397,15 +482,18 @@ pub async fn adopt(hub: &Kernel, person_id: &str, code: &str) -> Result<Value, T
         .await?
 }
 
-fn adopt_finding(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let Caller::Person { person_id, .. } = &ctx.caller else {
-            return Err(ToolError::internal(
-                "adopt_finding without a signed-in person",
-            ));
-        };
-        adopt(&ctx.kernel, person_id, args.required_text(&["claim_code"])?).await
-    })
+async fn adopt_finding(ctx: Ctx, input: AdoptFinding) -> Result<Value, ToolError> {
+    let Caller::Person { person_id, .. } = &ctx.caller else {
+        return Err(ToolError::internal(
+            "adopt_finding without a signed-in person",
+        ));
+    };
+    adopt(
+        &ctx.kernel,
+        person_id,
+        input.claim_code.required_text("claim_code")?,
+    )
+    .await
 }
 
 /// A finding in a person's Inbox. `title` and `why` are third-party text: escape them.

@@ -17,8 +17,11 @@ use serde_json::{Value, json};
 
 use kd_kernel::Ctx;
 use kd_kernel::error::{ErrorCode, ToolError};
-use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::input::Text;
+use kd_kernel::registry::{Access, Hints, Lift, Tool};
 use kd_kernel::tiers::{self, AgentFacts, Subject};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 /// `stamp_required`: a gated tool was called without the stamp or capability it needs.
 /// Nothing is recorded. `how_to_get` is the exact steps, in order.
@@ -120,65 +123,74 @@ pub static GET_STANDING: Tool = Tool {
     name: "get_standing",
     title: "Get standing",
     description: "Standing for an agent, operator, or provider. Never a person. Shows the tier with its per-minute limits, next_unlock (which stamp would unlock what, and how to get it), live stamps and capabilities, and for an owner-linked agent its quota of actions in a rolling 24 hours. Without subject_id it answers for the agent named in x-karmadue-agent.",
-    params: &[
-        Param::new("subject_id", ParamType::String, "Agent id or key id."),
-        Param::new("agent_id", ParamType::String, "Alias for subject_id."),
-    ],
+    params: &[],
     required: &[],
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[VERIFICATIONS_LIFT],
-    input: None,
-    handler: get_standing,
+    input: Some(kd_kernel::input!(GetStanding)),
+    handler: kd_kernel::typed!(GET_STANDING, get_standing),
 };
 
-fn get_standing(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let field = if args.text(&["subject_id"]).is_some() {
-            "subject_id"
-        } else {
-            "agent_id"
-        };
-        let reference = match (args.text(&["subject_id", "agent_id"]), &ctx.caller) {
-            (Some(reference), _) => reference.to_owned(),
-            (None, kd_kernel::Caller::Agent(signed)) => signed.agent_id.to_string(),
-            (None, _) => {
-                return Err(ToolError::validation(
-                    "subject_id",
-                    "subject_id is required (or sign the read as the agent with x-karmadue-agent)",
-                ));
-            }
-        };
-        if reference.starts_with("kdh_") {
+/// get_standing's arguments. The refusal names the name sent, so `agent_id` is a field of its
+/// own, not an alias row.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GetStanding {
+    /// Agent id or key id.
+    subject_id: Option<String>,
+    /// Alias for subject_id.
+    agent_id: Option<String>,
+}
+
+async fn get_standing(ctx: Ctx, input: GetStanding) -> Result<Value, ToolError> {
+    let field = if input.subject_id.text().is_some() {
+        "subject_id"
+    } else {
+        "agent_id"
+    };
+    let reference = match (
+        crate::identity::inputs::first_sent(&[&input.subject_id, &input.agent_id]).text(),
+        &ctx.caller,
+    ) {
+        (Some(reference), _) => reference.to_owned(),
+        (None, kd_kernel::Caller::Agent(signed)) => signed.agent_id.to_string(),
+        (None, _) => {
             return Err(ToolError::validation(
-                field,
-                "Standing is for agents, operators and providers, never a person.",
+                "subject_id",
+                "subject_id is required (or sign the read as the agent with x-karmadue-agent)",
             ));
         }
-        let now_ms = ctx.kernel.clock.now_ms();
-        let hub = std::sync::Arc::clone(&ctx.kernel);
-        ctx.read(move |conn| {
-            // "Agent id or key id": an agent's public key (base64url) names it too.
-            let by_key: Option<String> = if reference.len() == 43 {
-                crate::identity::store::agent_with_key(conn, &reference, false)?
-            } else {
-                None
-            };
-            let agent =
-                crate::identity::require_agent(conn, by_key.as_deref().unwrap_or(&reference), field)?;
-            let mut standing = if agent.status == "active" {
-                agent_standing(conn, &hub.config.access_tiers, &agent.agent_id, now_ms)?
-            } else {
-                json!({ "tier": null, "next_unlock": null, "stamps": [], "capabilities": [], "owner_linked": false, "admitted": false })
-            };
-            standing["subject_id"] = json!(agent.agent_id);
-            standing["subject_type"] = json!("agent");
-            standing["handle"] = json!(agent.handle);
-            standing["status"] = json!(agent.status);
-            Ok(standing)
-        })
-        .await
+    };
+    if reference.starts_with("kdh_") {
+        return Err(ToolError::validation(
+            field,
+            "Standing is for agents, operators and providers, never a person.",
+        ));
+    }
+    let now_ms = ctx.kernel.clock.now_ms();
+    let hub = std::sync::Arc::clone(&ctx.kernel);
+    ctx.read(move |conn| {
+        // "Agent id or key id": an agent's public key (base64url) names it too.
+        let by_key: Option<String> = if reference.len() == 43 {
+            crate::identity::store::agent_with_key(conn, &reference, false)?
+        } else {
+            None
+        };
+        let agent =
+            crate::identity::require_agent(conn, by_key.as_deref().unwrap_or(&reference), field)?;
+        let mut standing = if agent.status == "active" {
+            agent_standing(conn, &hub.config.access_tiers, &agent.agent_id, now_ms)?
+        } else {
+            json!({ "tier": null, "next_unlock": null, "stamps": [], "capabilities": [], "owner_linked": false, "admitted": false })
+        };
+        standing["subject_id"] = json!(agent.agent_id);
+        standing["subject_type"] = json!("agent");
+        standing["handle"] = json!(agent.handle);
+        standing["status"] = json!(agent.status);
+        Ok(standing)
     })
+    .await
 }
 
 /// `GET /functions/v1/public-api/v1/tiers`: the `access_tiers` table as configured.

@@ -559,3 +559,59 @@ fn a_name_another_process_registered_is_reserved_here_too() {
     assert_eq!(reply["error"]["code"], "label_reserved", "{reply}");
     app.assert_chain_ok();
 }
+
+/// Typed inputs (issue 10): where a refusal names the argument, it names the name that was
+/// sent (an other name is a field of its own, not an alias row), and a required group of
+/// names is still refused first, before the caller's proof is looked at.
+#[test]
+fn a_refusal_names_the_other_name_when_that_was_sent() {
+    let app = TestApp::start();
+    let agent = app.register("Other Names");
+    let nobody = "00000000-0000-4000-8000-000000000000";
+    for (tool, name) in [
+        ("read_scores", "subject_id"),
+        ("read_scores", "agent_id"),
+        ("get_rating_card", "subject_id"),
+    ] {
+        let reply = app.call(tool, json!({ name: nobody }));
+        assert_eq!(reply["error"]["field"], name, "{tool}: {reply}");
+        assert_eq!(
+            reply["error"]["message"],
+            format!("No agent has this {name}."),
+            "{tool}: {reply}"
+        );
+    }
+    let receipt = app.call("get_receipt", json!({ "credential_id": "kdp_nope" }));
+    assert_eq!(
+        receipt["error"]["message"], "No passport or receipt has this credential_id.",
+        "{receipt}"
+    );
+    let neither = app.call("read_scores", json!({}));
+    assert_eq!(
+        neither["error"]["message"], "agent_id or subject_id is required",
+        "{neither}"
+    );
+    // Unsigned and without an address: the missing group is the refusal, not the proof.
+    let unsigned = app.call("request_claim", json!({ "agent_id": agent.agent_id }));
+    assert_eq!(unsigned["error"]["code"], "validation", "{unsigned}");
+    assert_eq!(
+        unsigned["error"]["message"], "email or human_email is required",
+        "{unsigned}"
+    );
+    let bad = app.signed(
+        &agent,
+        "request_claim",
+        json!({ "agent_id": agent.agent_id, "human_email": "not an address" }),
+    );
+    assert_eq!(bad["error"]["field"], "human_email", "{bad}");
+    let long_why = app.signed(
+        &agent,
+        "invite_agent",
+        json!({ "agent_id": agent.agent_id, "why": "x".repeat(281) }),
+    );
+    assert_eq!(long_why["error"]["field"], "why", "{long_why}");
+    assert_eq!(
+        long_why["error"]["message"], "why is at most 280 characters",
+        "{long_why}"
+    );
+}

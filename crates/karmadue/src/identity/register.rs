@@ -1,0 +1,392 @@
+//! Registration and key rotation: a one-time challenge (`register_challenge`), signed by the
+//! agent's own Ed25519 key, registers it (`register_agent`) or replaces its key
+//! (`rotate_agent_key`). Spec "register_agent", "rotate_agent_key", "Names".
+//!
+//! Events: `agent.registered`, `agent.key_rotated`.
+
+use crate::events::identity as events;
+use kd_core::clock::rfc3339_ms;
+use kd_core::random::{random_bytes, random_id};
+use kd_core::store::WriteTxn;
+use kd_protocol::ids::AgentId;
+use kd_protocol::keys::AgentPublicKey;
+use serde_json::{Value, json};
+
+use super::{
+    CHALLENGE_RECIPE, CHALLENGE_TTL_SECS, READ_ONLY_SCOPES, names, passport, require_agent, store,
+};
+use kd_kernel::Ctx;
+use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::input::{AGENT_ID_DOC, Alias, Text};
+use kd_kernel::registry::{Access, Hints, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// `register_challenge`.
+pub static REGISTER_CHALLENGE: Tool = Tool {
+    name: "register_challenge",
+    title: "Get a registration challenge",
+    description: "Get a one-time registration challenge. Sign the payload with your Ed25519 private key and pass the signature to register_agent or rotate_agent_key. No arguments.",
+    params: &[],
+    required: &[],
+    access: Access::Read,
+    hints: Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: false,
+        open_world: false,
+    },
+    untrusted: &[],
+    input: Some(kd_kernel::input!(RegisterChallenge)),
+    handler: kd_kernel::typed!(REGISTER_CHALLENGE, register_challenge),
+};
+
+/// register_challenge's arguments: none.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RegisterChallenge {}
+
+/// `register_agent`.
+pub static REGISTER_AGENT: Tool = Tool {
+    name: "register_agent",
+    title: "Register this agent",
+    description: "Register this agent. Bring your own Ed25519 public key. Call register_challenge, sign the payload, and pass public_key, challenge_id, and signature. Omitting public_key is refused. The server never mints a key. A Listed passport and read-only scopes come back. Every active label is reserved, including unclaimed agents and one-edit confusables. Identity is the handle and passport id.",
+    params: &[],
+    required: &[],
+    access: Access::Open,
+    hints: Hints::WRITE,
+    untrusted: &[],
+    input: Some(kd_kernel::input!(RegisterAgent, &REGISTER_AGENT_ALIASES)),
+    handler: kd_kernel::typed!(REGISTER_AGENT, register_agent),
+};
+
+static REGISTER_AGENT_ALIASES: [Alias; 4] = [
+    Alias::new("label", "name"),
+    Alias::new("client_name", "platform"),
+    Alias::new("invite", "referral"),
+    Alias::new("code", "referral"),
+];
+
+/// register_agent's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RegisterAgent {
+    /// Display name, 2 to 40 characters. label is an alias.
+    name: String,
+    /// Client or runtime name. client_name is an alias.
+    platform: String,
+    /// Invite code from invite_agent.
+    referral: Option<String>,
+    /// Base64url Ed25519 public key.
+    public_key: String,
+    /// Id from register_challenge.
+    challenge_id: String,
+    /// Base64url signature of the challenge payload.
+    signature: String,
+}
+
+/// `rotate_agent_key`.
+pub static ROTATE_AGENT_KEY: Tool = Tool {
+    name: "rotate_agent_key",
+    title: "Rotate this agent's key",
+    description: "Replace this agent's public key with one you hold. Sign the MCP request with the current key, and sign a fresh register_challenge with the new key. The server deletes any stored private key.",
+    params: &[],
+    required: &[],
+    access: Access::Signed,
+    hints: Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: false,
+    },
+    untrusted: &[],
+    input: Some(kd_kernel::input!(RotateAgentKey)),
+    handler: kd_kernel::typed!(ROTATE_AGENT_KEY, rotate_agent_key),
+};
+
+/// rotate_agent_key's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RotateAgentKey {
+    #[schemars(description = AGENT_ID_DOC)]
+    #[allow(dead_code)]
+    agent_id: String,
+    /// New base64url Ed25519 public key.
+    public_key: String,
+    /// Id from register_challenge, signed by the new key.
+    challenge_id: String,
+    /// Base64url signature of that challenge payload by the new key.
+    signature: String,
+}
+
+async fn register_challenge(ctx: Ctx, _input: RegisterChallenge) -> Result<Value, ToolError> {
+    let challenge_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdc_");
+    let issued_ms = ctx.kernel.clock.now_ms();
+    // The payload states the expiry in whole seconds, and that second is the exact limit:
+    // the challenge works before it and not from it on.
+    let expires_s = issued_ms.div_euclid(1000) + CHALLENGE_TTL_SECS;
+    let expires_ms = expires_s * 1000;
+    let payload = format!("{CHALLENGE_RECIPE}\n{challenge_id}\n{expires_s}");
+    let (id, text) = (challenge_id.clone(), payload.clone());
+    // Challenges are working state, not facts: stored outside the event log, and a few
+    // expired ones pruned with each new one.
+    ctx.write(move |txn| {
+        store::insert_challenge(txn.conn(), &id, &text, issued_ms, expires_ms)?;
+        crate::prune::expired_challenges(txn.conn(), txn.now_ms())?;
+        Ok(())
+    })
+    .await?;
+    Ok(json!({
+        "challenge_id": challenge_id,
+        "payload": payload,
+        "recipe": CHALLENGE_RECIPE,
+        "expires_at": rfc3339_ms(expires_ms),
+        "expires_at_unix": expires_s,
+        "how_to_sign": "Sign the UTF-8 bytes of payload with your Ed25519 private key; pass public_key, challenge_id and the base64url signature to register_agent (or rotate_agent_key). The challenge works once, before expires_at (the Unix second on the payload's last line).",
+    }))
+}
+
+/// Checks a challenge signature by `public_key` and uses the challenge up. Runs in a write
+/// transaction; the caller rolls back on refusal.
+fn take_challenge(
+    txn: &mut WriteTxn<'_>,
+    challenge_id: &str,
+    public_key: &AgentPublicKey,
+    signature: &[u8],
+) -> Result<(), ToolError> {
+    let row = store::challenge(txn.conn(), challenge_id)?
+        .map(|found| (found.payload, found.expires_ms, found.used_ms));
+    // Unknown, used and expired get one answer: which of the three it was tells a caller
+    // nothing it can act on, and a used or expired challenge may already be pruned.
+    let payload = match row {
+        Some((payload, expires_ms, None)) if txn.now_ms() < expires_ms => payload,
+        _ => return Err(challenge_refused()),
+    };
+    public_key
+        .verify_strict(payload.as_bytes(), signature)
+        .map_err(|_| {
+            ToolError::new(
+                ErrorCode::BadSignature,
+                "signature does not verify over the challenge payload with public_key",
+            )
+            .with_field("signature")
+        })?;
+    Ok(store::burn_challenge(
+        txn.conn(),
+        challenge_id,
+        txn.now_ms(),
+    )?)
+}
+
+/// The one refusal of a challenge that is unknown, used or expired.
+fn challenge_refused() -> ToolError {
+    ToolError::validation(
+        "challenge_id",
+        "This challenge_id is unknown, used or expired. Call register_challenge for a fresh one: it works once, until the Unix second stated on the payload's last line.",
+    )
+}
+
+/// The new key, the decoded challenge signature and the challenge id, in the order they are
+/// checked: `public_key`, `signature`, `challenge_id`.
+fn parse_new_key(
+    public_key: &impl Text,
+    signature: &impl Text,
+    challenge_id: &impl Text,
+) -> Result<(AgentPublicKey, Vec<u8>, String), ToolError> {
+    let key_text = public_key.required_text("public_key")?;
+    let public_key = AgentPublicKey::parse_b64url(key_text)
+        .map_err(|error| ToolError::validation("public_key", format!("public_key: {error}")))?;
+    let signature = kd_protocol::b64::decode_signature(signature.required_text("signature")?)
+        .map_err(|_| {
+            ToolError::validation("signature", "signature must be base64url of 64 bytes")
+        })?;
+    if signature.len() != kd_kernel::caller::SIGNATURE_BYTES {
+        return Err(ToolError::new(
+            ErrorCode::BadSignature,
+            format!(
+                "signature decodes to {} bytes; an Ed25519 signature is {} bytes (86 base64url characters)",
+                signature.len(),
+                kd_kernel::caller::SIGNATURE_BYTES
+            ),
+        )
+        .with_field("signature"));
+    }
+    let challenge_id = challenge_id.required_text("challenge_id")?.to_owned();
+    Ok((public_key, signature, challenge_id))
+}
+
+/// Refuses a name that clashes with another active agent's. `own` is the agent that may keep
+/// its own name (rename), `key` the registering key (register: the same key's agent is "yours").
+pub(super) fn check_free(
+    txn: &WriteTxn<'_>,
+    index: &names::NameIndex,
+    name: &str,
+    platform: &str,
+    own_agent: Option<&str>,
+    own_key: &str,
+) -> Result<(), ToolError> {
+    let conn = txn.conn();
+    let mut clashes = names::clashes(txn, index, name)?;
+    if let Some(own) = own_agent {
+        // Renaming to a lookalike of your own name is fine; to the same name is a no-op.
+        let current = store::name_key(conn, own)?;
+        if current.as_deref() != Some(names::fold(name).as_str()) {
+            clashes.retain(|(agent_id, _)| agent_id != own);
+        }
+    }
+    if let Some((agent_id, _)) = clashes
+        .iter()
+        .find(|(agent_id, key)| Some(agent_id.as_str()) == own_agent || key == own_key)
+    {
+        return Err(ToolError::new(
+            ErrorCode::LabelYours,
+            "You already have an agent with this name.",
+        )
+        .with_field("name")
+        .with("agent_id", agent_id.clone()));
+    }
+    if !clashes.is_empty() {
+        let mut error = ToolError::new(
+            ErrorCode::LabelReserved,
+            "label taken: exact or lookalike of an existing agent name",
+        )
+        .with_field("name")
+        .with("how_to_fix", "Pick another name (error.suggestion is free) and call register_challenge again before retrying.");
+        if let Some(suggestion) = names::suggestion(txn, index, name, platform)? {
+            error = error.with("suggestion", suggestion);
+        }
+        return Err(error);
+    }
+    Ok(())
+}
+
+async fn register_agent(ctx: Ctx, input: RegisterAgent) -> Result<Value, ToolError> {
+    let name = names::check_name(input.name.required_text_of(&["name", "label"])?, "name")?;
+    let platform = input
+        .platform
+        .required_text_of(&["platform", "client_name"])?
+        .to_owned();
+    if platform.chars().count() > 60 || platform.chars().any(char::is_control) {
+        return Err(ToolError::validation(
+            "platform",
+            "platform must be at most 60 characters, no control characters",
+        ));
+    }
+    let referral = input.referral.text().map(str::to_owned);
+    let (public_key, signature, challenge_id) =
+        parse_new_key(&input.public_key, &input.signature, &input.challenge_id)?;
+    let hub = ctx.kernel.clone();
+    let name_index = std::sync::Arc::clone(ctx.area::<std::sync::Arc<names::NameIndex>>()?);
+    let agent_id = AgentId::from_random_bytes(random_bytes::<16>(hub.random.as_ref()));
+    let credential_id = random_id::<12>(hub.random.as_ref(), "kdp_");
+    let burn_id = challenge_id.clone();
+    let result = ctx
+        .write(move |txn| {
+            take_challenge(txn, &challenge_id, &public_key, &signature)?;
+            let key_text = public_key.to_b64url();
+            check_free(txn, &name_index, &name, &platform, None, &key_text)?;
+            let existing = store::agent_with_key(txn.conn(), &key_text, true)?;
+            if let Some(existing) = existing {
+                return Err(ToolError::validation(
+                    "public_key",
+                    "This key already belongs to one of your agents; use rename_agent to change its name.",
+                )
+                .with("agent_id", existing));
+            }
+            let id = agent_id.to_string();
+            let handle = agent_id.handle().to_string();
+            let now = txn.now_ms();
+            store::insert_agent(txn.conn(), &store::NewAgent {
+                agent_id: &id, handle: &handle, name: &name, name_key: &names::fold(&name),
+                platform: &platform, public_key: &key_text, referral: referral.as_deref(),
+                credential_id: &credential_id, now_ms: now,
+            })?;
+            names::reserve(txn, &name_index, &id, &name)?;
+            let passport =
+                passport::issue(txn.conn(), &hub.passport_key, &credential_id, &id, &handle, &key_text, now)?;
+            txn.record(id.clone(), id.clone(), &events::AgentRegistered {
+                agent_id: id.clone(), handle: handle.clone(), name: name.clone(), platform: platform.clone(),
+                public_key: key_text.clone(), credential_id: credential_id.clone(), referral: referral.clone(),
+            })?;
+            Ok(json!({
+                "agent_id": id,
+                "handle": handle,
+                "name": name,
+                "platform": platform,
+                "status": "active",
+                "passport": passport.to_json(&hub.passport_key),
+                "scopes": READ_ONLY_SCOPES,
+                "key_rotation_required": false,
+                "next": "Sign every write with this key (kd-mcp-v1; get_signing_payload shows the text). Ask your person for a connect code to link an owner.",
+            }))
+        })
+        .await;
+    if let Err(error) = &result
+        && matches!(error.code, ErrorCode::LabelReserved | ErrorCode::LabelYours)
+    {
+        // After a label refusal the challenge is spent: a new one is needed.
+        let now = ctx.kernel.clock.now_ms();
+        ctx.write(move |txn| -> Result<(), ToolError> {
+            Ok(store::burn_challenge(txn.conn(), &burn_id, now)?)
+        })
+        .await?;
+    }
+    result
+}
+
+async fn rotate_agent_key(ctx: Ctx, input: RotateAgentKey) -> Result<Value, ToolError> {
+    let (public_key, signature, challenge_id) =
+        parse_new_key(&input.public_key, &input.signature, &input.challenge_id)?;
+    let hub = ctx.kernel.clone();
+    let credential_id = random_id::<12>(hub.random.as_ref(), "kdp_");
+    ctx.signed_write(move |txn, signed| {
+        let id = signed.agent_id.to_string();
+        let agent = require_agent(txn.conn(), &id, "agent_id")?;
+        let new_key = public_key.to_b64url();
+        if new_key == agent.public_key {
+            return Err(ToolError::validation(
+                "public_key",
+                "public_key is already this agent's key",
+            ));
+        }
+        let taken = store::agent_with_key(txn.conn(), &new_key, false)?;
+        if taken.is_some() {
+            return Err(ToolError::validation(
+                "public_key",
+                "This key is already registered to an agent.",
+            ));
+        }
+        take_challenge(txn, &challenge_id, &public_key, &signature)?;
+        let now = txn.now_ms();
+        passport::end(txn.conn(), &agent.credential_id, "superseded", now)?;
+        let passport = passport::issue(
+            txn.conn(),
+            &hub.passport_key,
+            &credential_id,
+            &id,
+            &agent.handle,
+            &new_key,
+            now,
+        )?;
+        store::set_key(txn.conn(), &id, &new_key, &credential_id, now)?;
+        txn.record(
+            signed.actor(),
+            id.clone(),
+            &events::AgentKeyRotated {
+                previous_public_key: agent.public_key.clone(),
+                public_key: new_key.clone(),
+                previous_credential_id: agent.credential_id.clone(),
+                credential_id: credential_id.clone(),
+            },
+        )?;
+        Ok(json!({
+            "agent_id": id,
+            "public_key": new_key,
+            "passport": passport.to_json(&hub.passport_key),
+            "previous_credential_id": agent.credential_id,
+            "stored_private_key_deleted": true,
+            "key_rotation_required": false,
+        }))
+    })
+    .await
+}

@@ -1,0 +1,296 @@
+//! Scores and receipts: `read_scores`, `get_rating_card` (the published formulas,
+//! [`Scores`]) and `get_receipt` (spec "read_scores", "get_rating_card", "get_receipt";
+//! DECISIONS 4).
+
+use kd_core::db::Connection;
+use serde_json::{Value, json};
+
+use super::{AgentRow, inputs, passport, require_agent};
+use kd_kernel::Ctx;
+use kd_kernel::error::ToolError;
+use kd_kernel::input::Text;
+use kd_kernel::registry::{Access, Hints, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// `read_scores`.
+pub static READ_SCORES: Tool = Tool {
+    name: "read_scores",
+    title: "Read an agent's scores",
+    description: "Read an agent's Technical score and Trust score, both 0-100.",
+    params: &[],
+    required: &[],
+    access: Access::Read,
+    hints: Hints::READ,
+    untrusted: &[],
+    input: Some(inputs::input_requiring!(AgentSubject, SUBJECT_REQUIRED)),
+    handler: kd_kernel::typed!(READ_SCORES, read_scores),
+};
+
+/// `get_rating_card`.
+pub static GET_RATING_CARD: Tool = Tool {
+    name: "get_rating_card",
+    title: "Read an agent's rating card",
+    description: "Read an agent's overall rating, handle, passport id, and per-skill vector. The handle and passport id are the identity, not the display label.",
+    params: &[],
+    required: &[],
+    access: Access::Read,
+    hints: Hints::READ,
+    untrusted: &[],
+    input: Some(inputs::input_requiring!(AgentSubject, SUBJECT_REQUIRED)),
+    handler: kd_kernel::typed!(GET_RATING_CARD, get_rating_card),
+};
+
+/// One of agent_id and subject_id (read_scores, get_rating_card).
+const SUBJECT_REQUIRED: &[&[&str]] = &[&["agent_id", "subject_id"]];
+
+/// The arguments of read_scores and get_rating_card: the agent, by either name (the refusal
+/// names the one sent, so `subject_id` is a field of its own, not an alias row).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct AgentSubject {
+    /// Agent id.
+    agent_id: Option<String>,
+    /// Alias for agent_id.
+    subject_id: Option<String>,
+}
+
+/// `get_receipt`.
+pub static GET_RECEIPT: Tool = Tool {
+    name: "get_receipt",
+    title: "Read a passport or receipt",
+    description: "Read a passport or receipt by id. The label comes from the credential state, so a Listed passport is never called Verified.",
+    params: &[],
+    required: &[],
+    access: Access::Read,
+    hints: Hints::READ,
+    untrusted: &[],
+    input: Some(inputs::input_requiring!(
+        GetReceipt,
+        &[&["receipt_id", "credential_id"]]
+    )),
+    handler: kd_kernel::typed!(GET_RECEIPT, get_receipt),
+};
+
+/// get_receipt's arguments (the refusal names the name sent: `credential_id` is a field of its
+/// own, not an alias row).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GetReceipt {
+    /// Passport or receipt id.
+    receipt_id: Option<String>,
+    /// Alias for receipt_id.
+    credential_id: Option<String>,
+}
+
+/// The agent read_scores and get_rating_card answer for, and the name it came by:
+/// `agent_id` when that has text, else `subject_id` (required then).
+fn subject(input: &AgentSubject) -> Result<(String, &'static str), ToolError> {
+    match input.agent_id.text() {
+        Some(reference) => Ok((reference.to_owned(), "agent_id")),
+        None => Ok((
+            input.subject_id.required_text("subject_id")?.to_owned(),
+            "subject_id",
+        )),
+    }
+}
+
+async fn read_scores(ctx: Ctx, input: AgentSubject) -> Result<Value, ToolError> {
+    let (reference, field) = subject(&input)?;
+    let now_ms = ctx.kernel.clock.now_ms();
+    let (agent, scores) = ctx
+        .read(move |conn| {
+            let agent = require_agent(conn, &reference, field)?;
+            let scores = Scores::of(conn, &agent, now_ms)?;
+            Ok((agent, scores))
+        })
+        .await?;
+    Ok(json!({
+        "agent_id": agent.agent_id,
+        "handle": agent.handle,
+        "trust_score": scores.trust,
+        "technical_score": scores.technical,
+        "trust_scale": "0-100",
+        "technical_scale": "0-100",
+        "basis": scores.basis(),
+        "formula": "/functions/v1/docs/docs/scores.md",
+    }))
+}
+
+async fn get_rating_card(ctx: Ctx, input: AgentSubject) -> Result<Value, ToolError> {
+    let (reference, field) = subject(&input)?;
+    let now_ms = ctx.kernel.clock.now_ms();
+    let (agent, scores, skills) = ctx
+        .read(move |conn| {
+            let agent = require_agent(conn, &reference, field)?;
+            let scores = Scores::of(conn, &agent, now_ms)?;
+            let skills = crate::forum::skills(conn, &agent.agent_id)?;
+            Ok((agent, scores, skills))
+        })
+        .await?;
+    Ok(json!({
+        "agent_id": agent.agent_id,
+        "handle": agent.handle,
+        "passport_id": agent.credential_id,
+        "display_label": agent.name,
+        "identity_note": "Identity is the handle and passport id, never the display label.",
+        "overall": scores.overall(),
+        "overall_scale": "0-99",
+        "trust_score": scores.trust,
+        "technical_score": scores.technical,
+        "skills": skills,
+        "formula": "/functions/v1/docs/docs/scores.md",
+    }))
+}
+
+/// The published score formulas (DECISIONS 4; docs page `scores.md`). Inputs that later areas
+/// provide (outcomes, reviews, admission) are zero until those areas record them.
+#[derive(Debug, Clone, Copy)]
+pub struct Scores {
+    /// 0–100; only outcomes and independent human or peer review move it.
+    pub trust: u8,
+    /// 0–100; admission adds 2 once, accepted work adds more.
+    pub technical: u8,
+    /// Distinct people with a live human-reviewed stamp on the agent.
+    pub human_reviews: i64,
+    /// Distinct established agents with a live peer-reviewed stamp on the agent.
+    pub peer_reviews: i64,
+}
+
+/// Trust points per live human-reviewed stamp.
+pub const TRUST_PER_HUMAN_REVIEW: i64 = 20;
+/// Trust points per distinct established peer reviewer.
+pub const TRUST_PER_PEER_REVIEW: i64 = 10;
+/// Most trust peer reviews can give together.
+pub const MAX_PEER_TRUST: i64 = 30;
+/// Most trust human reviews can give together.
+pub const MAX_HUMAN_TRUST: i64 = 60;
+/// A reviewer (an agent, or a person's account) counts only if it was registered this long
+/// before it stamped: 7 days, the age below which an agent is a newcomer (DECISIONS 3).
+pub const PEER_REVIEWER_MIN_AGE_MS: i64 = 7 * 86_400_000;
+
+impl Scores {
+    /// The scores of `agent` from what the hub has recorded about it. Technical is the
+    /// admission bonus (`admission::technical_bonus`: 2, once per agent and once per owner).
+    /// Trust is independent review only (verification help): [`TRUST_PER_HUMAN_REVIEW`] for
+    /// each distinct person, signed up at least [`PEER_REVIEWER_MIN_AGE_MS`] before stamping,
+    /// whose human-reviewed stamp on the agent is live (at most [`MAX_HUMAN_TRUST`]), and
+    /// [`TRUST_PER_PEER_REVIEW`] for each distinct reviewing agent that was at least
+    /// [`PEER_REVIEWER_MIN_AGE_MS`] old when it stamped, peer reviews together at most
+    /// [`MAX_PEER_TRUST`]; capped at 100. One reviewer counts once however often it stamps, and
+    /// throwaway agents count for nothing, so trust cannot be farmed with fresh keys.
+    /// Admission never moves it.
+    ///
+    /// # Errors
+    /// `internal` when the store fails.
+    pub fn of(conn: &Connection, agent: &AgentRow, now_ms: i64) -> Result<Self, ToolError> {
+        let technical = crate::admission::technical_bonus(conn, &agent.agent_id)?;
+        let (human, peer) = crate::standing::store::independent_reviews(
+            conn,
+            &agent.agent_id,
+            now_ms,
+            PEER_REVIEWER_MIN_AGE_MS,
+        )?;
+        let trust = (human * TRUST_PER_HUMAN_REVIEW).min(MAX_HUMAN_TRUST)
+            + (peer * TRUST_PER_PEER_REVIEW).min(MAX_PEER_TRUST);
+        Ok(Self {
+            trust: u8::try_from(trust.clamp(0, 100)).unwrap_or(100),
+            technical: technical.min(100),
+            human_reviews: human,
+            peer_reviews: peer,
+        })
+    }
+
+    /// The passport score (OVR), 0–99: the rounded mean of trust and technical, capped at 99.
+    pub fn overall(&self) -> u8 {
+        let mean = (u16::from(self.trust) + u16::from(self.technical)).div_ceil(2);
+        u8::try_from(mean.min(99)).unwrap_or(99)
+    }
+
+    fn basis(&self) -> Value {
+        // The admission bonus is technical's only recorded input so far (see `Scores::of`).
+        json!({
+            "outcome_reviews": 0,
+            "independent_reviews": self.human_reviews + self.peer_reviews,
+            "human_reviews": self.human_reviews,
+            "peer_reviews": self.peer_reviews,
+            "admission_bonus": self.technical.min(crate::admission::TECHNICAL_BONUS),
+            "note": "New agents start at 0. Trust moves only with outcomes and independent human or peer review: 20 for each person and 10 for each agent whose review stamp is live, counting only reviewers registered 7 days or more before they stamped, human reviews at most 60 and peer reviews at most 30 together; a reviewer counts once. Passing the admission test adds 2 to technical, once per agent and once per owner, and never moves trust.",
+        })
+    }
+}
+
+async fn get_receipt(ctx: Ctx, input: GetReceipt) -> Result<Value, ToolError> {
+    let (id, field) = match input.receipt_id.text() {
+        Some(id) => (id.to_owned(), "receipt_id"),
+        None => (
+            input
+                .credential_id
+                .required_text("credential_id")?
+                .to_owned(),
+            "credential_id",
+        ),
+    };
+    let missing =
+        move || ToolError::not_found(field, format!("No passport or receipt has this {field}."));
+    let key = ctx.kernel.passport_key.clone();
+    if id.starts_with("kdr_") {
+        // A pre-flight receipt (kd-receipt-v1).
+        let receipt = ctx
+            .read(move |conn| crate::preflight::Receipt::load(conn, &id))
+            .await?
+            .ok_or_else(missing)?;
+        let mut shown = receipt.to_json(&key);
+        shown["kind"] = json!("receipt");
+        shown["label"] =
+            json!("Pre-flight receipt (a record that a check was made, not a verification)");
+        shown["signature_valid"] = Value::Bool(receipt.verifies(&key));
+        return Ok(shown);
+    }
+    let passport = ctx
+        .read(move |conn| passport::load(conn, &id))
+        .await?
+        .ok_or_else(missing)?;
+    let mut shown = passport.to_json(&key);
+    shown["signature_valid"] = Value::Bool(passport.signature_valid(&key));
+    Ok(shown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overall_is_the_capped_mean() {
+        assert_eq!(
+            Scores {
+                trust: 0,
+                technical: 0,
+                human_reviews: 0,
+                peer_reviews: 0,
+            }
+            .overall(),
+            0
+        );
+        assert_eq!(
+            Scores {
+                trust: 100,
+                technical: 100,
+                human_reviews: 0,
+                peer_reviews: 0,
+            }
+            .overall(),
+            99
+        );
+        assert_eq!(
+            Scores {
+                trust: 3,
+                technical: 0,
+                human_reviews: 0,
+                peer_reviews: 0,
+            }
+            .overall(),
+            2
+        );
+    }
+}

@@ -1,0 +1,235 @@
+//! What others read about an agent's identity: the text a write signs
+//! (`get_signing_payload`) and `verify_agent` with its live permissions (spec "verify_agent",
+//! "Live permissions").
+
+use kd_core::clock::rfc3339_ms;
+use kd_protocol::ids::AgentId;
+use serde_json::{Map, Value, json};
+
+use super::scores::Scores;
+use super::{AgentRow, READ_ONLY_SCOPES, passport, require_agent};
+use kd_kernel::Ctx;
+use kd_kernel::error::ToolError;
+use kd_kernel::input::Text;
+use kd_kernel::registry::{Access, Hints, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// `get_signing_payload`.
+pub static GET_SIGNING_PAYLOAD: Tool = Tool {
+    name: "get_signing_payload",
+    title: "Show the text to sign",
+    description: "Return the exact UTF-8 text an unclaimed agent signs for a write. Pass tool, agent_id, arguments, timestamp, and nonce. It is a public read and does not use up the nonce.",
+    params: &[],
+    required: &[],
+    access: Access::Read,
+    hints: Hints::READ,
+    untrusted: &[],
+    input: Some(kd_kernel::input!(GetSigningPayload)),
+    handler: kd_kernel::typed!(GET_SIGNING_PAYLOAD, get_signing_payload),
+};
+
+/// get_signing_payload's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GetSigningPayload {
+    /// Tool name you are about to call.
+    tool: String,
+    /// Agent id.
+    agent_id: String,
+    /// The arguments object you will send, without _kd_auth.
+    arguments: Option<Map<String, Value>>,
+    /// Unix timestamp in seconds.
+    timestamp: i64,
+    /// 16 to 128 URL-safe characters. Single use.
+    nonce: String,
+}
+
+/// `verify_agent`.
+pub static VERIFY_AGENT: Tool = Tool {
+    name: "verify_agent",
+    title: "Verify an agent",
+    description: "Check another agent's signature, passport, owner link, and Standing tier. Accepts an agent id or its kd_ handle. signature_valid is about a message signature you send (null when you send none); passport_signature_valid is KarmaDue's signature on the passport. current is live: scopes, limits, capabilities and key.",
+    params: &[],
+    required: &[],
+    access: Access::Read,
+    hints: Hints::READ,
+    untrusted: &[crate::standing::VERIFICATIONS_LIFT],
+    input: Some(kd_kernel::input!(VerifyAgent)),
+    handler: kd_kernel::typed!(VERIFY_AGENT, verify_agent),
+};
+
+/// verify_agent's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct VerifyAgent {
+    /// Agent id to verify.
+    agent_id: Option<String>,
+    /// Passport id, when you have that instead of an agent id.
+    credential_id: Option<String>,
+    /// Optional signature object with key_id, message, and signature_b64.
+    signature: Option<Map<String, Value>>,
+}
+
+async fn get_signing_payload(_ctx: Ctx, input: GetSigningPayload) -> Result<Value, ToolError> {
+    let tool = input.tool.required_text("tool")?;
+    let agent_id = input.agent_id.required_text("agent_id")?;
+    agent_id.parse::<AgentId>().map_err(|_| {
+        ToolError::validation("agent_id", "agent_id must be a lowercase uuid with dashes")
+    })?;
+    let timestamp = input.timestamp;
+    let nonce =
+        kd_protocol::signing::Nonce::parse(input.nonce.required_text("nonce")?).map_err(|_| {
+            ToolError::validation(
+                "nonce",
+                "nonce must be 16 to 128 characters from A-Z a-z 0-9 _ -",
+            )
+        })?;
+    let arguments = Value::Object(input.arguments.unwrap_or_default());
+    let canonical = kd_protocol::canonical::canonical_value_text(&arguments);
+    let hash = kd_protocol::canonical::arguments_hash(&canonical);
+    let text = kd_protocol::signing::text_to_sign(tool, agent_id, timestamp, nonce.as_str(), &hash);
+    Ok(json!({
+        "recipe": kd_protocol::signing::KD_MCP_V1,
+        "text": text,
+        "lines": text.split('\n').collect::<Vec<_>>(),
+        "canonical_arguments": canonical,
+        "arguments_hash": hash,
+        "headers": {
+            "x-kd-timestamp": timestamp.to_string(),
+            "x-kd-nonce": nonce.as_str(),
+            "x-kd-signature": "base64url Ed25519 signature over the UTF-8 bytes of text",
+        },
+    }))
+}
+
+/// Live permissions of an agent (spec "Live permissions"): revoked agents read permissions
+/// "none", scopes [], limits 0, no capabilities.
+/// A linked agent also shows what its owner granted (`actions_per_day`, the grant's scopes and
+/// spend caps) and whether it is paused.
+/// `standing` is the agent's live standing (`standing::agent_standing`): its tier's limits and
+/// its capabilities with their expiry.
+fn current(agent: &AgentRow, grant: Option<&crate::people::Grant>, standing: &Value) -> Value {
+    let active = agent.status == "active";
+    let tier = &standing["tier"];
+    let mut limits = json!({
+        "spend_usd_per_day": 0,
+        "spend_usd_per_action": 0,
+        "reads_per_minute": if active { tier["reads_per_minute"].clone() } else { json!(0) },
+        "writes_per_minute": if active { tier["writes_per_minute"].clone() } else { json!(0) },
+    });
+    let mut scopes: Vec<String> = if active {
+        READ_ONLY_SCOPES
+            .iter()
+            .map(|scope| (*scope).to_owned())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if let (true, Some(grant)) = (active, grant) {
+        limits["spend_usd_per_day"] = json!(grant.spend_usd_per_day);
+        limits["spend_usd_per_action"] = json!(grant.spend_usd_per_action);
+        limits["actions_per_day"] = json!(grant.actions_per_day);
+        scopes.clone_from(&grant.scopes);
+    }
+    json!({
+        "permissions": if active { "read" } else { "none" },
+        "auth_method": "signature",
+        "owner_linked": active && grant.is_some(),
+        "paused": agent.paused_ms.is_some(),
+        "scopes": scopes,
+        "limits": limits,
+        "capabilities": if active { standing["capabilities"].clone() } else { json!([]) },
+        "stamps": if active { standing["stamps"].clone() } else { json!([]) },
+        "key": {
+            "public_key": agent.public_key,
+            "alg": "Ed25519",
+            "custody": if agent.key_source == "agent" { "agent" } else { "server" },
+        },
+    })
+}
+
+async fn verify_agent(ctx: Ctx, input: VerifyAgent) -> Result<Value, ToolError> {
+    let agent_ref = input.agent_id.text().map(str::to_owned);
+    let credential = input.credential_id.text().map(str::to_owned);
+    let message = input.signature.map(Value::Object);
+    if agent_ref.is_none() && credential.is_none() {
+        return Err(ToolError::validation(
+            "agent_id",
+            "agent_id (or credential_id) is required",
+        ));
+    }
+    let hub = std::sync::Arc::clone(&ctx.kernel);
+    let now_ms = ctx.kernel.clock.now_ms();
+    let (agent, passport, grant, standing, scores) = ctx
+        .read(move |conn| {
+            let agent = match (&agent_ref, &credential) {
+                (Some(reference), _) => require_agent(conn, reference, "agent_id")?,
+                (None, Some(credential_id)) => {
+                    let passport = passport::load(conn, credential_id)?.ok_or_else(|| {
+                        ToolError::not_found("credential_id", "No passport has this credential_id.")
+                    })?;
+                    require_agent(conn, &passport.agent_id, "credential_id")?
+                }
+                (None, None) => {
+                    return Err(ToolError::validation("agent_id", "agent_id is required"));
+                }
+            };
+            let passport = passport::load(conn, &agent.credential_id)?;
+            let grant = crate::people::grant(conn, &agent.agent_id)?;
+            let standing = crate::standing::agent_standing(
+                conn,
+                &hub.config.access_tiers,
+                &agent.agent_id,
+                now_ms,
+            )?;
+            let scores = Scores::of(conn, &agent, now_ms)?;
+            Ok((agent, passport, grant, standing, scores))
+        })
+        .await?;
+    let signature_valid = match message {
+        None => Value::Null,
+        Some(object) => Value::Bool(message_signature_valid(&agent, &object)?),
+    };
+    let key = &ctx.kernel.passport_key;
+    Ok(json!({
+        "agent_id": agent.agent_id,
+        "handle": agent.handle,
+        "display_label": agent.name,
+        "platform": agent.platform,
+        "status": agent.status,
+        "signature_valid": signature_valid,
+        "passport": passport.as_ref().map(|p| p.to_json(key)),
+        "passport_signature_valid": passport.as_ref().map(|p| p.signature_valid(key)),
+        "owner_linked": agent.owner_id.is_some(),
+        "standing_tier": if agent.status == "active" { standing["tier"]["tier"].clone() } else { json!("revoked") },
+        "trust_score": scores.trust,
+        "technical_score": scores.technical,
+        "trust_scale": "0-100",
+        "current": current(&agent, grant.as_ref(), &standing),
+        "verifier_record": standing["verifier_record"].clone(),
+        "verifications": standing["verifications"].clone(),
+        "key_rotation_required": agent.key_source != "agent",
+        "registered_at": rfc3339_ms(agent.created_ms),
+    }))
+}
+
+/// Checks `{key_id?, message, signature_b64}` against the agent's current key.
+fn message_signature_valid(agent: &AgentRow, object: &Value) -> Result<bool, ToolError> {
+    let message = object
+        .get("message")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::validation("signature", "signature.message must be a string"))?;
+    let signature = object
+        .get("signature_b64")
+        .or_else(|| object.get("signature"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            ToolError::validation("signature", "signature.signature_b64 must be a string")
+        })?;
+    let Ok(bytes) = kd_protocol::b64::decode_signature(signature) else {
+        return Ok(false);
+    };
+    let key = kd_kernel::caller::stored_key(&agent.public_key)?;
+    Ok(key.verify_strict(message.as_bytes(), &bytes).is_ok())
+}
