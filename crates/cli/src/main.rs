@@ -334,7 +334,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let started = std::time::Instant::now();
         if let Some(load) = kd_karmadue::prepare(&hub)
             .await
-            .map_err(|error| anyhow::anyhow!("{}", error.cause.unwrap_or(error.message)))?
+            .map_err(|error| anyhow::anyhow!("{}", error.cause_text()))?
         {
             say_first_import(&load, started.elapsed().as_secs_f64());
         }
@@ -611,7 +611,7 @@ fn import(
                 reader,
                 |_| {},
             ))
-            .map_err(|error| anyhow::anyhow!("{}", error.cause.unwrap_or(error.message)))?;
+            .map_err(|error| anyhow::anyhow!("{}", error.cause_text()))?;
         bar.finish_and_clear();
         say!(
             "{}: {} lines, {} imported, {} unchanged, {} bad",

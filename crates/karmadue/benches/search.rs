@@ -129,7 +129,7 @@ fn snapshot_data() -> Outcome<PathBuf> {
     let hub = kd_karmadue::open(config, Arc::new(SystemClock), Arc::new(SystemRandom))?;
     runtime
         .block_on(kd_karmadue::prepare(&hub))
-        .map_err(|error| error.cause.unwrap_or(error.message))?;
+        .map_err(|error| error.cause_text())?;
     hub.store.close();
     eprintln!(
         "imported the bundled snapshot in {:.1} s",
@@ -152,7 +152,7 @@ fn explain(needs: &[String]) -> Outcome<()> {
         let started = Instant::now();
         let (live, _) = index
             .current(conn)
-            .map_err(|error| error.cause.unwrap_or(error.message))?;
+            .map_err(|error| error.cause_text())?;
         eprintln!("index built in {:.2} s", started.elapsed().as_secs_f64());
         if let Some(need) = needs
             .first()
@@ -242,7 +242,7 @@ fn snapshot() -> Outcome<()> {
             let started = Instant::now();
             let (live, _) = index
                 .current(conn)
-                .map_err(|error| error.cause.unwrap_or(error.message))?;
+                .map_err(|error| error.cause_text())?;
             let build = started.elapsed();
             let segments = live.searcher().segment_readers().len();
             println!(
@@ -290,7 +290,7 @@ fn snapshot() -> Outcome<()> {
         let started = Instant::now();
         let (_, freshness) = index
             .current(conn)
-            .map_err(|error| error.cause.unwrap_or(error.message))?;
+            .map_err(|error| error.cause_text())?;
         println!(
             "reopening the disk index: {:.3} s ({freshness:?})",
             started.elapsed().as_secs_f64()
@@ -444,7 +444,7 @@ fn synthetic(sizes: &[usize]) -> Outcome<()> {
                 let started = Instant::now();
                 let (live, _) = index
                     .current(conn)
-                    .map_err(|error| error.cause.unwrap_or(error.message))?;
+                    .map_err(|error| error.cause_text())?;
                 let build = started.elapsed();
                 let segments = live.searcher().segment_readers().len();
                 println!(
@@ -515,7 +515,7 @@ fn profile(size: usize) -> Outcome<()> {
         let started = Instant::now();
         let (live, freshness) = index
             .current(conn)
-            .map_err(|error| error.cause.unwrap_or(error.message))?;
+            .map_err(|error| error.cause_text())?;
         println!(
             "index {freshness:?} in {:.1} s, {} segments",
             started.elapsed().as_secs_f64(),

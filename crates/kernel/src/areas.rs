@@ -68,6 +68,6 @@ mod tests {
         assert_eq!(state.get::<u32>(), Some(&9));
         assert_eq!(state.get::<&str>(), Some(&"text"));
         let missing = state.require::<u64>().map(|_| ()).unwrap_err();
-        assert!(missing.cause.as_deref().unwrap_or("").contains("u64"));
+        assert!(missing.cause_text().contains("u64"));
     }
 }

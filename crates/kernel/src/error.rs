@@ -3,6 +3,10 @@
 //! `retry_after_s`, ...). The MCP adapter answers it as `isError: true` with
 //! `{ok: false, error}`; the REST adapter uses [`ErrorCode::http_status`]. Internal failures
 //! are logged once with their cause and shown to the caller as `internal` and a request id.
+//! The cause is kept as the error itself ([`Cause`]), so its `source()` chain reaches the log
+//! whole.
+
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -125,8 +129,50 @@ pub struct ToolError {
     /// Further spec fields (`suggestion`, `agent_id`, `retry_after_s`, ...).
     pub extra: Map<String, Value>,
     /// The cause of an internal failure, for the log only (never shown).
-    pub cause: Option<String>,
+    pub cause: Option<Cause>,
 }
+
+/// The cause of an internal failure: the error itself, with its `source()` chain. Display and
+/// Debug print the whole chain, outermost first: `outer: inner: root`.
+#[derive(Clone)]
+pub struct Cause(Arc<dyn std::error::Error + Send + Sync + 'static>);
+
+impl Cause {
+    /// The error.
+    pub fn error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        self.0.as_ref()
+    }
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut source = self.0.source();
+        while let Some(error) = source {
+            write!(f, ": {error}")?;
+            source = error.source();
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+/// A cause known only by its text.
+#[derive(Debug)]
+struct Described(String);
+
+impl std::fmt::Display for Described {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Described {}
 
 impl ToolError {
     /// A refusal with a code and a message.
@@ -150,14 +196,29 @@ impl ToolError {
         Self::new(ErrorCode::NotFound, message).with_field(field)
     }
 
-    /// An internal failure; `cause` is logged, never shown.
+    /// An internal failure known by its text; `cause` is logged, never shown. Prefer
+    /// [`ToolError::internal_from`] for an error value: it keeps the `source()` chain.
     pub fn internal(cause: impl std::fmt::Display) -> Self {
-        let mut error = Self::new(
+        Self::internal_from(Described(cause.to_string()))
+    }
+
+    /// An internal failure caused by `error` (kept whole, with its `source()` chain, for the
+    /// log; never shown).
+    pub fn internal_from(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        let mut failure = Self::new(
             ErrorCode::Internal,
             "Something went wrong on our side. Quote the request id if you report it.",
         );
-        error.cause = Some(cause.to_string());
-        error
+        failure.cause = Some(Cause(Arc::new(error)));
+        failure
+    }
+
+    /// What the log says of this error: the cause's whole chain for an internal failure,
+    /// else the message.
+    pub fn cause_text(&self) -> String {
+        self.cause
+            .as_ref()
+            .map_or_else(|| self.message.clone(), ToString::to_string)
     }
 
     /// Names the argument at fault.
@@ -189,14 +250,65 @@ impl ToolError {
     }
 }
 
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for ToolError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause.as_ref().map(|cause| {
+            let error: &(dyn std::error::Error + 'static) = cause.error();
+            error
+        })
+    }
+}
+
 impl From<kd_core::store::StoreError> for ToolError {
     fn from(error: kd_core::store::StoreError) -> Self {
-        Self::internal(error)
+        Self::internal_from(error)
     }
 }
 
 impl From<kd_core::db::DbError> for ToolError {
     fn from(error: kd_core::db::DbError) -> Self {
-        Self::internal(error)
+        Self::internal_from(error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Outer(std::io::Error);
+
+    impl std::fmt::Display for Outer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("reading the key file")
+        }
+    }
+
+    impl std::error::Error for Outer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn an_internal_failure_keeps_its_cause_chain_and_never_shows_it() {
+        let error = ToolError::internal_from(Outer(std::io::Error::other("disk on fire")));
+        assert_eq!(error.code, ErrorCode::Internal);
+        assert!(!error.to_json().to_string().contains("disk"));
+        assert_eq!(error.cause_text(), "reading the key file: disk on fire");
+        let source = std::error::Error::source(&error).expect("a source");
+        assert_eq!(source.to_string(), "reading the key file");
+        assert_eq!(
+            source.source().map(ToString::to_string).as_deref(),
+            Some("disk on fire")
+        );
+        assert_eq!(ToolError::internal("plain").cause_text(), "plain");
+        assert_eq!(ToolError::validation("x", "bad x").cause_text(), "bad x");
     }
 }

@@ -588,7 +588,7 @@ impl SearchIndex {
                 Ok(opened) => return Ok(opened),
                 Err(error) => tracing::warn!(
                     dir = %dir.display(),
-                    error = %error.cause.as_deref().unwrap_or(&error.message),
+                    error = %error.cause_text(),
                     "search index folder unusable; keeping the index in memory"
                 ),
             }
