@@ -150,9 +150,7 @@ fn explain(needs: &[String]) -> Outcome<()> {
     let index = SearchIndex::in_memory();
     store.read_blocking(|conn| -> Outcome<()> {
         let started = Instant::now();
-        let (live, _) = index
-            .current(conn)
-            .map_err(|error| error.cause_text())?;
+        let (live, _) = index.current(conn).map_err(|error| error.cause_text())?;
         eprintln!("index built in {:.2} s", started.elapsed().as_secs_f64());
         if let Some(need) = needs
             .first()
@@ -240,9 +238,7 @@ fn snapshot() -> Outcome<()> {
         let place = if on_disk { "disk" } else { "memory" };
         store.read_blocking(|conn| -> Outcome<()> {
             let started = Instant::now();
-            let (live, _) = index
-                .current(conn)
-                .map_err(|error| error.cause_text())?;
+            let (live, _) = index.current(conn).map_err(|error| error.cause_text())?;
             let build = started.elapsed();
             let segments = live.searcher().segment_readers().len();
             println!(
@@ -288,9 +284,7 @@ fn snapshot() -> Outcome<()> {
     let index = SearchIndex::on_disk(&folder);
     store.read_blocking(|conn| -> Outcome<()> {
         let started = Instant::now();
-        let (_, freshness) = index
-            .current(conn)
-            .map_err(|error| error.cause_text())?;
+        let (_, freshness) = index.current(conn).map_err(|error| error.cause_text())?;
         println!(
             "reopening the disk index: {:.3} s ({freshness:?})",
             started.elapsed().as_secs_f64()
@@ -442,9 +436,7 @@ fn synthetic(sizes: &[usize]) -> Outcome<()> {
             let place = if on_disk { "disk" } else { "memory" };
             store.read_blocking(|conn| -> Outcome<()> {
                 let started = Instant::now();
-                let (live, _) = index
-                    .current(conn)
-                    .map_err(|error| error.cause_text())?;
+                let (live, _) = index.current(conn).map_err(|error| error.cause_text())?;
                 let build = started.elapsed();
                 let segments = live.searcher().segment_readers().len();
                 println!(
@@ -513,9 +505,7 @@ fn profile(size: usize) -> Outcome<()> {
     let words = vocabulary(&mut rng);
     store.read_blocking(|conn| -> Outcome<()> {
         let started = Instant::now();
-        let (live, freshness) = index
-            .current(conn)
-            .map_err(|error| error.cause_text())?;
+        let (live, freshness) = index.current(conn).map_err(|error| error.cause_text())?;
         println!(
             "index {freshness:?} in {:.1} s, {} segments",
             started.elapsed().as_secs_f64(),

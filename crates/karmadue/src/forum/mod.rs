@@ -19,8 +19,12 @@
 //! ([`kd_protocol::forum::forum_canonical`]) and `signature` is `kd-passport-1`'s Ed25519
 //! signature over it. Events carry ids, hashes and the signature, never the text.
 
+mod accept;
+mod demo;
+mod input;
 pub mod replay;
 pub mod store;
+mod text;
 pub mod write;
 
 use kd_core::clock::rfc3339_ms;

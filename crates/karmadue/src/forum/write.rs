@@ -4,7 +4,7 @@
 //! projections in one writer transaction.
 
 use crate::events::forum as events;
-use kd_core::db::OptionalExtension;
+
 use kd_core::eventlog::{EventPayload as _, EventRow};
 use kd_core::keys::ServerKey;
 use kd_core::random::random_id;
@@ -16,7 +16,7 @@ use super::DATA_NOTE;
 use kd_kernel::error::{ErrorCode, ToolError};
 use kd_kernel::input::Text;
 use kd_kernel::registry::{Access, HandlerFuture, Hints, Lift, Tool};
-use kd_kernel::{Caller, Ctx, Kernel};
+use kd_kernel::{Caller, Ctx};
 
 /// A thread and its opening post.
 pub const THREAD_CREATED: &str = events::ThreadCreated::KIND;
@@ -60,122 +60,10 @@ pub const REASON_CHARS: (usize, usize) = (8, 500);
 
 const DAY_MS: i64 = 86_400_000;
 
-/// The arguments of the forum's writes. `agent_id` is read by the pipeline (it must name the
-/// signer), never by the handlers.
-mod input {
-    use kd_kernel::input::AGENT_ID_DOC;
-    use schemars::JsonSchema;
-    use serde::Deserialize;
-    use serde_json::{Map, Value};
-
-    use super::super::TOPIC_IDS;
-
-    /// create_thread's arguments.
-    #[derive(Debug, Deserialize, JsonSchema)]
-    #[serde(deny_unknown_fields)]
-    pub struct CreateThread {
-        #[schemars(description = AGENT_ID_DOC)]
-        #[expect(dead_code, reason = "the pipeline checks it against the signer")]
-        pub agent_id: String,
-        /// Topic id. One of: tools, challenges, crews, help, general.
-        #[schemars(extend("enum" = TOPIC_IDS))]
-        pub topic: String,
-        /// Thread title, 8 to 140 characters.
-        pub title: String,
-        /// Canonical human-readable body. Optional when structured is set.
-        pub body: Option<String>,
-        /// Optional JSON body with claim, evidence, and asks. Rendered as readable text.
-        pub structured: Option<Map<String, Value>>,
-        /// Arena challenge id to link.
-        pub challenge_id: Option<String>,
-        /// Work order id to link.
-        pub work_order_id: Option<String>,
-        /// Resource id to link.
-        pub resource_id: Option<String>,
-        /// Agent id whose passport this post cites.
-        pub passport_agent_id: Option<String>,
-    }
-
-    /// reply's arguments.
-    #[derive(Debug, Deserialize, JsonSchema)]
-    #[serde(deny_unknown_fields)]
-    pub struct Reply {
-        #[schemars(description = AGENT_ID_DOC)]
-        #[expect(dead_code, reason = "the pipeline checks it against the signer")]
-        pub agent_id: Option<String>,
-        /// Thread id.
-        pub thread_id: String,
-        /// Canonical human-readable reply. Optional when structured is set.
-        pub body: Option<String>,
-        /// Optional JSON body with claim, evidence, and asks.
-        pub structured: Option<Map<String, Value>>,
-        /// Post id in this thread to quote.
-        pub quote_post_id: Option<String>,
-        /// Arena challenge id to link.
-        pub challenge_id: Option<String>,
-        /// Work order id to link.
-        pub work_order_id: Option<String>,
-        /// Resource id to link.
-        pub resource_id: Option<String>,
-        /// Agent id whose passport this reply cites.
-        pub passport_agent_id: Option<String>,
-    }
-
-    /// retract_post's arguments.
-    #[derive(Debug, Deserialize, JsonSchema)]
-    #[serde(deny_unknown_fields)]
-    pub struct RetractPost {
-        #[schemars(description = AGENT_ID_DOC)]
-        #[expect(dead_code, reason = "the pipeline checks it against the signer")]
-        pub agent_id: String,
-        /// Forum post id or listing id.
-        pub post_id: String,
-    }
-
-    /// report_post's arguments.
-    #[derive(Debug, Deserialize, JsonSchema)]
-    #[serde(deny_unknown_fields)]
-    pub struct ReportPost {
-        #[schemars(description = AGENT_ID_DOC)]
-        #[expect(dead_code, reason = "the pipeline checks it against the signer")]
-        pub agent_id: Option<String>,
-        /// Post id to report.
-        pub post_id: String,
-        /// Why a human verifier should look. At least 8 characters.
-        pub reason: String,
-    }
-
-    /// mark_accepted's arguments.
-    #[derive(Debug, Deserialize, JsonSchema)]
-    #[serde(deny_unknown_fields)]
-    pub struct MarkAccepted {
-        #[schemars(description = AGENT_ID_DOC)]
-        #[expect(dead_code, reason = "the pipeline checks it against the signer")]
-        pub agent_id: Option<String>,
-        /// Reply to accept or confirm.
-        pub post_id: String,
-        /// True when a different-owner peer confirms an accepted answer.
-        pub confirm: Option<bool>,
-    }
-
-    macro_rules! links_of {
-        ($($input:ty),*) => {$(
-            impl $input {
-                /// The link arguments, trimmed (empty text is absent).
-                pub fn raw_links(&self) -> Vec<(&'static str, Option<String>)> {
-                    super::raw_links([
-                        &self.challenge_id,
-                        &self.work_order_id,
-                        &self.resource_id,
-                        &self.passport_agent_id,
-                    ])
-                }
-            }
-        )*};
-    }
-    links_of!(CreateThread, Reply);
-}
-use input::{CreateThread, MarkAccepted, Reply, ReportPost, RetractPost};
+pub use super::accept::MARK_ACCEPTED;
+pub use super::demo::seed_demo;
+use super::input::{CreateThread, Reply, ReportPost, RetractPost};
+use super::text::{bounded_title, post_text};
 
 /// `create_thread` (admission-passed tier: the access_tiers table gates it).
 pub static CREATE_THREAD: Tool = Tool {
@@ -243,20 +131,6 @@ pub static REPORT_POST: Tool = Tool {
     }],
     input: Some(kd_kernel::input!(ReportPost)),
     handler: kd_kernel::typed!(REPORT_POST, report_post),
-};
-
-/// `mark_accepted`.
-pub static MARK_ACCEPTED: Tool = Tool {
-    name: "mark_accepted",
-    title: "Accept a reply",
-    description: "The asker marks a reply accepted. That raises the author's relevant skill a little (the thread's topic, on the rating card) and does not change trust. confirm true is a peer confirmation. Same-owner confirmations do not count. Upvotes never change trust.",
-    params: &[],
-    required: &[],
-    access: Access::AgentOrPerson,
-    hints: Hints::WRITE,
-    untrusted: &[],
-    input: Some(kd_kernel::input!(MarkAccepted)),
-    handler: kd_kernel::typed!(MARK_ACCEPTED, mark_accepted),
 };
 
 /// A post about to be recorded.
@@ -424,7 +298,7 @@ impl Writer {
 /// Runs a forum write for the resolved caller in one writer transaction: an agent through
 /// [`Ctx::signed_write`] (nonce spent, key re-checked, quota counted), a signed-in person
 /// through [`Ctx::write`].
-async fn forum_write<T, F>(ctx: &Ctx, write: F) -> Result<T, ToolError>
+pub(super) async fn forum_write<T, F>(ctx: &Ctx, write: F) -> Result<T, ToolError>
 where
     F: FnOnce(&mut WriteTxn<'_>, &Writer) -> Result<T, ToolError> + Send + 'static,
     T: Send + 'static,
@@ -447,107 +321,6 @@ where
             .await
         }
     }
-}
-
-/// The post text from `body` and `structured`: the body when given (structured is kept
-/// beside it), else the structured body rendered as readable text.
-fn post_text(
-    body: &Option<String>,
-    structured: Option<Map<String, Value>>,
-) -> Result<(String, Option<Value>), ToolError> {
-    let structured = structured.map(Value::Object);
-    let body = match (body.text(), &structured) {
-        (Some(body), _) => body.to_owned(),
-        (None, Some(structured)) => render_structured(structured)?,
-        (None, None) => {
-            return Err(ToolError::validation(
-                "body",
-                "body is required (or structured, with claim, evidence and asks)",
-            ));
-        }
-    };
-    if let Some(structured) = &structured {
-        render_structured(structured)?;
-    }
-    if body.chars().count() > MAX_BODY_CHARS {
-        return Err(ToolError::validation(
-            "body",
-            format!("body is at most {MAX_BODY_CHARS} characters"),
-        ));
-    }
-    Ok((body, structured))
-}
-
-/// Renders `{claim, evidence, asks}` (each a string or a list of strings) as readable text:
-/// `Claim: …`, `Evidence:` with one `- ` line per item, `Asks:` likewise, separated by blank
-/// lines.
-fn render_structured(structured: &Value) -> Result<String, ToolError> {
-    let Value::Object(map) = structured else {
-        return Err(ToolError::validation(
-            "structured",
-            "structured must be an object",
-        ));
-    };
-    if let Some(key) = map
-        .keys()
-        .find(|key| !["claim", "evidence", "asks"].contains(&key.as_str()))
-    {
-        return Err(ToolError::validation(
-            "structured",
-            format!("structured takes claim, evidence and asks, not {key:?}"),
-        ));
-    }
-    let mut parts = Vec::new();
-    for (key, heading) in [
-        ("claim", "Claim"),
-        ("evidence", "Evidence"),
-        ("asks", "Asks"),
-    ] {
-        let items: Vec<&str> = match map.get(key) {
-            None | Some(Value::Null) => continue,
-            Some(Value::String(text)) => vec![text.as_str()],
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|item| {
-                    item.as_str().ok_or_else(|| {
-                        ToolError::validation(
-                            "structured",
-                            format!("structured.{key} must be a string or a list of strings"),
-                        )
-                    })
-                })
-                .collect::<Result<_, _>>()?,
-            Some(_) => {
-                return Err(ToolError::validation(
-                    "structured",
-                    format!("structured.{key} must be a string or a list of strings"),
-                ));
-            }
-        };
-        let items: Vec<&str> = items
-            .into_iter()
-            .map(str::trim)
-            .filter(|item| !item.is_empty())
-            .collect();
-        match items.as_slice() {
-            [] => {}
-            [one] if key == "claim" => parts.push(format!("{heading}: {one}")),
-            many => parts.push(format!(
-                "{heading}:\n{}",
-                many.iter()
-                    .map(|item| format!("- {item}"))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            )),
-        }
-    }
-    if parts.is_empty() {
-        return Err(ToolError::validation(
-            "structured",
-            "structured needs at least one of claim, evidence and asks",
-        ));
-    }
-    Ok(parts.join("\n\n"))
 }
 
 /// The optional link arguments, checked: `resource_id` must be a catalog record and
@@ -591,21 +364,6 @@ fn links(
     Ok(links)
 }
 
-/// The link arguments `[challenge_id, work_order_id, resource_id, passport_agent_id]`, named
-/// and trimmed (empty text is absent).
-fn raw_links(given: [&Option<String>; 4]) -> Vec<(&'static str, Option<String>)> {
-    [
-        "challenge_id",
-        "work_order_id",
-        "resource_id",
-        "passport_agent_id",
-    ]
-    .into_iter()
-    .zip(given)
-    .map(|(name, value)| (name, value.text().map(str::to_owned)))
-    .collect()
-}
-
 /// The newcomer allowance (DECISIONS 3): an agent younger than 7 days may post 2 threads or
 /// replies in a rolling 24 hours, retracted ones not counted. `rate_limited` with
 /// `retry_after_s` past it.
@@ -628,32 +386,6 @@ fn check_newcomer(txn: &WriteTxn<'_>, agent_id: &str) -> Result<(), ToolError> {
         .with("retry_after_s", (until - now + 999).div_euclid(1000).max(1))
         .with("limit", NEWCOMER_POSTS_PER_DAY)
         .with("window", "rolling 24 hours"))
-}
-
-fn bounded_title(title: &str) -> Result<String, ToolError> {
-    let title = title.required_text("title")?;
-    // The signed text is title, a blank line, then the body: a line break in the title would
-    // let a relay move the boundary without breaking the signature.
-    if title
-        .chars()
-        .any(|c| c.is_control() || kd_core::scanner::is_format(c))
-    {
-        return Err(ToolError::validation(
-            "title",
-            "title must be one line without control or invisible characters",
-        ));
-    }
-    let chars = title.chars().count();
-    if !(TITLE_CHARS.0..=TITLE_CHARS.1).contains(&chars) {
-        return Err(ToolError::validation(
-            "title",
-            format!(
-                "title must be {} to {} characters (got {chars})",
-                TITLE_CHARS.0, TITLE_CHARS.1
-            ),
-        ));
-    }
-    Ok(title.to_owned())
 }
 
 fn create_thread(ctx: Ctx, input: CreateThread) -> HandlerFuture {
@@ -887,173 +619,4 @@ fn report_post(ctx: Ctx, input: ReportPost) -> HandlerFuture {
         })
         .await
     })
-}
-
-/// (thread id, reply author, opening, accepted, the thread's asker).
-type AcceptRow = (String, Option<String>, i64, i64, Option<String>);
-
-fn mark_accepted(ctx: Ctx, input: MarkAccepted) -> HandlerFuture {
-    Box::pin(async move {
-        let post_id = input.post_id.required_text("post_id")?.to_owned();
-        let confirm = input.confirm.unwrap_or(false);
-        forum_write(&ctx, move |txn, writer| {
-            let agent_id = writer.key();
-            let now = txn.now_ms();
-            let post: Option<AcceptRow> = super::store::acceptable_post(txn.conn(), &post_id)?;
-            let Some((thread_id, author, opening, accepted, asker)) = post else {
-                return Err(ToolError::not_found("post_id", "No visible forum post has this post_id."));
-            };
-            if opening == 1 {
-                return Err(ToolError::validation("post_id", "Pass a reply: the opening post is the question, not an answer."));
-            }
-            let author = author.unwrap_or_default();
-            if !confirm {
-                if asker.as_deref() != Some(agent_id.as_str()) {
-                    return Err(ToolError::new(ErrorCode::Forbidden, "Only the agent that opened the thread (the asker) can accept a reply. Others confirm an accepted reply with confirm true.").with_field("post_id"));
-                }
-                if author == agent_id {
-                    return Err(ToolError::validation("post_id", "You cannot accept your own reply."));
-                }
-                if accepted == 1 {
-                    return Ok(json!({ "post_id": post_id, "thread_id": thread_id, "accepted": true, "already": true, "trust_changed": false }));
-                }
-                let other = super::store::accepted_reply(txn.conn(), &thread_id)?;
-                if let Some(other) = other {
-                    return Err(ToolError::validation("post_id", format!("This thread already has an accepted reply ({other}).")));
-                }
-                super::store::accept(txn.conn(), &post_id, &agent_id, now)?;
-                let accepted = events::Accepted { thread_id: thread_id.clone(), post_id: post_id.clone(), asker: agent_id.clone(), author: author.clone() };
-                let row = txn.record(writer.actor(), author.clone(), &accepted)?;
-                return Ok(json!({ "post_id": post_id, "thread_id": thread_id, "accepted": true, "already": false, "trust_changed": false, "event_seq": row.seq }));
-            }
-            if accepted == 0 {
-                return Err(ToolError::validation("post_id", "Only an accepted reply can be confirmed; the asker accepts it first."));
-            }
-            if asker.as_deref() == Some(agent_id.as_str()) || author == agent_id {
-                return Err(ToolError::validation("post_id", "A confirmation comes from a peer: neither the asker nor the author."));
-            }
-            let done = super::store::confirmation(txn.conn(), &post_id, &agent_id)?;
-            if let Some(counted) = done {
-                return Ok(json!({ "post_id": post_id, "thread_id": thread_id, "confirmed": true, "counted": counted == 1, "already": true, "trust_changed": false }));
-            }
-            // The owner of each side: an agent's owner, or the person themself.
-            let owners: Vec<Option<String>> = [agent_id.as_str(), author.as_str()]
-                .iter()
-                .map(|id| match id.strip_prefix("person:") {
-                    Some(person_id) => Ok(Some(person_id.to_owned())),
-                    None => crate::identity::store::owner_of(txn.conn(), id)
-                        .optional()
-                        .map(Option::flatten),
-                })
-                .collect::<Result<_, _>>()?;
-            let same_owner = matches!((&owners[0], &owners[1]), (Some(a), Some(b)) if a == b);
-            // A confirmer counts once its account (agent or person) is 7 days old, so that
-            // throwaway accounts cannot inflate confirmations.
-            let confirmer_since: Option<i64> = match agent_id.strip_prefix("person:") {
-                Some(person_id) => kd_core::people::find_person(txn.conn(), person_id)?.map(|person| person.created_ms),
-                None => crate::identity::store::created_ms(txn.conn(), &agent_id).optional()?,
-            };
-            let newcomer = confirmer_since.is_none_or(|since| now - since < NEWCOMER_AGE_MS);
-            let counted = !same_owner && !newcomer;
-            super::store::confirm(txn.conn(), &post_id, &agent_id, counted, now)?;
-            let confirmed =
-                events::AcceptConfirmed { thread_id: thread_id.clone(), post_id: post_id.clone(), peer: agent_id.clone(), author: author.clone(), counted };
-            let row = txn.record(writer.actor(), author.clone(), &confirmed)?;
-            Ok(json!({
-                "post_id": post_id,
-                "thread_id": thread_id,
-                "confirmed": true,
-                "counted": counted,
-                "why_not_counted": if counted { Value::Null } else if same_owner { json!("Same-owner confirmations do not count.") } else { json!("Confirmations count from accounts at least 7 days old.") },
-                "already": false,
-                "trust_changed": false,
-                "event_seq": row.seq,
-            }))
-        })
-        .await
-    })
-}
-
-/// The two DEMO sample threads: (topic, title, body).
-const DEMO_THREADS: [(&str, &str, &str); 2] = [
-    (
-        "tools",
-        "DEMO: which PDF reader MCP server works offline?",
-        "DEMO sample thread, not a real post. It shows what a forum thread looks like: the title and this body are signed together (kd-forum-v2) and come back only inside untrusted_content.",
-    ),
-    (
-        "help",
-        "DEMO: how do I verify a forum frame?",
-        "DEMO sample thread, not a real post. Decode rain as kd-rain-v1, rebuild canonical from the title, a blank line and this body, compare it byte for byte, then check signature with kd-passport-1.",
-    ),
-];
-
-/// Records the two DEMO sample threads (signed like real ones, author `kd_demo`, actor `hub`)
-/// unless demo threads exist already. Returns how many it recorded. `serve` runs it at start
-/// (through [`crate::prepare`]).
-///
-/// # Errors
-/// `internal` when the store fails.
-pub async fn seed_demo(hub: &Kernel) -> Result<usize, ToolError> {
-    let key = hub.passport_key.clone();
-    let ids: Vec<(String, String)> = DEMO_THREADS
-        .iter()
-        .map(|_| {
-            (
-                random_id::<12>(hub.random.as_ref(), "kdth_"),
-                random_id::<12>(hub.random.as_ref(), "kdpo_"),
-            )
-        })
-        .collect();
-    hub.store
-        .write(move |txn| -> Result<usize, ToolError> {
-            let existing = super::store::demo_threads(txn.conn())?;
-            if existing > 0 {
-                return Ok(0);
-            }
-            for ((topic, title, body), (thread_id, post_id)) in DEMO_THREADS.iter().zip(ids) {
-                append_post(
-                    txn,
-                    &key,
-                    NewPost {
-                        thread_id,
-                        post_id,
-                        topic: (*topic).to_owned(),
-                        title: Some((*title).to_owned()),
-                        body: (*body).to_owned(),
-                        structured: None,
-                        quote_post_id: None,
-                        links: Map::new(),
-                        agent_id: None,
-                        person_id: None,
-                        actor: "hub".to_owned(),
-                        demo: true,
-                    },
-                )?;
-            }
-            Ok(DEMO_THREADS.len())
-        })
-        .await?
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_structured_body_renders_as_readable_text() {
-        let text = render_structured(&json!({
-            "claim": "pdf-reader works offline",
-            "evidence": ["https://example.org/run-1", "https://example.org/run-2"],
-            "asks": "Has anyone tried it on 500-page files?",
-        }))
-        .unwrap();
-        assert_eq!(
-            text,
-            "Claim: pdf-reader works offline\n\nEvidence:\n- https://example.org/run-1\n- https://example.org/run-2\n\nAsks:\n- Has anyone tried it on 500-page files?"
-        );
-        assert!(render_structured(&json!({ "other": "x" })).is_err());
-        assert!(render_structured(&json!({ "claim": 3 })).is_err());
-        assert!(render_structured(&json!({})).is_err());
-    }
 }
