@@ -124,6 +124,13 @@ impl Hints {
         idempotent: false,
         open_world: false,
     };
+    /// A write whose repeat changes nothing more (a signed read, a setting stored again).
+    pub const IDEMPOTENT_WRITE: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
     /// A write that retracts or revokes something.
     pub const DESTRUCTIVE: Hints = Hints {
         read_only: false,

@@ -120,12 +120,7 @@ pub static UPDATE_PREFERENCES: Tool = Tool {
     params: &[],
     required: &[],
     access: Access::Signed,
-    hints: Hints {
-        read_only: false,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    },
+    hints: Hints::IDEMPOTENT_WRITE,
     untrusted: &[],
     input: Some(kd_kernel::input!(UpdatePreferences)),
     handler: kd_kernel::typed!(UPDATE_PREFERENCES, update_preferences),

@@ -143,12 +143,7 @@ pub static ADOPT_FINDING: Tool = Tool {
     params: &[],
     required: &[],
     access: Access::Person,
-    hints: Hints {
-        read_only: false,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    },
+    hints: Hints::IDEMPOTENT_WRITE,
     untrusted: &[],
     input: Some(kd_kernel::input!(AdoptFinding)),
     handler: kd_kernel::typed!(ADOPT_FINDING, adopt_finding),
