@@ -96,7 +96,8 @@ pub async fn options() -> Response {
     response
 }
 
-/// `POST /functions/v1/mcp`.
+/// `POST /functions/v1/mcp`: one JSON-RPC message in, its response (or 202 for a
+/// notification) out.
 pub async fn post_endpoint(
     State(hub): State<Arc<Hub>>,
     RequestId(request_id): RequestId,
@@ -120,11 +121,63 @@ pub async fn post_endpoint(
             );
         }
     };
-    let Ok(text) = std::str::from_utf8(&body) else {
-        return reply(
+    let request = match read_request(&hub, &headers, &body) {
+        Ok(request) => request,
+        Err(Early::Accepted) => return accepted(),
+        Err(Early::Refused(status, message)) => return reply(status, message),
+    };
+    // Notifications a fixture tool asks to send before its result (always empty for the
+    // registry's own tools).
+    let mut notifications = Vec::new();
+    let exchange = Exchange {
+        hub: &hub,
+        headers: &headers,
+        peer,
+        request_id: &request_id,
+        sse,
+    };
+    let Some(outcome) = exchange.dispatch(&request, &mut notifications).await else {
+        return super::cancel::no_result(&request_id);
+    };
+    match outcome {
+        Ok(result) => exchange.answer(&request, result, &notifications),
+        Err((status, code, message)) => reply(
+            status,
+            error_message(
+                Some(&request.id),
+                code,
+                &message,
+                Some(json!({ "request_id": request_id })),
+            ),
+        ),
+    }
+}
+
+/// A request read off the body, with the era it is served under.
+struct Request<'b> {
+    id: Value,
+    method: String,
+    raw_params: Option<&'b RawValue>,
+    params: ParamsHead,
+    era: Era,
+}
+
+/// Why [`read_request`] stopped before any method ran.
+enum Early {
+    /// A notification or a response: 202, no body.
+    Accepted,
+    /// A JSON-RPC error to send with this status.
+    Refused(StatusCode, Value),
+}
+
+/// Reads the one JSON-RPC message of `body` and picks its era. A notification is acted on here
+/// (a cancellation stops the running request it names) and answered 202.
+fn read_request<'b>(hub: &Hub, headers: &HeaderMap, body: &'b [u8]) -> Result<Request<'b>, Early> {
+    let Ok(text) = std::str::from_utf8(body) else {
+        return Err(Early::Refused(
             StatusCode::BAD_REQUEST,
             error_message(None, PARSE_ERROR, "The body is not UTF-8.", None),
-        );
+        ));
     };
     let (id, method, raw_params, params) = match jsonrpc::parse(text) {
         Ok(Message::Request {
@@ -133,42 +186,33 @@ pub async fn post_endpoint(
             params,
             head,
         }) => (id, method, params, head),
-        Ok(Message::Response) => return accepted(),
+        Ok(Message::Response) => return Err(Early::Accepted),
         Ok(Message::Notification { method, params }) => {
-            // A notification (no id): accepted, no body. A cancellation stops the running
-            // request it names (`cancel`).
             if method == "notifications/cancelled"
-                && let Some(session) = live_session(&hub, &headers)
+                && let Some(session) = live_session(hub, headers)
             {
                 super::cancel::cancel_from(&hub.in_flight, session, params);
             }
-            return accepted();
+            return Err(Early::Accepted);
         }
         Err(refused) => {
-            return reply(
+            return Err(Early::Refused(
                 StatusCode::BAD_REQUEST,
                 error_message(refused.id.as_ref(), refused.code, &refused.message, None),
-            );
+            ));
         }
     };
-    let method = method.as_str();
-    let era = match choose_era(&headers, method, &params) {
-        Ok(era) => era,
-        Err((status, code, message, data)) => {
-            return reply(status, error_message(Some(&id), code, &message, data));
-        }
-    };
-    // Notifications a fixture tool asks to send before its result (always empty for the
-    // registry's own tools).
-    let mut notifications = Vec::new();
+    let era = choose_era(headers, &method, &params).map_err(|(status, code, message, data)| {
+        Early::Refused(status, error_message(Some(&id), code, &message, data))
+    })?;
     if era == Era::Legacy
         && method != "initialize"
         && let Some(session) = headers.get(SESSION_HEADER)
         && !session
             .to_str()
-            .is_ok_and(|session| session_id_valid(&hub, session))
+            .is_ok_and(|session| session_id_valid(hub, session))
     {
-        return reply(
+        return Err(Early::Refused(
             StatusCode::NOT_FOUND,
             error_message(
                 Some(&id),
@@ -176,67 +220,88 @@ pub async fn post_endpoint(
                 "Unknown Mcp-Session-Id: initialize again.",
                 None,
             ),
-        );
+        ));
     }
-    let outcome = match (era, method) {
-        (Era::Legacy, "initialize") => Ok(RpcResult::Json(initialize(&hub, &params))),
-        (Era::Legacy, "ping") => Ok(RpcResult::Json(json!({}))),
-        (Era::Legacy, "logging/setLevel") if hub.config.conformance_fixtures => {
-            Ok(RpcResult::Json(json!({})))
+    Ok(Request {
+        id,
+        method,
+        raw_params,
+        params,
+        era,
+    })
+}
+
+/// What one request runs against: the hub and the request's own context.
+struct Exchange<'a> {
+    hub: &'a Arc<Hub>,
+    headers: &'a HeaderMap,
+    peer: SocketAddr,
+    request_id: &'a str,
+    sse: bool,
+}
+
+impl Exchange<'_> {
+    /// Runs the request's method. `None`: a `tools/call` cancelled while it ran (no result).
+    async fn dispatch(
+        &self,
+        request: &Request<'_>,
+        notifications: &mut Vec<Value>,
+    ) -> Option<Result<RpcResult, (StatusCode, i64, String)>> {
+        let (hub, era) = (self.hub, request.era);
+        Some(match (era, request.method.as_str()) {
+            (Era::Legacy, "initialize") => Ok(RpcResult::Json(initialize(hub, &request.params))),
+            (Era::Legacy, "ping") => Ok(RpcResult::Json(json!({}))),
+            (Era::Legacy, "logging/setLevel") if hub.config.conformance_fixtures => {
+                Ok(RpcResult::Json(json!({})))
+            }
+            (Era::Modern, "server/discover") => Ok(RpcResult::Json(discover(hub))),
+            (_, "tools/list") => Ok(RpcResult::Json(tools_list(hub, era))),
+            (_, "tools/call") => {
+                let call = ToolCall {
+                    params: request.raw_params,
+                    meta: request.params.meta.as_ref(),
+                    era,
+                    headers: self.headers,
+                    peer: self.peer,
+                    request_id: self.request_id,
+                };
+                return cancellable_call(hub, call, &request.id, notifications).await;
+            }
+            (_, method) => Err((
+                if era == Era::Modern {
+                    StatusCode::NOT_FOUND
+                } else {
+                    StatusCode::OK
+                },
+                METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+            )),
+        })
+    }
+
+    /// The response carrying `result`: after the fixture's notifications on an event stream
+    /// when there are any and the client takes one; a handshake-era `initialize` also gets its
+    /// session id.
+    fn answer(
+        &self,
+        request: &Request<'_>,
+        result: RpcResult,
+        notifications: &[Value],
+    ) -> Response {
+        let response = response_text(&request.id, result, request.era == Era::Modern);
+        if !notifications.is_empty() && accepts_sse(self.headers) {
+            let mut messages: Vec<String> = notifications.iter().map(Value::to_string).collect();
+            messages.push(response);
+            return respond_events(StatusCode::OK, &messages, self.request_id);
         }
-        (Era::Modern, "server/discover") => Ok(RpcResult::Json(discover(&hub))),
-        (_, "tools/list") => Ok(RpcResult::Json(tools_list(&hub, era))),
-        (_, "tools/call") => {
-            let call = ToolCall {
-                params: raw_params,
-                meta: params.meta.as_ref(),
-                era,
-                headers: &headers,
-                peer,
-                request_id: &request_id,
-            };
-            match cancellable_call(&hub, call, &id, &mut notifications).await {
-                Some(outcome) => outcome,
-                None => return super::cancel::no_result(&request_id),
+        let mut response = respond(StatusCode::OK, response, self.request_id, self.sse);
+        if request.era == Era::Legacy && request.method == "initialize" {
+            let session = mint_session_id(self.hub);
+            if let Ok(value) = HeaderValue::from_str(&session) {
+                response.headers_mut().insert(SESSION_HEADER, value);
             }
         }
-        _ => Err((
-            if era == Era::Modern {
-                StatusCode::NOT_FOUND
-            } else {
-                StatusCode::OK
-            },
-            METHOD_NOT_FOUND,
-            format!("Method not found: {method}"),
-        )),
-    };
-    match outcome {
-        Ok(result) => {
-            let response = response_text(&id, result, era == Era::Modern);
-            if !notifications.is_empty() && accepts_sse(&headers) {
-                let mut messages: Vec<String> =
-                    notifications.iter().map(Value::to_string).collect();
-                messages.push(response);
-                return respond_events(StatusCode::OK, &messages, &request_id);
-            }
-            let mut response = respond(StatusCode::OK, response, &request_id, sse);
-            if era == Era::Legacy && method == "initialize" {
-                let session = mint_session_id(&hub);
-                if let Ok(value) = HeaderValue::from_str(&session) {
-                    response.headers_mut().insert(SESSION_HEADER, value);
-                }
-            }
-            response
-        }
-        Err((status, code, message)) => reply(
-            status,
-            error_message(
-                Some(&id),
-                code,
-                &message,
-                Some(json!({ "request_id": request_id })),
-            ),
-        ),
+        response
     }
 }
 
