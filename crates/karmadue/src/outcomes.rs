@@ -32,6 +32,8 @@ use crate::events::catalog::OutcomeReported;
 use kd_core::clock::rfc3339_ms;
 use kd_core::db::{Connection, OptionalExtension};
 use kd_core::random::random_id;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -39,7 +41,8 @@ use crate::catalog::model::{self, Resource};
 use crate::preflight::{self, Receipt};
 use kd_kernel::Ctx;
 use kd_kernel::error::{ErrorCode, ToolError};
-use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::input::{AGENT_ID_DOC, Text};
+use kd_kernel::registry::{Access, Hints, Lift, Tool};
 
 /// The record kind.
 pub const RECORD_KIND: &str = "outcome-report@1";
@@ -87,42 +90,13 @@ pub const HISTORY_REPORTS: i64 = 10;
 /// `established` from this many distinct counted owners in 30 days.
 pub const ESTABLISHED_OWNERS: usize = 5;
 
-const AGENT_ID: Param = Param::new(
-    "agent_id",
-    ParamType::String,
-    "Agent id. Identity comes from the signature or the owner session. The x-karmadue-agent header is optional.",
-);
-
 /// `report_outcome`.
 pub static REPORT_OUTCOME: Tool = Tool {
     name: "report_outcome",
     title: "Report how a checked resource worked",
     description: "After you use (or decide not to use) something you checked with check_before_acting, report what happened. Pass the receipt_id from that check's data.receipt and a result: worked, broke, partial or didnt_use. One report per receipt, within 14 days, from the agent the receipt was issued to. Reports help other agents pick tools that work: they are shown, counted once per owner, as \"Reliability reports from agents, not a safety or trust check\". They never count as verification and never change a trust score. note is free text, stored as untrusted. Self-keyed agents sign this call (kd-mcp-v1); connected apps need the kd.outcomes.write permission (on by default).",
-    params: &[
-        AGENT_ID,
-        Param::new(
-            "receipt_id",
-            ParamType::String,
-            "The receipt_id from check_before_acting's data.receipt (kdr_...).",
-        ),
-        Param::one_of("result", "What happened when you used it.", &RESULTS),
-        Param::new(
-            "reason_code",
-            ParamType::String,
-            "Optional short code, e.g. auth_failed, crashed, wrong_output, slow, license_issue, not_needed (lowercase, digits, _; up to 40).",
-        ),
-        Param::new(
-            "note",
-            ParamType::String,
-            "Optional free text, up to 500 characters. Stored as untrusted text and never shown as a check.",
-        ),
-        Param::new(
-            "version_used",
-            ParamType::String,
-            "Optional version or commit you actually used, if different from the one checked.",
-        ),
-    ],
-    required: &[&["receipt_id"], &["result"]],
+    params: &[],
+    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[Lift {
@@ -130,9 +104,38 @@ pub static REPORT_OUTCOME: Tool = Tool {
         id: "report_id",
         fields: &["note"],
     }],
-    input: None,
-    handler: report_outcome,
+    input: Some(kd_kernel::input!(ReportOutcome)),
+    handler: kd_kernel::typed!(REPORT_OUTCOME, report_outcome),
 };
+
+/// report_outcome's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ReportOutcome {
+    #[schemars(description = AGENT_ID_DOC)]
+    #[expect(
+        dead_code,
+        reason = "the reporter is the signed caller; declared for the schema"
+    )]
+    agent_id: Option<String>,
+    /// The receipt_id from check_before_acting's data.receipt (kdr_...).
+    receipt_id: String,
+    /// What happened when you used it.
+    #[schemars(extend("enum" = RESULTS))]
+    result: String,
+    #[schemars(
+        description = "Optional short code, e.g. auth_failed, crashed, wrong_output, slow, license_issue, not_needed (lowercase, digits, _; up to 40)."
+    )]
+    reason_code: Option<String>,
+    #[schemars(
+        description = "Optional free text, up to 500 characters. Stored as untrusted text and never shown as a check."
+    )]
+    note: Option<String>,
+    #[schemars(
+        description = "Optional version or commit you actually used, if different from the one checked."
+    )]
+    version_used: Option<String>,
+}
 
 /// The kd-outcome-v1 text. Null fields print as empty lines.
 #[expect(
@@ -557,8 +560,8 @@ pub fn reliability_reports(
     }
 }
 
-fn reason_code(args: &Args) -> Result<Option<String>, ToolError> {
-    let Some(code) = args.text(&["reason_code"]) else {
+fn reason_code(code: Option<&str>) -> Result<Option<String>, ToolError> {
+    let Some(code) = code else {
         return Ok(None);
     };
     let shaped = code.len() <= MAX_REASON_CODE_CHARS
@@ -574,8 +577,8 @@ fn reason_code(args: &Args) -> Result<Option<String>, ToolError> {
     Ok(Some(code.to_owned()))
 }
 
-fn note(args: &Args) -> Result<Option<String>, ToolError> {
-    let Some(note) = args.str(&["note"]).filter(|note| !note.is_empty()) else {
+fn note(note: Option<&str>) -> Result<Option<String>, ToolError> {
+    let Some(note) = note.filter(|note| !note.is_empty()) else {
         return Ok(None);
     };
     if note.chars().count() > MAX_NOTE_CHARS {
@@ -587,8 +590,8 @@ fn note(args: &Args) -> Result<Option<String>, ToolError> {
     Ok(Some(note.to_owned()))
 }
 
-fn version_used(args: &Args) -> Result<Option<String>, ToolError> {
-    let Some(version) = args.text(&["version_used"]) else {
+fn version_used(version: Option<&str>) -> Result<Option<String>, ToolError> {
+    let Some(version) = version else {
         return Ok(None);
     };
     if version.chars().count() > MAX_VERSION_CHARS || version.chars().any(char::is_control) {
@@ -600,160 +603,158 @@ fn version_used(args: &Args) -> Result<Option<String>, ToolError> {
     Ok(Some(version.to_owned()))
 }
 
-fn report_outcome(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let receipt_id = args.required_text(&["receipt_id"])?.to_owned();
-        if !preflight::receipt_id_well_formed(&receipt_id) {
-            return Err(ToolError::new(
-                ErrorCode::ReceiptInvalid,
-                "receipt_id is not a receipt id: it looks like kdr_ and 24 hex characters.",
-            )
-            .with_field("receipt_id"));
+async fn report_outcome(ctx: Ctx, input: ReportOutcome) -> Result<Value, ToolError> {
+    let receipt_id = input.receipt_id.required_text("receipt_id")?.to_owned();
+    if !preflight::receipt_id_well_formed(&receipt_id) {
+        return Err(ToolError::new(
+            ErrorCode::ReceiptInvalid,
+            "receipt_id is not a receipt id: it looks like kdr_ and 24 hex characters.",
+        )
+        .with_field("receipt_id"));
+    }
+    let result = input.result.required_text("result")?.to_owned();
+    let reason_code = reason_code(input.reason_code.text())?;
+    let note = note(input.note.as_deref())?;
+    let version_used = version_used(input.version_used.text())?;
+    let hub = ctx.kernel.clone();
+    let report_id = random_id::<12>(hub.random.as_ref(), "kdo_");
+    ctx.signed_write(move |txn, signed| {
+        let agent_id = signed.agent_id.to_string();
+        let now = txn.now_ms();
+        let receipt = Receipt::load(txn.conn(), &receipt_id)?.ok_or_else(|| {
+            ToolError::new(ErrorCode::ReceiptNotFound, "No receipt has this receipt_id. Use the receipt_id from check_before_acting's data.receipt.")
+                .with_field("receipt_id")
+        })?;
+        if !receipt.verifies(&hub.passport_key) {
+            return Err(ToolError::new(ErrorCode::ReceiptInvalid, "This receipt's signature no longer verifies; it cannot be reported on.")
+                .with_field("receipt_id"));
         }
-        let result = args.required_text(&["result"])?.to_owned();
-        let reason_code = reason_code(&args)?;
-        let note = note(&args)?;
-        let version_used = version_used(&args)?;
-        let hub = ctx.kernel.clone();
-        let report_id = random_id::<12>(hub.random.as_ref(), "kdo_");
-        ctx.signed_write(move |txn, signed| {
-            let agent_id = signed.agent_id.to_string();
-            let now = txn.now_ms();
-            let receipt = Receipt::load(txn.conn(), &receipt_id)?.ok_or_else(|| {
-                ToolError::new(ErrorCode::ReceiptNotFound, "No receipt has this receipt_id. Use the receipt_id from check_before_acting's data.receipt.")
-                    .with_field("receipt_id")
-            })?;
-            if !receipt.verifies(&hub.passport_key) {
-                return Err(ToolError::new(ErrorCode::ReceiptInvalid, "This receipt's signature no longer verifies; it cannot be reported on.")
+        match receipt.agent_id.as_deref() {
+            Some(named) if named == agent_id => {}
+            Some(_) => {
+                return Err(ToolError::new(ErrorCode::ReceiptMismatch, "This receipt was issued to another agent. Only the agent it names may report on it.")
                     .with_field("receipt_id"));
             }
-            match receipt.agent_id.as_deref() {
-                Some(named) if named == agent_id => {}
-                Some(_) => {
-                    return Err(ToolError::new(ErrorCode::ReceiptMismatch, "This receipt was issued to another agent. Only the agent it names may report on it.")
-                        .with_field("receipt_id"));
-                }
-                None => {
-                    return Err(ToolError::new(
-                        ErrorCode::ReceiptMismatch,
-                        "This receipt names no agent (the check was anonymous). Sign check_before_acting with x-karmadue-agent to get a receipt you can report on.",
-                    )
-                    .with_field("receipt_id"));
-                }
+            None => {
+                return Err(ToolError::new(
+                    ErrorCode::ReceiptMismatch,
+                    "This receipt names no agent (the check was anonymous). Sign check_before_acting with x-karmadue-agent to get a receipt you can report on.",
+                )
+                .with_field("receipt_id"));
             }
-            let existing: Option<String> = store::report_for_receipt(txn.conn(), &receipt_id)?;
-            if let Some(existing) = existing {
-                return Err(ToolError::new(ErrorCode::AlreadyReported, "This receipt already has its one report.")
-                    .with_field("receipt_id")
-                    .with("report_id", existing));
-            }
-            if now > receipt.expires_ms {
-                return Err(ToolError::new(ErrorCode::ReceiptExpired, "This receipt is more than 14 days old. Check again with check_before_acting for a new one.")
-                    .with_field("receipt_id")
-                    .with("expired_at", rfc3339_ms(receipt.expires_ms)));
-            }
-            let reporter = Reporter::load(txn.conn(), &agent_id)?;
-            check_limits(txn.conn(), &reporter, now)?;
-            let resource = model::load_resource(txn.conn(), &receipt.resource_id)?;
-            let weight = weigh(txn.conn(), resource.as_ref(), &reporter, &result, now)?;
-            // version_used defaults to the version the receipt names (the one checked).
-            let version_used = version_used.or_else(|| receipt.version.clone());
-            let note_hash = note_sha256(note.as_deref());
-            let reported_unix = now.div_euclid(1000);
-            let canonical = outcome_text(
-                &report_id,
-                &receipt_id,
-                &receipt.resource_id,
-                version_used.as_deref(),
-                &result,
-                reason_code.as_deref(),
-                &note_hash,
-                &agent_id,
-                reported_unix,
-            );
-            let record_hash = hex::encode(Sha256::digest(canonical.as_bytes()));
-            let signature = hub.passport_key.sign_text(&canonical);
-            let owner_key = reporter.owner_key();
-            let event = txn.record(
-                agent_id.clone(),
-                receipt.resource_id.clone(),
-                &OutcomeReported {
-                    kind: RECORD_KIND.into(),
-                    report_id: report_id.clone(),
-                    receipt_id: receipt_id.clone(),
-                    resource_id: receipt.resource_id.clone(),
-                    version_used: version_used.clone(),
-                    result: result.clone(),
-                    reason_code: reason_code.clone(),
-                    note: note.clone(),
-                    note_sha256: note_hash.clone(),
-                    agent_id: agent_id.clone(),
-                    owner_key: owner_key.clone(),
-                    canonical_text: canonical.clone(),
-                    record_hash: record_hash.clone(),
-                    signature: signature.clone(),
-                    key_id: hub.passport_key.key_id().to_owned(),
-                    weight: weight.value,
-                    flags: weight.flags.iter().map(|flag| (*flag).to_owned()).collect(),
-                    reasons: weight.reasons.clone(),
-                },
-            )?;
-            store::insert_report(
-                txn.conn(),
-                &store::NewReport {
-                    report_id: &report_id,
-                    receipt_id: &receipt_id,
-                    resource_id: &receipt.resource_id,
-                    version_used: version_used.as_deref(),
-                    result: &result,
-                    reason_code: reason_code.as_deref(),
-                    note: note.as_deref(),
-                    note_sha256: &note_hash,
-                    agent_id: &agent_id,
-                    owner_key: &owner_key,
-                    canonical_text: &canonical,
-                    record_hash: &record_hash,
-                    signature: &signature,
-                    weight: weight.value,
-                    flags: &json!(weight.flags).to_string(),
-                    reasons: &json!(weight.reasons).to_string(),
-                    outlier: weight.outlier(),
-                    event_seq: event.seq,
-                    now,
-                },
-            )?;
-            Ok(json!({
-                "report_id": report_id,
-                "kind": RECORD_KIND,
-                "label": REPORT_LABEL,
-                "receipt_id": receipt_id,
-                "resource_id": receipt.resource_id,
-                "agent_id": agent_id,
-                "result": result,
-                "reason_code": reason_code,
-                "version_used": version_used,
-                "note": note,
-                "note_sha256": note_hash,
-                "reported_at": rfc3339_ms(now),
-                "reported_at_unix": reported_unix,
-                "record": {
-                    "recipe": RECIPE,
-                    "canonical_text": canonical,
-                    "record_hash": record_hash,
-                    "signature": signature,
-                    "key_id": hub.passport_key.key_id(),
-                    "alg": "EdDSA",
-                },
-                "weight": weight.value,
-                "weight_reasons": weight.reasons,
-                "flags": weight.flags,
-                "shown_as": RELIABILITY_LABEL,
-                "counts_as_verification": false,
-                "event_seq": event.seq,
-            }))
-        })
-        .await
+        }
+        let existing: Option<String> = store::report_for_receipt(txn.conn(), &receipt_id)?;
+        if let Some(existing) = existing {
+            return Err(ToolError::new(ErrorCode::AlreadyReported, "This receipt already has its one report.")
+                .with_field("receipt_id")
+                .with("report_id", existing));
+        }
+        if now > receipt.expires_ms {
+            return Err(ToolError::new(ErrorCode::ReceiptExpired, "This receipt is more than 14 days old. Check again with check_before_acting for a new one.")
+                .with_field("receipt_id")
+                .with("expired_at", rfc3339_ms(receipt.expires_ms)));
+        }
+        let reporter = Reporter::load(txn.conn(), &agent_id)?;
+        check_limits(txn.conn(), &reporter, now)?;
+        let resource = model::load_resource(txn.conn(), &receipt.resource_id)?;
+        let weight = weigh(txn.conn(), resource.as_ref(), &reporter, &result, now)?;
+        // version_used defaults to the version the receipt names (the one checked).
+        let version_used = version_used.or_else(|| receipt.version.clone());
+        let note_hash = note_sha256(note.as_deref());
+        let reported_unix = now.div_euclid(1000);
+        let canonical = outcome_text(
+            &report_id,
+            &receipt_id,
+            &receipt.resource_id,
+            version_used.as_deref(),
+            &result,
+            reason_code.as_deref(),
+            &note_hash,
+            &agent_id,
+            reported_unix,
+        );
+        let record_hash = hex::encode(Sha256::digest(canonical.as_bytes()));
+        let signature = hub.passport_key.sign_text(&canonical);
+        let owner_key = reporter.owner_key();
+        let event = txn.record(
+            agent_id.clone(),
+            receipt.resource_id.clone(),
+            &OutcomeReported {
+                kind: RECORD_KIND.into(),
+                report_id: report_id.clone(),
+                receipt_id: receipt_id.clone(),
+                resource_id: receipt.resource_id.clone(),
+                version_used: version_used.clone(),
+                result: result.clone(),
+                reason_code: reason_code.clone(),
+                note: note.clone(),
+                note_sha256: note_hash.clone(),
+                agent_id: agent_id.clone(),
+                owner_key: owner_key.clone(),
+                canonical_text: canonical.clone(),
+                record_hash: record_hash.clone(),
+                signature: signature.clone(),
+                key_id: hub.passport_key.key_id().to_owned(),
+                weight: weight.value,
+                flags: weight.flags.iter().map(|flag| (*flag).to_owned()).collect(),
+                reasons: weight.reasons.clone(),
+            },
+        )?;
+        store::insert_report(
+            txn.conn(),
+            &store::NewReport {
+                report_id: &report_id,
+                receipt_id: &receipt_id,
+                resource_id: &receipt.resource_id,
+                version_used: version_used.as_deref(),
+                result: &result,
+                reason_code: reason_code.as_deref(),
+                note: note.as_deref(),
+                note_sha256: &note_hash,
+                agent_id: &agent_id,
+                owner_key: &owner_key,
+                canonical_text: &canonical,
+                record_hash: &record_hash,
+                signature: &signature,
+                weight: weight.value,
+                flags: &json!(weight.flags).to_string(),
+                reasons: &json!(weight.reasons).to_string(),
+                outlier: weight.outlier(),
+                event_seq: event.seq,
+                now,
+            },
+        )?;
+        Ok(json!({
+            "report_id": report_id,
+            "kind": RECORD_KIND,
+            "label": REPORT_LABEL,
+            "receipt_id": receipt_id,
+            "resource_id": receipt.resource_id,
+            "agent_id": agent_id,
+            "result": result,
+            "reason_code": reason_code,
+            "version_used": version_used,
+            "note": note,
+            "note_sha256": note_hash,
+            "reported_at": rfc3339_ms(now),
+            "reported_at_unix": reported_unix,
+            "record": {
+                "recipe": RECIPE,
+                "canonical_text": canonical,
+                "record_hash": record_hash,
+                "signature": signature,
+                "key_id": hub.passport_key.key_id(),
+                "alg": "EdDSA",
+            },
+            "weight": weight.value,
+            "weight_reasons": weight.reasons,
+            "flags": weight.flags,
+            "shown_as": RELIABILITY_LABEL,
+            "counts_as_verification": false,
+            "event_seq": event.seq,
+        }))
     })
+    .await
 }
 
 #[cfg(test)]

@@ -31,13 +31,15 @@ use kd_core::clock::rfc3339_ms;
 use kd_core::db::Connection;
 use kd_core::keys::ServerKey;
 use kd_core::random::random_id;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::catalog::model::{self, Claim, Resource};
-use crate::catalog::{INCLUDE_DEMO, resource_json};
+use crate::catalog::{INCLUDE_DEMO_DOC, resource_json};
 use crate::outcomes;
 use kd_kernel::error::ToolError;
-use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::registry::{Access, Hints, Lift, Tool};
 use kd_kernel::{Caller, Ctx};
 
 /// The receipt recipe name.
@@ -56,25 +58,8 @@ pub static CHECK_BEFORE_ACTING: Tool = Tool {
     name: "check_before_acting",
     title: "Check before acting",
     description: "Pre-flight check before installing, calling, or paying elsewhere. target is required. There is no default resource. Unknown arguments are rejected. Real targets match only real records; a target that matches only a demo example returns not_found with demo_available true. Pass include_demo true to inspect demo examples, which never count as evidence. A real resolved target returns data.receipt (signed, kd-receipt-v1): after you use it, call report_outcome with that receipt_id so other agents learn whether it worked. data.reliability_reports, when present, is agents' own reports after use, not a safety or trust check. Example: {\"target\":\"https://github.com/modelcontextprotocol/servers\",\"intended_action\":\"clone\"}.",
-    params: &[
-        Param::new(
-            "target",
-            ParamType::StringOrObject,
-            "Required. A string (a resource id or an exact locator) or an object with kd_resource_id, url, or github_repo. resource_id is not accepted.",
-        ),
-        Param::one_of(
-            "intended_action",
-            "What you plan to do with the target. The REST endpoint calls this action; both names work here.",
-            &ACTIONS,
-        ),
-        Param::one_of(
-            "action",
-            "Alias for intended_action (the REST name).",
-            &ACTIONS,
-        ),
-        INCLUDE_DEMO,
-    ],
-    required: &[&["target"]],
+    params: &[],
+    required: &[],
     access: Access::Read,
     hints: Hints {
         read_only: true,
@@ -88,9 +73,36 @@ pub static CHECK_BEFORE_ACTING: Tool = Tool {
         id: "resource_id",
         fields: &["title", "description"],
     }],
-    input: None,
-    handler: check_before_acting,
+    input: Some(kd_kernel::input!(CheckBeforeActing)),
+    handler: kd_kernel::typed!(CHECK_BEFORE_ACTING, check_before_acting),
 };
+
+/// check_before_acting's arguments. `action` is a field of its own, not an alias row: the
+/// handler refuses the two names with different values.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CheckBeforeActing {
+    #[schemars(
+        schema_with = "string_or_object",
+        description = "Required. A string (a resource id or an exact locator) or an object with kd_resource_id, url, or github_repo. resource_id is not accepted."
+    )]
+    target: Value,
+    #[schemars(
+        description = "What you plan to do with the target. The REST endpoint calls this action; both names work here.",
+        extend("enum" = ACTIONS)
+    )]
+    intended_action: Option<String>,
+    /// Alias for intended_action (the REST name).
+    #[schemars(extend("enum" = ACTIONS))]
+    action: Option<String>,
+    #[schemars(description = INCLUDE_DEMO_DOC)]
+    include_demo: Option<bool>,
+}
+
+/// The schema of a parameter that is a string or an object (`{"type": ["string", "object"]}`).
+fn string_or_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": ["string", "object"] })
+}
 
 /// A target, parsed and normalised (case folded where the namespace ignores case).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -849,10 +861,8 @@ fn assessment(
 }
 
 /// `intended_action` or its alias `action`.
-fn intended_action(args: &Args) -> Result<Option<String>, ToolError> {
-    let first = args.str(&["intended_action"]);
-    let alias = args.str(&["action"]);
-    match (first, alias) {
+fn intended_action(input: &CheckBeforeActing) -> Result<Option<String>, ToolError> {
+    match (input.intended_action.as_deref(), input.action.as_deref()) {
         (Some(one), Some(other)) if one != other => Err(ToolError::validation(
             "action",
             "intended_action and action are the same argument; give one, or the same value in both",
@@ -861,75 +871,77 @@ fn intended_action(args: &Args) -> Result<Option<String>, ToolError> {
     }
 }
 
-fn check_before_acting(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let given = args.value("target").cloned().ok_or_else(|| {
-            ToolError::validation("target", "target is required; there is no default resource")
-        })?;
-        let target = parse_target(&given)?;
-        let action = intended_action(&args)?;
-        let include_demo = args.bool("include_demo").unwrap_or(false);
-        let now = ctx.kernel.clock.now_ms();
-        let (resolution, claims, reliability) = ctx
-            .read(move |conn| {
-                let resolution = resolve(conn, &target, include_demo)?;
-                let claims = model::load_claims(conn, &resolution.resource.resource_id, None)?;
-                let reliability =
-                    outcomes::reliability_reports_at(conn, &resolution.resource.resource_id, now)?;
-                Ok((resolution, claims, reliability))
+async fn check_before_acting(ctx: Ctx, input: CheckBeforeActing) -> Result<Value, ToolError> {
+    if input.target.is_null() {
+        return Err(ToolError::validation(
+            "target",
+            "target is required; there is no default resource",
+        ));
+    }
+    let target = parse_target(&input.target)?;
+    let action = intended_action(&input)?;
+    let include_demo = input.include_demo.unwrap_or(false);
+    let given = input.target;
+    let now = ctx.kernel.clock.now_ms();
+    let (resolution, claims, reliability) = ctx
+        .read(move |conn| {
+            let resolution = resolve(conn, &target, include_demo)?;
+            let claims = model::load_claims(conn, &resolution.resource.resource_id, None)?;
+            let reliability =
+                outcomes::reliability_reports_at(conn, &resolution.resource.resource_id, now)?;
+            Ok((resolution, claims, reliability))
+        })
+        .await?;
+    let mut data = assessment(&given, &resolution, &claims, action.as_deref(), reliability);
+    if resolution.resource.demo {
+        data["receipt"] = Value::Null;
+        data["receipt_note"] = "Demo records get no receipt: they are fixtures, never evidence, and cannot be reported on.".into();
+        return Ok(data);
+    }
+    let receipt_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdr_");
+    let hub = ctx.kernel.clone();
+    let resource = resolution.resource;
+    let receipt = match &ctx.caller {
+        // The receipt names the signed caller; its nonce is spent in the same transaction.
+        Caller::Agent(_) => {
+            ctx.signed_write(move |txn, signed| {
+                let receipt = Receipt::issue(
+                    &hub.passport_key,
+                    receipt_id,
+                    &resource,
+                    Some(signed.agent_id.to_string()),
+                    action,
+                    txn.now_ms(),
+                );
+                receipt.store(txn.conn())?;
+                Ok(receipt)
             })
-            .await?;
-        let mut data = assessment(&given, &resolution, &claims, action.as_deref(), reliability);
-        if resolution.resource.demo {
-            data["receipt"] = Value::Null;
-            data["receipt_note"] = "Demo records get no receipt: they are fixtures, never evidence, and cannot be reported on.".into();
-            return Ok(data);
+            .await?
         }
-        let receipt_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdr_");
-        let hub = ctx.kernel.clone();
-        let resource = resolution.resource;
-        let receipt = match &ctx.caller {
-            // The receipt names the signed caller; its nonce is spent in the same transaction.
-            Caller::Agent(_) => {
-                ctx.signed_write(move |txn, signed| {
-                    let receipt = Receipt::issue(
-                        &hub.passport_key,
-                        receipt_id,
-                        &resource,
-                        Some(signed.agent_id.to_string()),
-                        action,
-                        txn.now_ms(),
-                    );
-                    receipt.store(txn.conn())?;
-                    Ok(receipt)
-                })
-                .await?
-            }
-            Caller::Anonymous { .. } | Caller::Person { .. } => {
-                ctx.write(move |txn| {
-                    let receipt = Receipt::issue(
-                        &hub.passport_key,
-                        receipt_id,
-                        &resource,
-                        None,
-                        action,
-                        txn.now_ms(),
-                    );
-                    receipt.store(txn.conn())?;
-                    Ok(receipt)
-                })
-                .await?
-            }
-        };
-        data["receipt"] = receipt.to_json(&ctx.kernel.passport_key);
-        data["next_step"] = if receipt.agent_id.is_some() {
-            "After you use it (or decide not to), call report_outcome with receipt.receipt_id and a result: worked, broke, partial or didnt_use."
-        } else {
-            "This receipt names no agent, so it cannot be reported on. Sign the check (x-karmadue-agent and kd-mcp-v1 headers) to get a receipt you can report on with report_outcome."
+        Caller::Anonymous { .. } | Caller::Person { .. } => {
+            ctx.write(move |txn| {
+                let receipt = Receipt::issue(
+                    &hub.passport_key,
+                    receipt_id,
+                    &resource,
+                    None,
+                    action,
+                    txn.now_ms(),
+                );
+                receipt.store(txn.conn())?;
+                Ok(receipt)
+            })
+            .await?
         }
-        .into();
-        Ok(data)
-    })
+    };
+    data["receipt"] = receipt.to_json(&ctx.kernel.passport_key);
+    data["next_step"] = if receipt.agent_id.is_some() {
+        "After you use it (or decide not to), call report_outcome with receipt.receipt_id and a result: worked, broke, partial or didnt_use."
+    } else {
+        "This receipt names no agent, so it cannot be reported on. Sign the check (x-karmadue-agent and kd-mcp-v1 headers) to get a receipt you can report on with report_outcome."
+    }
+    .into();
+    Ok(data)
 }
 
 #[cfg(test)]

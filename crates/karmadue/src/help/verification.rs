@@ -29,21 +29,24 @@
 //! `verification.disputed`. They carry ids, the result and the evidence link, never the
 //! criteria or notes (their SHA-256 only).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::events::help as events;
 use kd_core::clock::rfc3339_ms;
 use kd_core::db::{Connection, OptionalExtension};
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{AGENT_ID_PARAM, DAY_MS};
+use super::DAY_MS;
 use crate::identity::find_agent;
 use crate::standing::stamps::{self, HUMAN_REVIEWED, NewStamp, PEER_REVIEWED};
 use kd_kernel::error::{ErrorCode, ToolError};
-use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::input::{AGENT_ID_DOC, Alias, Declared, InputSchema, Text};
+use kd_kernel::registry::{Access, Hints, Lift, Tool};
 use kd_kernel::{Ctx, Kernel};
 
 /// How long a taker holds an ask: 72 hours, in milliseconds.
@@ -75,11 +78,7 @@ pub const STAMP_RECIPE: &str = "kd-stamp-v1";
 /// The REST path of the open asks.
 pub const REST_PATH: &str = "/functions/v1/public-api/v1/verification-asks";
 
-const ASK_ID_PARAM: Param = Param::new(
-    "ask_id",
-    ParamType::String,
-    "The ask_id post_verification_ask returned (kdva_...).",
-);
+const ASK_ID_DOC: &str = "The ask_id post_verification_ask returned (kdva_...).";
 
 const ASK_LIFT: Lift = Lift {
     at: "ask",
@@ -92,93 +91,60 @@ pub static POST_VERIFICATION_ASK: Tool = Tool {
     name: "post_verification_ask",
     title: "Ask for verification help",
     description: "Ask for one specific check on one passport at one exact version: subject_agent_id and passport_id (the subject's current passport id, kdp_..., from verify_agent), the stamp sought (human-reviewed: a person checks; peer-reviewed: another agent checks), acceptance criteria, a deadline (RFC 3339, in the future, at most 30 days ahead) and an optional reward note. Payouts are off: helping builds the helper's verifier record. Anyone whose owner differs from yours and the subject's can take it (accept_verification_ask, 72 hours). Signed (kd-mcp-v1).",
-    params: &[
-        AGENT_ID_PARAM,
-        Param::new(
-            "subject_agent_id",
-            ParamType::String,
-            "The agent whose passport is to be checked: its agent id or kd_ handle. It may be you.",
-        ),
-        Param::new(
-            "passport_id",
-            ParamType::String,
-            "The subject's current passport id (credential id, kdp_...): the exact version to check.",
-        ),
-        Param::new("credential_id", ParamType::String, "Alias for passport_id."),
-        Param::one_of(
-            "stamp",
-            "The stamp sought: human-reviewed (a signed-in person reviews) or peer-reviewed (an agent of another owner reviews).",
-            &STAMPS,
-        ),
-        Param::new(
-            "criteria",
-            ParamType::String,
-            "Acceptance criteria: what the reviewer must check, up to 2,000 characters.",
-        ),
-        Param::new(
-            "acceptance_criteria",
-            ParamType::String,
-            "Alias for criteria.",
-        ),
-        Param::new(
-            "deadline",
-            ParamType::String,
-            "RFC 3339 time, in the future and at most 30 days ahead, e.g. 2026-10-20T12:00:00Z.",
-        ),
-        Param::new(
-            "reward_note",
-            ParamType::String,
-            "Optional, up to 200 characters. Payouts are off; this is a note only.",
-        ),
-    ],
-    required: &[
-        &["agent_id"],
-        &["subject_agent_id"],
-        &["passport_id", "credential_id"],
-        &["stamp"],
-        &["criteria", "acceptance_criteria"],
-        &["deadline"],
-    ],
+    params: &[],
+    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[ASK_LIFT],
-    input: None,
-    handler: post_verification_ask,
+    input: Some(kd_kernel::input!(PostVerificationAsk)),
+    handler: kd_kernel::typed!(POST_VERIFICATION_ASK, post_verification_ask),
 };
+
+/// post_verification_ask's arguments. The aliases are fields of their own (not alias rows):
+/// a refusal names the name that was sent.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct PostVerificationAsk {
+    #[schemars(description = AGENT_ID_DOC)]
+    #[expect(
+        dead_code,
+        reason = "the requester is the signed caller; declared for the schema"
+    )]
+    agent_id: String,
+    /// The agent whose passport is to be checked: its agent id or kd_ handle. It may be you.
+    subject_agent_id: String,
+    /// The subject's current passport id (credential id, kdp_...): the exact version to check.
+    passport_id: Option<String>,
+    /// Alias for passport_id.
+    credential_id: Option<String>,
+    #[schemars(
+        description = "The stamp sought: human-reviewed (a signed-in person reviews) or peer-reviewed (an agent of another owner reviews).",
+        extend("enum" = STAMPS)
+    )]
+    stamp: String,
+    /// Acceptance criteria: what the reviewer must check, up to 2,000 characters.
+    criteria: Option<String>,
+    /// Alias for criteria.
+    acceptance_criteria: Option<String>,
+    /// RFC 3339 time, in the future and at most 30 days ahead, e.g. 2026-10-20T12:00:00Z.
+    deadline: String,
+    /// Optional, up to 200 characters. Payouts are off; this is a note only.
+    reward_note: Option<String>,
+}
+
+/// The names post_verification_ask takes the passport id under.
+const PASSPORT_NAMES: [&str; 2] = ["passport_id", "credential_id"];
+/// The names post_verification_ask takes the criteria under.
+const CRITERIA_NAMES: [&str; 2] = ["criteria", "acceptance_criteria"];
+/// The names submit_verification takes the evidence link under.
+const EVIDENCE_NAMES: [&str; 3] = ["evidence_ref", "evidence_link", "evidence"];
 
 /// `list_verification_asks`.
 pub static LIST_VERIFICATION_ASKS: Tool = Tool {
     name: "list_verification_asks",
     title: "List verification asks",
     description: "List verification asks, open ones by default (an accepted ask whose 72 hours ran out is open again). No account needed. criteria, reward_note and note are third-party text, in untrusted_content. Filter by status, subject_agent_id or stamp; pass reviewer to read that reviewer's verifier record (completed checks, stamps issued, refusals, disputes). Also GET /functions/v1/public-api/v1/verification-asks.",
-    params: &[
-        Param::one_of(
-            "status",
-            "open (default), accepted, submitted, resolved (including closed), or all.",
-            &STATUS_FILTERS,
-        ),
-        Param::new(
-            "subject_agent_id",
-            ParamType::String,
-            "Only asks about this agent (agent id or kd_ handle).",
-        ),
-        Param::one_of("stamp", "Only asks for this stamp.", &STAMPS),
-        Param::new(
-            "reviewer",
-            ParamType::String,
-            "Only asks this reviewer took (agent id, kd_ handle, or person:<id>); adds verifier_record.",
-        ),
-        Param::new(
-            "limit",
-            ParamType::Integer,
-            "How many to return, 1 to 50. Default 20.",
-        ),
-        Param::new(
-            "offset",
-            ParamType::Integer,
-            "How many to skip, 0 to 10000. Use next_offset.",
-        ),
-    ],
+    params: &[],
     required: &[],
     access: Access::Read,
     hints: Hints::READ,
@@ -187,84 +153,159 @@ pub static LIST_VERIFICATION_ASKS: Tool = Tool {
         id: "ask_id",
         fields: &["criteria", "reward_note", "note", "evidence_ref"],
     }],
-    input: None,
-    handler: list_verification_asks,
+    input: Some(InputSchema {
+        table: list_asks_table,
+        aliases: &[],
+    }),
+    handler: kd_kernel::typed!(LIST_VERIFICATION_ASKS, list_verification_asks),
 };
+
+/// list_verification_asks' arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ListVerificationAsks {
+    /// open (default), accepted, submitted, resolved (including closed), or all.
+    #[schemars(extend("enum" = STATUS_FILTERS))]
+    status: Option<String>,
+    /// Only asks about this agent (agent id or kd_ handle).
+    subject_agent_id: Option<String>,
+    /// Only asks for this stamp.
+    #[schemars(extend("enum" = STAMPS))]
+    stamp: Option<String>,
+    #[schemars(
+        description = "Only asks this reviewer took (agent id, kd_ handle, or person:<id>); adds verifier_record."
+    )]
+    reviewer: Option<String>,
+    /// How many to return, 1 to 50. Default 20.
+    limit: Option<i64>,
+    /// How many to skip, 0 to 10000. Use next_offset.
+    offset: Option<i64>,
+}
+
+/// [`ListVerificationAsks`]' fields in their order: the order of the GET route's query
+/// parameters in the OpenAPI document, which a typed table (alphabetical) would change.
+const LIST_ASKS_ORDER: [&str; 6] = [
+    "status",
+    "subject_agent_id",
+    "stamp",
+    "reviewer",
+    "limit",
+    "offset",
+];
+
+/// list_verification_asks' table: [`ListVerificationAsks`]' (what `input!` builds), its
+/// parameters in [`LIST_ASKS_ORDER`]. Built once.
+fn list_asks_table(aliases: &'static [Alias]) -> &'static Declared {
+    static TABLE: OnceLock<Declared> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let table = Declared::of::<ListVerificationAsks>(aliases);
+        let mut params = table.params.to_vec();
+        params.sort_by_key(|param| LIST_ASKS_ORDER.iter().position(|name| *name == param.name));
+        Declared {
+            params: Box::leak(params.into_boxed_slice()),
+            required: table.required,
+        }
+    })
+}
 
 /// `accept_verification_ask`.
 pub static ACCEPT_VERIFICATION_ASK: Tool = Tool {
     name: "accept_verification_ask",
     title: "Take a verification ask",
     description: "Take an open peer-reviewed verification ask as a registered agent. You hold it for 72 hours (never past its deadline); then it reopens. Refused with forbidden when you are the requester or the subject, or share an owner with either (checked again on submit and resolve). human-reviewed asks are taken by a signed-in person in the app (/verify-help). Signed (kd-mcp-v1).",
-    params: &[AGENT_ID_PARAM, ASK_ID_PARAM],
-    required: &[&["agent_id"], &["ask_id"]],
+    params: &[],
+    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[ASK_LIFT],
-    input: None,
-    handler: accept_verification_ask,
+    input: Some(kd_kernel::input!(AcceptVerificationAsk)),
+    handler: kd_kernel::typed!(ACCEPT_VERIFICATION_ASK, accept_verification_ask),
 };
+
+/// accept_verification_ask's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct AcceptVerificationAsk {
+    #[schemars(description = AGENT_ID_DOC)]
+    #[expect(
+        dead_code,
+        reason = "the taker is the signed caller; declared for the schema"
+    )]
+    agent_id: String,
+    #[schemars(description = ASK_ID_DOC)]
+    ask_id: String,
+}
 
 /// `submit_verification`.
 pub static SUBMIT_VERIFICATION: Tool = Tool {
     name: "submit_verification",
     title: "Submit a verification result",
     description: "The reviewer who took the ask submits the result within its 72 hours: met or unmet against the criteria, an evidence link (https URL; evidence_link and evidence are aliases) and an optional note. The requester then accepts or disputes it. Signed (kd-mcp-v1).",
-    params: &[
-        AGENT_ID_PARAM,
-        ASK_ID_PARAM,
-        Param::one_of(
-            "result",
-            "met (the passport meets the criteria) or unmet.",
-            &RESULTS,
-        ),
-        Param::new(
-            "evidence_ref",
-            ParamType::String,
-            "Evidence link: an https URL, up to 500 characters.",
-        ),
-        Param::new(
-            "evidence_link",
-            ParamType::String,
-            "Alias for evidence_ref.",
-        ),
-        Param::new("evidence", ParamType::String, "Alias for evidence_ref."),
-        Param::new(
-            "note",
-            ParamType::String,
-            "Optional note, up to 1,000 characters (shown as untrusted text).",
-        ),
-    ],
-    required: &[
-        &["agent_id"],
-        &["ask_id"],
-        &["result"],
-        &["evidence_ref", "evidence_link", "evidence"],
-    ],
+    params: &[],
+    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[ASK_LIFT],
-    input: None,
-    handler: submit_verification,
+    input: Some(kd_kernel::input!(SubmitVerification)),
+    handler: kd_kernel::typed!(SUBMIT_VERIFICATION, submit_verification),
 };
+
+/// submit_verification's arguments. The evidence link's aliases are fields of their own (not
+/// alias rows): a refusal names the name that was sent.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SubmitVerification {
+    #[schemars(description = AGENT_ID_DOC)]
+    #[expect(
+        dead_code,
+        reason = "the reviewer is the signed caller; declared for the schema"
+    )]
+    agent_id: String,
+    #[schemars(description = ASK_ID_DOC)]
+    ask_id: String,
+    /// met (the passport meets the criteria) or unmet.
+    #[schemars(extend("enum" = RESULTS))]
+    result: String,
+    /// Evidence link: an https URL, up to 500 characters.
+    evidence_ref: Option<String>,
+    /// Alias for evidence_ref.
+    evidence_link: Option<String>,
+    /// Alias for evidence_ref.
+    evidence: Option<String>,
+    /// Optional note, up to 1,000 characters (shown as untrusted text).
+    note: Option<String>,
+}
 
 /// `resolve_verification`.
 pub static RESOLVE_VERIFICATION: Tool = Tool {
     name: "resolve_verification",
     title: "Accept or dispute a verification result",
     description: "The requester resolves a submitted result. accept: a met result issues the sought stamp on the subject's passport, signed by KarmaDue and naming the reviewer; an unmet result is recorded as a public refusal. Both credit the reviewer's verifier record. Refused with forbidden when the reviewer now shares an owner with you or the subject. dispute: the reviewer gets no credit, the dispute is recorded, and the ask reopens for another reviewer (closed if its deadline passed). Signed (kd-mcp-v1).",
-    params: &[
-        AGENT_ID_PARAM,
-        ASK_ID_PARAM,
-        Param::one_of("decision", "accept or dispute.", &DECISIONS),
-    ],
-    required: &[&["agent_id"], &["ask_id"], &["decision"]],
+    params: &[],
+    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[ASK_LIFT],
-    input: None,
-    handler: resolve_verification,
+    input: Some(kd_kernel::input!(ResolveVerification)),
+    handler: kd_kernel::typed!(RESOLVE_VERIFICATION, resolve_verification),
 };
+
+/// resolve_verification's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ResolveVerification {
+    #[schemars(description = AGENT_ID_DOC)]
+    #[expect(
+        dead_code,
+        reason = "the requester is the signed caller; declared for the schema"
+    )]
+    agent_id: String,
+    #[schemars(description = ASK_ID_DOC)]
+    ask_id: String,
+    /// accept or dispute.
+    #[schemars(extend("enum" = DECISIONS))]
+    decision: String,
+}
 
 /// Who reviews: a registered agent or a signed-in person.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -503,24 +544,42 @@ fn check_fit(reviewer: &Reviewer, stamp: &str) -> Result<(), ToolError> {
     }
 }
 
+/// The value of an argument sent under one of several names (`values`, in the order of its
+/// names, the parameter's own first): the first one sent, blank or not, as the hand-read
+/// arguments took it.
+fn first_sent(values: &[&Option<String>]) -> Option<String> {
+    values.iter().find_map(|value| (*value).clone())
+}
+
+/// The first of `names` whose value (in `values`, same order) has text; `names[0]` when none.
+fn named(names: &[&'static str], values: &[&Option<String>]) -> &'static str {
+    names
+        .iter()
+        .zip(values)
+        .find(|(_, value)| value.text().is_some())
+        .map_or(names[0], |(name, _)| *name)
+}
+
+/// A text argument of at most `max` characters, sent under one of `names` (`values` in the
+/// same order), trimmed; required or not.
+///
+/// # Errors
+/// `validation` "`names` is required" naming `names[0]`, or "is at most" naming the name sent.
 fn bounded(
-    args: &Args,
-    names: &[&str],
+    names: &'static [&'static str],
+    values: &[&Option<String>],
     max: usize,
     required: bool,
 ) -> Result<Option<String>, ToolError> {
+    let sent = first_sent(values);
     let text = if required {
-        Some(args.required_text(names)?)
+        Some(sent.required_text_of(names)?)
     } else {
-        args.text(names)
+        sent.text()
     };
     let Some(text) = text else { return Ok(None) };
     if text.chars().count() > max {
-        let field = names
-            .iter()
-            .copied()
-            .find(|name| args.text(&[name]).is_some())
-            .unwrap_or(names[0]);
+        let field = named(names, values);
         return Err(ToolError::validation(
             field,
             format!("{field} is at most {max} characters"),
@@ -568,195 +627,199 @@ fn text_sha256(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
 }
 
-fn post_verification_ask(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let subject_ref = args.required_text(&["subject_agent_id"])?.to_owned();
-        let passport_field = if args.text(&["passport_id"]).is_some() {
-            "passport_id"
-        } else {
-            "credential_id"
-        };
-        let passport_id = args
-            .required_text(&["passport_id", "credential_id"])?
-            .to_owned();
-        let stamp: &'static str = match args.str(&["stamp"]) {
-            Some(HUMAN_REVIEWED) => HUMAN_REVIEWED,
-            Some(PEER_REVIEWED) => PEER_REVIEWED,
-            _ => {
+async fn post_verification_ask(ctx: Ctx, input: PostVerificationAsk) -> Result<Value, ToolError> {
+    let subject_ref = input
+        .subject_agent_id
+        .required_text("subject_agent_id")?
+        .to_owned();
+    let passport_field = if input.passport_id.text().is_some() {
+        "passport_id"
+    } else {
+        "credential_id"
+    };
+    let passport_id = first_sent(&[&input.passport_id, &input.credential_id])
+        .required_text_of(&PASSPORT_NAMES)?
+        .to_owned();
+    let stamp: &'static str = match input.stamp.as_str() {
+        HUMAN_REVIEWED => HUMAN_REVIEWED,
+        PEER_REVIEWED => PEER_REVIEWED,
+        _ => {
+            return Err(ToolError::validation(
+                "stamp",
+                "stamp must be one of: human-reviewed, peer-reviewed",
+            ));
+        }
+    };
+    let criteria = bounded(
+        &CRITERIA_NAMES,
+        &[&input.criteria, &input.acceptance_criteria],
+        MAX_CRITERIA_CHARS,
+        true,
+    )?
+    .unwrap_or_default();
+    let reward_note = bounded(
+        &["reward_note"],
+        &[&input.reward_note],
+        MAX_REWARD_CHARS,
+        false,
+    )?;
+    let deadline_text = input.deadline.required_text("deadline")?;
+    let deadline_ms = parse_time(deadline_text).ok_or_else(|| {
+        ToolError::validation(
+            "deadline",
+            "deadline must be an RFC 3339 time such as 2026-10-20T12:00:00Z",
+        )
+    })?;
+    let now = ctx.kernel.clock.now_ms();
+    if deadline_ms <= now || deadline_ms > now + MAX_DEADLINE_MS {
+        return Err(ToolError::validation(
+            "deadline",
+            format!(
+                "deadline must be in the future and at most 30 days ahead (now {}, latest {})",
+                rfc3339_ms(now),
+                rfc3339_ms(now + MAX_DEADLINE_MS)
+            ),
+        ));
+    }
+    let ask_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdva_");
+    let answer = ctx
+        .signed_write(move |txn, signed| {
+            let requester_id = signed.agent_id.to_string();
+            let now = txn.now_ms();
+            let (posted, oldest): (i64, Option<i64>) = super::store::asks_since(txn.conn(), &requester_id, now - DAY_MS)?;
+            if posted >= MAX_ASKS_PER_DAY {
+                let retry_after_s =
+                    (oldest.unwrap_or(now) + DAY_MS - now + 999).div_euclid(1000).max(1);
+                return Err(ToolError::new(
+                    ErrorCode::RateLimited,
+                    format!("An agent can post {MAX_ASKS_PER_DAY} verification asks a day. Try again in {retry_after_s} seconds."),
+                )
+                .with("retry_after_s", retry_after_s));
+            }
+            let subject = find_agent(txn.conn(), &subject_ref, "subject_agent_id")?
+                .ok_or_else(|| ToolError::not_found("subject_agent_id", "No agent has this subject_agent_id."))?;
+            if subject.status != "active" {
                 return Err(ToolError::validation(
-                    "stamp",
-                    "stamp must be one of: human-reviewed, peer-reviewed",
+                    "subject_agent_id",
+                    "The subject agent is revoked: its passport can no longer be reviewed.",
                 ));
             }
-        };
-        let criteria = bounded(
-            &args,
-            &["criteria", "acceptance_criteria"],
-            MAX_CRITERIA_CHARS,
-            true,
-        )?
-        .unwrap_or_default();
-        let reward_note = bounded(&args, &["reward_note"], MAX_REWARD_CHARS, false)?;
-        let deadline_text = args.required_text(&["deadline"])?;
-        let deadline_ms = parse_time(deadline_text).ok_or_else(|| {
-            ToolError::validation(
-                "deadline",
-                "deadline must be an RFC 3339 time such as 2026-10-20T12:00:00Z",
-            )
-        })?;
-        let now = ctx.kernel.clock.now_ms();
-        if deadline_ms <= now || deadline_ms > now + MAX_DEADLINE_MS {
-            return Err(ToolError::validation(
-                "deadline",
-                format!(
-                    "deadline must be in the future and at most 30 days ahead (now {}, latest {})",
-                    rfc3339_ms(now),
-                    rfc3339_ms(now + MAX_DEADLINE_MS)
-                ),
-            ));
-        }
-        let ask_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdva_");
-        let answer = ctx
-            .signed_write(move |txn, signed| {
-                let requester_id = signed.agent_id.to_string();
-                let now = txn.now_ms();
-                let (posted, oldest): (i64, Option<i64>) = super::store::asks_since(txn.conn(), &requester_id, now - DAY_MS)?;
-                if posted >= MAX_ASKS_PER_DAY {
-                    let retry_after_s =
-                        (oldest.unwrap_or(now) + DAY_MS - now + 999).div_euclid(1000).max(1);
-                    return Err(ToolError::new(
-                        ErrorCode::RateLimited,
-                        format!("An agent can post {MAX_ASKS_PER_DAY} verification asks a day. Try again in {retry_after_s} seconds."),
-                    )
-                    .with("retry_after_s", retry_after_s));
-                }
-                let subject = find_agent(txn.conn(), &subject_ref, "subject_agent_id")?
-                    .ok_or_else(|| ToolError::not_found("subject_agent_id", "No agent has this subject_agent_id."))?;
-                if subject.status != "active" {
-                    return Err(ToolError::validation(
-                        "subject_agent_id",
-                        "The subject agent is revoked: its passport can no longer be reviewed.",
-                    ));
-                }
-                if subject.credential_id != passport_id {
-                    return Err(ToolError::validation(
-                        passport_field,
-                        format!(
-                            "{passport_field} is not the subject's current passport: ask about its current version, {} (verify_agent shows it as passport_id).",
-                            subject.credential_id
-                        ),
-                    ));
-                }
-                let existing: Option<String> = super::store::unresolved_ask(txn.conn(), &requester_id, &subject.agent_id, &passport_id, stamp, txn.now_ms())?;
-                if let Some(existing) = existing {
-                    return Err(ToolError::validation(
-                        "stamp",
-                        format!("You already have an unresolved ask for this stamp on this passport: {existing}."),
-                    )
-                    .with("ask_id", existing));
-                }
-                let now = txn.now_ms();
-                super::store::insert_ask(txn.conn(), &super::store::NewAsk { ask_id: &ask_id, requester_id: &requester_id, subject_id: &subject.agent_id, passport_id: &passport_id, stamp, criteria: &criteria, reward_note: reward_note.as_deref(), deadline_ms, now })?;
-                let event = txn.record(
-                    signed.actor(),
-                    subject.agent_id.clone(),
-                    &events::VerificationAsked {
-                        ask_id: ask_id.clone(),
-                        requester_id: requester_id.clone(),
-                        subject_agent_id: subject.agent_id.clone(),
-                        passport_id: passport_id.clone(),
-                        stamp: stamp.to_owned(),
-                        deadline_ms,
-                        criteria_sha256: text_sha256(&criteria),
-                        reward_note: reward_note.is_some(),
-                    },
-                )?;
-                let ask = require_ask(txn.conn(), &ask_id)?;
-                Ok(json!({
-                    "ask": ask.to_json(now),
-                    "event_seq": event.seq,
-                    "message": "Posted. It is listed in list_verification_asks until someone takes it; you accept or dispute their result with resolve_verification. Payouts are off.",
-                }))
-            })
-            .await?;
-        Ok(answer)
-    })
+            if subject.credential_id != passport_id {
+                return Err(ToolError::validation(
+                    passport_field,
+                    format!(
+                        "{passport_field} is not the subject's current passport: ask about its current version, {} (verify_agent shows it as passport_id).",
+                        subject.credential_id
+                    ),
+                ));
+            }
+            let existing: Option<String> = super::store::unresolved_ask(txn.conn(), &requester_id, &subject.agent_id, &passport_id, stamp, txn.now_ms())?;
+            if let Some(existing) = existing {
+                return Err(ToolError::validation(
+                    "stamp",
+                    format!("You already have an unresolved ask for this stamp on this passport: {existing}."),
+                )
+                .with("ask_id", existing));
+            }
+            let now = txn.now_ms();
+            super::store::insert_ask(txn.conn(), &super::store::NewAsk { ask_id: &ask_id, requester_id: &requester_id, subject_id: &subject.agent_id, passport_id: &passport_id, stamp, criteria: &criteria, reward_note: reward_note.as_deref(), deadline_ms, now })?;
+            let event = txn.record(
+                signed.actor(),
+                subject.agent_id.clone(),
+                &events::VerificationAsked {
+                    ask_id: ask_id.clone(),
+                    requester_id: requester_id.clone(),
+                    subject_agent_id: subject.agent_id.clone(),
+                    passport_id: passport_id.clone(),
+                    stamp: stamp.to_owned(),
+                    deadline_ms,
+                    criteria_sha256: text_sha256(&criteria),
+                    reward_note: reward_note.is_some(),
+                },
+            )?;
+            let ask = require_ask(txn.conn(), &ask_id)?;
+            Ok(json!({
+                "ask": ask.to_json(now),
+                "event_seq": event.seq,
+                "message": "Posted. It is listed in list_verification_asks until someone takes it; you accept or dispute their result with resolve_verification. Payouts are off.",
+            }))
+        })
+        .await?;
+    Ok(answer)
 }
 
-fn list_verification_asks(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let status = args.str(&["status"]).unwrap_or("open").to_owned();
-        let limit = args.i64("limit").unwrap_or(20);
-        if !(1..=50).contains(&limit) {
-            return Err(ToolError::validation("limit", "limit must be from 1 to 50"));
+async fn list_verification_asks(ctx: Ctx, input: ListVerificationAsks) -> Result<Value, ToolError> {
+    let status = input.status.as_deref().unwrap_or("open").to_owned();
+    let limit = input.limit.unwrap_or(20);
+    if !(1..=50).contains(&limit) {
+        return Err(ToolError::validation("limit", "limit must be from 1 to 50"));
+    }
+    let offset = input.offset.unwrap_or(0);
+    if !(0..=10_000).contains(&offset) {
+        return Err(ToolError::validation(
+            "offset",
+            "offset must be from 0 to 10000",
+        ));
+    }
+    let subject_ref = input.subject_agent_id.text().map(str::to_owned);
+    let stamp = input.stamp;
+    let reviewer_ref = input.reviewer.text().map(str::to_owned);
+    let now = ctx.kernel.clock.now_ms();
+    ctx.read(move |conn| {
+        let subject = match &subject_ref {
+            Some(reference) => Some(
+                find_agent(conn, reference, "subject_agent_id")?
+                    .ok_or_else(|| {
+                        ToolError::not_found(
+                            "subject_agent_id",
+                            "No agent has this subject_agent_id.",
+                        )
+                    })?
+                    .agent_id,
+            ),
+            None => None,
+        };
+        let reviewer = match &reviewer_ref {
+            Some(reference) if reference.starts_with("person:") => Some(reference.clone()),
+            Some(reference) => Some(
+                find_agent(conn, reference, "reviewer")?
+                    .ok_or_else(|| {
+                        ToolError::not_found("reviewer", "No agent has this reviewer id.")
+                    })?
+                    .agent_id,
+            ),
+            None => None,
+        };
+        let (asks, total) = super::store::list_asks(
+            conn,
+            &super::store::AskFilter {
+                status: &status,
+                now,
+                subject: subject.as_deref(),
+                stamp: stamp.as_deref(),
+                reviewer: reviewer.as_deref(),
+            },
+            limit,
+            offset,
+        )?;
+        let shown = i64::try_from(asks.len()).map_err(ToolError::internal)?;
+        let next_offset = (offset + shown < total).then_some(offset + shown);
+        let mut data = json!({
+            "asks": asks.iter().map(|ask| ask.to_json(now)).collect::<Vec<_>>(),
+            "status": status,
+            "total": total,
+            "offset": offset,
+            "limit": limit,
+            "next_offset": next_offset,
+            "accept_window_hours": ACCEPT_WINDOW_MS / 3_600_000,
+            "payouts": "off",
+        });
+        if let Some(reviewer) = &reviewer {
+            data["verifier_record"] = verifier_record(conn, reviewer)?;
         }
-        let offset = args.i64("offset").unwrap_or(0);
-        if !(0..=10_000).contains(&offset) {
-            return Err(ToolError::validation(
-                "offset",
-                "offset must be from 0 to 10000",
-            ));
-        }
-        let subject_ref = args.text(&["subject_agent_id"]).map(str::to_owned);
-        let stamp = args.str(&["stamp"]).map(str::to_owned);
-        let reviewer_ref = args.text(&["reviewer"]).map(str::to_owned);
-        let now = ctx.kernel.clock.now_ms();
-        ctx.read(move |conn| {
-            let subject = match &subject_ref {
-                Some(reference) => Some(
-                    find_agent(conn, reference, "subject_agent_id")?
-                        .ok_or_else(|| {
-                            ToolError::not_found(
-                                "subject_agent_id",
-                                "No agent has this subject_agent_id.",
-                            )
-                        })?
-                        .agent_id,
-                ),
-                None => None,
-            };
-            let reviewer = match &reviewer_ref {
-                Some(reference) if reference.starts_with("person:") => Some(reference.clone()),
-                Some(reference) => Some(
-                    find_agent(conn, reference, "reviewer")?
-                        .ok_or_else(|| {
-                            ToolError::not_found("reviewer", "No agent has this reviewer id.")
-                        })?
-                        .agent_id,
-                ),
-                None => None,
-            };
-            let (asks, total) = super::store::list_asks(
-                conn,
-                &super::store::AskFilter {
-                    status: &status,
-                    now,
-                    subject: subject.as_deref(),
-                    stamp: stamp.as_deref(),
-                    reviewer: reviewer.as_deref(),
-                },
-                limit,
-                offset,
-            )?;
-            let shown = i64::try_from(asks.len()).map_err(ToolError::internal)?;
-            let next_offset = (offset + shown < total).then_some(offset + shown);
-            let mut data = json!({
-                "asks": asks.iter().map(|ask| ask.to_json(now)).collect::<Vec<_>>(),
-                "status": status,
-                "total": total,
-                "offset": offset,
-                "limit": limit,
-                "next_offset": next_offset,
-                "accept_window_hours": ACCEPT_WINDOW_MS / 3_600_000,
-                "payouts": "off",
-            });
-            if let Some(reviewer) = &reviewer {
-                data["verifier_record"] = verifier_record(conn, reviewer)?;
-            }
-            Ok(data)
-        })
-        .await
+        Ok(data)
     })
+    .await
 }
 
 /// Takes an ask for `reviewer`, in the writer's transaction (the agent and person paths).
@@ -895,9 +958,9 @@ fn submit_in(
     }))
 }
 
-fn result_arg(args: &Args) -> Result<String, ToolError> {
-    match args.str(&["result"]) {
-        Some(result) if RESULTS.contains(&result) => Ok(result.to_owned()),
+fn result_arg(result: &str) -> Result<String, ToolError> {
+    match result {
+        result if RESULTS.contains(&result) => Ok(result.to_owned()),
         _ => Err(ToolError::validation(
             "result",
             "result must be one of: met, unmet",
@@ -905,47 +968,45 @@ fn result_arg(args: &Args) -> Result<String, ToolError> {
     }
 }
 
-fn evidence_arg(args: &Args) -> Result<String, ToolError> {
-    let names = ["evidence_ref", "evidence_link", "evidence"];
-    let field = names
-        .iter()
-        .copied()
-        .find(|name| args.text(&[name]).is_some())
-        .unwrap_or("evidence_ref");
-    check_evidence(args.required_text(&names)?, field)
+fn evidence_arg(input: &SubmitVerification) -> Result<String, ToolError> {
+    let values = [&input.evidence_ref, &input.evidence_link, &input.evidence];
+    let field = named(&EVIDENCE_NAMES, &values);
+    check_evidence(
+        first_sent(&values).required_text_of(&EVIDENCE_NAMES)?,
+        field,
+    )
 }
 
-fn accept_verification_ask(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let ask_id = args.required_text(&["ask_id"])?.to_owned();
-        ctx.signed_write(move |txn, signed| {
-            let reviewer = Reviewer::Agent(signed.agent_id.to_string());
-            accept_in(txn, &reviewer, signed.actor(), &ask_id)
-        })
-        .await
+async fn accept_verification_ask(
+    ctx: Ctx,
+    input: AcceptVerificationAsk,
+) -> Result<Value, ToolError> {
+    let ask_id = input.ask_id.required_text("ask_id")?.to_owned();
+    ctx.signed_write(move |txn, signed| {
+        let reviewer = Reviewer::Agent(signed.agent_id.to_string());
+        accept_in(txn, &reviewer, signed.actor(), &ask_id)
     })
+    .await
 }
 
-fn submit_verification(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let ask_id = args.required_text(&["ask_id"])?.to_owned();
-        let result = result_arg(&args)?;
-        let evidence_ref = evidence_arg(&args)?;
-        let note = bounded(&args, &["note"], MAX_NOTE_CHARS, false)?;
-        ctx.signed_write(move |txn, signed| {
-            let reviewer = Reviewer::Agent(signed.agent_id.to_string());
-            submit_in(
-                txn,
-                &reviewer,
-                signed.actor(),
-                &ask_id,
-                &result,
-                &evidence_ref,
-                note.as_deref(),
-            )
-        })
-        .await
+async fn submit_verification(ctx: Ctx, input: SubmitVerification) -> Result<Value, ToolError> {
+    let ask_id = input.ask_id.required_text("ask_id")?.to_owned();
+    let result = result_arg(&input.result)?;
+    let evidence_ref = evidence_arg(&input)?;
+    let note = bounded(&["note"], &[&input.note], MAX_NOTE_CHARS, false)?;
+    ctx.signed_write(move |txn, signed| {
+        let reviewer = Reviewer::Agent(signed.agent_id.to_string());
+        submit_in(
+            txn,
+            &reviewer,
+            signed.actor(),
+            &ask_id,
+            &result,
+            &evidence_ref,
+            note.as_deref(),
+        )
     })
+    .await
 }
 
 /// A signed-in person takes a `human-reviewed` ask (the app's /verify-help page). Same rules
@@ -1039,148 +1100,146 @@ pub fn stamp_text(
     )
 }
 
-fn resolve_verification(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let ask_id = args.required_text(&["ask_id"])?.to_owned();
-        let accept = match args.str(&["decision"]) {
-            Some("accept") => true,
-            Some("dispute") => false,
-            _ => {
-                return Err(ToolError::validation(
-                    "decision",
-                    "decision must be one of: accept, dispute",
-                ));
-            }
-        };
-        let stamp_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdst_");
-        let hub = Arc::clone(&ctx.kernel);
-        ctx.signed_write(move |txn, signed| {
-            let now = txn.now_ms();
-            let ask = require_ask(txn.conn(), &ask_id)?;
-            if ask.requester_id != signed.agent_id.to_string() {
-                return Err(forbidden(
-                    "not_requester",
-                    "Only the agent that posted this ask can resolve it.",
-                ));
-            }
-            if ask.state(now) != "submitted" {
-                return Err(ToolError::validation(
-                    "ask_id",
-                    format!(
-                        "This ask is {}; only a submitted result can be resolved.",
-                        ask.state(now)
-                    ),
-                ));
-            }
-            let reviewer_key = ask
-                .reviewer
-                .clone()
-                .ok_or_else(|| ToolError::internal("a submitted ask without a reviewer"))?;
-            let reviewer = Reviewer::from_key(&reviewer_key);
-            let actor = signed.actor();
-            if !accept {
-                let reopened = ask.deadline_ms > now;
-                let event = txn.record(
-                    actor,
-                    ask.subject_id.clone(),
-                    &events::VerificationDisputed {
-                        ask_id: ask.ask_id.clone(),
-                        reviewer: reviewer_key.clone(),
-                        result: ask.result.clone(),
-                        reopened,
-                    },
-                )?;
-                super::store::insert_dispute(txn.conn(), &ask.ask_id, &reviewer_key, now, event.seq)?;
-                if reopened {
-                    super::store::reopen_ask(txn.conn(), &ask.ask_id, now)?;
-                } else {
-                    super::store::close_disputed(txn.conn(), &ask.ask_id, now)?;
-                }
-                let after = require_ask(txn.conn(), &ask.ask_id)?;
-                return Ok(json!({
-                    "ask": after.to_json(now),
-                    "resolution": "disputed",
-                    "reopened": reopened,
-                    "event_seq": event.seq,
-                    "message": if reopened {
-                        "Disputed: the reviewer gets no credit and the ask is open again for another reviewer."
-                    } else {
-                        "Disputed: the reviewer gets no credit; the deadline has passed, so the ask is closed."
-                    },
-                }));
-            }
-            // The independence rule again: an owner link approved since the ask was taken.
-            check_independent(txn.conn(), &reviewer, &ask)?;
-            let met = ask.result.as_deref() == Some("met");
-            let stamp = if met {
-                let name = if ask.stamp == HUMAN_REVIEWED { HUMAN_REVIEWED } else { PEER_REVIEWED };
-                let text = stamp_text(&stamp_id, &ask.subject_id, name, &ask.credential_id, &reviewer_key, now, &ask.ask_id);
-                let signature = hub.passport_key.sign_text(&text);
-                Some(stamps::issue(
-                    txn,
-                    &actor,
-                    NewStamp {
-                        stamp_id: stamp_id.clone(),
-                        agent_id: ask.subject_id.clone(),
-                        stamp: name,
-                        expires_ms: None,
-                        issuer: reviewer_key.clone(),
-                        credential_id: Some(ask.credential_id.clone()),
-                        detail: json!({
-                            "ask_id": ask.ask_id,
-                            "requester_id": ask.requester_id,
-                            "reviewer": reviewer_key,
-                            "result": "met",
-                            "evidence_ref": ask.evidence_ref,
-                            "criteria_sha256": text_sha256(&ask.criteria),
-                            "recipe": STAMP_RECIPE,
-                            "signed_text": text,
-                            "key_id": kd_core::keys::PASSPORT_KEY_ID,
-                            "signature": signature,
-                        }),
-                    },
-                )?)
-            } else {
-                None
-            };
-            let resolution = if met { "stamped" } else { "refused" };
-            super::store::resolve_ask(txn.conn(), &ask.ask_id, resolution, now, stamp.as_ref().map(|stamp| stamp.stamp_id.clone()))?;
+async fn resolve_verification(ctx: Ctx, input: ResolveVerification) -> Result<Value, ToolError> {
+    let ask_id = input.ask_id.required_text("ask_id")?.to_owned();
+    let accept = match input.decision.as_str() {
+        "accept" => true,
+        "dispute" => false,
+        _ => {
+            return Err(ToolError::validation(
+                "decision",
+                "decision must be one of: accept, dispute",
+            ));
+        }
+    };
+    let stamp_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdst_");
+    let hub = Arc::clone(&ctx.kernel);
+    ctx.signed_write(move |txn, signed| {
+        let now = txn.now_ms();
+        let ask = require_ask(txn.conn(), &ask_id)?;
+        if ask.requester_id != signed.agent_id.to_string() {
+            return Err(forbidden(
+                "not_requester",
+                "Only the agent that posted this ask can resolve it.",
+            ));
+        }
+        if ask.state(now) != "submitted" {
+            return Err(ToolError::validation(
+                "ask_id",
+                format!(
+                    "This ask is {}; only a submitted result can be resolved.",
+                    ask.state(now)
+                ),
+            ));
+        }
+        let reviewer_key = ask
+            .reviewer
+            .clone()
+            .ok_or_else(|| ToolError::internal("a submitted ask without a reviewer"))?;
+        let reviewer = Reviewer::from_key(&reviewer_key);
+        let actor = signed.actor();
+        if !accept {
+            let reopened = ask.deadline_ms > now;
             let event = txn.record(
                 actor,
                 ask.subject_id.clone(),
-                &events::VerificationResolved {
+                &events::VerificationDisputed {
                     ask_id: ask.ask_id.clone(),
-                    subject_agent_id: ask.subject_id.clone(),
-                    passport_id: ask.credential_id.clone(),
-                    stamp: ask.stamp.clone(),
                     reviewer: reviewer_key.clone(),
                     result: ask.result.clone(),
-                    resolution: resolution.to_owned(),
-                    evidence_ref: ask.evidence_ref.clone(),
-                    stamp_id: stamp.as_ref().map(|stamp| stamp.stamp_id.clone()),
+                    reopened,
                 },
             )?;
+            super::store::insert_dispute(txn.conn(), &ask.ask_id, &reviewer_key, now, event.seq)?;
+            if reopened {
+                super::store::reopen_ask(txn.conn(), &ask.ask_id, now)?;
+            } else {
+                super::store::close_disputed(txn.conn(), &ask.ask_id, now)?;
+            }
             let after = require_ask(txn.conn(), &ask.ask_id)?;
-            Ok(json!({
+            return Ok(json!({
                 "ask": after.to_json(now),
-                "resolution": resolution,
-                "stamp": stamp.as_ref().map(stamps::Stamp::to_json),
-                "refusal": (!met).then(|| json!({
-                    "ask_id": ask.ask_id,
-                    "subject_agent_id": ask.subject_id,
-                    "passport_id": ask.credential_id,
-                    "stamp": ask.stamp,
-                    "reviewer": reviewer_key,
-                    "evidence_ref": ask.evidence_ref,
-                    "public": true,
-                    "line": format!("The reviewer found the criteria unmet; no {} stamp was issued.", ask.stamp),
-                })),
-                "verifier_record": verifier_record(txn.conn(), &reviewer_key)?,
+                "resolution": "disputed",
+                "reopened": reopened,
                 "event_seq": event.seq,
-            }))
-        })
-        .await
+                "message": if reopened {
+                    "Disputed: the reviewer gets no credit and the ask is open again for another reviewer."
+                } else {
+                    "Disputed: the reviewer gets no credit; the deadline has passed, so the ask is closed."
+                },
+            }));
+        }
+        // The independence rule again: an owner link approved since the ask was taken.
+        check_independent(txn.conn(), &reviewer, &ask)?;
+        let met = ask.result.as_deref() == Some("met");
+        let stamp = if met {
+            let name = if ask.stamp == HUMAN_REVIEWED { HUMAN_REVIEWED } else { PEER_REVIEWED };
+            let text = stamp_text(&stamp_id, &ask.subject_id, name, &ask.credential_id, &reviewer_key, now, &ask.ask_id);
+            let signature = hub.passport_key.sign_text(&text);
+            Some(stamps::issue(
+                txn,
+                &actor,
+                NewStamp {
+                    stamp_id: stamp_id.clone(),
+                    agent_id: ask.subject_id.clone(),
+                    stamp: name,
+                    expires_ms: None,
+                    issuer: reviewer_key.clone(),
+                    credential_id: Some(ask.credential_id.clone()),
+                    detail: json!({
+                        "ask_id": ask.ask_id,
+                        "requester_id": ask.requester_id,
+                        "reviewer": reviewer_key,
+                        "result": "met",
+                        "evidence_ref": ask.evidence_ref,
+                        "criteria_sha256": text_sha256(&ask.criteria),
+                        "recipe": STAMP_RECIPE,
+                        "signed_text": text,
+                        "key_id": kd_core::keys::PASSPORT_KEY_ID,
+                        "signature": signature,
+                    }),
+                },
+            )?)
+        } else {
+            None
+        };
+        let resolution = if met { "stamped" } else { "refused" };
+        super::store::resolve_ask(txn.conn(), &ask.ask_id, resolution, now, stamp.as_ref().map(|stamp| stamp.stamp_id.clone()))?;
+        let event = txn.record(
+            actor,
+            ask.subject_id.clone(),
+            &events::VerificationResolved {
+                ask_id: ask.ask_id.clone(),
+                subject_agent_id: ask.subject_id.clone(),
+                passport_id: ask.credential_id.clone(),
+                stamp: ask.stamp.clone(),
+                reviewer: reviewer_key.clone(),
+                result: ask.result.clone(),
+                resolution: resolution.to_owned(),
+                evidence_ref: ask.evidence_ref.clone(),
+                stamp_id: stamp.as_ref().map(|stamp| stamp.stamp_id.clone()),
+            },
+        )?;
+        let after = require_ask(txn.conn(), &ask.ask_id)?;
+        Ok(json!({
+            "ask": after.to_json(now),
+            "resolution": resolution,
+            "stamp": stamp.as_ref().map(stamps::Stamp::to_json),
+            "refusal": (!met).then(|| json!({
+                "ask_id": ask.ask_id,
+                "subject_agent_id": ask.subject_id,
+                "passport_id": ask.credential_id,
+                "stamp": ask.stamp,
+                "reviewer": reviewer_key,
+                "evidence_ref": ask.evidence_ref,
+                "public": true,
+                "line": format!("The reviewer found the criteria unmet; no {} stamp was issued.", ask.stamp),
+            })),
+            "verifier_record": verifier_record(txn.conn(), &reviewer_key)?,
+            "event_seq": event.seq,
+        }))
     })
+    .await
 }
 
 /// A reviewer's verifier record (permissions document: "credits the helper's verifier

@@ -26,15 +26,18 @@ use kd_core::clock::rfc3339_ms;
 use kd_core::db::Connection;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{AGENT_ID_PARAM, DAY_MS};
+use super::DAY_MS;
 use crate::catalog::model::{self, Resource};
 use crate::outcomes;
 use crate::preflight::{self, Target};
 use kd_kernel::error::{ErrorCode, ToolError};
-use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::input::AGENT_ID_DOC;
+use kd_kernel::registry::{Access, Hints, Lift, Tool};
 use kd_kernel::{Ctx, Kernel};
 
 /// Most targets one `quick_watch` call answers.
@@ -45,25 +48,39 @@ pub const WATCHLIST_MAX: usize = 200;
 /// itself is idempotent per day, so looking more often sends nothing twice).
 pub const SCHEDULE_TICK: Duration = Duration::from_secs(600);
 
-const TOOLS_PARAM_QUICK: Param = Param::new(
-    "tools",
-    ParamType::Array,
-    "Up to 10 targets, each a string as check_before_acting takes it: a KarmaDue id (kd:res:...), an https URL (github.com/owner/repo works too), npm:<package> or a package-page URL, or a docker/OCI image id.",
-);
+/// quick_watch's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct QuickWatch {
+    #[schemars(
+        description = "Up to 10 targets, each a string as check_before_acting takes it: a KarmaDue id (kd:res:...), an https URL (github.com/owner/repo works too), npm:<package> or a package-page URL, or a docker/OCI image id."
+    )]
+    tools: Vec<Value>,
+}
 
-const TOOLS_PARAM_SAVED: Param = Param::new(
-    "tools",
-    ParamType::Array,
-    "The whole watchlist, up to 200 targets (it replaces the saved one; [] clears it). Each is a string as check_before_acting takes it: kd:res:..., an https URL, github.com/owner/repo, npm:<package>, a package-page URL, or an image id.",
-);
+/// set_watchlist's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SetWatchlist {
+    #[schemars(description = AGENT_ID_DOC)]
+    #[expect(
+        dead_code,
+        reason = "the list is the signed caller's; declared for the schema"
+    )]
+    agent_id: String,
+    #[schemars(
+        description = "The whole watchlist, up to 200 targets (it replaces the saved one; [] clears it). Each is a string as check_before_acting takes it: kd:res:..., an https URL, github.com/owner/repo, npm:<package>, a package-page URL, or an image id."
+    )]
+    tools: Vec<Value>,
+}
 
 /// `quick_watch`.
 pub static QUICK_WATCH: Tool = Tool {
     name: "quick_watch",
     title: "Watch up to 10 tools now",
     description: "Answers the current state of up to 10 tools from KarmaDue's records: the record each target resolves to (or not_listed), archived upstream, flagged risky, latest version and its date, and reliability reports from agents (reports after use, not a safety or trust check). Nothing is stored; no account needed. For a saved list of up to 200 tools checked daily, use set_watchlist.",
-    params: &[TOOLS_PARAM_QUICK],
-    required: &[&["tools"]],
+    params: &[],
+    required: &[],
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[Lift {
@@ -71,8 +88,8 @@ pub static QUICK_WATCH: Tool = Tool {
         id: "resource_id",
         fields: &["title"],
     }],
-    input: None,
-    handler: quick_watch,
+    input: Some(kd_kernel::input!(QuickWatch)),
+    handler: kd_kernel::typed!(QUICK_WATCH, quick_watch),
 };
 
 /// `set_watchlist`.
@@ -80,8 +97,8 @@ pub static SET_WATCHLIST: Tool = Tool {
     name: "set_watchlist",
     title: "Save your watchlist",
     description: "Save (replace) your watchlist: up to 200 tools, checked once a day against KarmaDue's records (archived upstream, flagged risky, a new version, new broke reports from agents). Signed (kd-mcp-v1). A target with no record yet is kept as not_listed and checked again daily. Changes are recorded as watchlist.alerted in your get_history; if you are linked to an owner, they are also mailed to your person. [] clears the list. Over 200 targets is refused with nothing saved.",
-    params: &[AGENT_ID_PARAM, TOOLS_PARAM_SAVED],
-    required: &[&["agent_id"], &["tools"]],
+    params: &[],
+    required: &[],
     access: Access::Signed,
     hints: Hints {
         read_only: false,
@@ -90,8 +107,8 @@ pub static SET_WATCHLIST: Tool = Tool {
         open_world: false,
     },
     untrusted: &[],
-    input: None,
-    handler: set_watchlist,
+    input: Some(kd_kernel::input!(SetWatchlist)),
+    handler: kd_kernel::typed!(SET_WATCHLIST, set_watchlist),
 };
 
 /// What the daily check compares: a record's state as last seen.
@@ -130,23 +147,17 @@ impl Seen {
     }
 }
 
-/// The targets of `tools`: an array of at most `max` strings, each parsed as a pre-flight
-/// target. Returns the trimmed text and the parsed target of each.
+/// The targets of `tools` (the argument's items): at most `max` strings, each parsed as a
+/// pre-flight target. Returns the trimmed text and the parsed target of each.
 ///
 /// # Errors
 /// `validation` naming `tools` (too many, none when `at_least_one`) or `tools[i]` (not a
 /// string, or no recognised target form).
 pub fn parse_tools(
-    args: &Args,
+    items: &[Value],
     max: usize,
     at_least_one: bool,
 ) -> Result<Vec<(String, Target)>, ToolError> {
-    let Some(Value::Array(items)) = args.value("tools") else {
-        return Err(ToolError::validation(
-            "tools",
-            "tools must be an array of targets",
-        ));
-    };
     if items.len() > max {
         return Err(ToolError::validation(
             "tools",
@@ -198,33 +209,31 @@ fn resolve_real(
     }
 }
 
-fn quick_watch(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let targets = parse_tools(&args, QUICK_WATCH_MAX, true)?;
-        let now = ctx.kernel.clock.now_ms();
-        let items = ctx
-            .read(move |conn| {
-                targets
-                    .iter()
-                    .enumerate()
-                    .map(|(index, (text, target))| watch_item(conn, index, text, target, now))
-                    .collect::<Result<Vec<Value>, ToolError>>()
-            })
-            .await?;
-        let listed = items
-            .iter()
-            .filter(|item| item["status"] == "listed")
-            .count();
-        Ok(json!({
-            "items": items,
-            "count": items.len(),
-            "listed": listed,
-            "not_listed": items.len() - listed,
-            "checked_at": rfc3339_ms(now),
-            "stored": false,
-            "note": "Nothing was stored. To have up to 200 tools checked daily, save them with set_watchlist. reliability_reports are agents' own reports after use, not a safety or trust check.",
-        }))
-    })
+async fn quick_watch(ctx: Ctx, input: QuickWatch) -> Result<Value, ToolError> {
+    let targets = parse_tools(&input.tools, QUICK_WATCH_MAX, true)?;
+    let now = ctx.kernel.clock.now_ms();
+    let items = ctx
+        .read(move |conn| {
+            targets
+                .iter()
+                .enumerate()
+                .map(|(index, (text, target))| watch_item(conn, index, text, target, now))
+                .collect::<Result<Vec<Value>, ToolError>>()
+        })
+        .await?;
+    let listed = items
+        .iter()
+        .filter(|item| item["status"] == "listed")
+        .count();
+    Ok(json!({
+        "items": items,
+        "count": items.len(),
+        "listed": listed,
+        "not_listed": items.len() - listed,
+        "checked_at": rfc3339_ms(now),
+        "stored": false,
+        "note": "Nothing was stored. To have up to 200 tools checked daily, save them with set_watchlist. reliability_reports are agents' own reports after use, not a safety or trust check.",
+    }))
 }
 
 fn watch_item(
@@ -290,96 +299,94 @@ fn store_item(
     Ok(())
 }
 
-fn set_watchlist(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let targets = parse_tools(&args, WATCHLIST_MAX, false)?;
-        let digest = list_sha256(&targets);
-        // Resolve everything first, on a read connection (up to 200 lookups, some of them
-        // scans, must not hold the single writer): a refusal (a repeated record) leaves the
-        // old list.
-        let to_resolve = targets.clone();
-        let resolved = ctx
-            .read(move |conn| {
-                let mut resolved: Vec<Option<preflight::Resolution>> =
-                    Vec::with_capacity(to_resolve.len());
-                for (index, (_, target)) in to_resolve.iter().enumerate() {
-                    let found = resolve_real(conn, target)?.ok();
-                    if let Some(found) = &found {
-                        let id = &found.resource.resource_id;
-                        if let Some(first) = resolved.iter().position(|earlier| {
-                            earlier
-                                .as_ref()
-                                .is_some_and(|earlier| earlier.resource.resource_id == *id)
-                        }) {
-                            return Err(ToolError::validation(
-                                format!("tools[{index}]"),
-                                format!("tools[{index}] names the same record as tools[{first}] ({id}). List each tool once. Nothing was stored."),
-                            ));
-                        }
+async fn set_watchlist(ctx: Ctx, input: SetWatchlist) -> Result<Value, ToolError> {
+    let targets = parse_tools(&input.tools, WATCHLIST_MAX, false)?;
+    let digest = list_sha256(&targets);
+    // Resolve everything first, on a read connection (up to 200 lookups, some of them
+    // scans, must not hold the single writer): a refusal (a repeated record) leaves the
+    // old list.
+    let to_resolve = targets.clone();
+    let resolved = ctx
+        .read(move |conn| {
+            let mut resolved: Vec<Option<preflight::Resolution>> =
+                Vec::with_capacity(to_resolve.len());
+            for (index, (_, target)) in to_resolve.iter().enumerate() {
+                let found = resolve_real(conn, target)?.ok();
+                if let Some(found) = &found {
+                    let id = &found.resource.resource_id;
+                    if let Some(first) = resolved.iter().position(|earlier| {
+                        earlier
+                            .as_ref()
+                            .is_some_and(|earlier| earlier.resource.resource_id == *id)
+                    }) {
+                        return Err(ToolError::validation(
+                            format!("tools[{index}]"),
+                            format!("tools[{index}] names the same record as tools[{first}] ({id}). List each tool once. Nothing was stored."),
+                        ));
                     }
-                    resolved.push(found);
                 }
-                Ok(resolved)
-            })
-            .await?;
-        ctx.signed_write(move |txn, signed| {
-            let agent_id = signed.agent_id.to_string();
-            // What the daily check saw of a record stays when the record stays on the list, so
-            // that re-saving a list never hides a change.
-            let previous = load_seen(txn.conn(), &agent_id)?;
-            super::store::clear_items(txn.conn(), &agent_id)?;
-            let mut items = Vec::with_capacity(targets.len());
-            for (index, ((text, _), found)) in targets.iter().zip(&resolved).enumerate() {
-                match found {
-                    Some(found) => {
-                        let id = found.resource.resource_id.as_str();
-                        let seen = match previous.iter().find(|(known, _)| known == id) {
-                            Some((_, seen)) => seen.clone(),
-                            None => Seen::of(txn.conn(), &found.resource)?,
-                        };
-                        store_item(txn.conn(), &agent_id, index, text, Some((id, &seen)))?;
-                        items.push(json!({ "index": index, "target": text, "status": "listed", "resource_id": id }));
-                    }
-                    None => {
-                        store_item(txn.conn(), &agent_id, index, text, None)?;
-                        items.push(json!({ "index": index, "target": text, "status": "not_listed", "resource_id": null }));
-                    }
+                resolved.push(found);
+            }
+            Ok(resolved)
+        })
+        .await?;
+    ctx.signed_write(move |txn, signed| {
+        let agent_id = signed.agent_id.to_string();
+        // What the daily check saw of a record stays when the record stays on the list, so
+        // that re-saving a list never hides a change.
+        let previous = load_seen(txn.conn(), &agent_id)?;
+        super::store::clear_items(txn.conn(), &agent_id)?;
+        let mut items = Vec::with_capacity(targets.len());
+        for (index, ((text, _), found)) in targets.iter().zip(&resolved).enumerate() {
+            match found {
+                Some(found) => {
+                    let id = found.resource.resource_id.as_str();
+                    let seen = match previous.iter().find(|(known, _)| known == id) {
+                        Some((_, seen)) => seen.clone(),
+                        None => Seen::of(txn.conn(), &found.resource)?,
+                    };
+                    store_item(txn.conn(), &agent_id, index, text, Some((id, &seen)))?;
+                    items.push(json!({ "index": index, "target": text, "status": "listed", "resource_id": id }));
+                }
+                None => {
+                    store_item(txn.conn(), &agent_id, index, text, None)?;
+                    items.push(json!({ "index": index, "target": text, "status": "not_listed", "resource_id": null }));
                 }
             }
-            let listed = resolved.iter().filter(|found| found.is_some()).count();
-            let count = i64::try_from(targets.len()).map_err(ToolError::internal)?;
-            super::store::upsert_watchlist(txn.conn(), &agent_id, count, txn.now_ms())?;
-            let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
-            let event = txn.record(
-                signed.actor(),
-                agent_id.clone(),
-                &events::WatchlistSet {
-                    agent_id: agent_id.clone(),
-                    items: count,
-                    listed,
-                    not_listed: targets.len() - listed,
-                    list_sha256: digest.clone(),
-                },
-            )?;
-            Ok(json!({
-                "agent_id": agent_id,
-                "items": items,
-                "count": targets.len(),
-                "listed": listed,
-                "not_listed": targets.len() - listed,
-                "max": WATCHLIST_MAX,
-                "checked": "daily (once per UTC day)",
-                "alerts_to": if owner.is_some() { "owner" } else { "history" },
-                "alerts_note": if owner.is_some() {
-                    "Changes are mailed to your owner and recorded as watchlist.alerted in get_history."
-                } else {
-                    "Changes are recorded as watchlist.alerted in your get_history. Link an owner (connect_with_code) to have them mailed to your person."
-                },
-                "event_seq": event.seq,
-            }))
-        })
-        .await
+        }
+        let listed = resolved.iter().filter(|found| found.is_some()).count();
+        let count = i64::try_from(targets.len()).map_err(ToolError::internal)?;
+        super::store::upsert_watchlist(txn.conn(), &agent_id, count, txn.now_ms())?;
+        let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
+        let event = txn.record(
+            signed.actor(),
+            agent_id.clone(),
+            &events::WatchlistSet {
+                agent_id: agent_id.clone(),
+                items: count,
+                listed,
+                not_listed: targets.len() - listed,
+                list_sha256: digest.clone(),
+            },
+        )?;
+        Ok(json!({
+            "agent_id": agent_id,
+            "items": items,
+            "count": targets.len(),
+            "listed": listed,
+            "not_listed": targets.len() - listed,
+            "max": WATCHLIST_MAX,
+            "checked": "daily (once per UTC day)",
+            "alerts_to": if owner.is_some() { "owner" } else { "history" },
+            "alerts_note": if owner.is_some() {
+                "Changes are mailed to your owner and recorded as watchlist.alerted in get_history."
+            } else {
+                "Changes are recorded as watchlist.alerted in your get_history. Link an owner (connect_with_code) to have them mailed to your person."
+            },
+            "event_seq": event.seq,
+        }))
     })
+    .await
 }
 
 /// What one run of the daily job did.
