@@ -72,7 +72,19 @@ pub fn submission(
             format!("answer takes choice, evidence and actions only, not {key:?}. {NOT_GRADED}"),
         ));
     }
-    let choice = match answer_field(answer, choice_given.as_ref(), "choice")? {
+    let choice = choice_of(answer_field(answer, choice_given.as_ref(), "choice")?)?;
+    let evidence = evidence_of(answer_field(answer, evidence_given.as_ref(), "evidence")?)?;
+    let actions = actions_of(answer_field(answer, actions_given.as_ref(), "actions")?)?;
+    Ok(Submission {
+        choice,
+        evidence,
+        actions,
+    })
+}
+
+/// The choice as given (in `answer` or at the top level, with its field name), trimmed.
+fn choice_of(given: Option<(String, &Value)>) -> Result<String, ToolError> {
+    Ok(match given {
         Some((_, Value::String(text))) if !text.trim().is_empty() => text.trim().to_owned(),
         Some((field, Value::String(_))) | Some((field, Value::Null)) => {
             return Err(ToolError::validation(
@@ -96,8 +108,12 @@ pub fn submission(
                 ),
             ));
         }
-    };
-    let evidence = match answer_field(answer, evidence_given.as_ref(), "evidence")? {
+    })
+}
+
+/// The evidence as given, trimmed, between [`MIN_EVIDENCE_CHARS`] and [`MAX_EVIDENCE_CHARS`].
+fn evidence_of(given: Option<(String, &Value)>) -> Result<String, ToolError> {
+    Ok(match given {
         Some((field, Value::String(text))) => {
             let text = text.trim();
             let chars = text.chars().count();
@@ -131,8 +147,12 @@ pub fn submission(
                 ),
             ));
         }
-    };
-    let actions = match answer_field(answer, actions_given.as_ref(), "actions")? {
+    })
+}
+
+/// The actions as given: at most [`MAX_ACTIONS`] strings of at most [`MAX_ACTION_CHARS`].
+fn actions_of(given: Option<(String, &Value)>) -> Result<Vec<String>, ToolError> {
+    Ok(match given {
         None => Vec::new(),
         Some((field, Value::Array(items))) => {
             if items.len() > MAX_ACTIONS {
@@ -167,11 +187,6 @@ pub fn submission(
                 ),
             ));
         }
-    };
-    Ok(Submission {
-        choice,
-        evidence,
-        actions,
     })
 }
 

@@ -42,9 +42,13 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::catalog::model::{self};
+use crate::catalog::model;
 use crate::preflight::{self, Receipt};
+use kd_core::db::Connection;
+use kd_core::keys::ServerKey;
+use kd_core::store::WriteTxn;
 use kd_kernel::Ctx;
+use kd_kernel::Kernel;
 use kd_kernel::error::{ErrorCode, ToolError};
 use kd_kernel::input::{AGENT_ID_DOC, Text};
 use kd_kernel::registry::{Access, Hints, Lift, Tool};
@@ -221,6 +225,16 @@ fn version_used(version: Option<&str>) -> Result<Option<String>, ToolError> {
     Ok(Some(version.to_owned()))
 }
 
+/// A report's checked arguments, before the receipt is read.
+struct Draft {
+    report_id: String,
+    receipt_id: String,
+    result: String,
+    reason_code: Option<String>,
+    note: Option<String>,
+    version_used: Option<String>,
+}
+
 async fn report_outcome(ctx: Ctx, input: ReportOutcome) -> Result<Value, ToolError> {
     let receipt_id = input.receipt_id.required_text("receipt_id")?.to_owned();
     if !preflight::receipt_id_well_formed(&receipt_id) {
@@ -236,143 +250,225 @@ async fn report_outcome(ctx: Ctx, input: ReportOutcome) -> Result<Value, ToolErr
     let version_used = version_used(input.version_used.text())?;
     let hub = ctx.kernel.clone();
     let report_id = random_id::<12>(hub.random.as_ref(), "kdo_");
+    let draft = Draft {
+        report_id,
+        receipt_id,
+        result,
+        reason_code,
+        note,
+        version_used,
+    };
     ctx.signed_write(move |txn, signed| {
         let agent_id = signed.agent_id.to_string();
         let now = txn.now_ms();
-        let receipt = Receipt::load(txn.conn(), &receipt_id)?.ok_or_else(|| {
-            ToolError::new(ErrorCode::ReceiptNotFound, "No receipt has this receipt_id. Use the receipt_id from check_before_acting's data.receipt.")
-                .with_field("receipt_id")
-        })?;
-        if !receipt.verifies(&hub.passport_key) {
-            return Err(ToolError::new(ErrorCode::ReceiptInvalid, "This receipt's signature no longer verifies; it cannot be reported on.")
-                .with_field("receipt_id"));
-        }
-        match receipt.agent_id.as_deref() {
-            Some(named) if named == agent_id => {}
-            Some(_) => {
-                return Err(ToolError::new(ErrorCode::ReceiptMismatch, "This receipt was issued to another agent. Only the agent it names may report on it.")
-                    .with_field("receipt_id"));
-            }
-            None => {
-                return Err(ToolError::new(
-                    ErrorCode::ReceiptMismatch,
-                    "This receipt names no agent (the check was anonymous). Sign check_before_acting with x-karmadue-agent to get a receipt you can report on.",
-                )
-                .with_field("receipt_id"));
-            }
-        }
-        let existing: Option<String> = store::report_for_receipt(txn.conn(), &receipt_id)?;
-        if let Some(existing) = existing {
-            return Err(ToolError::new(ErrorCode::AlreadyReported, "This receipt already has its one report.")
-                .with_field("receipt_id")
-                .with("report_id", existing));
-        }
-        if now > receipt.expires_ms {
-            return Err(ToolError::new(ErrorCode::ReceiptExpired, "This receipt is more than 14 days old. Check again with check_before_acting for a new one.")
-                .with_field("receipt_id")
-                .with("expired_at", rfc3339_ms(receipt.expires_ms)));
-        }
+        let receipt = reportable_receipt(txn.conn(), &draft.receipt_id, &agent_id, now, &hub)?;
         let reporter = Reporter::load(txn.conn(), &agent_id)?;
         check_limits(txn.conn(), &reporter, now)?;
         let resource = model::load_resource(txn.conn(), &receipt.resource_id)?;
-        let weight = weigh(txn.conn(), resource.as_ref(), &reporter, &result, now)?;
-        // version_used defaults to the version the receipt names (the one checked).
-        let version_used = version_used.or_else(|| receipt.version.clone());
-        let note_hash = note_sha256(note.as_deref());
-        let reported_unix = now.div_euclid(1000);
-        let canonical = outcome_text(
-            &report_id,
-            &receipt_id,
-            &receipt.resource_id,
-            version_used.as_deref(),
-            &result,
-            reason_code.as_deref(),
-            &note_hash,
+        let weight = weigh(txn.conn(), resource.as_ref(), &reporter, &draft.result, now)?;
+        file_report(
+            txn,
+            &hub.passport_key,
+            draft,
+            &receipt,
             &agent_id,
-            reported_unix,
-        );
-        let record_hash = hex::encode(Sha256::digest(canonical.as_bytes()));
-        let signature = hub.passport_key.sign_text(&canonical);
-        let owner_key = reporter.owner_key();
-        let event = txn.record(
-            agent_id.clone(),
-            receipt.resource_id.clone(),
-            &OutcomeReported {
-                kind: RECORD_KIND.into(),
-                report_id: report_id.clone(),
-                receipt_id: receipt_id.clone(),
-                resource_id: receipt.resource_id.clone(),
-                version_used: version_used.clone(),
-                result: result.clone(),
-                reason_code: reason_code.clone(),
-                note: note.clone(),
-                note_sha256: note_hash.clone(),
-                agent_id: agent_id.clone(),
-                owner_key: owner_key.clone(),
-                canonical_text: canonical.clone(),
-                record_hash: record_hash.clone(),
-                signature: signature.clone(),
-                key_id: hub.passport_key.key_id().to_owned(),
-                weight: weight.value,
-                flags: weight.flags.iter().map(|flag| (*flag).to_owned()).collect(),
-                reasons: weight.reasons.clone(),
-            },
-        )?;
-        store::insert_report(
-            txn.conn(),
-            &store::NewReport {
-                report_id: &report_id,
-                receipt_id: &receipt_id,
-                resource_id: &receipt.resource_id,
-                version_used: version_used.as_deref(),
-                result: &result,
-                reason_code: reason_code.as_deref(),
-                note: note.as_deref(),
-                note_sha256: &note_hash,
-                agent_id: &agent_id,
-                owner_key: &owner_key,
-                canonical_text: &canonical,
-                record_hash: &record_hash,
-                signature: &signature,
-                weight: weight.value,
-                flags: &json!(weight.flags).to_string(),
-                reasons: &json!(weight.reasons).to_string(),
-                outlier: weight.outlier(),
-                event_seq: event.seq,
-                now,
-            },
-        )?;
-        Ok(json!({
-            "report_id": report_id,
-            "kind": RECORD_KIND,
-            "label": REPORT_LABEL,
-            "receipt_id": receipt_id,
-            "resource_id": receipt.resource_id,
-            "agent_id": agent_id,
-            "result": result,
-            "reason_code": reason_code,
-            "version_used": version_used,
-            "note": note,
-            "note_sha256": note_hash,
-            "reported_at": rfc3339_ms(now),
-            "reported_at_unix": reported_unix,
-            "record": {
-                "recipe": RECIPE,
-                "canonical_text": canonical,
-                "record_hash": record_hash,
-                "signature": signature,
-                "key_id": hub.passport_key.key_id(),
-                "alg": "EdDSA",
-            },
-            "weight": weight.value,
-            "weight_reasons": weight.reasons,
-            "flags": weight.flags,
-            "shown_as": RELIABILITY_LABEL,
-            "counts_as_verification": false,
-            "event_seq": event.seq,
-        }))
+            &reporter,
+            &weight,
+        )
     })
     .await
+}
+
+/// The receipt `receipt_id` names, if `agent_id` may report on it at `now_ms`.
+///
+/// # Errors
+/// `receipt_not_found`, `receipt_invalid` (the signature no longer verifies),
+/// `receipt_mismatch` (another agent's, or an anonymous check's), `already_reported`,
+/// `receipt_expired`; all naming `receipt_id`.
+fn reportable_receipt(
+    conn: &Connection,
+    receipt_id: &str,
+    agent_id: &str,
+    now_ms: i64,
+    hub: &Kernel,
+) -> Result<Receipt, ToolError> {
+    let receipt = Receipt::load(conn, receipt_id)?.ok_or_else(|| {
+        ToolError::new(ErrorCode::ReceiptNotFound, "No receipt has this receipt_id. Use the receipt_id from check_before_acting's data.receipt.")
+            .with_field("receipt_id")
+    })?;
+    if !receipt.verifies(&hub.passport_key) {
+        return Err(ToolError::new(
+            ErrorCode::ReceiptInvalid,
+            "This receipt's signature no longer verifies; it cannot be reported on.",
+        )
+        .with_field("receipt_id"));
+    }
+    match receipt.agent_id.as_deref() {
+        Some(named) if named == agent_id => {}
+        Some(_) => {
+            return Err(ToolError::new(ErrorCode::ReceiptMismatch, "This receipt was issued to another agent. Only the agent it names may report on it.")
+                .with_field("receipt_id"));
+        }
+        None => {
+            return Err(ToolError::new(
+                ErrorCode::ReceiptMismatch,
+                "This receipt names no agent (the check was anonymous). Sign check_before_acting with x-karmadue-agent to get a receipt you can report on.",
+            )
+            .with_field("receipt_id"));
+        }
+    }
+    let existing: Option<String> = store::report_for_receipt(conn, receipt_id)?;
+    if let Some(existing) = existing {
+        return Err(ToolError::new(
+            ErrorCode::AlreadyReported,
+            "This receipt already has its one report.",
+        )
+        .with_field("receipt_id")
+        .with("report_id", existing));
+    }
+    if now_ms > receipt.expires_ms {
+        return Err(ToolError::new(ErrorCode::ReceiptExpired, "This receipt is more than 14 days old. Check again with check_before_acting for a new one.")
+            .with_field("receipt_id")
+            .with("expired_at", rfc3339_ms(receipt.expires_ms)));
+    }
+    Ok(receipt)
+}
+
+/// An outcome report as signed, recorded and answered.
+struct Report {
+    report_id: String,
+    receipt_id: String,
+    resource_id: String,
+    version_used: Option<String>,
+    result: String,
+    reason_code: Option<String>,
+    note: Option<String>,
+    note_sha256: String,
+    agent_id: String,
+    owner_key: String,
+    canonical: String,
+    record_hash: String,
+    signature: String,
+    now: i64,
+}
+
+/// Signs the report (kd-outcome-v1), appends its `outcome.reported` event and stores its row.
+/// Returns report_outcome's answer.
+///
+/// # Errors
+/// `internal` when the store fails.
+fn file_report(
+    txn: &mut WriteTxn<'_>,
+    key: &ServerKey,
+    draft: Draft,
+    receipt: &Receipt,
+    agent_id: &str,
+    reporter: &Reporter,
+    weight: &Weight,
+) -> Result<Value, ToolError> {
+    let now = txn.now_ms();
+    // version_used defaults to the version the receipt names (the one checked).
+    let version_used = draft.version_used.or_else(|| receipt.version.clone());
+    let note_sha256 = note_sha256(draft.note.as_deref());
+    let canonical = outcome_text(
+        &draft.report_id,
+        &draft.receipt_id,
+        &receipt.resource_id,
+        version_used.as_deref(),
+        &draft.result,
+        draft.reason_code.as_deref(),
+        &note_sha256,
+        agent_id,
+        now.div_euclid(1000),
+    );
+    let report = Report {
+        report_id: draft.report_id,
+        receipt_id: draft.receipt_id,
+        resource_id: receipt.resource_id.clone(),
+        version_used,
+        result: draft.result,
+        reason_code: draft.reason_code,
+        note: draft.note,
+        note_sha256,
+        agent_id: agent_id.to_owned(),
+        owner_key: reporter.owner_key(),
+        record_hash: hex::encode(Sha256::digest(canonical.as_bytes())),
+        signature: key.sign_text(&canonical),
+        canonical,
+        now,
+    };
+    let event_seq = record_report(txn, key, &report, weight)?;
+    Ok(report_json(&report, key, weight, event_seq))
+}
+
+/// Appends the `outcome.reported` event of `report` and stores its row. Returns the event's
+/// sequence number.
+fn record_report(
+    txn: &mut WriteTxn<'_>,
+    key: &ServerKey,
+    report: &Report,
+    weight: &Weight,
+) -> Result<i64, ToolError> {
+    let reported = OutcomeReported {
+        kind: RECORD_KIND.into(),
+        report_id: report.report_id.clone(),
+        receipt_id: report.receipt_id.clone(),
+        resource_id: report.resource_id.clone(),
+        version_used: report.version_used.clone(),
+        result: report.result.clone(),
+        reason_code: report.reason_code.clone(),
+        note: report.note.clone(),
+        note_sha256: report.note_sha256.clone(),
+        agent_id: report.agent_id.clone(),
+        owner_key: report.owner_key.clone(),
+        canonical_text: report.canonical.clone(),
+        record_hash: report.record_hash.clone(),
+        signature: report.signature.clone(),
+        key_id: key.key_id().to_owned(),
+        weight: weight.value,
+        flags: weight.flags.iter().map(|flag| (*flag).to_owned()).collect(),
+        reasons: weight.reasons.clone(),
+    };
+    let event = txn.record(
+        report.agent_id.clone(),
+        report.resource_id.clone(),
+        &reported,
+    )?;
+    replay::insert_reported(txn.conn(), &reported, event.seq, report.now)?;
+    Ok(event.seq)
+}
+
+/// report_outcome's answer for a filed `report`.
+fn report_json(report: &Report, key: &ServerKey, weight: &Weight, event_seq: i64) -> Value {
+    json!({
+        "report_id": report.report_id,
+        "kind": RECORD_KIND,
+        "label": REPORT_LABEL,
+        "receipt_id": report.receipt_id,
+        "resource_id": report.resource_id,
+        "agent_id": report.agent_id,
+        "result": report.result,
+        "reason_code": report.reason_code,
+        "version_used": report.version_used,
+        "note": report.note,
+        "note_sha256": report.note_sha256,
+        "reported_at": rfc3339_ms(report.now),
+        "reported_at_unix": report.now.div_euclid(1000),
+        "record": {
+            "recipe": RECIPE,
+            "canonical_text": report.canonical,
+            "record_hash": report.record_hash,
+            "signature": report.signature,
+            "key_id": key.key_id(),
+            "alg": "EdDSA",
+        },
+        "weight": weight.value,
+        "weight_reasons": weight.reasons,
+        "flags": weight.flags,
+        "shown_as": RELIABILITY_LABEL,
+        "counts_as_verification": false,
+        "event_seq": event_seq,
+    })
 }
 
 #[cfg(test)]

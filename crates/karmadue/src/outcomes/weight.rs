@@ -136,16 +136,7 @@ pub fn weigh(
     let resource_id = resource
         .map(|resource| resource.resource_id.as_str())
         .unwrap_or_default();
-    let publisher = match resource.and_then(|resource| resource.registered_by.as_deref()) {
-        Some(publisher) if publisher == reporter.agent_id => true,
-        Some(publisher) => {
-            let publisher_owner: Option<String> = crate::identity::store::owner_of(conn, publisher)
-                .optional()?
-                .flatten();
-            publisher_owner.is_some() && publisher_owner == reporter.owner_id
-        }
-        None => false,
-    };
+    let publisher = is_publisher(conn, resource, reporter)?;
     if publisher {
         flags.push("publisher_agent");
         reasons.push(reason(
@@ -192,34 +183,18 @@ pub fn weigh(
         ));
         value *= 0.5;
     }
-    if result != "didnt_use" {
-        let rows = reports_between(conn, resource_id, now_ms - WINDOW_MS, now_ms)?;
-        let others: Vec<&Counted> = latest_per_owner(&rows)
-            .into_iter()
-            .filter(|row| row.owner_key != owner_key && row.result != "didnt_use")
-            .collect();
-        let top = ["worked", "broke", "partial"]
-            .iter()
-            .map(|candidate| {
-                (
-                    *candidate,
-                    others.iter().filter(|row| row.result == *candidate).count(),
-                )
-            })
-            .max_by_key(|(_, count)| *count);
-        if let Some((consensus, agreeing)) = top {
-            let strong = agreeing >= CONSENSUS_OWNERS
-                && agreeing as f64 >= CONSENSUS_SHARE * others.len() as f64;
-            if strong && consensus != result {
-                flags.push("outlier");
-                reasons.push(reason(
-                    "outlier",
-                    "halved",
-                    &format!("Goes against a strong consensus: {agreeing} of {} other owners reported {consensus}.", others.len()),
-                ));
-                value *= 0.5;
-            }
-        }
+    if result != "didnt_use"
+        && let Some((consensus, agreeing, others)) =
+            consensus(conn, resource_id, &owner_key, now_ms)?
+        && consensus != result
+    {
+        flags.push("outlier");
+        reasons.push(reason(
+            "outlier",
+            "halved",
+            &format!("Goes against a strong consensus: {agreeing} of {others} other owners reported {consensus}."),
+        ));
+        value *= 0.5;
     }
     if publisher || burst {
         value = 0.0;
@@ -229,6 +204,59 @@ pub fn weigh(
         flags,
         reasons,
     })
+}
+
+/// Whether `reporter` is the agent that registered `resource`, or an agent of its owner.
+fn is_publisher(
+    conn: &Connection,
+    resource: Option<&Resource>,
+    reporter: &Reporter,
+) -> Result<bool, ToolError> {
+    Ok(
+        match resource.and_then(|resource| resource.registered_by.as_deref()) {
+            Some(publisher) if publisher == reporter.agent_id => true,
+            Some(publisher) => {
+                let publisher_owner: Option<String> =
+                    crate::identity::store::owner_of(conn, publisher)
+                        .optional()?
+                        .flatten();
+                publisher_owner.is_some() && publisher_owner == reporter.owner_id
+            }
+            None => false,
+        },
+    )
+}
+
+/// The strong consensus of the other owners' counted reports on `resource_id` in the 30 days
+/// before `now_ms`, as (result, owners agreeing, other owners): at least
+/// [`CONSENSUS_OWNERS`] agreeing on worked, broke or partial, and at least
+/// [`CONSENSUS_SHARE`] of the others. `None` when there is none.
+fn consensus(
+    conn: &Connection,
+    resource_id: &str,
+    owner_key: &str,
+    now_ms: i64,
+) -> Result<Option<(&'static str, usize, usize)>, ToolError> {
+    let rows = reports_between(conn, resource_id, now_ms - WINDOW_MS, now_ms)?;
+    let others: Vec<&Counted> = latest_per_owner(&rows)
+        .into_iter()
+        .filter(|row| row.owner_key != owner_key && row.result != "didnt_use")
+        .collect();
+    let top = ["worked", "broke", "partial"]
+        .iter()
+        .map(|candidate| {
+            (
+                *candidate,
+                others.iter().filter(|row| row.result == *candidate).count(),
+            )
+        })
+        .max_by_key(|(_, count)| *count);
+    Ok(top
+        .filter(|(_, agreeing)| {
+            *agreeing >= CONSENSUS_OWNERS
+                && *agreeing as f64 >= CONSENSUS_SHARE * others.len() as f64
+        })
+        .map(|(consensus, agreeing)| (consensus, agreeing, others.len())))
 }
 
 /// Refuses when one more report would pass a limit: 10 a minute and 30 a day per agent, 100 a

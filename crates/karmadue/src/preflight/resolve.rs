@@ -48,17 +48,12 @@ fn ids_by_image(conn: &Connection, image: &str) -> Result<Vec<String>, ToolError
         .collect())
 }
 
-/// Resolves a target to one record. Real records win over demo records; a target that matches
-/// only demo records resolves to one only with `include_demo`.
-///
-/// # Errors
-/// `not_found` naming `target` (with `demo_available: true` when only a demo matched);
-/// `internal`.
-pub fn resolve(
+/// The record ids `target` may name, in order of preference, each with how it matched
+/// (without repeats).
+fn candidates(
     conn: &Connection,
     target: &Target,
-    include_demo: bool,
-) -> Result<Resolution, ToolError> {
+) -> Result<Vec<(String, &'static str)>, ToolError> {
     // Candidates in order of preference, each with how it matched.
     let mut candidates: Vec<(String, &'static str)> = Vec::new();
     let mut add = |ids: Vec<String>, how: &'static str| {
@@ -108,6 +103,21 @@ pub fn resolve(
         Target::Image(image) => add(ids_by_image(conn, image)?, "package_id"),
         Target::Url(url) => add(ids_by_locator(conn, url)?, "locator"),
     }
+    Ok(candidates)
+}
+
+/// Resolves a target to one record. Real records win over demo records; a target that matches
+/// only demo records resolves to one only with `include_demo`.
+///
+/// # Errors
+/// `not_found` naming `target` (with `demo_available: true` when only a demo matched);
+/// `internal`.
+pub fn resolve(
+    conn: &Connection,
+    target: &Target,
+    include_demo: bool,
+) -> Result<Resolution, ToolError> {
+    let candidates = candidates(conn, target)?;
     let mut real: Vec<(Resource, &'static str)> = Vec::new();
     let mut demo: Vec<(Resource, &'static str)> = Vec::new();
     for (id, how) in candidates {

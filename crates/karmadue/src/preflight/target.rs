@@ -139,6 +139,50 @@ fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> 
         .then(|| &text[prefix.len()..])
 }
 
+/// The target a URL on a host with its own shape names (GitHub, Docker Hub, an image
+/// registry), or its refusal; `None` for any other host. `host` is lowercase; `path` starts
+/// at the first `/` of `without_query` (host and path, no query or fragment).
+fn known_host(
+    host: &str,
+    path: &str,
+    without_query: &str,
+    field: &str,
+) -> Option<Result<Target, ToolError>> {
+    Some(match host {
+        "github.com" | "www.github.com" => github_target(&path.to_ascii_lowercase(), false)
+            .ok_or_else(|| {
+                ToolError::validation(
+                    field,
+                    "A GitHub target needs owner and repository: github.com/owner/repo",
+                )
+            }),
+        "hub.docker.com" => {
+            let image = path.strip_prefix("/r/").map(str::to_owned).or_else(|| {
+                path.strip_prefix("/_/")
+                    .map(|name| format!("library/{name}"))
+            });
+            image
+                .and_then(|image| normalise_image(&format!("docker.io/{image}")))
+                .map(Target::Image)
+                .ok_or_else(|| {
+                    ToolError::validation(
+                        field,
+                        "A Docker Kernel target looks like hub.docker.com/r/<owner>/<image>",
+                    )
+                })
+        }
+        "docker.io" | "ghcr.io" | "quay.io" => normalise_image(without_query)
+            .map(Target::Image)
+            .ok_or_else(|| {
+                ToolError::validation(
+                    field,
+                    format!("{field} is not an image id such as {host}/owner/image"),
+                )
+            }),
+        _ => return None,
+    })
+}
+
 /// Parses a target string; `field` names it in refusals.
 ///
 /// # Errors
@@ -188,41 +232,8 @@ pub fn parse_target_text(raw: &str, field: &str) -> Result<Target, ToolError> {
         None => (without_query, ""),
     };
     let host = host.to_ascii_lowercase();
-    match host.as_str() {
-        "github.com" | "www.github.com" => {
-            return github_target(&path.to_ascii_lowercase(), false).ok_or_else(|| {
-                ToolError::validation(
-                    field,
-                    "A GitHub target needs owner and repository: github.com/owner/repo",
-                )
-            });
-        }
-        "hub.docker.com" => {
-            let image = path.strip_prefix("/r/").map(str::to_owned).or_else(|| {
-                path.strip_prefix("/_/")
-                    .map(|name| format!("library/{name}"))
-            });
-            return image
-                .and_then(|image| normalise_image(&format!("docker.io/{image}")))
-                .map(Target::Image)
-                .ok_or_else(|| {
-                    ToolError::validation(
-                        field,
-                        "A Docker Kernel target looks like hub.docker.com/r/<owner>/<image>",
-                    )
-                });
-        }
-        "docker.io" | "ghcr.io" | "quay.io" => {
-            return normalise_image(without_query)
-                .map(Target::Image)
-                .ok_or_else(|| {
-                    ToolError::validation(
-                        field,
-                        format!("{field} is not an image id such as {host}/owner/image"),
-                    )
-                });
-        }
-        _ => {}
+    if let Some(target) = known_host(&host, path, without_query, field) {
+        return target;
     }
     if !has_scheme || host.is_empty() {
         return Err(ToolError::validation(

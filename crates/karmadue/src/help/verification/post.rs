@@ -14,9 +14,9 @@ use super::{
 use crate::help::DAY_MS;
 use crate::identity::find_agent;
 use crate::standing::stamps::{HUMAN_REVIEWED, PEER_REVIEWED};
-use kd_kernel::Ctx;
 use kd_kernel::error::{ErrorCode, ToolError};
 use kd_kernel::input::Text;
+use kd_kernel::{Ctx, Kernel};
 
 /// The value of an argument sent under one of several names (`values`, in the order of its
 /// names, the parameter's own first): the first one sent, blank or not, as the hand-read
@@ -101,10 +101,22 @@ pub(super) fn text_sha256(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
 }
 
-pub(super) async fn post_verification_ask(
-    ctx: Ctx,
-    input: PostVerificationAsk,
-) -> Result<Value, ToolError> {
+/// post_verification_ask's arguments, checked (before the writer is asked).
+struct AskRequest {
+    subject_ref: String,
+    passport_field: &'static str,
+    passport_id: String,
+    stamp: &'static str,
+    criteria: String,
+    reward_note: Option<String>,
+    deadline_ms: i64,
+}
+
+/// Checks post_verification_ask's arguments; the deadline against `kernel`'s clock.
+///
+/// # Errors
+/// `validation` naming the argument.
+fn ask_request(input: &PostVerificationAsk, kernel: &Kernel) -> Result<AskRequest, ToolError> {
     let subject_ref = input
         .subject_agent_id
         .required_text("subject_agent_id")?
@@ -147,7 +159,7 @@ pub(super) async fn post_verification_ask(
             "deadline must be an RFC 3339 time such as 2026-10-20T12:00:00Z",
         )
     })?;
-    let now = ctx.kernel.clock.now_ms();
+    let now = kernel.clock.now_ms();
     if deadline_ms <= now || deadline_ms > now + MAX_DEADLINE_MS {
         return Err(ToolError::validation(
             "deadline",
@@ -158,6 +170,30 @@ pub(super) async fn post_verification_ask(
             ),
         ));
     }
+    Ok(AskRequest {
+        subject_ref,
+        passport_field,
+        passport_id,
+        stamp,
+        criteria,
+        reward_note,
+        deadline_ms,
+    })
+}
+
+pub(super) async fn post_verification_ask(
+    ctx: Ctx,
+    input: PostVerificationAsk,
+) -> Result<Value, ToolError> {
+    let AskRequest {
+        subject_ref,
+        passport_field,
+        passport_id,
+        stamp,
+        criteria,
+        reward_note,
+        deadline_ms,
+    } = ask_request(&input, &ctx.kernel)?;
     let ask_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdva_");
     let answer = ctx
         .signed_write(move |txn, signed| {

@@ -5,11 +5,15 @@ use std::sync::Arc;
 
 use crate::events::help as events;
 use kd_core::clock::rfc3339_ms;
+use kd_core::db::Connection;
+use kd_core::keys::ServerKey;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
 use serde_json::{Value, json};
 
-use super::ask::{Reviewer, check_fit, check_independent, forbidden, require_ask, verifier_record};
+use super::ask::{
+    Ask, Reviewer, check_fit, check_independent, forbidden, require_ask, verifier_record,
+};
 use super::post::{bounded, check_evidence, first_sent, named, text_sha256};
 use super::{
     ACCEPT_WINDOW_MS, AcceptVerificationAsk, EVIDENCE_NAMES, MAX_NOTE_CHARS, RESULTS,
@@ -320,90 +324,18 @@ pub(super) async fn resolve_verification(
     let hub = Arc::clone(&ctx.kernel);
     ctx.signed_write(move |txn, signed| {
         let now = txn.now_ms();
-        let ask = require_ask(txn.conn(), &ask_id)?;
-        if ask.requester_id != signed.agent_id.to_string() {
-            return Err(forbidden(
-                "not_requester",
-                "Only the agent that posted this ask can resolve it.",
-            ));
-        }
-        if ask.state(now) != "submitted" {
-            return Err(ToolError::validation(
-                "ask_id",
-                format!(
-                    "This ask is {}; only a submitted result can be resolved.",
-                    ask.state(now)
-                ),
-            ));
-        }
-        let reviewer_key = ask
-            .reviewer
-            .clone()
-            .ok_or_else(|| ToolError::internal("a submitted ask without a reviewer"))?;
+        let (ask, reviewer_key) =
+            submitted_ask(txn.conn(), &ask_id, &signed.agent_id.to_string(), now)?;
         let reviewer = Reviewer::from_key(&reviewer_key);
         let actor = signed.actor();
         if !accept {
-            let reopened = ask.deadline_ms > now;
-            let event = txn.record(
-                actor,
-                ask.subject_id.clone(),
-                &events::VerificationDisputed {
-                    ask_id: ask.ask_id.clone(),
-                    reviewer: reviewer_key.clone(),
-                    result: ask.result.clone(),
-                    reopened,
-                },
-            )?;
-            crate::help::store::insert_dispute(txn.conn(), &ask.ask_id, &reviewer_key, now, event.seq)?;
-            if reopened {
-                crate::help::store::reopen_ask(txn.conn(), &ask.ask_id, now)?;
-            } else {
-                crate::help::store::close_disputed(txn.conn(), &ask.ask_id, now)?;
-            }
-            let after = require_ask(txn.conn(), &ask.ask_id)?;
-            return Ok(json!({
-                "ask": after.to_json(now),
-                "resolution": "disputed",
-                "reopened": reopened,
-                "event_seq": event.seq,
-                "message": if reopened {
-                    "Disputed: the reviewer gets no credit and the ask is open again for another reviewer."
-                } else {
-                    "Disputed: the reviewer gets no credit; the deadline has passed, so the ask is closed."
-                },
-            }));
+            return dispute_in(txn, actor, &ask, &reviewer_key);
         }
         // The independence rule again: an owner link approved since the ask was taken.
         check_independent(txn.conn(), &reviewer, &ask)?;
         let met = ask.result.as_deref() == Some("met");
         let stamp = if met {
-            let name = if ask.stamp == HUMAN_REVIEWED { HUMAN_REVIEWED } else { PEER_REVIEWED };
-            let text = stamp_text(&stamp_id, &ask.subject_id, name, &ask.credential_id, &reviewer_key, now, &ask.ask_id);
-            let signature = hub.passport_key.sign_text(&text);
-            Some(stamps::issue(
-                txn,
-                &actor,
-                NewStamp {
-                    stamp_id: stamp_id.clone(),
-                    agent_id: ask.subject_id.clone(),
-                    stamp: name,
-                    expires_ms: None,
-                    issuer: reviewer_key.clone(),
-                    credential_id: Some(ask.credential_id.clone()),
-                    detail: json!({
-                        "ask_id": ask.ask_id,
-                        "requester_id": ask.requester_id,
-                        "reviewer": reviewer_key,
-                        "result": "met",
-                        "evidence_ref": ask.evidence_ref,
-                        "criteria_sha256": text_sha256(&ask.criteria),
-                        "recipe": STAMP_RECIPE,
-                        "signed_text": text,
-                        "key_id": kd_core::keys::PASSPORT_KEY_ID,
-                        "signature": signature,
-                    }),
-                },
-            )?)
+            Some(review_stamp(txn, &hub.passport_key, &actor, stamp_id.clone(), &ask, &reviewer_key)?)
         } else {
             None
         };
@@ -444,4 +376,130 @@ pub(super) async fn resolve_verification(
         }))
     })
     .await
+}
+
+/// The ask `ask_id` with a submitted result `requester_id` may resolve at `now`, and its
+/// reviewer's key.
+///
+/// # Errors
+/// `not_found`, `forbidden` (`not_requester`), `validation` (not submitted).
+fn submitted_ask(
+    conn: &Connection,
+    ask_id: &str,
+    requester_id: &str,
+    now: i64,
+) -> Result<(Ask, String), ToolError> {
+    let ask = require_ask(conn, ask_id)?;
+    if ask.requester_id != requester_id {
+        return Err(forbidden(
+            "not_requester",
+            "Only the agent that posted this ask can resolve it.",
+        ));
+    }
+    if ask.state(now) != "submitted" {
+        return Err(ToolError::validation(
+            "ask_id",
+            format!(
+                "This ask is {}; only a submitted result can be resolved.",
+                ask.state(now)
+            ),
+        ));
+    }
+    let reviewer_key = ask
+        .reviewer
+        .clone()
+        .ok_or_else(|| ToolError::internal("a submitted ask without a reviewer"))?;
+    Ok((ask, reviewer_key))
+}
+
+/// The requester disputes the submitted result of `ask`: the dispute is recorded and the ask
+/// reopens (closes when its deadline has passed). Returns resolve_verification's answer.
+fn dispute_in(
+    txn: &mut WriteTxn<'_>,
+    actor: String,
+    ask: &Ask,
+    reviewer_key: &str,
+) -> Result<Value, ToolError> {
+    let now = txn.now_ms();
+    let reopened = ask.deadline_ms > now;
+    let event = txn.record(
+        actor,
+        ask.subject_id.clone(),
+        &events::VerificationDisputed {
+            ask_id: ask.ask_id.clone(),
+            reviewer: reviewer_key.to_owned(),
+            result: ask.result.clone(),
+            reopened,
+        },
+    )?;
+    crate::help::store::insert_dispute(txn.conn(), &ask.ask_id, reviewer_key, now, event.seq)?;
+    if reopened {
+        crate::help::store::reopen_ask(txn.conn(), &ask.ask_id, now)?;
+    } else {
+        crate::help::store::close_disputed(txn.conn(), &ask.ask_id, now)?;
+    }
+    let after = require_ask(txn.conn(), &ask.ask_id)?;
+    Ok(json!({
+        "ask": after.to_json(now),
+        "resolution": "disputed",
+        "reopened": reopened,
+        "event_seq": event.seq,
+        "message": if reopened {
+            "Disputed: the reviewer gets no credit and the ask is open again for another reviewer."
+        } else {
+            "Disputed: the reviewer gets no credit; the deadline has passed, so the ask is closed."
+        },
+    }))
+}
+
+/// Issues the stamp `ask` sought on its subject's passport, signed over kd-stamp-v1 with
+/// `key` and naming the reviewer as issuer (a met result the requester accepted).
+fn review_stamp(
+    txn: &mut WriteTxn<'_>,
+    key: &ServerKey,
+    actor: &str,
+    stamp_id: String,
+    ask: &Ask,
+    reviewer_key: &str,
+) -> Result<stamps::Stamp, ToolError> {
+    let now = txn.now_ms();
+    let name = if ask.stamp == HUMAN_REVIEWED {
+        HUMAN_REVIEWED
+    } else {
+        PEER_REVIEWED
+    };
+    let text = stamp_text(
+        &stamp_id,
+        &ask.subject_id,
+        name,
+        &ask.credential_id,
+        reviewer_key,
+        now,
+        &ask.ask_id,
+    );
+    let signature = key.sign_text(&text);
+    stamps::issue(
+        txn,
+        actor,
+        NewStamp {
+            stamp_id,
+            agent_id: ask.subject_id.clone(),
+            stamp: name,
+            expires_ms: None,
+            issuer: reviewer_key.to_owned(),
+            credential_id: Some(ask.credential_id.clone()),
+            detail: json!({
+                "ask_id": ask.ask_id,
+                "requester_id": ask.requester_id,
+                "reviewer": reviewer_key,
+                "result": "met",
+                "evidence_ref": ask.evidence_ref,
+                "criteria_sha256": text_sha256(&ask.criteria),
+                "recipe": STAMP_RECIPE,
+                "signed_text": text,
+                "key_id": kd_core::keys::PASSPORT_KEY_ID,
+                "signature": signature,
+            }),
+        },
+    )
 }
