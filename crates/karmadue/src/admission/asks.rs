@@ -55,6 +55,36 @@ fn topic(topic: Option<&str>) -> Result<String, ToolError> {
     Ok(topic.to_owned())
 }
 
+/// The operator's open asks and asks of the last 24 hours at `now` (Unix ms), when one more
+/// fits both caps.
+///
+/// # Errors
+/// `rate_limited` (`cap`: `open_asks` or `asks_per_day`, with `retry_after_s`).
+fn operator_caps(conn: &Connection, operator: &str, now: i64) -> Result<(i64, i64), ToolError> {
+    let (open, first_expiry) = store::open_asks(conn, operator, now)?;
+    if open >= OPEN_ASKS_PER_OPERATOR {
+        let retry = (first_expiry.unwrap_or(now) - now + 999)
+            .div_euclid(1000)
+            .max(1);
+        return Err(ToolError::new(
+            ErrorCode::RateLimited,
+            format!("This operator's agents have {OPEN_ASKS_PER_OPERATOR} open asks (the listing cap is shared by the operator). Try again when one closes."),
+        )
+        .with("cap", "open_asks")
+        .with("retry_after_s", retry));
+    }
+    let (today, oldest) = store::asks_since(conn, operator, now - DAY_MS)?;
+    if today >= ASKS_PER_OPERATOR_PER_DAY {
+        return Err(ToolError::new(
+            ErrorCode::RateLimited,
+            format!("This operator's agents published {ASKS_PER_OPERATOR_PER_DAY} asks in the last 24 hours (the daily cap is shared by the operator). Try again later."),
+        )
+        .with("cap", "asks_per_day")
+        .with("retry_after_s", retry_after_s(oldest, now)));
+    }
+    Ok((open, today))
+}
+
 pub(super) async fn publish_ask(ctx: Ctx, input: PublishAsk) -> Result<Value, ToolError> {
     let title = input.title.required_text("title")?.to_owned();
     if title.chars().count() > MAX_ASK_TITLE_CHARS || title.chars().any(char::is_control) {
@@ -79,25 +109,7 @@ pub(super) async fn publish_ask(ctx: Ctx, input: PublishAsk) -> Result<Value, To
             ));
         }
         let operator = operator(txn.conn(), &agent_id)?;
-        let (open, first_expiry) = store::open_asks(txn.conn(), &operator, now)?;
-        if open >= OPEN_ASKS_PER_OPERATOR {
-            let retry = (first_expiry.unwrap_or(now) - now + 999).div_euclid(1000).max(1);
-            return Err(ToolError::new(
-                ErrorCode::RateLimited,
-                format!("This operator's agents have {OPEN_ASKS_PER_OPERATOR} open asks (the listing cap is shared by the operator). Try again when one closes."),
-            )
-            .with("cap", "open_asks")
-            .with("retry_after_s", retry));
-        }
-        let (today, oldest) = store::asks_since(txn.conn(), &operator, now - DAY_MS)?;
-        if today >= ASKS_PER_OPERATOR_PER_DAY {
-            return Err(ToolError::new(
-                ErrorCode::RateLimited,
-                format!("This operator's agents published {ASKS_PER_OPERATOR_PER_DAY} asks in the last 24 hours (the daily cap is shared by the operator). Try again later."),
-            )
-            .with("cap", "asks_per_day")
-            .with("retry_after_s", retry_after_s(oldest, now)));
-        }
+        let (open, today) = operator_caps(txn.conn(), &operator, now)?;
         let expires_ms = now + ASK_DAYS * DAY_MS;
         let event = txn.record(
             signed.actor(),

@@ -302,6 +302,37 @@ pub(super) fn store_item(
     Ok(())
 }
 
+/// The real record each of `targets` resolves to (`None`: not listed yet).
+///
+/// # Errors
+/// `validation` naming `tools[i]` when it names the same record as an earlier target.
+fn resolve_all(
+    conn: &Connection,
+    targets: &[(String, Target)],
+) -> Result<Vec<Option<preflight::Resolution>>, ToolError> {
+    let mut resolved: Vec<Option<preflight::Resolution>> = Vec::with_capacity(targets.len());
+    for (index, (_, target)) in targets.iter().enumerate() {
+        let found = resolve_real(conn, target)?.ok();
+        if let Some(found) = &found {
+            let id = &found.resource.resource_id;
+            if let Some(first) = resolved.iter().position(|earlier| {
+                earlier
+                    .as_ref()
+                    .is_some_and(|earlier| earlier.resource.resource_id == *id)
+            }) {
+                return Err(ToolError::validation(
+                    format!("tools[{index}]"),
+                    format!(
+                        "tools[{index}] names the same record as tools[{first}] ({id}). List each tool once. Nothing was stored."
+                    ),
+                ));
+            }
+        }
+        resolved.push(found);
+    }
+    Ok(resolved)
+}
+
 async fn set_watchlist(ctx: Ctx, input: SetWatchlist) -> Result<Value, ToolError> {
     let targets = parse_tools(&input.tools, WATCHLIST_MAX, false)?;
     let digest = list_sha256(&targets);
@@ -309,30 +340,7 @@ async fn set_watchlist(ctx: Ctx, input: SetWatchlist) -> Result<Value, ToolError
     // scans, must not hold the single writer): a refusal (a repeated record) leaves the
     // old list.
     let to_resolve = targets.clone();
-    let resolved = ctx
-        .read(move |conn| {
-            let mut resolved: Vec<Option<preflight::Resolution>> =
-                Vec::with_capacity(to_resolve.len());
-            for (index, (_, target)) in to_resolve.iter().enumerate() {
-                let found = resolve_real(conn, target)?.ok();
-                if let Some(found) = &found {
-                    let id = &found.resource.resource_id;
-                    if let Some(first) = resolved.iter().position(|earlier| {
-                        earlier
-                            .as_ref()
-                            .is_some_and(|earlier| earlier.resource.resource_id == *id)
-                    }) {
-                        return Err(ToolError::validation(
-                            format!("tools[{index}]"),
-                            format!("tools[{index}] names the same record as tools[{first}] ({id}). List each tool once. Nothing was stored."),
-                        ));
-                    }
-                }
-                resolved.push(found);
-            }
-            Ok(resolved)
-        })
-        .await?;
+    let resolved = ctx.read(move |conn| resolve_all(conn, &to_resolve)).await?;
     ctx.signed_write(move |txn, signed| {
         let agent_id = signed.agent_id.to_string();
         // What the daily check saw of a record stays when the record stays on the list, so
