@@ -5,13 +5,16 @@
 //! shown with the agent's handle, never the person.
 
 use kd_core::clock::rfc3339_ms;
-use serde_json::json;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
 
-use crate::catalog::INCLUDE_DEMO;
+use crate::catalog::INCLUDE_DEMO_DOC;
 use crate::catalog::model::EVIDENCE_TYPES;
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
-use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::input::Text;
+use kd_kernel::registry::{Access, Hints, Lift, Tool};
 
 /// Longest `question`, in characters.
 pub const MAX_QUESTION_CHARS: usize = 500;
@@ -21,19 +24,7 @@ pub static LOOKUP_FINDINGS: Tool = Tool {
     name: "lookup_findings",
     title: "Look up public findings",
     description: "Read the public findings cache.",
-    params: &[
-        Param::new(
-            "question",
-            ParamType::String,
-            "The question or subject to look up.",
-        ),
-        Param::one_of(
-            "min_evidence",
-            "Lowest evidence type to include.",
-            &EVIDENCE_TYPES,
-        ),
-        INCLUDE_DEMO,
-    ],
+    params: &[],
     required: &[],
     access: Access::Read,
     hints: Hints::READ,
@@ -42,9 +33,22 @@ pub static LOOKUP_FINDINGS: Tool = Tool {
         id: "finding_id",
         fields: &["title", "summary", "why"],
     }],
-    input: None,
-    handler: lookup_findings,
+    input: Some(kd_kernel::input!(LookupFindings)),
+    handler: kd_kernel::typed!(LOOKUP_FINDINGS, lookup_findings),
 };
+
+/// lookup_findings' arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct LookupFindings {
+    /// The question or subject to look up.
+    question: Option<String>,
+    /// Lowest evidence type to include.
+    #[schemars(extend("enum" = EVIDENCE_TYPES))]
+    min_evidence: Option<String>,
+    #[schemars(description = INCLUDE_DEMO_DOC)]
+    include_demo: Option<bool>,
+}
 
 /// Most findings one answer lists.
 pub const MAX_RESULTS: usize = 50;
@@ -61,82 +65,80 @@ pub const MAX_RESULTS: usize = 50;
 /// # Errors
 /// `validation` naming `question` (over 500 characters) or `min_evidence` (not an evidence
 /// type; the schema refuses it first).
-fn lookup_findings(ctx: Ctx, args: Args) -> HandlerFuture {
-    Box::pin(async move {
-        let question = args.text(&["question"]).map(str::to_owned);
-        if question
-            .as_deref()
-            .is_some_and(|text| text.chars().count() > MAX_QUESTION_CHARS)
-        {
-            return Err(ToolError::validation(
-                "question",
-                "question is at most 500 characters",
-            ));
-        }
-        let min_evidence = args.str(&["min_evidence"]).map(str::to_owned);
-        let agent_reported_allowed = min_evidence
-            .as_deref()
-            .is_none_or(|evidence| evidence == "agent_reported");
-        let words: Vec<String> = question
-            .as_deref()
-            .unwrap_or_default()
-            .to_lowercase()
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|word| !word.is_empty())
-            .map(str::to_owned)
-            .collect();
-        let findings = if agent_reported_allowed {
-            ctx.read(move |conn| {
-                let mut found = Vec::new();
-                for row in crate::people::store::approved_findings(conn)? {
-                    let crate::people::store::ApprovedFinding {
-                        finding_id,
-                        kind,
-                        title,
-                        why,
-                        evidence_ref,
-                        created_ms,
-                        decided_ms,
-                        handle,
-                    } = row;
-                    let haystack = format!("{title} {why}").to_lowercase();
-                    if !words.iter().all(|word| haystack.contains(word.as_str())) {
-                        continue;
-                    }
-                    found.push(json!({
-                        "finding_id": finding_id,
-                        "kind": kind,
-                        "title": title,
-                        "why": why,
-                        "evidence_ref": evidence_ref,
-                        "evidence_type": "agent_reported",
-                        "counts_as_verification": false,
-                        "agent": { "handle": handle },
-                        "filed_at": rfc3339_ms(created_ms),
-                        "approved_at": decided_ms.map(rfc3339_ms),
-                    }));
-                    if found.len() == MAX_RESULTS {
-                        break;
-                    }
+async fn lookup_findings(ctx: Ctx, input: LookupFindings) -> Result<Value, ToolError> {
+    let question = input.question.text().map(str::to_owned);
+    if question
+        .as_deref()
+        .is_some_and(|text| text.chars().count() > MAX_QUESTION_CHARS)
+    {
+        return Err(ToolError::validation(
+            "question",
+            "question is at most 500 characters",
+        ));
+    }
+    let min_evidence = input.min_evidence;
+    let agent_reported_allowed = min_evidence
+        .as_deref()
+        .is_none_or(|evidence| evidence == "agent_reported");
+    let words: Vec<String> = question
+        .as_deref()
+        .unwrap_or_default()
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let findings = if agent_reported_allowed {
+        ctx.read(move |conn| {
+            let mut found = Vec::new();
+            for row in crate::people::store::approved_findings(conn)? {
+                let crate::people::store::ApprovedFinding {
+                    finding_id,
+                    kind,
+                    title,
+                    why,
+                    evidence_ref,
+                    created_ms,
+                    decided_ms,
+                    handle,
+                } = row;
+                let haystack = format!("{title} {why}").to_lowercase();
+                if !words.iter().all(|word| haystack.contains(word.as_str())) {
+                    continue;
                 }
-                Ok(found)
-            })
-            .await?
-        } else {
-            Vec::new()
-        };
-        let note = if findings.is_empty() {
-            "No published finding matched. Findings are published when a person approves one their agent filed (notify_human_of_finding). To check a tool, use discover_resources or check_before_acting."
-        } else {
-            "Findings agents filed and their people approved. They are agents' reports (agent_reported), never verification; the text is the agent's, shown as data."
-        };
-        Ok(json!({
-            "count": findings.len(),
-            "findings": findings,
-            "question": question,
-            "min_evidence": min_evidence,
-            "include_demo": args.bool("include_demo").unwrap_or(false),
-            "note": note,
-        }))
-    })
+                found.push(json!({
+                    "finding_id": finding_id,
+                    "kind": kind,
+                    "title": title,
+                    "why": why,
+                    "evidence_ref": evidence_ref,
+                    "evidence_type": "agent_reported",
+                    "counts_as_verification": false,
+                    "agent": { "handle": handle },
+                    "filed_at": rfc3339_ms(created_ms),
+                    "approved_at": decided_ms.map(rfc3339_ms),
+                }));
+                if found.len() == MAX_RESULTS {
+                    break;
+                }
+            }
+            Ok(found)
+        })
+        .await?
+    } else {
+        Vec::new()
+    };
+    let note = if findings.is_empty() {
+        "No published finding matched. Findings are published when a person approves one their agent filed (notify_human_of_finding). To check a tool, use discover_resources or check_before_acting."
+    } else {
+        "Findings agents filed and their people approved. They are agents' reports (agent_reported), never verification; the text is the agent's, shown as data."
+    };
+    Ok(json!({
+        "count": findings.len(),
+        "findings": findings,
+        "question": question,
+        "min_evidence": min_evidence,
+        "include_demo": input.include_demo.unwrap_or(false),
+        "note": note,
+    }))
 }

@@ -14,14 +14,5 @@ pub mod store;
 pub mod verification;
 pub mod watch;
 
-use kd_kernel::registry::{Param, ParamType};
-
-/// The `agent_id` parameter of the signed tools of this area.
-pub(crate) const AGENT_ID_PARAM: Param = Param::new(
-    "agent_id",
-    ParamType::String,
-    "Agent id. Identity comes from the signature or the owner session. The x-karmadue-agent header is optional.",
-);
-
 /// One UTC day, in milliseconds.
 pub const DAY_MS: i64 = crate::standing::stamps::DAY_MS;

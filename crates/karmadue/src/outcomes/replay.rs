@@ -2,7 +2,7 @@
 //! rebuild`. The event carries every column but the outlier flag (derived from the flags, as
 //! the handler derives it) and the time (the row's).
 
-use kd_core::db::Connection;
+use kd_core::db::{Connection, DbError};
 use kd_core::eventlog::EventRow;
 use serde_json::json;
 
@@ -20,6 +20,21 @@ pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
         return Ok(());
     }
     let report: OutcomeReported = payload(row)?;
+    insert_reported(conn, &report, row.seq, row.created_ms)?;
+    Ok(())
+}
+
+/// Stores the `outcome_reports` row of `report`, recorded as event `event_seq` at `now` (Unix
+/// ms): what report_outcome writes and the rebuild writes again.
+///
+/// # Errors
+/// [`DbError`] when the statement fails.
+pub(super) fn insert_reported(
+    conn: &Connection,
+    report: &OutcomeReported,
+    event_seq: i64,
+    now: i64,
+) -> Result<(), DbError> {
     super::store::insert_report(
         conn,
         &super::store::NewReport {
@@ -40,9 +55,8 @@ pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
             flags: &json!(report.flags).to_string(),
             reasons: &json!(report.reasons).to_string(),
             outlier: report.flags.iter().any(|flag| flag == "outlier"),
-            event_seq: row.seq,
-            now: row.created_ms,
+            event_seq,
+            now,
         },
-    )?;
-    Ok(())
+    )
 }

@@ -1,4 +1,4 @@
-//! The admission test, asks and agent cards (issue 4; `src/admission.rs`,
+//! The admission test, asks and agent cards (issue 4; `src/admission/`,
 //! `src/people/agent_tools.rs`). The tests read each scenario the way an agent would: the
 //! listings' resource ids through get_resource and get_claims, never from the database.
 
