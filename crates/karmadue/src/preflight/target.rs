@@ -167,7 +167,7 @@ fn known_host(
                 .ok_or_else(|| {
                     ToolError::validation(
                         field,
-                        "A Docker Kernel target looks like hub.docker.com/r/<owner>/<image>",
+                        "A Docker Hub target looks like hub.docker.com/r/<owner>/<image>",
                     )
                 })
         }

@@ -302,6 +302,15 @@ fn image_ids_match_registry_package_ids_in_every_accepted_form() {
         json!({ "target": "docker:someone/else" }),
     );
     assert_eq!(error_of(&missing), ("not_found".into(), "target".into()));
+    let shapeless = app.call(
+        "check_before_acting",
+        json!({ "target": "https://hub.docker.com/u/someone" }),
+    );
+    assert_eq!(
+        shapeless["error"]["message"],
+        "A Docker Hub target looks like hub.docker.com/r/<owner>/<image>",
+        "{shapeless}"
+    );
 }
 
 #[test]
