@@ -94,6 +94,57 @@ macro_rules! input {
     }};
 }
 
+/// The [`InputSchema`] of the struct `$input` with the required groups `$required` (each a
+/// list of names of which one must be present) instead of the struct's own required fields,
+/// and no alias rows: `input_requiring!(GetReceipt, &[&["receipt_id", "credential_id"]])`.
+///
+/// For a tool whose other names are fields of their own (its refusals name the name that was
+/// sent): each such field is optional, so the struct alone would lose the rule "one of these
+/// is required", and the refusal would come from the handler, after the caller's proof is
+/// checked. The groups keep it in validation, with its message ("a or b is required").
+#[macro_export]
+macro_rules! input_requiring {
+    ($input:ty, $required:expr) => {{
+        fn table(aliases: &'static [$crate::input::Alias]) -> &'static $crate::input::Declared {
+            static TABLE: ::std::sync::OnceLock<$crate::input::Declared> =
+                ::std::sync::OnceLock::new();
+            TABLE.get_or_init(|| $crate::input::Declared {
+                required: $required,
+                ..$crate::input::Declared::of::<$input>(aliases)
+            })
+        }
+        $crate::input::InputSchema {
+            table,
+            aliases: &[],
+        }
+    }};
+}
+
+/// The first of `values` that was sent (present and not null), in the order of the
+/// parameter's names, its own first, as the untyped arguments read a name and its other names:
+/// `first_sent(&[&input.email, &input.human_email]).text()` is empty when `email` was sent
+/// empty, whatever `human_email` says.
+pub fn first_sent<'a>(values: &[&'a Option<String>]) -> &'a Option<String> {
+    values
+        .iter()
+        .copied()
+        .find(|value| value.is_some())
+        .unwrap_or(&None)
+}
+
+/// Which of `names` carries text (the first whose value in `values`, same order, is not empty
+/// after trimming), else `names[0]`: the field a refusal of the text names.
+pub fn sent_name(names: &[&'static str], values: &[&Option<String>]) -> &'static str {
+    names
+        .iter()
+        .zip(values)
+        .find(|(_, value)| value.text().is_some())
+        .map_or(
+            names.first().copied().unwrap_or("arguments"),
+            |(name, _)| *name,
+        )
+}
+
 /// The parameter table of a typed input: its parameters (aliases included) and its required
 /// groups (a parameter with aliases is satisfied by any of its names).
 #[derive(Debug)]
@@ -367,6 +418,27 @@ mod tests {
             ]
         );
         assert_eq!(table.required, &[&["name", "label"][..]][..]);
+    }
+
+    #[test]
+    fn the_first_name_sent_wins_even_when_empty() {
+        let (empty, other) = (Some(" ".to_owned()), Some("x".to_owned()));
+        assert_eq!(first_sent(&[&empty, &other]).text(), None);
+        assert_eq!(first_sent(&[&None, &other]).text(), Some("x"));
+        assert_eq!(first_sent(&[&None, &None]), &None);
+        assert_eq!(sent_name(&["a", "b"], &[&empty, &other]), "b");
+        assert_eq!(sent_name(&["a", "b"], &[&None, &None]), "a");
+    }
+
+    #[test]
+    fn input_requiring_keeps_the_groups_it_is_given() {
+        let input = crate::input_requiring!(Sample, &[&["name", "label"], &["limit"]]);
+        let table = (input.table)(input.aliases);
+        assert_eq!(
+            table.required,
+            &[&["name", "label"][..], &["limit"][..]][..]
+        );
+        assert!(table.params.iter().any(|param| param.name == "topic"));
     }
 
     #[test]

@@ -338,10 +338,13 @@ impl Tool {
                 ));
             };
             if !type_matches(param.ty, value) {
-                // A whole number beyond a signed 64-bit integer: say what is wrong.
+                // A whole number beyond a signed 64-bit integer: say what is wrong. (A whole
+                // number written with a fraction, such as 5.0, is "must be an integer".)
                 let too_large = param.ty == ParamType::Integer
                     && (value.is_u64()
-                        || value.as_f64().is_some_and(|number| number.fract() == 0.0));
+                        || value.as_f64().is_some_and(|number| {
+                            number.fract() == 0.0 && number.abs() >= I64_BOUND
+                        }));
                 return Err(ToolError::validation(
                     name.clone(),
                     if too_large {
@@ -389,6 +392,10 @@ impl Tool {
             .join(", ")
     }
 }
+
+/// 2^63: the first whole number a signed 64-bit integer cannot hold (and the magnitude of the
+/// last one it can, as an `f64`).
+const I64_BOUND: f64 = 9_223_372_036_854_775_808.0;
 
 fn type_matches(ty: ParamType, value: &Value) -> bool {
     match ty {
@@ -532,6 +539,10 @@ mod tests {
         assert_eq!(past_i64.message, "limit is out of range");
         let fraction = tool.validate(json!({ "limit": 1.5 })).unwrap_err();
         assert_eq!(fraction.message, "limit must be an integer");
+        let written_as_fraction = tool
+            .validate(serde_json::from_str(r#"{"limit": 5.0}"#).unwrap())
+            .unwrap_err();
+        assert_eq!(written_as_fraction.message, "limit must be an integer");
         assert!(tool.validate(json!({ "limit": 10 })).is_ok());
     }
 

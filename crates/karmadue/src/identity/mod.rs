@@ -11,9 +11,7 @@
 //! - `verify`: get_signing_payload, verify_agent and an agent's live permissions.
 //! - `lifecycle`: rename_agent, revoke_agent, release_agent, get_history.
 //! - `scores`: read_scores, get_rating_card, get_receipt and the score formulas ([`Scores`]).
-//! - [`inputs`]: typed inputs that take another name as a field of their own.
 
-pub mod inputs;
 mod lifecycle;
 pub mod names;
 pub mod passport;

@@ -5,7 +5,7 @@
 use kd_core::db::Connection;
 use serde_json::{Value, json};
 
-use super::{AgentRow, inputs, passport, require_agent};
+use super::{AgentRow, passport, require_agent};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
@@ -23,7 +23,7 @@ pub static READ_SCORES: Tool = Tool {
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[],
-    input: Some(inputs::input_requiring!(AgentSubject, SUBJECT_REQUIRED)),
+    input: Some(kd_kernel::input_requiring!(AgentSubject, SUBJECT_REQUIRED)),
     handler: kd_kernel::typed!(READ_SCORES, read_scores),
 };
 
@@ -37,7 +37,7 @@ pub static GET_RATING_CARD: Tool = Tool {
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[],
-    input: Some(inputs::input_requiring!(AgentSubject, SUBJECT_REQUIRED)),
+    input: Some(kd_kernel::input_requiring!(AgentSubject, SUBJECT_REQUIRED)),
     handler: kd_kernel::typed!(GET_RATING_CARD, get_rating_card),
 };
 
@@ -65,7 +65,7 @@ pub static GET_RECEIPT: Tool = Tool {
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[],
-    input: Some(inputs::input_requiring!(
+    input: Some(kd_kernel::input_requiring!(
         GetReceipt,
         &[&["receipt_id", "credential_id"]]
     )),
@@ -226,7 +226,7 @@ async fn get_receipt(ctx: Ctx, input: GetReceipt) -> Result<Value, ToolError> {
         None => (
             input
                 .credential_id
-                .required_text("credential_id")?
+                .required_text_of(&["receipt_id", "credential_id"])?
                 .to_owned(),
             "credential_id",
         ),

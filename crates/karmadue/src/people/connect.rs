@@ -14,10 +14,11 @@ use super::{
     AppError, CODE_ALPHABET, CODE_ATTEMPTS_PER_HOUR, CODE_LEN, CODE_TTL_MS, CODES_PER_HOUR,
     HOUR_MS, mail, store,
 };
-use crate::identity::inputs::{first_sent, input_requiring};
 use crate::identity::require_agent;
 use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::input::first_sent;
 use kd_kernel::input::{AGENT_ID_DOC, Text};
+use kd_kernel::input_requiring;
 use kd_kernel::registry::{Access, Hints, Tool};
 use kd_kernel::{Ctx, Kernel};
 use schemars::JsonSchema;

@@ -38,10 +38,10 @@ pub use sessions::{NewSession, sign_in, sign_out, sign_up, signed_in};
 
 use kd_core::db::Connection;
 
-use crate::identity::inputs::first_sent;
 use kd_kernel::Kernel;
 use kd_kernel::error::{ErrorCode, ToolError};
 use kd_kernel::input::Text;
+use kd_kernel::input::first_sent;
 
 /// The connect code alphabet: A–Z and 2–9 without the look-alikes I, O, 0 and 1 (32 symbols,
 /// so a random byte maps onto it without bias).
@@ -176,7 +176,7 @@ fn bounded_text(
         return Ok(None);
     };
     if text.chars().count() > max {
-        let field = crate::identity::inputs::sent_name(names, values);
+        let field = kd_kernel::input::sent_name(names, values);
         return Err(ToolError::validation(
             field,
             format!("{field} is at most {max} characters"),

@@ -150,7 +150,7 @@ async fn get_standing(ctx: Ctx, input: GetStanding) -> Result<Value, ToolError> 
         "agent_id"
     };
     let reference = match (
-        crate::identity::inputs::first_sent(&[&input.subject_id, &input.agent_id]).text(),
+        kd_kernel::input::first_sent(&[&input.subject_id, &input.agent_id]).text(),
         &ctx.caller,
     ) {
         (Some(reference), _) => reference.to_owned(),

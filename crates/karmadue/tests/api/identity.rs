@@ -586,6 +586,16 @@ fn a_refusal_names_the_other_name_when_that_was_sent() {
         receipt["error"]["message"], "No passport or receipt has this credential_id.",
         "{receipt}"
     );
+    // Blank under both names: the refusal names both, as when neither is sent.
+    let blank = app.call("get_receipt", json!({ "receipt_id": "   " }));
+    assert_eq!(
+        (&blank["error"]["field"], &blank["error"]["message"]),
+        (
+            &json!("receipt_id"),
+            &json!("receipt_id or credential_id is required")
+        ),
+        "{blank}"
+    );
     let neither = app.call("read_scores", json!({}));
     assert_eq!(
         neither["error"]["message"], "agent_id or subject_id is required",

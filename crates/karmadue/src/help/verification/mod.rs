@@ -100,7 +100,18 @@ pub static POST_VERIFICATION_ASK: Tool = Tool {
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[ASK_LIFT],
-    input: Some(kd_kernel::input!(PostVerificationAsk)),
+    // The groups as the tool always had them (the other names are fields of their own).
+    input: Some(kd_kernel::input_requiring!(
+        PostVerificationAsk,
+        &[
+            &["agent_id"],
+            &["subject_agent_id"],
+            &["passport_id", "credential_id"],
+            &["stamp"],
+            &["criteria", "acceptance_criteria"],
+            &["deadline"],
+        ]
+    )),
     handler: kd_kernel::typed!(POST_VERIFICATION_ASK, post_verification_ask),
 };
 
@@ -250,7 +261,15 @@ pub static SUBMIT_VERIFICATION: Tool = Tool {
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[ASK_LIFT],
-    input: Some(kd_kernel::input!(SubmitVerification)),
+    input: Some(kd_kernel::input_requiring!(
+        SubmitVerification,
+        &[
+            &["agent_id"],
+            &["ask_id"],
+            &["result"],
+            &["evidence_ref", "evidence_link", "evidence"],
+        ]
+    )),
     handler: kd_kernel::typed!(SUBMIT_VERIFICATION, submit_verification),
 };
 

@@ -18,21 +18,7 @@ use kd_kernel::error::{ErrorCode, ToolError};
 use kd_kernel::input::Text;
 use kd_kernel::{Ctx, Kernel};
 
-/// The value of an argument sent under one of several names (`values`, in the order of its
-/// names, the parameter's own first): the first one sent, blank or not, as the hand-read
-/// arguments took it.
-pub(super) fn first_sent(values: &[&Option<String>]) -> Option<String> {
-    values.iter().find_map(|value| (*value).clone())
-}
-
-/// The first of `names` whose value (in `values`, same order) has text; `names[0]` when none.
-pub(super) fn named(names: &[&'static str], values: &[&Option<String>]) -> &'static str {
-    names
-        .iter()
-        .zip(values)
-        .find(|(_, value)| value.text().is_some())
-        .map_or(names[0], |(name, _)| *name)
-}
+pub(super) use kd_kernel::input::{first_sent, sent_name as named};
 
 /// A text argument of at most `max` characters, sent under one of `names` (`values` in the
 /// same order), trimmed; required or not.
