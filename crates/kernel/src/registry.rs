@@ -440,34 +440,6 @@ impl Args {
             .filter(|text| !text.is_empty())
     }
 
-    /// A required string: the first of `names`, trimmed and non-empty.
-    ///
-    /// # Errors
-    /// `validation` naming `names[0]`.
-    pub fn required_text(&self, names: &[&str]) -> Result<&str, ToolError> {
-        self.text(names).ok_or_else(|| {
-            ToolError::validation(
-                names.first().copied().unwrap_or("arguments"),
-                format!("{} is required", names.join(" or ")),
-            )
-        })
-    }
-
-    /// An integer argument.
-    pub fn i64(&self, name: &str) -> Option<i64> {
-        self.0.get(name).and_then(Value::as_i64)
-    }
-
-    /// A boolean argument.
-    pub fn bool(&self, name: &str) -> Option<bool> {
-        self.0.get(name).and_then(Value::as_bool)
-    }
-
-    /// Any argument as JSON.
-    pub fn value(&self, name: &str) -> Option<&Value> {
-        self.0.get(name).filter(|value| !value.is_null())
-    }
-
     /// The arguments as the tool's typed input `I`, each alias of `tool`'s input moved to its
     /// parameter's own name first (when that is absent or null; [`crate::input`]).
     ///

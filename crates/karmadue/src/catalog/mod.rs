@@ -16,17 +16,13 @@ use serde_json::{Value, json};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
-use kd_kernel::registry::{Access, Hints, Lift, Param, ParamType, Tool};
+use kd_kernel::registry::{Access, Hints, Lift, Tool};
 use model::{Claim, Resource};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// What the `include_demo` parameter of every catalog read says.
 pub const INCLUDE_DEMO_DOC: &str = "When true, include records marked demo. Default false. Demo records are fixtures, not verification evidence.";
-
-/// The `include_demo` parameter every catalog read takes (for the tools still declaring their
-/// parameters by hand; a typed input says [`INCLUDE_DEMO_DOC`]).
-pub const INCLUDE_DEMO: Param = Param::new("include_demo", ParamType::Boolean, INCLUDE_DEMO_DOC);
 
 /// `get_resource`.
 pub static GET_RESOURCE: Tool = Tool {
