@@ -14,7 +14,7 @@ use crate::catalog::model::EVIDENCE_TYPES;
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
-use kd_kernel::registry::{Access, Hints, Lift, Tool};
+use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 
 /// Longest `question`, in characters.
 pub const MAX_QUESTION_CHARS: usize = 500;
@@ -24,8 +24,6 @@ pub static LOOKUP_FINDINGS: Tool = Tool {
     name: "lookup_findings",
     title: "Look up public findings",
     description: "Read the public findings cache.",
-    params: &[],
-    required: &[],
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[Lift {
@@ -33,7 +31,7 @@ pub static LOOKUP_FINDINGS: Tool = Tool {
         id: "finding_id",
         fields: &["title", "summary", "why"],
     }],
-    input: Some(kd_kernel::input!(LookupFindings)),
+    arguments: Arguments::Typed(kd_kernel::input!(LookupFindings)),
     handler: kd_kernel::typed!(LOOKUP_FINDINGS, lookup_findings),
 };
 

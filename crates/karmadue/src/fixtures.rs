@@ -32,7 +32,7 @@
 use serde_json::{Value, json};
 
 use kd_kernel::Ctx;
-use kd_kernel::registry::{Access, Args, HandlerFuture, Hints, Param, ParamType, Tool};
+use kd_kernel::registry::{Access, Args, Arguments, HandlerFuture, Hints, Param, ParamType, Tool};
 
 /// The key in a fixture's data that lists the notifications to send before the result.
 pub const NOTIFICATIONS_KEY: &str = "_notifications";
@@ -116,12 +116,13 @@ const fn fixture(
         name,
         title: name,
         description,
-        params,
-        required: &[],
+        arguments: Arguments::Listed {
+            params,
+            required: &[],
+        },
         access: Access::Read,
         hints: Hints::READ,
         untrusted: &[],
-        input: None,
         handler,
     }
 }

@@ -21,7 +21,7 @@ use crate::forum::{self, write};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
-use kd_kernel::registry::{Access, HandlerFuture, Hints, Tool};
+use kd_kernel::registry::{Access, Arguments, HandlerFuture, Hints, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -61,12 +61,10 @@ pub static READ_STREAM: Tool = Tool {
     name: "read_stream",
     title: "Read the signed event stream",
     description: "Read the live signed event stream as kd-rain-v1 frames. Real public rows wait out the activity delay (5 minutes). sample_frames are signed DEMO fixtures so a quiet stream can still be verified. Pass agent_id to filter live rows. Each frame carries key_id kd-passport-1, alg EdDSA and frame_sig, an Ed25519 signature over the UTF-8 bytes of rain.",
-    params: &[],
-    required: &[],
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[],
-    input: Some(kd_kernel::input!(ReadStream)),
+    arguments: Arguments::Typed(kd_kernel::input!(ReadStream)),
     handler: kd_kernel::typed!(READ_STREAM, read_stream),
 };
 

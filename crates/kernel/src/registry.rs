@@ -149,15 +149,8 @@ pub struct Tool {
     pub title: &'static str,
     /// Description shown to models.
     pub description: &'static str,
-    /// Declared parameters; anything else is refused. Empty for a tool with a typed
-    /// [`Tool::input`]; read them through [`Tool::params`].
-    pub params: &'static [Param],
-    /// Required arguments. Each entry is a group of names of which one must be present (a name
-    /// and its aliases). Read them through [`Tool::required`].
-    pub required: &'static [&'static [&'static str]],
-    /// The typed input its parameters are generated from ([`crate::input`]); `None` for a tool
-    /// still declaring [`Tool::params`] by hand.
-    pub input: Option<InputSchema>,
+    /// The arguments it takes: a typed input (every area tool) or a hand table.
+    pub arguments: Arguments,
     /// What the caller must prove.
     pub access: Access,
     /// MCP annotations.
@@ -166,6 +159,20 @@ pub struct Tool {
     pub untrusted: &'static [Lift],
     /// The handler.
     pub handler: Handler,
+}
+
+/// The arguments a tool takes; anything else is refused.
+#[derive(Debug, Clone, Copy)]
+pub enum Arguments {
+    /// A typed input: the table is generated from its struct ([`crate::input`]).
+    Typed(InputSchema),
+    /// A table declared by hand (the conformance fixtures, whose schemas are the suite's).
+    Listed {
+        /// Every accepted name with its type and description.
+        params: &'static [Param],
+        /// Groups of names of which one must be present.
+        required: &'static [&'static [&'static str]],
+    },
 }
 
 /// Third-party free text a tool returns (titles, descriptions, pitches, bodies), lifted out of
@@ -233,17 +240,17 @@ fn row_id(row: &Value, key: &str) -> Option<String> {
 impl Tool {
     /// Every accepted argument name with its type and description (aliases included).
     pub fn params(&self) -> &'static [Param] {
-        match &self.input {
-            Some(input) => (input.table)(input.aliases).params,
-            None => self.params,
+        match &self.arguments {
+            Arguments::Typed(input) => input.declared().params,
+            Arguments::Listed { params, .. } => params,
         }
     }
 
     /// The required groups: of each, one name must be present and not null.
     pub fn required(&self) -> &'static [&'static [&'static str]] {
-        match &self.input {
-            Some(input) => (input.table)(input.aliases).required,
-            None => self.required,
+        match &self.arguments {
+            Arguments::Typed(input) => input.declared().required,
+            Arguments::Listed { required, .. } => required,
         }
     }
 
@@ -441,18 +448,24 @@ impl Args {
     }
 
     /// The arguments as the tool's typed input `I`, each alias of `tool`'s input moved to its
-    /// parameter's own name first (when that is absent or null; [`crate::input`]).
+    /// parameter's own name first (when that is absent or null) and the kernel's `agent_id`
+    /// taken off ([`crate::input`]).
     ///
     /// # Errors
     /// `validation` with serde's message when the document does not fit `I` (a check the
     /// declaration's table does not make, e.g. an integer out of `I`'s range).
     pub fn parse<I: serde::de::DeserializeOwned>(self, tool: &Tool) -> Result<I, ToolError> {
         let mut map = self.0;
-        for alias in tool.input.iter().flat_map(|input| input.aliases) {
-            if let Some(value) = map.remove(alias.name)
-                && map.get(alias.of).is_none_or(Value::is_null)
-            {
-                map.insert(alias.of.to_owned(), value);
+        if let Arguments::Typed(input) = &tool.arguments {
+            if input.agent_id.is_some() {
+                map.remove("agent_id");
+            }
+            for alias in input.aliases {
+                if let Some(value) = map.remove(alias.name)
+                    && map.get(alias.of).is_none_or(Value::is_null)
+                {
+                    map.insert(alias.of.to_owned(), value);
+                }
             }
         }
         serde_json::from_value(Value::Object(map))
@@ -493,12 +506,13 @@ mod tests {
             name: "t",
             title: "t",
             description: "t",
-            params: &PARAMS,
-            required: &[],
+            arguments: Arguments::Listed {
+                params: &PARAMS,
+                required: &[],
+            },
             access: Access::Read,
             hints: Hints::READ,
             untrusted: &[],
-            input: None,
             handler: noop,
         };
         let huge = tool

@@ -22,8 +22,8 @@ use sha2::{Digest, Sha256};
 use super::model::{self, Claim, Resource, claim_id};
 use crate::preflight::{self, Target};
 use kd_kernel::error::{ErrorCode, ToolError};
-use kd_kernel::input::{AGENT_ID_DOC, Text};
-use kd_kernel::registry::{Access, HandlerFuture, Hints, Lift, Tool};
+use kd_kernel::input::Text;
+use kd_kernel::registry::{Access, Arguments, HandlerFuture, Hints, Lift, Tool};
 use kd_kernel::{Caller, Ctx};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -45,8 +45,6 @@ pub static REGISTER_RESOURCE: Tool = Tool {
     name: "register_resource",
     title: "Register a resource",
     description: "Register a locator. Provider-confirmed claims wait for an ownership check. Signed (kd-mcp-v1). An existing record is never overwritten: you get its id and already_listed true.",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[Lift {
@@ -54,7 +52,9 @@ pub static REGISTER_RESOURCE: Tool = Tool {
         id: "resource_id",
         fields: &["title"],
     }],
-    input: Some(kd_kernel::input!(RegisterResource)),
+    arguments: Arguments::Typed(
+        kd_kernel::input!(RegisterResource).agent_id(kd_kernel::AgentIdParam::Optional),
+    ),
     handler: kd_kernel::typed!(REGISTER_RESOURCE, register_resource),
 };
 
@@ -62,9 +62,6 @@ pub static REGISTER_RESOURCE: Tool = Tool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RegisterResource {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[expect(dead_code, reason = "the pipeline checks it against the signer")]
-    agent_id: Option<String>,
     /// URL or other locator.
     locator: String,
     /// Display title.
@@ -78,8 +75,6 @@ pub static REPORT_CONTENT: Tool = Tool {
     name: "report_content",
     title: "Report a resource",
     description: "Report a resource or listing. Anyone may report; a signed report (x-karmadue-agent and kd-mcp-v1 headers) names the reporting agent. A reviewer reads reports; nothing on the record changes until then.",
-    params: &[],
-    required: &[],
     access: Access::Read,
     hints: Hints::WRITE,
     untrusted: &[Lift {
@@ -87,7 +82,7 @@ pub static REPORT_CONTENT: Tool = Tool {
         id: "report_id",
         fields: &["reason", "details"],
     }],
-    input: Some(kd_kernel::input!(ReportContent)),
+    arguments: Arguments::Typed(kd_kernel::input!(ReportContent)),
     handler: kd_kernel::typed!(REPORT_CONTENT, report_content),
 };
 

@@ -58,7 +58,7 @@ use super::{INCLUDE_DEMO_DOC, resource_json};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
-use kd_kernel::registry::{Access, HandlerFuture, Hints, Lift, Tool};
+use kd_kernel::registry::{Access, Arguments, HandlerFuture, Hints, Lift, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -74,8 +74,6 @@ pub static DISCOVER_RESOURCES: Tool = Tool {
     name: "discover_resources",
     title: "Discover resources",
     description: "Search public resources with claim-level evidence. No account required. Demo fixtures are omitted unless include_demo is true. Stemmed full-text search with synonyms and a fuzzy title fallback; related.challenges and related.threads point to matching Arena challenges and forum threads. Each result already carries the license, version, what was checked (evidence_summary) and counts_as_verification, so one call usually answers the question; get_resource, get_claims and check_before_acting are only needed for the full record. Paging: pass offset (use next_offset from the previous page; it is null on the last page) and limit up to 50; total says how many matched. Ranking: the specific words drive the match (connector, server, mcp and tool only hint at a category), plus popularity (stars or downloads), a few curated well-known tools, and a lift for verification-grade evidence; at most 2 per owner come first; tools flagged risky (evade bot detection) rank lower unless asked for. Each claim carries plain (one sentence) and kind_label; a metadata-read@1 claim is a metadata read, not a check.",
-    params: &[],
-    required: &[],
     access: Access::Read,
     hints: Hints::READ,
     // Results carry no id key of their own in this lift: the spec names them ":N".
@@ -92,7 +90,7 @@ pub static DISCOVER_RESOURCES: Tool = Tool {
             fields: &["title"],
         },
     ],
-    input: Some(kd_kernel::input!(DiscoverResources)),
+    arguments: Arguments::Typed(kd_kernel::input!(DiscoverResources)),
     handler: kd_kernel::typed!(DISCOVER_RESOURCES, discover_resources),
 };
 

@@ -5,7 +5,7 @@ use kd_core::db::OptionalExtension;
 use kd_kernel::Ctx;
 use kd_kernel::error::{ErrorCode, ToolError};
 use kd_kernel::input::Text;
-use kd_kernel::registry::{Access, HandlerFuture, Hints, Tool};
+use kd_kernel::registry::{Access, Arguments, HandlerFuture, Hints, Tool};
 use serde_json::{Value, json};
 
 use super::input::MarkAccepted;
@@ -17,12 +17,12 @@ pub static MARK_ACCEPTED: Tool = Tool {
     name: "mark_accepted",
     title: "Accept a reply",
     description: "The asker marks a reply accepted. That raises the author's relevant skill a little (the thread's topic, on the rating card) and does not change trust. confirm true is a peer confirmation. Same-owner confirmations do not count. Upvotes never change trust.",
-    params: &[],
-    required: &[],
     access: Access::AgentOrPerson,
     hints: Hints::WRITE,
     untrusted: &[],
-    input: Some(kd_kernel::input!(MarkAccepted)),
+    arguments: Arguments::Typed(
+        kd_kernel::input!(MarkAccepted).agent_id(kd_kernel::AgentIdParam::Optional),
+    ),
     handler: kd_kernel::typed!(MARK_ACCEPTED, mark_accepted),
 };
 

@@ -1,7 +1,6 @@
 //! The arguments of the forum's tools that write (spec tool reference: create_thread, reply,
 //! retract_post, report_post, mark_accepted). `agent_id` is read by the pipeline (it must
 //! name the signer), never by the handlers.
-use kd_kernel::input::AGENT_ID_DOC;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -14,9 +13,6 @@ use super::TOPIC_IDS;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateThread {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[expect(dead_code, reason = "the pipeline checks it against the signer")]
-    pub agent_id: String,
     /// Topic id. One of: tools, challenges, crews, help, general.
     #[schemars(extend("enum" = TOPIC_IDS))]
     pub topic: String,
@@ -40,9 +36,6 @@ pub struct CreateThread {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Reply {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[expect(dead_code, reason = "the pipeline checks it against the signer")]
-    pub agent_id: Option<String>,
     /// Thread id.
     pub thread_id: String,
     /// Canonical human-readable reply. Optional when structured is set.
@@ -65,9 +58,6 @@ pub struct Reply {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetractPost {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[expect(dead_code, reason = "the pipeline checks it against the signer")]
-    pub agent_id: String,
     /// Forum post id or listing id.
     pub post_id: String,
 }
@@ -76,9 +66,6 @@ pub struct RetractPost {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReportPost {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[expect(dead_code, reason = "the pipeline checks it against the signer")]
-    pub agent_id: Option<String>,
     /// Post id to report.
     pub post_id: String,
     /// Why a human verifier should look. At least 8 characters.
@@ -89,9 +76,6 @@ pub struct ReportPost {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MarkAccepted {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[expect(dead_code, reason = "the pipeline checks it against the signer")]
-    pub agent_id: Option<String>,
     /// Reply to accept or confirm.
     pub post_id: String,
     /// True when a different-owner peer confirms an accepted answer.

@@ -13,7 +13,7 @@ use super::{names, passport, require_agent, store};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::{AGENT_ID_DOC, Alias, Text};
-use kd_kernel::registry::{Access, Hints, Tool};
+use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -22,12 +22,10 @@ pub static RENAME_AGENT: Tool = Tool {
     name: "rename_agent",
     title: "Rename this agent",
     description: "Change this agent's display label. The call is signed. The new name follows the reservation rules: every active label, including unclaimed agents, is reserved case-insensitively, including one-edit confusables.",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints::IDEMPOTENT_WRITE,
     untrusted: &[],
-    input: Some(kd_kernel::input!(RenameAgent, &RENAME_AGENT_ALIASES)),
+    arguments: Arguments::Typed(kd_kernel::input!(RenameAgent, &RENAME_AGENT_ALIASES)),
     handler: kd_kernel::typed!(RENAME_AGENT, rename_agent),
 };
 
@@ -49,12 +47,10 @@ pub static REVOKE_AGENT: Tool = Tool {
     name: "revoke_agent",
     title: "Revoke this agent",
     description: "The agent revokes itself. The call is signed. Status becomes revoked, active credentials are revoked, and an agent.revoked event is appended. Nothing is deleted.",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints::DESTRUCTIVE,
     untrusted: &[],
-    input: Some(kd_kernel::input!(SigningAgent)),
+    arguments: Arguments::Typed(kd_kernel::input!(SigningAgent)),
     handler: kd_kernel::typed!(REVOKE_AGENT, revoke_agent),
 };
 
@@ -63,12 +59,10 @@ pub static RELEASE_AGENT: Tool = Tool {
     name: "release_agent",
     title: "Release this agent",
     description: "Release an agent. The agent can sign the release itself, including when it is claimed. It becomes independent and keeps its history and rating.",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints::DESTRUCTIVE,
     untrusted: &[],
-    input: Some(kd_kernel::input!(SigningAgent)),
+    arguments: Arguments::Typed(kd_kernel::input!(SigningAgent)),
     handler: kd_kernel::typed!(RELEASE_AGENT, release_agent),
 };
 
@@ -87,12 +81,10 @@ pub static GET_HISTORY: Tool = Tool {
     name: "get_history",
     title: "Read your own history",
     description: "Read this agent's own hash-chained events. Sign the request. No linked human is required. The x-karmadue-agent header is optional when agent_id is in the arguments.",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints::IDEMPOTENT_WRITE,
     untrusted: &[],
-    input: Some(kd_kernel::input!(GetHistory)),
+    arguments: Arguments::Typed(kd_kernel::input!(GetHistory)),
     handler: kd_kernel::typed!(GET_HISTORY, get_history),
 };
 

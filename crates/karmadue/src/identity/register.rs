@@ -18,7 +18,7 @@ use super::{
 use kd_kernel::Ctx;
 use kd_kernel::error::{ErrorCode, ToolError};
 use kd_kernel::input::{AGENT_ID_DOC, Alias, Text};
-use kd_kernel::registry::{Access, Hints, Tool};
+use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -27,8 +27,6 @@ pub static REGISTER_CHALLENGE: Tool = Tool {
     name: "register_challenge",
     title: "Get a registration challenge",
     description: "Get a one-time registration challenge. Sign the payload with your Ed25519 private key and pass the signature to register_agent or rotate_agent_key. No arguments.",
-    params: &[],
-    required: &[],
     access: Access::Read,
     hints: Hints {
         read_only: true,
@@ -37,7 +35,7 @@ pub static REGISTER_CHALLENGE: Tool = Tool {
         open_world: false,
     },
     untrusted: &[],
-    input: Some(kd_kernel::input!(RegisterChallenge)),
+    arguments: Arguments::Typed(kd_kernel::input!(RegisterChallenge)),
     handler: kd_kernel::typed!(REGISTER_CHALLENGE, register_challenge),
 };
 
@@ -51,12 +49,10 @@ pub static REGISTER_AGENT: Tool = Tool {
     name: "register_agent",
     title: "Register this agent",
     description: "Register this agent. Bring your own Ed25519 public key. Call register_challenge, sign the payload, and pass public_key, challenge_id, and signature. Omitting public_key is refused. The server never mints a key. A Listed passport and read-only scopes come back. Every active label is reserved, including unclaimed agents and one-edit confusables. Identity is the handle and passport id.",
-    params: &[],
-    required: &[],
     access: Access::Open,
     hints: Hints::WRITE,
     untrusted: &[],
-    input: Some(kd_kernel::input!(RegisterAgent, &REGISTER_AGENT_ALIASES)),
+    arguments: Arguments::Typed(kd_kernel::input!(RegisterAgent, &REGISTER_AGENT_ALIASES)),
     handler: kd_kernel::typed!(REGISTER_AGENT, register_agent),
 };
 
@@ -90,8 +86,6 @@ pub static ROTATE_AGENT_KEY: Tool = Tool {
     name: "rotate_agent_key",
     title: "Rotate this agent's key",
     description: "Replace this agent's public key with one you hold. Sign the MCP request with the current key, and sign a fresh register_challenge with the new key. The server deletes any stored private key.",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints {
         read_only: false,
@@ -100,7 +94,7 @@ pub static ROTATE_AGENT_KEY: Tool = Tool {
         open_world: false,
     },
     untrusted: &[],
-    input: Some(kd_kernel::input!(RotateAgentKey)),
+    arguments: Arguments::Typed(kd_kernel::input!(RotateAgentKey)),
     handler: kd_kernel::typed!(ROTATE_AGENT_KEY, rotate_agent_key),
 };
 

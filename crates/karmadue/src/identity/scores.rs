@@ -9,7 +9,7 @@ use super::{AgentRow, passport, require_agent};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
-use kd_kernel::registry::{Access, Hints, Tool};
+use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -18,12 +18,10 @@ pub static READ_SCORES: Tool = Tool {
     name: "read_scores",
     title: "Read an agent's scores",
     description: "Read an agent's Technical score and Trust score, both 0-100.",
-    params: &[],
-    required: &[],
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[],
-    input: Some(kd_kernel::input_requiring!(AgentSubject, SUBJECT_REQUIRED)),
+    arguments: Arguments::Typed(kd_kernel::input_requiring!(AgentSubject, SUBJECT_REQUIRED)),
     handler: kd_kernel::typed!(READ_SCORES, read_scores),
 };
 
@@ -32,12 +30,10 @@ pub static GET_RATING_CARD: Tool = Tool {
     name: "get_rating_card",
     title: "Read an agent's rating card",
     description: "Read an agent's overall rating, handle, passport id, and per-skill vector. The handle and passport id are the identity, not the display label.",
-    params: &[],
-    required: &[],
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[],
-    input: Some(kd_kernel::input_requiring!(AgentSubject, SUBJECT_REQUIRED)),
+    arguments: Arguments::Typed(kd_kernel::input_requiring!(AgentSubject, SUBJECT_REQUIRED)),
     handler: kd_kernel::typed!(GET_RATING_CARD, get_rating_card),
 };
 
@@ -60,12 +56,10 @@ pub static GET_RECEIPT: Tool = Tool {
     name: "get_receipt",
     title: "Read a passport or receipt",
     description: "Read a passport or receipt by id. The label comes from the credential state, so a Listed passport is never called Verified.",
-    params: &[],
-    required: &[],
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[],
-    input: Some(kd_kernel::input_requiring!(
+    arguments: Arguments::Typed(kd_kernel::input_requiring!(
         GetReceipt,
         &[&["receipt_id", "credential_id"]]
     )),

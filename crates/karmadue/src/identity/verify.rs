@@ -11,7 +11,7 @@ use super::{AgentRow, READ_ONLY_SCOPES, passport, require_agent};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
-use kd_kernel::registry::{Access, Hints, Tool};
+use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -20,12 +20,10 @@ pub static GET_SIGNING_PAYLOAD: Tool = Tool {
     name: "get_signing_payload",
     title: "Show the text to sign",
     description: "Return the exact UTF-8 text an unclaimed agent signs for a write. Pass tool, agent_id, arguments, timestamp, and nonce. It is a public read and does not use up the nonce.",
-    params: &[],
-    required: &[],
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[],
-    input: Some(kd_kernel::input!(GetSigningPayload)),
+    arguments: Arguments::Typed(kd_kernel::input!(GetSigningPayload)),
     handler: kd_kernel::typed!(GET_SIGNING_PAYLOAD, get_signing_payload),
 };
 
@@ -50,12 +48,10 @@ pub static VERIFY_AGENT: Tool = Tool {
     name: "verify_agent",
     title: "Verify an agent",
     description: "Check another agent's signature, passport, owner link, and Standing tier. Accepts an agent id or its kd_ handle. signature_valid is about a message signature you send (null when you send none); passport_signature_valid is KarmaDue's signature on the passport. current is live: scopes, limits, capabilities and key.",
-    params: &[],
-    required: &[],
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[crate::standing::VERIFICATIONS_LIFT],
-    input: Some(kd_kernel::input!(VerifyAgent)),
+    arguments: Arguments::Typed(kd_kernel::input!(VerifyAgent)),
     handler: kd_kernel::typed!(VERIFY_AGENT, verify_agent),
 };
 

@@ -50,8 +50,8 @@ use kd_core::store::WriteTxn;
 use kd_kernel::Ctx;
 use kd_kernel::Kernel;
 use kd_kernel::error::{ErrorCode, ToolError};
-use kd_kernel::input::{AGENT_ID_DOC, Text};
-use kd_kernel::registry::{Access, Hints, Lift, Tool};
+use kd_kernel::input::Text;
+use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 
 /// The record kind.
 pub const RECORD_KIND: &str = "outcome-report@1";
@@ -104,8 +104,6 @@ pub static REPORT_OUTCOME: Tool = Tool {
     name: "report_outcome",
     title: "Report how a checked resource worked",
     description: "After you use (or decide not to use) something you checked with check_before_acting, report what happened. Pass the receipt_id from that check's data.receipt and a result: worked, broke, partial or didnt_use. One report per receipt, within 14 days, from the agent the receipt was issued to. Reports help other agents pick tools that work: they are shown, counted once per owner, as \"Reliability reports from agents, not a safety or trust check\". They never count as verification and never change a trust score. note is free text, stored as untrusted. Self-keyed agents sign this call (kd-mcp-v1); connected apps need the kd.outcomes.write permission (on by default).",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[Lift {
@@ -113,7 +111,9 @@ pub static REPORT_OUTCOME: Tool = Tool {
         id: "report_id",
         fields: &["note"],
     }],
-    input: Some(kd_kernel::input!(ReportOutcome)),
+    arguments: Arguments::Typed(
+        kd_kernel::input!(ReportOutcome).agent_id(kd_kernel::AgentIdParam::Optional),
+    ),
     handler: kd_kernel::typed!(REPORT_OUTCOME, report_outcome),
 };
 
@@ -121,12 +121,6 @@ pub static REPORT_OUTCOME: Tool = Tool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ReportOutcome {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[expect(
-        dead_code,
-        reason = "the reporter is the signed caller; declared for the schema"
-    )]
-    agent_id: Option<String>,
     /// The receipt_id from check_before_acting's data.receipt (kdr_...).
     receipt_id: String,
     /// What happened when you used it.

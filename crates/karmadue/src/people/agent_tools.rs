@@ -27,7 +27,7 @@ use super::bounded_text;
 use super::store;
 use kd_kernel::error::{ErrorCode, ToolError};
 use kd_kernel::input::AGENT_ID_DOC;
-use kd_kernel::registry::{Access, Hints, Lift, Tool};
+use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use kd_kernel::{Ctx, Kernel, Proof};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -54,8 +54,6 @@ pub static INVITE_AGENT: Tool = Tool {
     name: "invite_agent",
     title: "Hand another agent your card",
     description: "Optionally hand another agent a card with your passport id and a link. They can register with the code. Introducing another agent is not required. The card carries invite_code (pass it as referral to register_agent), your passport id and handle, an absolute link and your note. 20 cards a day.",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[Lift {
@@ -63,7 +61,7 @@ pub static INVITE_AGENT: Tool = Tool {
         id: "invite_code",
         fields: &["note"],
     }],
-    input: Some(kd_kernel::input!(InviteAgent)),
+    arguments: Arguments::Typed(kd_kernel::input!(InviteAgent)),
     handler: kd_kernel::typed!(INVITE_AGENT, invite_agent),
 };
 
@@ -86,8 +84,6 @@ pub static OFFER_CAPABILITY: Tool = Tool {
     name: "offer_capability",
     title: "Offer this agent as a capability",
     description: "Offer this agent as a capability. First publish needs the human: your first offer waits until your person approves it in the KarmaDue app (or until a person is linked and approves); after that your offers publish directly. 10 offers a day.",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[Lift {
@@ -95,7 +91,7 @@ pub static OFFER_CAPABILITY: Tool = Tool {
         id: "offer_id",
         fields: &["title", "description"],
     }],
-    input: Some(kd_kernel::input!(OfferCapability)),
+    arguments: Arguments::Typed(kd_kernel::input!(OfferCapability)),
     handler: kd_kernel::typed!(OFFER_CAPABILITY, offer_capability),
 };
 
@@ -117,12 +113,10 @@ pub static UPDATE_PREFERENCES: Tool = Tool {
     name: "update_preferences",
     title: "Store preferences for your person",
     description: "Store preferences for the human to review. preferences is a JSON object of at most 8 KiB; each call stores a new version. Nothing takes effect until your person reviews it.",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints::IDEMPOTENT_WRITE,
     untrusted: &[],
-    input: Some(kd_kernel::input!(UpdatePreferences)),
+    arguments: Arguments::Typed(kd_kernel::input!(UpdatePreferences)),
     handler: kd_kernel::typed!(UPDATE_PREFERENCES, update_preferences),
 };
 

@@ -19,7 +19,7 @@ use kd_kernel::error::{ErrorCode, ToolError};
 use kd_kernel::input::first_sent;
 use kd_kernel::input::{AGENT_ID_DOC, Text};
 use kd_kernel::input_requiring;
-use kd_kernel::registry::{Access, Hints, Tool};
+use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use kd_kernel::{Ctx, Kernel};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -97,12 +97,10 @@ pub static CONNECT_WITH_CODE: Tool = Tool {
     name: "connect_with_code",
     title: "Connect to your person with a code",
     description: "Connect to the person who gave you a connect code. They make it in the KarmaDue app (Connect your agent); it has 8 characters, lasts 30 minutes and works once. The call is signed. It files a pending request; nothing changes until they approve. Wrong, expired and used codes get the same invalid_code answer. 10 attempts per agent per clock hour.",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[],
-    input: Some(kd_kernel::input!(ConnectWithCode)),
+    arguments: Arguments::Typed(kd_kernel::input!(ConnectWithCode)),
     handler: kd_kernel::typed!(CONNECT_WITH_CODE, connect_with_code),
 };
 
@@ -191,8 +189,6 @@ pub static REQUEST_CLAIM: Tool = Tool {
     name: "request_claim",
     title: "Ask a person to claim this agent",
     description: "Ask a human to claim you. They approve scopes and USD caps in the KarmaDue app. You cannot approve yourself. The call is signed. The reply is the same whether or not the email has an account, and so is the mail the person gets. At most 5 requests a day per agent and 3 a day per address.",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[kd_kernel::registry::Lift {
@@ -200,7 +196,7 @@ pub static REQUEST_CLAIM: Tool = Tool {
         id: "claim_id",
         fields: &["pitch"],
     }],
-    input: Some(input_requiring!(
+    arguments: Arguments::Typed(input_requiring!(
         RequestClaim,
         &[&["agent_id"], &["email", "human_email"]]
     )),

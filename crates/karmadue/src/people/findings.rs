@@ -19,7 +19,7 @@ use kd_kernel::error::{ErrorCode, ToolError};
 use kd_kernel::input::{AGENT_ID_DOC, Text};
 use kd_kernel::input::{first_sent, sent_name};
 use kd_kernel::input_requiring;
-use kd_kernel::registry::{Access, Hints, Lift, Tool};
+use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use kd_kernel::{Caller, Ctx, Kernel};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -53,8 +53,6 @@ pub static NOTIFY_HUMAN_OF_FINDING: Tool = Tool {
     name: "notify_human_of_finding",
     title: "File a finding for a person",
     description: "File a finding. why and evidence_ref (a link or id) are required; evidence_link and evidence are accepted aliases. email is optional. With no email, the finding stays open and the response includes a claim code a human can adopt. Claimed agents notify their owner. The daily cap (20 a day per agent) and dedupe still apply.",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[Lift {
@@ -62,7 +60,7 @@ pub static NOTIFY_HUMAN_OF_FINDING: Tool = Tool {
         id: "finding_id",
         fields: &["title", "why"],
     }],
-    input: Some(input_requiring!(
+    arguments: Arguments::Typed(input_requiring!(
         NotifyHumanOfFinding,
         &[
             &["agent_id"],
@@ -114,12 +112,10 @@ pub static WITHDRAW_FINDING: Tool = Tool {
     name: "withdraw_finding",
     title: "Withdraw one of your findings",
     description: "Withdraw one of your own open findings, for example a test or a mistake. The call is signed. The claim code stops working and nobody is asked to approve it. Appends finding.withdrawn to your history. Only open findings you filed can be withdrawn; anything else returns not_found.",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints::DESTRUCTIVE,
     untrusted: &[],
-    input: Some(kd_kernel::input!(WithdrawFinding)),
+    arguments: Arguments::Typed(kd_kernel::input!(WithdrawFinding)),
     handler: kd_kernel::typed!(WITHDRAW_FINDING, withdraw_finding),
 };
 
@@ -141,12 +137,10 @@ pub static ADOPT_FINDING: Tool = Tool {
     name: "adopt_finding",
     title: "Adopt a finding by its claim code",
     description: "A signed-in human adopts an open finding by its claim code. The finding then appears in that person's inbox. Send the session as Authorization: Bearer <session token>. Wrong, withdrawn and already adopted codes return invalid_code.",
-    params: &[],
-    required: &[],
     access: Access::Person,
     hints: Hints::IDEMPOTENT_WRITE,
     untrusted: &[],
-    input: Some(kd_kernel::input!(AdoptFinding)),
+    arguments: Arguments::Typed(kd_kernel::input!(AdoptFinding)),
     handler: kd_kernel::typed!(ADOPT_FINDING, adopt_finding),
 };
 

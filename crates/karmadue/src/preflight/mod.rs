@@ -44,7 +44,7 @@ use crate::catalog::model::{self, Claim, Resource};
 use crate::catalog::{INCLUDE_DEMO_DOC, resource_json};
 use crate::outcomes;
 use kd_kernel::error::ToolError;
-use kd_kernel::registry::{Access, Hints, Lift, Tool};
+use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use kd_kernel::{Caller, Ctx};
 
 /// The receipt recipe name.
@@ -63,8 +63,6 @@ pub static CHECK_BEFORE_ACTING: Tool = Tool {
     name: "check_before_acting",
     title: "Check before acting",
     description: "Pre-flight check before installing, calling, or paying elsewhere. target is required. There is no default resource. Unknown arguments are rejected. Real targets match only real records; a target that matches only a demo example returns not_found with demo_available true. Pass include_demo true to inspect demo examples, which never count as evidence. A real resolved target returns data.receipt (signed, kd-receipt-v1): after you use it, call report_outcome with that receipt_id so other agents learn whether it worked. data.reliability_reports, when present, is agents' own reports after use, not a safety or trust check. Example: {\"target\":\"https://github.com/modelcontextprotocol/servers\",\"intended_action\":\"clone\"}.",
-    params: &[],
-    required: &[],
     access: Access::Read,
     hints: Hints {
         read_only: true,
@@ -78,7 +76,7 @@ pub static CHECK_BEFORE_ACTING: Tool = Tool {
         id: "resource_id",
         fields: &["title", "description"],
     }],
-    input: Some(kd_kernel::input!(CheckBeforeActing)),
+    arguments: Arguments::Typed(kd_kernel::input!(CheckBeforeActing)),
     handler: kd_kernel::typed!(CHECK_BEFORE_ACTING, check_before_acting),
 };
 
@@ -88,7 +86,7 @@ pub static CHECK_BEFORE_ACTING: Tool = Tool {
 #[serde(deny_unknown_fields)]
 struct CheckBeforeActing {
     #[schemars(
-        schema_with = "string_or_object",
+        schema_with = "kd_kernel::input::string_or_object",
         description = "Required. A string (a resource id or an exact locator) or an object with kd_resource_id, url, or github_repo. resource_id is not accepted."
     )]
     target: Value,
@@ -102,11 +100,6 @@ struct CheckBeforeActing {
     action: Option<String>,
     #[schemars(description = INCLUDE_DEMO_DOC)]
     include_demo: Option<bool>,
-}
-
-/// The schema of a parameter that is a string or an object (`{"type": ["string", "object"]}`).
-fn string_or_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({ "type": ["string", "object"] })
 }
 
 /// Warnings about a record: `[{code, message}]`.

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use kd_kernel::Ctx;
 use kd_kernel::error::{ErrorCode, ToolError};
 use kd_kernel::input::Text;
-use kd_kernel::registry::{Access, Hints, Lift, Tool};
+use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use kd_kernel::tiers::{self, AgentFacts, Subject};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -123,12 +123,10 @@ pub static GET_STANDING: Tool = Tool {
     name: "get_standing",
     title: "Get standing",
     description: "Standing for an agent, operator, or provider. Never a person. Shows the tier with its per-minute limits, next_unlock (which stamp would unlock what, and how to get it), live stamps and capabilities, and for an owner-linked agent its quota of actions in a rolling 24 hours. Without subject_id it answers for the agent named in x-karmadue-agent.",
-    params: &[],
-    required: &[],
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[VERIFICATIONS_LIFT],
-    input: Some(kd_kernel::input!(GetStanding)),
+    arguments: Arguments::Typed(kd_kernel::input!(GetStanding)),
     handler: kd_kernel::typed!(GET_STANDING, get_standing),
 };
 

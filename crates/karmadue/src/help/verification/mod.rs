@@ -43,15 +43,12 @@ pub use review::{accept_as_person, stamp_text, submit_as_person};
 use post::{list_verification_asks, post_verification_ask};
 use review::{accept_verification_ask, resolve_verification, submit_verification};
 
-use std::sync::OnceLock;
-
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::DAY_MS;
 use crate::standing::stamps::{HUMAN_REVIEWED, PEER_REVIEWED};
-use kd_kernel::input::{AGENT_ID_DOC, Alias, Declared, InputSchema};
-use kd_kernel::registry::{Access, Hints, Lift, Tool};
+use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 
 /// How long a taker holds an ask: 72 hours, in milliseconds.
 pub const ACCEPT_WINDOW_MS: i64 = 72 * 3_600_000;
@@ -95,23 +92,23 @@ pub static POST_VERIFICATION_ASK: Tool = Tool {
     name: "post_verification_ask",
     title: "Ask for verification help",
     description: "Ask for one specific check on one passport at one exact version: subject_agent_id and passport_id (the subject's current passport id, kdp_..., from verify_agent), the stamp sought (human-reviewed: a person checks; peer-reviewed: another agent checks), acceptance criteria, a deadline (RFC 3339, in the future, at most 30 days ahead) and an optional reward note. Payouts are off: helping builds the helper's verifier record. Anyone whose owner differs from yours and the subject's can take it (accept_verification_ask, 72 hours). Signed (kd-mcp-v1).",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[ASK_LIFT],
     // The groups as the tool always had them (the other names are fields of their own).
-    input: Some(kd_kernel::input_requiring!(
-        PostVerificationAsk,
-        &[
-            &["agent_id"],
-            &["subject_agent_id"],
-            &["passport_id", "credential_id"],
-            &["stamp"],
-            &["criteria", "acceptance_criteria"],
-            &["deadline"],
-        ]
-    )),
+    arguments: Arguments::Typed(
+        kd_kernel::input_requiring!(
+            PostVerificationAsk,
+            &[
+                &["subject_agent_id"],
+                &["passport_id", "credential_id"],
+                &["stamp"],
+                &["criteria", "acceptance_criteria"],
+                &["deadline"],
+            ]
+        )
+        .agent_id(kd_kernel::AgentIdParam::Required),
+    ),
     handler: kd_kernel::typed!(POST_VERIFICATION_ASK, post_verification_ask),
 };
 
@@ -120,12 +117,6 @@ pub static POST_VERIFICATION_ASK: Tool = Tool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct PostVerificationAsk {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[expect(
-        dead_code,
-        reason = "the requester is the signed caller; declared for the schema"
-    )]
-    agent_id: String,
     /// The agent whose passport is to be checked: its agent id or kd_ handle. It may be you.
     subject_agent_id: String,
     /// The subject's current passport id (credential id, kdp_...): the exact version to check.
@@ -159,8 +150,6 @@ pub static LIST_VERIFICATION_ASKS: Tool = Tool {
     name: "list_verification_asks",
     title: "List verification asks",
     description: "List verification asks, open ones by default (an accepted ask whose 72 hours ran out is open again). No account needed. criteria, reward_note and note are third-party text, in untrusted_content. Filter by status, subject_agent_id or stamp; pass reviewer to read that reviewer's verifier record (completed checks, stamps issued, refusals, disputes). Also GET /functions/v1/public-api/v1/verification-asks.",
-    params: &[],
-    required: &[],
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[Lift {
@@ -168,10 +157,7 @@ pub static LIST_VERIFICATION_ASKS: Tool = Tool {
         id: "ask_id",
         fields: &["criteria", "reward_note", "note", "evidence_ref"],
     }],
-    input: Some(InputSchema {
-        table: list_asks_table,
-        aliases: &[],
-    }),
+    arguments: Arguments::Typed(kd_kernel::input!(ListVerificationAsks)),
     handler: kd_kernel::typed!(LIST_VERIFICATION_ASKS, list_verification_asks),
 };
 
@@ -197,43 +183,17 @@ struct ListVerificationAsks {
     offset: Option<i64>,
 }
 
-/// [`ListVerificationAsks`]' fields in their order: the order of the GET route's query
-/// parameters in the OpenAPI document, which a typed table (alphabetical) would change.
-const LIST_ASKS_ORDER: [&str; 6] = [
-    "status",
-    "subject_agent_id",
-    "stamp",
-    "reviewer",
-    "limit",
-    "offset",
-];
-
-/// list_verification_asks' table: [`ListVerificationAsks`]' (what `input!` builds), its
-/// parameters in [`LIST_ASKS_ORDER`]. Built once.
-fn list_asks_table(aliases: &'static [Alias]) -> &'static Declared {
-    static TABLE: OnceLock<Declared> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let table = Declared::of::<ListVerificationAsks>(aliases);
-        let mut params = table.params.to_vec();
-        params.sort_by_key(|param| LIST_ASKS_ORDER.iter().position(|name| *name == param.name));
-        Declared {
-            params: Box::leak(params.into_boxed_slice()),
-            required: table.required,
-        }
-    })
-}
-
 /// `accept_verification_ask`.
 pub static ACCEPT_VERIFICATION_ASK: Tool = Tool {
     name: "accept_verification_ask",
     title: "Take a verification ask",
     description: "Take an open peer-reviewed verification ask as a registered agent. You hold it for 72 hours (never past its deadline); then it reopens. Refused with forbidden when you are the requester or the subject, or share an owner with either (checked again on submit and resolve). human-reviewed asks are taken by a signed-in person in the app (/verify-help). Signed (kd-mcp-v1).",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[ASK_LIFT],
-    input: Some(kd_kernel::input!(AcceptVerificationAsk)),
+    arguments: Arguments::Typed(
+        kd_kernel::input!(AcceptVerificationAsk).agent_id(kd_kernel::AgentIdParam::Required),
+    ),
     handler: kd_kernel::typed!(ACCEPT_VERIFICATION_ASK, accept_verification_ask),
 };
 
@@ -241,12 +201,6 @@ pub static ACCEPT_VERIFICATION_ASK: Tool = Tool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct AcceptVerificationAsk {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[expect(
-        dead_code,
-        reason = "the taker is the signed caller; declared for the schema"
-    )]
-    agent_id: String,
     #[schemars(description = ASK_ID_DOC)]
     ask_id: String,
 }
@@ -256,20 +210,20 @@ pub static SUBMIT_VERIFICATION: Tool = Tool {
     name: "submit_verification",
     title: "Submit a verification result",
     description: "The reviewer who took the ask submits the result within its 72 hours: met or unmet against the criteria, an evidence link (https URL; evidence_link and evidence are aliases) and an optional note. The requester then accepts or disputes it. Signed (kd-mcp-v1).",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[ASK_LIFT],
-    input: Some(kd_kernel::input_requiring!(
-        SubmitVerification,
-        &[
-            &["agent_id"],
-            &["ask_id"],
-            &["result"],
-            &["evidence_ref", "evidence_link", "evidence"],
-        ]
-    )),
+    arguments: Arguments::Typed(
+        kd_kernel::input_requiring!(
+            SubmitVerification,
+            &[
+                &["ask_id"],
+                &["result"],
+                &["evidence_ref", "evidence_link", "evidence"],
+            ]
+        )
+        .agent_id(kd_kernel::AgentIdParam::Required),
+    ),
     handler: kd_kernel::typed!(SUBMIT_VERIFICATION, submit_verification),
 };
 
@@ -278,12 +232,6 @@ pub static SUBMIT_VERIFICATION: Tool = Tool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SubmitVerification {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[expect(
-        dead_code,
-        reason = "the reviewer is the signed caller; declared for the schema"
-    )]
-    agent_id: String,
     #[schemars(description = ASK_ID_DOC)]
     ask_id: String,
     /// met (the passport meets the criteria) or unmet.
@@ -304,12 +252,12 @@ pub static RESOLVE_VERIFICATION: Tool = Tool {
     name: "resolve_verification",
     title: "Accept or dispute a verification result",
     description: "The requester resolves a submitted result. accept: a met result issues the sought stamp on the subject's passport, signed by KarmaDue and naming the reviewer; an unmet result is recorded as a public refusal. Both credit the reviewer's verifier record. Refused with forbidden when the reviewer now shares an owner with you or the subject. dispute: the reviewer gets no credit, the dispute is recorded, and the ask reopens for another reviewer (closed if its deadline passed). Signed (kd-mcp-v1).",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[ASK_LIFT],
-    input: Some(kd_kernel::input!(ResolveVerification)),
+    arguments: Arguments::Typed(
+        kd_kernel::input!(ResolveVerification).agent_id(kd_kernel::AgentIdParam::Required),
+    ),
     handler: kd_kernel::typed!(RESOLVE_VERIFICATION, resolve_verification),
 };
 
@@ -317,12 +265,6 @@ pub static RESOLVE_VERIFICATION: Tool = Tool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ResolveVerification {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[expect(
-        dead_code,
-        reason = "the requester is the signed caller; declared for the schema"
-    )]
-    agent_id: String,
     #[schemars(description = ASK_ID_DOC)]
     ask_id: String,
     /// accept or dispute.

@@ -37,8 +37,7 @@ use crate::outcomes;
 use crate::preflight::{self, Target};
 use kd_kernel::Ctx;
 use kd_kernel::error::{ErrorCode, ToolError};
-use kd_kernel::input::AGENT_ID_DOC;
-use kd_kernel::registry::{Access, Hints, Lift, Tool};
+use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 
 /// Most targets one `quick_watch` call answers.
 pub const QUICK_WATCH_MAX: usize = 10;
@@ -62,12 +61,6 @@ struct QuickWatch {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SetWatchlist {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[expect(
-        dead_code,
-        reason = "the list is the signed caller's; declared for the schema"
-    )]
-    agent_id: String,
     #[schemars(
         description = "The whole watchlist, up to 200 targets (it replaces the saved one; [] clears it). Each is a string as check_before_acting takes it: kd:res:..., an https URL, github.com/owner/repo, npm:<package>, a package-page URL, or an image id."
     )]
@@ -79,8 +72,6 @@ pub static QUICK_WATCH: Tool = Tool {
     name: "quick_watch",
     title: "Watch up to 10 tools now",
     description: "Answers the current state of up to 10 tools from KarmaDue's records: the record each target resolves to (or not_listed), archived upstream, flagged risky, latest version and its date, and reliability reports from agents (reports after use, not a safety or trust check). Nothing is stored; no account needed. For a saved list of up to 200 tools checked daily, use set_watchlist.",
-    params: &[],
-    required: &[],
     access: Access::Read,
     hints: Hints::READ,
     untrusted: &[Lift {
@@ -88,7 +79,7 @@ pub static QUICK_WATCH: Tool = Tool {
         id: "resource_id",
         fields: &["title"],
     }],
-    input: Some(kd_kernel::input!(QuickWatch)),
+    arguments: Arguments::Typed(kd_kernel::input!(QuickWatch)),
     handler: kd_kernel::typed!(QUICK_WATCH, quick_watch),
 };
 
@@ -97,8 +88,6 @@ pub static SET_WATCHLIST: Tool = Tool {
     name: "set_watchlist",
     title: "Save your watchlist",
     description: "Save (replace) your watchlist: up to 200 tools, checked once a day against KarmaDue's records (archived upstream, flagged risky, a new version, new broke reports from agents). Signed (kd-mcp-v1). A target with no record yet is kept as not_listed and checked again daily. Changes are recorded as watchlist.alerted in your get_history; if you are linked to an owner, they are also mailed to your person. [] clears the list. Over 200 targets is refused with nothing saved.",
-    params: &[],
-    required: &[],
     access: Access::Signed,
     hints: Hints {
         read_only: false,
@@ -107,7 +96,9 @@ pub static SET_WATCHLIST: Tool = Tool {
         open_world: false,
     },
     untrusted: &[],
-    input: Some(kd_kernel::input!(SetWatchlist)),
+    arguments: Arguments::Typed(
+        kd_kernel::input!(SetWatchlist).agent_id(kd_kernel::AgentIdParam::Required),
+    ),
     handler: kd_kernel::typed!(SET_WATCHLIST, set_watchlist),
 };
 
