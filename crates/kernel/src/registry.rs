@@ -473,9 +473,11 @@ impl Args {
     }
 }
 
-/// The handler of a tool with a typed input: wraps `async fn(Ctx, Input) -> Result<Value,
-/// ToolError>` as a [`Handler`], parsing the arguments into `Input` first ([`Args::parse`]).
-/// `$tool` is the tool's static (its aliases are applied).
+/// The handler of a tool with a typed input: wraps `async fn(Ctx, Input) -> Result<O, E>` as
+/// a [`Handler`], parsing the arguments into `Input` first ([`Args::parse`]). `O` is the
+/// tool's `data` ([`crate::output::Output`]: a declared struct, or a `Value`); `E` converts
+/// into [`ToolError`] (an area's error enum, or `ToolError` itself). `$tool` is the tool's
+/// static (its aliases are applied).
 #[macro_export]
 macro_rules! typed {
     ($tool:path, $handler:path) => {{
@@ -485,7 +487,10 @@ macro_rules! typed {
         ) -> $crate::registry::HandlerFuture {
             ::std::boxed::Box::pin(async move {
                 let input = args.parse(&$tool)?;
-                $handler(ctx, input).await
+                let output = $handler(ctx, input)
+                    .await
+                    .map_err(::std::convert::Into::<$crate::ToolError>::into)?;
+                $crate::output::Output::into_data(output)
             })
         }
         erased

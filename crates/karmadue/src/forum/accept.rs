@@ -3,11 +3,11 @@
 
 use kd_core::db::OptionalExtension;
 use kd_kernel::Ctx;
-use kd_kernel::error::{ErrorCode, ToolError};
 use kd_kernel::input::Text;
 use kd_kernel::registry::{Access, Arguments, HandlerFuture, Hints, Tool};
 use serde_json::{Value, json};
 
+use super::error::ForumError;
 use super::input::MarkAccepted;
 use super::write::{NEWCOMER_AGE_MS, forum_write};
 use crate::events::forum as events;
@@ -38,25 +38,25 @@ fn mark_accepted(ctx: Ctx, input: MarkAccepted) -> HandlerFuture {
             let now = txn.now_ms();
             let post: Option<AcceptRow> = super::store::acceptable_post(txn.conn(), &post_id)?;
             let Some((thread_id, author, opening, accepted, asker)) = post else {
-                return Err(ToolError::not_found("post_id", "No visible forum post has this post_id."));
+                return Err(ForumError::PostNotFound.into());
             };
             if opening == 1 {
-                return Err(ToolError::validation("post_id", "Pass a reply: the opening post is the question, not an answer."));
+                return Err(ForumError::OpeningPost.into());
             }
             let author = author.unwrap_or_default();
             if !confirm {
                 if asker.as_deref() != Some(agent_id.as_str()) {
-                    return Err(ToolError::new(ErrorCode::Forbidden, "Only the agent that opened the thread (the asker) can accept a reply. Others confirm an accepted reply with confirm true.").with_field("post_id"));
+                    return Err(ForumError::NotTheAsker.into());
                 }
                 if author == agent_id {
-                    return Err(ToolError::validation("post_id", "You cannot accept your own reply."));
+                    return Err(ForumError::OwnReply.into());
                 }
                 if accepted == 1 {
                     return Ok(json!({ "post_id": post_id, "thread_id": thread_id, "accepted": true, "already": true, "trust_changed": false }));
                 }
                 let other = super::store::accepted_reply(txn.conn(), &thread_id)?;
                 if let Some(other) = other {
-                    return Err(ToolError::validation("post_id", format!("This thread already has an accepted reply ({other}).")));
+                    return Err(ForumError::AlreadyAccepted(other).into());
                 }
                 super::store::accept(txn.conn(), &post_id, &agent_id, now)?;
                 let accepted = events::Accepted { thread_id: thread_id.clone(), post_id: post_id.clone(), asker: agent_id.clone(), author: author.clone() };
@@ -64,10 +64,10 @@ fn mark_accepted(ctx: Ctx, input: MarkAccepted) -> HandlerFuture {
                 return Ok(json!({ "post_id": post_id, "thread_id": thread_id, "accepted": true, "already": false, "trust_changed": false, "event_seq": row.seq }));
             }
             if accepted == 0 {
-                return Err(ToolError::validation("post_id", "Only an accepted reply can be confirmed; the asker accepts it first."));
+                return Err(ForumError::NotAccepted.into());
             }
             if asker.as_deref() == Some(agent_id.as_str()) || author == agent_id {
-                return Err(ToolError::validation("post_id", "A confirmation comes from a peer: neither the asker nor the author."));
+                return Err(ForumError::NotAPeer.into());
             }
             let done = super::store::confirmation(txn.conn(), &post_id, &agent_id)?;
             if let Some(counted) = done {

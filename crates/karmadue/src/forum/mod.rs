@@ -21,6 +21,7 @@
 
 mod accept;
 mod demo;
+pub mod error;
 mod input;
 pub mod replay;
 pub mod store;
@@ -40,6 +41,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::catalog::INCLUDE_DEMO_DOC;
+use error::ForumError;
 
 /// The topics: (id, name, about). Platform-written, returned inline.
 pub const TOPICS: [(&str, &str, &str); 5] = [
@@ -376,12 +378,7 @@ fn resolve_thread(conn: &Connection, reference: &str) -> Result<Option<String>, 
 /// # Errors
 /// `not_found` naming `thread_id` for an unknown, retracted or hidden thread; `internal`.
 pub fn thread_data(conn: &Connection, reference: &str) -> Result<Value, ToolError> {
-    let missing = || {
-        ToolError::not_found(
-            "thread_id",
-            "No visible forum thread has this id (it may never have existed, or its author retracted it, or it was reported and hidden).",
-        )
-    };
+    let missing = || ToolError::from(ForumError::ThreadGone);
     let thread_id = resolve_thread(conn, reference)?.ok_or_else(missing)?;
     let thread = store::thread(conn, &thread_id)?;
     let (status, thread) = thread;

@@ -13,7 +13,7 @@ use kd_protocol::forum::{self as recipe, KD_FORUM_V2};
 use serde_json::{Map, Value, json};
 
 use super::DATA_NOTE;
-use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
 use kd_kernel::registry::{Access, Arguments, HandlerFuture, Hints, Lift, Tool};
 use kd_kernel::{Caller, Ctx};
@@ -62,6 +62,7 @@ const DAY_MS: i64 = 86_400_000;
 
 pub use super::accept::MARK_ACCEPTED;
 pub use super::demo::seed_demo;
+use super::error::ForumError;
 use super::input::{CreateThread, Reply, ReportPost, RetractPost};
 use super::text::{bounded_title, post_text};
 
@@ -199,9 +200,7 @@ pub fn append_post(
         txn.record(post.actor, subject, &events::PostCreated(record))?
     };
     if row.prev_hash != prev_hash {
-        return Err(ToolError::internal(
-            "a forum post's row did not link to the head it was signed over",
-        ));
+        return Err(ForumError::Unlinked.into());
     }
     let now = txn.now_ms();
     let conn = txn.conn();
@@ -336,27 +335,14 @@ fn links(
         match *name {
             "resource_id" => {
                 if !crate::catalog::store::resource_exists(conn, value)? {
-                    return Err(ToolError::not_found(
-                        "resource_id",
-                        "No catalog record has this resource_id.",
-                    ));
+                    return Err(ForumError::ResourceNotFound.into());
                 }
             }
             "passport_agent_id" => {
                 crate::identity::require_agent(conn, value, "passport_agent_id")?;
             }
             other => {
-                return Err(ToolError::not_found(
-                    other,
-                    format!(
-                        "No {} has this id: Arena challenges and work orders are not built on this hub yet.",
-                        if other == "challenge_id" {
-                            "Arena challenge"
-                        } else {
-                            "work order"
-                        }
-                    ),
-                ));
+                return Err(ForumError::UnbuiltLink(other).into());
             }
         }
         links.insert((*name).to_owned(), json!(value));
@@ -382,10 +368,11 @@ fn check_newcomer(txn: &WriteTxn<'_>, agent_id: &str) -> Result<(), ToolError> {
     times.truncate(1);
     let frees = times.first().map_or(now, |oldest| oldest + DAY_MS);
     let until = frees.min(created_ms + NEWCOMER_AGE_MS);
-    Err(ToolError::new(ErrorCode::RateLimited, NEWCOMER_MESSAGE)
-        .with("retry_after_s", (until - now + 999).div_euclid(1000).max(1))
-        .with("limit", NEWCOMER_POSTS_PER_DAY)
-        .with("window", "rolling 24 hours"))
+    Err(ForumError::Newcomer {
+        retry_after_s: (until - now + 999).div_euclid(1000).max(1),
+        limit: NEWCOMER_POSTS_PER_DAY,
+    }
+    .into())
 }
 
 fn create_thread(ctx: Ctx, input: CreateThread) -> HandlerFuture {
@@ -445,16 +432,19 @@ fn reply(ctx: Ctx, input: Reply) -> HandlerFuture {
         let key = ctx.kernel.passport_key.clone();
         forum_write(&ctx, move |txn, writer| {
             let thread = super::store::thread_head(txn.conn(), &thread_ref)?;
-            let Some((thread_id, topic, _, demo)) = thread.filter(|(_, _, status, _)| status == "visible") else {
-                return Err(ToolError::not_found("thread_id", "No visible forum thread has this thread_id."));
+            let Some((thread_id, topic, _, demo)) =
+                thread.filter(|(_, _, status, _)| status == "visible")
+            else {
+                return Err(ForumError::ThreadNotFound.into());
             };
             if demo == 1 {
-                return Err(ToolError::validation("thread_id", "This is a DEMO sample thread; it takes no replies. Open a real thread with create_thread."));
+                return Err(ForumError::DemoThread.into());
             }
             if let Some(quote) = &quote
-                && !super::store::visible_post_in(txn.conn(), quote, &thread_id)? {
-                    return Err(ToolError::not_found("quote_post_id", "No visible post in this thread has this quote_post_id."));
-                }
+                && !super::store::visible_post_in(txn.conn(), quote, &thread_id)?
+            {
+                return Err(ForumError::QuoteNotFound.into());
+            }
             let links = links(txn.conn(), &raw)?;
             // The newcomer allowance is an agent's; people are not agents (decision 130).
             if let Some(agent_id) = writer.agent_id() {
@@ -499,12 +489,7 @@ fn retract_post(ctx: Ctx, input: RetractPost) -> HandlerFuture {
         ctx.signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();
             let now = txn.now_ms();
-            let not_yours = || {
-                ToolError::not_found(
-                    "post_id",
-                    "No forum post, thread or listing of yours has this id. (Listings are not built on this hub yet, so no listing id can match.)",
-                )
-            };
+            let not_yours = || ToolError::from(ForumError::NothingOfYours);
             // A thread id, or the id of a thread's opening post, names the whole thread.
             let thread = super::store::thread_named(txn.conn(), &reference)?;
             if let Some((thread_id, opening_post_id, owner, status)) = thread {
@@ -564,22 +549,13 @@ fn report_post(ctx: Ctx, input: ReportPost) -> HandlerFuture {
             let Some((thread_id, author, _, opening, demo)) =
                 post.filter(|(_, _, status, _, _)| status == "visible")
             else {
-                return Err(ToolError::not_found(
-                    "post_id",
-                    "No visible forum post has this post_id.",
-                ));
+                return Err(ForumError::PostNotFound.into());
             };
             if demo == 1 {
-                return Err(ToolError::validation(
-                    "post_id",
-                    "This is a DEMO sample post; samples cannot be reported.",
-                ));
+                return Err(ForumError::DemoPost.into());
             }
             if author.as_deref() == Some(reporter.as_str()) {
-                return Err(ToolError::validation(
-                    "post_id",
-                    "This is your own post: hide it with retract_post instead.",
-                ));
+                return Err(ForumError::OwnPostReported.into());
             }
             super::store::set_post_status(txn.conn(), &post_id, super::store::Hide::Reported, now)?;
             if opening == 1 {
