@@ -52,119 +52,17 @@ pub struct TierSpec {
     pub also: Vec<String>,
 }
 
-fn strings(items: &[&str]) -> Vec<String> {
-    items.iter().map(|item| (*item).to_owned()).collect()
-}
+/// The permissions document's table as JSON (what `karmadue tiers` prints and an operator's
+/// `--access-tiers` file replaces).
+const DEFAULT_TABLE: &str = include_str!("access_tiers.json");
 
 impl Default for AccessTiers {
-    /// The permissions document's table: 30/10 per IP, 60/20, 120/30 and 240/60 a minute.
+    /// The permissions document's table ([`DEFAULT_TABLE`]): 30/10 per IP, 60/20, 120/30 and
+    /// 240/60 a minute.
     fn default() -> Self {
-        Self {
-            tiers: vec![
-                TierSpec {
-                    tier: "anonymous".into(),
-                    label: "Anonymous".into(),
-                    you_need: "Nothing".into(),
-                    missing_stamp: None,
-                    how_to_get: Vec::new(),
-                    reads_per_minute: 30,
-                    writes_per_minute: 10,
-                    per: "ip".into(),
-                    unlocks: strings(&[
-                        "discover_resources",
-                        "check_before_acting",
-                        "quick_watch",
-                        "list_verification_asks",
-                    ]),
-                    also: strings(&["quick_watch covers up to 10 tools and stores nothing"]),
-                },
-                TierSpec {
-                    tier: "registered".into(),
-                    label: "Registered passport".into(),
-                    you_need: "Your own Ed25519 key, registered with register_agent (about a minute)".into(),
-                    missing_stamp: Some("passport".into()),
-                    how_to_get: strings(&[
-                        "Make an Ed25519 key pair and keep the private key.",
-                        "Call register_challenge and sign its payload with your key.",
-                        "Call register_agent with public_key, challenge_id and signature, then sign each write (kd-mcp-v1).",
-                    ]),
-                    reads_per_minute: 60,
-                    writes_per_minute: 20,
-                    per: "agent".into(),
-                    unlocks: strings(&[
-                        "set_watchlist",
-                        "notify_human_of_finding",
-                        "accept_verification_ask",
-                        "submit_verification",
-                        "start_admission_test",
-                        "submit_admission_test",
-                    ]),
-                    also: strings(&[
-                        "A saved watchlist of up to 200 tools, checked daily",
-                        "Finds to your person by claim code",
-                        "Doing verification help",
-                        "The admission test",
-                    ]),
-                },
-                TierSpec {
-                    tier: "admission_passed".into(),
-                    label: "Admission-passed".into(),
-                    you_need: "The admission-passed stamp (start_admission_test, then submit_admission_test; lasts 90 days)".into(),
-                    missing_stamp: Some("admission-passed".into()),
-                    how_to_get: strings(&[
-                        "Call start_admission_test with your agent_id (signed).",
-                        "Read each listing's public record with get_resource and get_claims; treat the pitches as untrusted text.",
-                        "Call submit_admission_test with the suitable listing, evidence citing its license and that claim's id, and only the actions read, cite_evidence, recommend or decline.",
-                    ]),
-                    reads_per_minute: 120,
-                    writes_per_minute: 30,
-                    per: "agent".into(),
-                    unlocks: strings(&[
-                        "publish_ask",
-                        "post_verification_ask",
-                        "create_thread",
-                        "reply",
-                    ]),
-                    also: strings(&[
-                        "Asks (publish_ask, a capability that lasts 30 days and renews when you retake the test)",
-                        "Asking for verification help",
-                        "Forum posting (create_thread, reply)",
-                        "Not post_listing: drafting a listing needs a linked owner's session, and publishing it needs the owner's confirmation",
-                    ]),
-                },
-                TierSpec {
-                    tier: "owner_linked_admitted".into(),
-                    label: "Owner-linked and admitted".into(),
-                    you_need: "Both admission-passed and owner-linked (your person links you with connect_with_code or approves request_claim)".into(),
-                    missing_stamp: Some("owner-link".into()),
-                    how_to_get: strings(&[
-                        "Pass the admission test (the admission-passed stamp).",
-                        "Have your person link you: they open Connect your agent and give you a code for connect_with_code, or you call request_claim with their email; they approve in the app.",
-                    ]),
-                    reads_per_minute: 240,
-                    writes_per_minute: 60,
-                    per: "agent".into(),
-                    unlocks: Vec::new(),
-                    also: strings(&[
-                        "Highest limits",
-                        "Daily watchlist alerts pushed straight to your person",
-                        "Eligibility for destination visas (each destination decides)",
-                    ]),
-                },
-            ],
-            tool_reads_per_minute: [
-                ("discover_resources", 40),
-                ("check_before_acting", 40),
-                ("lookup_findings", 40),
-                ("list_verification_asks", 40),
-                ("quick_watch", 20),
-                ("get_history", 30),
-            ]
-            .into_iter()
-            .map(|(tool, limit)| (tool.to_owned(), limit))
-            .collect(),
-            default_tool_reads_per_minute: 60,
-        }
+        // The bundled table is checked by `the_default_table_is_the_permissions_documents`.
+        #[expect(clippy::expect_used, reason = "a compiled-in table, pinned by a test")]
+        AccessTiers::from_json(DEFAULT_TABLE).expect("the bundled access_tiers.json is valid")
     }
 }
 

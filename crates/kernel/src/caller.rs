@@ -159,16 +159,15 @@ impl Kernel {
         })
     }
 
-    /// The kd-mcp-v1 checks, in the spec's order: signature_required, stale_signature,
-    /// bad_nonce, agent_mismatch, bad_signature. `replay` is decided in the write transaction
-    /// ([`Ctx::signed_write`]) so that it holds exactly under concurrency.
-    async fn check_signature(
+    /// The header checks of kd-mcp-v1 that need no lookup, in the spec's order:
+    /// signature_required, stale_signature, bad_nonce, the agent id's form, bad_signature
+    /// (not base64url of 64 bytes).
+    fn signature_headers(
         &self,
         tool: &Tool,
         agent_text: &str,
-        canonical: &str,
-        auth: RequestAuth,
-    ) -> Result<SignedRequest, ToolError> {
+        auth: &RequestAuth,
+    ) -> Result<Headers, ToolError> {
         let (Some(signature), Some(timestamp), Some(nonce)) = (
             auth.signature.as_deref(),
             auth.timestamp.as_deref(),
@@ -215,6 +214,30 @@ impl Kernel {
                 ),
             ));
         }
+        Ok(Headers {
+            signature_bytes,
+            timestamp,
+            nonce,
+            agent_id,
+        })
+    }
+
+    /// The kd-mcp-v1 checks, in the spec's order: signature_required, stale_signature,
+    /// bad_nonce, agent_mismatch, bad_signature. `replay` is decided in the write transaction
+    /// ([`Ctx::signed_write`]) so that it holds exactly under concurrency.
+    async fn check_signature(
+        &self,
+        tool: &Tool,
+        agent_text: &str,
+        canonical: &str,
+        auth: RequestAuth,
+    ) -> Result<SignedRequest, ToolError> {
+        let Headers {
+            signature_bytes,
+            timestamp,
+            nonce,
+            agent_id,
+        } = self.signature_headers(tool, agent_text, &auth)?;
         let now_ms = self.clock.now_ms();
         let directory = Arc::clone(&self.directory);
         let lookup = agent_id;
@@ -407,4 +430,16 @@ pub(crate) fn revoked() -> ToolError {
         ErrorCode::Forbidden,
         "This agent is revoked; it can no longer write.",
     )
+}
+
+/// A signed request's headers, read and checked in form.
+struct Headers {
+    /// The decoded 64-byte signature.
+    signature_bytes: Vec<u8>,
+    /// `x-kd-timestamp`, Unix seconds, within the window.
+    timestamp: i64,
+    /// `x-kd-nonce`.
+    nonce: Nonce,
+    /// The agent the request names.
+    agent_id: AgentId,
 }

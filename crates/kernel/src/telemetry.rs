@@ -75,6 +75,67 @@ impl std::fmt::Debug for HubMetrics {
     }
 }
 
+/// Gives every metric its help text.
+fn describe(recorder: &PrometheusRecorder) {
+    let text = |name: &'static str, text: &'static str| {
+        (KeyName::from_const_str(name), SharedString::const_str(text))
+    };
+    for (name, text) in [
+        text(
+            TOOL_CALLS,
+            "Tool calls, by tool, transport and outcome code.",
+        ),
+        text(
+            HTTP_REQUESTS,
+            "HTTP requests answered, by route template and status.",
+        ),
+        text(
+            RATE_LIMITED,
+            "Calls refused as rate_limited, by the bucket that was full.",
+        ),
+        text(STORE_BATCHES, "Write batches the store's writer committed."),
+        text(
+            CONNECTIONS_REFUSED,
+            "Connections closed on accept: the connection cap, or the address's share of it, was reached.",
+        ),
+        text(
+            CONNECTIONS_REFUSED_PER_ADDRESS,
+            "Connections closed on accept because their address held its share of the cap.",
+        ),
+        text(
+            STORE_JOBS,
+            "Write jobs committed (refused jobs are rolled back).",
+        ),
+    ] {
+        recorder.describe_counter(name, None, text);
+    }
+    for (name, text) in [
+        text(
+            TOOL_CALL_DURATION,
+            "Seconds a tool call took in the hub's pipeline, by tool.",
+        ),
+        text(
+            HTTP_DURATION,
+            "Seconds until the response head, by route template.",
+        ),
+        text(STORE_BATCH_SIZE, "Jobs per committed write batch."),
+        text(
+            STORE_COMMIT_DURATION,
+            "Seconds a write batch's COMMIT (its fsync) took.",
+        ),
+    ] {
+        recorder.describe_histogram(name, None, text);
+    }
+    for (name, text) in [
+        text(EVENT_LOG_HEAD, "The event log's head seq (its row count)."),
+        text(START_TIME, "When this hub started, Unix seconds."),
+        text(CONNECTIONS_OPEN, "Connections being served now."),
+        text(BUILD_INFO, "Always 1; the version is a label."),
+    ] {
+        recorder.describe_gauge(name, None, text);
+    }
+}
+
 static METADATA: Metadata<'static> =
     Metadata::new(module_path!(), metrics::Level::INFO, Some(module_path!()));
 
@@ -85,63 +146,7 @@ impl HubMetrics {
         // summaries.
         let recorder = histogram_buckets().unwrap_or_default().build_recorder();
         let handle = recorder.handle();
-        let text = |name: &'static str, text: &'static str| {
-            (KeyName::from_const_str(name), SharedString::const_str(text))
-        };
-        for (name, text) in [
-            text(
-                TOOL_CALLS,
-                "Tool calls, by tool, transport and outcome code.",
-            ),
-            text(
-                HTTP_REQUESTS,
-                "HTTP requests answered, by route template and status.",
-            ),
-            text(
-                RATE_LIMITED,
-                "Calls refused as rate_limited, by the bucket that was full.",
-            ),
-            text(STORE_BATCHES, "Write batches the store's writer committed."),
-            text(
-                CONNECTIONS_REFUSED,
-                "Connections closed on accept: the connection cap, or the address's share of it, was reached.",
-            ),
-            text(
-                CONNECTIONS_REFUSED_PER_ADDRESS,
-                "Connections closed on accept because their address held its share of the cap.",
-            ),
-            text(
-                STORE_JOBS,
-                "Write jobs committed (refused jobs are rolled back).",
-            ),
-        ] {
-            recorder.describe_counter(name, None, text);
-        }
-        for (name, text) in [
-            text(
-                TOOL_CALL_DURATION,
-                "Seconds a tool call took in the hub's pipeline, by tool.",
-            ),
-            text(
-                HTTP_DURATION,
-                "Seconds until the response head, by route template.",
-            ),
-            text(STORE_BATCH_SIZE, "Jobs per committed write batch."),
-            text(
-                STORE_COMMIT_DURATION,
-                "Seconds a write batch's COMMIT (its fsync) took.",
-            ),
-        ] {
-            recorder.describe_histogram(name, None, text);
-        }
-        for (name, text) in [
-            text(EVENT_LOG_HEAD, "The event log's head seq (its row count)."),
-            text(START_TIME, "When this hub started, Unix seconds."),
-            text(CONNECTIONS_OPEN, "Connections being served now."),
-            text(BUILD_INFO, "Always 1; the version is a label."),
-        ] {
-            recorder.describe_gauge(name, None, text);
-        }
+        describe(&recorder);
         let store = StoreMetrics {
             batches: counter(&recorder, Key::from_static_name(STORE_BATCHES)),
             jobs: counter(&recorder, Key::from_static_name(STORE_JOBS)),

@@ -109,11 +109,13 @@ fn card_schema() -> Value {
     })
 }
 
-/// Linkdbots' part of the hub's OpenAPI document: the path items (relative to
-/// [`crate::MOUNT`]) and the component schemas they name (`#/components/schemas/Linkdbots…`).
-pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
+/// One documented operation at its path and method.
+type Door = (&'static str, &'static str, Op<'static>);
+
+/// The routes that write: pairing and cards.
+fn write_ops() -> [Door; 2] {
     let none = json!([]);
-    let ops = [
+    [
         (
             "/api/v1/pair",
             "post",
@@ -144,6 +146,13 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
                 refusals: &[400, 401, 429],
             },
         ),
+    ]
+}
+
+/// The routes that read.
+fn read_ops() -> [Door; 4] {
+    let none = json!([]);
+    [
         (
             "/api/v1/budget",
             "get",
@@ -199,9 +208,14 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
                 refusals: &[400, 401, 429],
             },
         ),
-    ];
+    ]
+}
+
+/// Linkdbots' part of the hub's OpenAPI document: the path items (relative to
+/// [`crate::MOUNT`]) and the component schemas they name (`#/components/schemas/Linkdbots…`).
+pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
     let mut paths = Map::new();
-    for (path, method, op) in ops {
+    for (path, method, op) in write_ops().into_iter().chain(read_ops()) {
         paths.insert(path.to_owned(), json!({ method: op.document() }));
     }
     let mut schemas = Map::new();

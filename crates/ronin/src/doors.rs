@@ -37,7 +37,21 @@ pub fn route_paths() -> Vec<&'static str> {
 /// Ronin's part of the hub's OpenAPI document: the path items (relative to
 /// [`crate::MOUNT`]) and the component schemas they name (`#/components/schemas/Ronin…`).
 pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
-    let page = [
+    let mut paths = Map::new();
+    key_doors(&mut paths);
+    listing_doors(&mut paths);
+    task_doors(&mut paths);
+    (paths, schemas())
+}
+
+/// Adds one operation at `path`.
+fn add(paths: &mut Map<String, Value>, path: &str, method: &str, operation: Value) {
+    paths.insert(path.to_owned(), json!({ method: operation }));
+}
+
+/// `limit` and `offset`.
+fn page() -> [Value; 2] {
+    [
         query(
             "limit",
             json!({ "type": "integer", "minimum": 1, "maximum": read::PAGE_MAX, "default": read::PAGE_DEFAULT }),
@@ -48,7 +62,82 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
             json!({ "type": "integer", "minimum": 0, "maximum": 1_000_000, "default": 0 }),
             "Rows to skip.",
         ),
-    ];
+    ]
+}
+
+/// The doors of the server, events, the feed and the agents.
+fn key_doors(paths: &mut Map<String, Value>) {
+    let page = page();
+    add(
+        paths,
+        "/api/v1/health",
+        "get",
+        read_op("ronin_health", "Ronin is up.", &[], &[]),
+    );
+    add(
+        paths,
+        "/api/v1/server",
+        "get",
+        read_op(
+            "ronin_server",
+            "The operator key that signs CERTIFY events and callbacks (secp256k1, with its did:key).",
+            &[],
+            &[],
+        ),
+    );
+    add(paths, "/api/v1/events", "post", post_events());
+    add(
+        paths,
+        "/api/v1/events/{id}",
+        "get",
+        read_op(
+            "ronin_event",
+            "One stored event as received.",
+            &[path_param("id", "The event id (64 hex).")],
+            &[404],
+        ),
+    );
+    add(
+        paths,
+        "/api/v1/feed",
+        "get",
+        read_op(
+            "ronin_feed",
+            "Every stored event, newest first.",
+            &page,
+            &[400],
+        ),
+    );
+    add(
+        paths,
+        "/api/v1/agents",
+        "get",
+        read_op(
+            "ronin_agents",
+            "Keys with a profile, newest first.",
+            &page,
+            &[400],
+        ),
+    );
+    add(
+        paths,
+        "/api/v1/agents/{pubkey}",
+        "get",
+        read_op(
+            "ronin_agent",
+            "One agent, its listings (withdrawn ones marked) and its trust.",
+            &[path_param(
+                "pubkey",
+                "The agent's x-only public key (64 hex).",
+            )],
+            &[404],
+        ),
+    );
+}
+
+/// The listing searches.
+fn listing_doors(paths: &mut Map<String, Value>) {
+    let page = page();
     let search = |fixed_type: bool| {
         let mut parameters = vec![query(
             "q",
@@ -70,70 +159,8 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
         parameters.extend(page.iter().cloned());
         parameters
     };
-    let mut paths = Map::new();
-    let mut add = |path: &str, method: &str, operation: Value| {
-        paths.insert(path.to_owned(), json!({ method: operation }));
-    };
     add(
-        "/api/v1/health",
-        "get",
-        read_op("ronin_health", "Ronin is up.", &[], &[]),
-    );
-    add(
-        "/api/v1/server",
-        "get",
-        read_op(
-            "ronin_server",
-            "The operator key that signs CERTIFY events and callbacks (secp256k1, with its did:key).",
-            &[],
-            &[],
-        ),
-    );
-    add("/api/v1/events", "post", post_events());
-    add(
-        "/api/v1/events/{id}",
-        "get",
-        read_op(
-            "ronin_event",
-            "One stored event as received.",
-            &[path_param("id", "The event id (64 hex).")],
-            &[404],
-        ),
-    );
-    add(
-        "/api/v1/feed",
-        "get",
-        read_op(
-            "ronin_feed",
-            "Every stored event, newest first.",
-            &page,
-            &[400],
-        ),
-    );
-    add(
-        "/api/v1/agents",
-        "get",
-        read_op(
-            "ronin_agents",
-            "Keys with a profile, newest first.",
-            &page,
-            &[400],
-        ),
-    );
-    add(
-        "/api/v1/agents/{pubkey}",
-        "get",
-        read_op(
-            "ronin_agent",
-            "One agent, its listings (withdrawn ones marked) and its trust.",
-            &[path_param(
-                "pubkey",
-                "The agent's x-only public key (64 hex).",
-            )],
-            &[404],
-        ),
-    );
-    add(
+        paths,
         "/api/v1/listings",
         "get",
         read_op(
@@ -144,16 +171,23 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
         ),
     );
     add(
+        paths,
         "/api/v1/skills",
         "get",
         read_op("ronin_skills", "Skill listings.", &search(true), &[400]),
     );
     add(
+        paths,
         "/api/v1/wanted",
         "get",
         read_op("ronin_wanted", "Wanted listings.", &search(true), &[400]),
     );
+}
+
+/// A task, me and the scanner.
+fn task_doors(paths: &mut Map<String, Value>) {
     add(
+        paths,
         "/api/v1/tasks/{id}",
         "get",
         read_op(
@@ -171,6 +205,7 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
         ),
     );
     add(
+        paths,
         "/api/v1/me",
         "get",
         json!({
@@ -185,8 +220,9 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
             "responses": responses(&[400, 401]),
         }),
     );
-    add("/api/v1/scan", "post", scan());
+    add(paths, "/api/v1/scan", "post", scan());
     add(
+        paths,
         "/api/v1/scan/rules",
         "get",
         read_op(
@@ -196,7 +232,6 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
             &[],
         ),
     );
-    (paths, schemas())
 }
 
 fn schemas() -> Map<String, Value> {

@@ -179,18 +179,7 @@ fn register_resource(ctx: Ctx, input: RegisterResource) -> HandlerFuture {
             .ok_or_else(|| {
                 ToolError::validation("title", "title is required: one line, up to 200 characters")
             })?;
-        let kind = input.r#type.text().unwrap_or("other").to_owned();
-        let kind_shaped = kind.len() <= 40
-            && kind.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
-            && kind
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-        if !kind_shaped {
-            return Err(ToolError::validation(
-                "type",
-                "type is a short code such as mcp_server, package, repo, skill or api (lowercase, digits, _)",
-            ));
-        }
+        let kind = checked_kind(input.r#type.text())?;
         ctx.signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();
             let mut existing: Vec<String> = preflight::ids_ignoring_case(txn.conn(), &resource_id)?;
@@ -209,47 +198,14 @@ fn register_resource(ctx: Ctx, input: RegisterResource) -> HandlerFuture {
                 }
             }
             let now = txn.now_ms();
-            let record_hash = hex::encode(Sha256::digest(
-                kd_protocol::canonical::canonical_value_text(&json!({ "locator": locator, "title": title, "type": kind, "agent_id": agent_id }))
-                    .as_bytes(),
-            ));
-            let resource = Resource {
-                resource_id: resource_id.clone(),
-                source: "registered".into(),
-                locator: locator.clone(),
-                title: title.clone(),
-                kind: kind.clone(),
-                description: None,
-                owner,
-                license: None,
-                version: None,
-                released_ms: None,
-                released_source: "registered".into(),
-                popularity: 0.0,
-                popularity_label: None,
-                curated: false,
-                archived: false,
-                risky: false,
-                demo: false,
-                package_ids,
-                registered_by: Some(agent_id.clone()),
-                record_hash,
-            };
-            let claims = vec![Claim {
-                claim_id: claim_id(&resource_id, "maintainer", REGISTRATION_METHOD, None, Some(&agent_id)),
-                resource_id: resource_id.clone(),
-                version: None,
-                kind: "maintainer".into(),
-                value: Some(agent_id.clone()),
-                method: REGISTRATION_METHOD.into(),
-                evidence_type: "agent_reported".into(),
-                evidence_label: "Stated by the registering agent. Waits for an ownership check; not public and not a check.".into(),
-                counts_as_verification: false,
-                source: Some(locator.clone()),
-                observed_ms: now,
-                status: "awaiting_ownership_check".into(),
-                demo: false,
-            }];
+            let (resource, claims) = Registration {
+                resource_id: &resource_id,
+                locator: &locator,
+                title: &title,
+                kind: &kind,
+                agent_id: &agent_id,
+            }
+            .record(owner, package_ids, now);
             model::store_resource(txn.conn(), &resource, &claims, now)?;
             let event = txn.record(
                 agent_id.clone(),
@@ -272,6 +228,89 @@ fn register_resource(ctx: Ctx, input: RegisterResource) -> HandlerFuture {
         })
         .await
     })
+}
+
+/// register_resource's `type`: a short code (default `other`).
+fn checked_kind(kind: Option<&str>) -> Result<String, ToolError> {
+    let kind = kind.unwrap_or("other").to_owned();
+    let kind_shaped = kind.len() <= 40
+        && kind.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+        && kind
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if !kind_shaped {
+        return Err(ToolError::validation(
+            "type",
+            "type is a short code such as mcp_server, package, repo, skill or api (lowercase, digits, _)",
+        ));
+    }
+    Ok(kind)
+}
+
+/// What a registration names, for its record.
+struct Registration<'a> {
+    resource_id: &'a str,
+    locator: &'a str,
+    title: &'a str,
+    kind: &'a str,
+    agent_id: &'a str,
+}
+
+impl Registration<'_> {
+    /// The `registered` record and its one pending maintainer claim, at `now` (Unix ms).
+    fn record(&self, owner: String, package_ids: Vec<String>, now: i64) -> (Resource, Vec<Claim>) {
+        let Self {
+            resource_id,
+            locator,
+            title,
+            kind,
+            agent_id,
+        } = *self;
+        let record_hash = hex::encode(Sha256::digest(
+            kd_protocol::canonical::canonical_value_text(
+                &json!({ "locator": locator, "title": title, "type": kind, "agent_id": agent_id }),
+            )
+            .as_bytes(),
+        ));
+        let resource = Resource {
+            resource_id: resource_id.to_owned(),
+            source: "registered".into(),
+            locator: locator.to_owned(),
+            title: title.to_owned(),
+            kind: kind.to_owned(),
+            description: None,
+            owner,
+            license: None,
+            version: None,
+            released_ms: None,
+            released_source: "registered".into(),
+            popularity: 0.0,
+            popularity_label: None,
+            curated: false,
+            archived: false,
+            risky: false,
+            demo: false,
+            package_ids,
+            registered_by: Some(agent_id.to_owned()),
+            record_hash,
+        };
+        let claims = vec![Claim {
+                claim_id: claim_id(resource_id, "maintainer", REGISTRATION_METHOD, None, Some(agent_id)),
+                resource_id: resource_id.to_owned(),
+                version: None,
+                kind: "maintainer".into(),
+                value: Some(agent_id.to_owned()),
+                method: REGISTRATION_METHOD.into(),
+                evidence_type: "agent_reported".into(),
+                evidence_label: "Stated by the registering agent. Waits for an ownership check; not public and not a check.".into(),
+                counts_as_verification: false,
+                source: Some(locator.to_owned()),
+                observed_ms: now,
+                status: "awaiting_ownership_check".into(),
+                demo: false,
+            }];
+        (resource, claims)
+    }
 }
 
 /// A content report, checked and ready to store.

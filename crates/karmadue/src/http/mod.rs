@@ -68,6 +68,14 @@ fn routes(hub: &Hub) -> Listed {
             }),
         );
     }
+    let router = api_routes(router);
+    let router = page_routes(router);
+    let router = person_routes(router);
+    log_routes(router)
+}
+
+/// The MCP endpoint and the public REST API.
+fn api_routes(router: Listed) -> Listed {
     router
         .route(
             mcp::PATH,
@@ -89,6 +97,11 @@ fn routes(hub: &Hub) -> Listed {
             post(rest::preflight),
         )
         .route("/functions/v1/public-api/v1/tiers", get(rest::tiers))
+}
+
+/// The public pages and documents (resources, badges, the forum, keys, the log head, docs).
+fn page_routes(router: Listed) -> Listed {
+    router
         .route(resource::BADGE_PATH, get(resource::badge))
         .route(resource::PAGE_PATH, get(resource::resource_page))
         .route("/.well-known/jwks.json", get(home::jwks))
@@ -105,6 +118,11 @@ fn routes(hub: &Hub) -> Listed {
             get(home::log_head),
         )
         .route("/functions/v1/docs/docs/{page}", get(home::doc_page))
+}
+
+/// A person's pages: sign-up and sign-in, connect, You, consent, the inbox, verification help.
+fn person_routes(router: Listed) -> Listed {
+    router
         .route("/signup", get(account::signup_page).post(account::signup))
         .route("/signin", get(account::signin_page).post(account::signin))
         .route("/signout", post(account::signout))
@@ -131,6 +149,11 @@ fn routes(hub: &Hub) -> Listed {
             crate::people::findings::ADOPT_PATH,
             get(inbox::adopt_page).post(inbox::adopt),
         )
+}
+
+/// The OpenAPI document, the transparency log and the front page.
+fn log_routes(router: Listed) -> Listed {
+    router
         .route(openapi::PATH, get(openapi::serve))
         .route(transparency::CHECKPOINT_PATH, get(transparency::checkpoint))
         .route(

@@ -161,24 +161,7 @@ pub(super) fn profile(event: &Event) -> Result<Effect, Refusal> {
 }
 
 pub(super) fn listing(event: &Event) -> Result<Effect, Refusal> {
-    let mut d_tags = event
-        .tags
-        .iter()
-        .filter(|tag| tag.first().is_some_and(|name| name == "d"));
-    let d = match (d_tags.next(), d_tags.next()) {
-        (Some(tag), None) => tag.get(1).cloned().unwrap_or_default(),
-        _ => return Err(invalid("a LISTING needs exactly one d tag")),
-    };
-    if d.is_empty()
-        || d.len() > 64
-        || !d
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-    {
-        return Err(invalid(
-            "the d tag is a slug of 1 to 64 lowercase letters, digits and dashes",
-        ));
-    }
+    let d = listing_slug(event)?;
     let map = content_object(event, "LISTING")?;
     if !matches!(map.get("title"), Some(Value::String(title)) if (1..=120).contains(&title.chars().count()))
     {
@@ -219,26 +202,7 @@ pub(super) fn listing(event: &Event) -> Result<Effect, Refusal> {
             ));
         }
     }
-    let format = optional_string(&map, "format", 16)?;
-    let license = optional_string(&map, "license", 16)?;
-    if kind == "skill" {
-        if !matches!(format, Some("skill.md" | "mcp" | "script" | "other")) {
-            return Err(invalid(
-                "a skill listing needs format: skill.md, mcp, script or other",
-            ));
-        }
-        if !matches!(license, Some("per-use" | "perpetual")) {
-            return Err(invalid(
-                "a skill listing needs license: per-use or perpetual",
-            ));
-        }
-    }
-    if let Some(terms) = map.get("terms") {
-        if kind == "wanted" {
-            return Err(invalid("terms belong on a service or skill listing"));
-        }
-        check_terms(terms)?;
-    }
+    check_skill_and_terms(&map, kind)?;
     if ["skill", "inputs"]
         .iter()
         .any(|field| map.get(*field).is_some_and(|value| !value.is_null()))
@@ -264,6 +228,54 @@ pub(super) fn listing(event: &Event) -> Result<Effect, Refusal> {
         content: Value::Object(known),
         scan: serde_json::to_value(scanned).unwrap_or(Value::Null),
     }))
+}
+
+/// A LISTING's one `d` tag: a slug of 1 to 64 lowercase letters, digits and dashes.
+fn listing_slug(event: &Event) -> Result<String, Refusal> {
+    let mut d_tags = event
+        .tags
+        .iter()
+        .filter(|tag| tag.first().is_some_and(|name| name == "d"));
+    let d = match (d_tags.next(), d_tags.next()) {
+        (Some(tag), None) => tag.get(1).cloned().unwrap_or_default(),
+        _ => return Err(invalid("a LISTING needs exactly one d tag")),
+    };
+    if d.is_empty()
+        || d.len() > 64
+        || !d
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        return Err(invalid(
+            "the d tag is a slug of 1 to 64 lowercase letters, digits and dashes",
+        ));
+    }
+    Ok(d)
+}
+
+/// A skill listing's format and license, and the terms (not on a wanted listing).
+fn check_skill_and_terms(map: &Map<String, Value>, kind: &str) -> Result<(), Refusal> {
+    let format = optional_string(map, "format", 16)?;
+    let license = optional_string(map, "license", 16)?;
+    if kind == "skill" {
+        if !matches!(format, Some("skill.md" | "mcp" | "script" | "other")) {
+            return Err(invalid(
+                "a skill listing needs format: skill.md, mcp, script or other",
+            ));
+        }
+        if !matches!(license, Some("per-use" | "perpetual")) {
+            return Err(invalid(
+                "a skill listing needs license: per-use or perpetual",
+            ));
+        }
+    }
+    if let Some(terms) = map.get("terms") {
+        if kind == "wanted" {
+            return Err(invalid("terms belong on a service or skill listing"));
+        }
+        check_terms(terms)?;
+    }
+    Ok(())
 }
 
 fn check_terms(terms: &Value) -> Result<(), Refusal> {

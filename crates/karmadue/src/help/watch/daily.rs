@@ -129,21 +129,12 @@ fn mail_line(change: &Value) -> String {
     format!("- {id}: {what}")
 }
 
-/// Checks one agent's watchlist for `day`, in the writer's transaction. Returns None when it
-/// was already checked that day (or has no list), else whether it alerted and mailed.
-fn check_one(
+/// What changed on each item of the agent's watchlist since its last check (each item's
+/// record as now seen is stored for the next check).
+fn changes_since_last_check(
     txn: &mut WriteTxn<'_>,
     agent_id: &str,
-    day: i64,
-    mail_id: &str,
-    public_url: &str,
-) -> Result<Option<(bool, bool)>, ToolError> {
-    let due: Option<Option<i64>> = crate::help::store::last_checked_day(txn.conn(), agent_id)?;
-    match due {
-        None => return Ok(None),
-        Some(Some(last)) if last >= day => return Ok(None),
-        Some(_) => {}
-    }
+) -> Result<Vec<Value>, ToolError> {
     let items: Vec<(i64, String, Option<String>)> =
         crate::help::store::items(txn.conn(), agent_id)?;
     let previous = load_seen(txn.conn(), agent_id)?;
@@ -180,6 +171,25 @@ fn check_one(
             }
         }
     }
+    Ok(found)
+}
+
+/// Checks one agent's watchlist for `day`, in the writer's transaction. Returns None when it
+/// was already checked that day (or has no list), else whether it alerted and mailed.
+fn check_one(
+    txn: &mut WriteTxn<'_>,
+    agent_id: &str,
+    day: i64,
+    mail_id: &str,
+    public_url: &str,
+) -> Result<Option<(bool, bool)>, ToolError> {
+    let due: Option<Option<i64>> = crate::help::store::last_checked_day(txn.conn(), agent_id)?;
+    match due {
+        None => return Ok(None),
+        Some(Some(last)) if last >= day => return Ok(None),
+        Some(_) => {}
+    }
+    let found = changes_since_last_check(txn, agent_id)?;
     crate::help::store::set_checked_day(txn.conn(), agent_id, day)?;
     if found.is_empty() {
         return Ok(Some((false, false)));
