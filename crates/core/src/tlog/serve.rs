@@ -148,3 +148,33 @@ pub fn tile(conn: &Connection, tile: Tile) -> Result<Option<Vec<u8>>, StoreError
         }
     }
 }
+
+/// The inclusion proofs of the events `seqs` under the latest checkpoint, for `get_history`
+/// (docs/decisions.md 241): the checkpoint's signed note (or `None` before the first) and, for
+/// each seq in order, its proof as [`inclusion`] gives it without the `checkpoint` field (it is
+/// the note returned once), or `None` when the checkpoint does not cover the seq yet.
+///
+/// # Errors
+/// [`StoreError`] when the store fails or the tree does not match a row.
+pub fn proofs_under_latest(
+    conn: &Connection,
+    seqs: &[u64],
+) -> Result<(Option<String>, Vec<Option<Value>>), StoreError> {
+    let Some(checkpoint) = latest_checkpoint(conn)? else {
+        return Ok((None, vec![None; seqs.len()]));
+    };
+    let mut proofs = Vec::with_capacity(seqs.len());
+    for &seq in seqs {
+        let proof = match inclusion(conn, seq, Some(checkpoint.size))? {
+            Ok(mut proof) => {
+                if let Some(fields) = proof.as_object_mut() {
+                    fields.remove("checkpoint");
+                }
+                Some(proof)
+            }
+            _ => None,
+        };
+        proofs.push(proof);
+    }
+    Ok((Some(checkpoint.note), proofs))
+}
