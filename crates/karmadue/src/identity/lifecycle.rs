@@ -221,12 +221,17 @@ async fn get_history(ctx: Ctx, input: GetHistory) -> Result<Value, ToolError> {
 /// signed read's transaction, off the writer.
 async fn with_proofs(ctx: &Ctx, mut history: Value) -> Result<Value, ToolError> {
     let public_url = ctx.kernel.config.public_url.clone();
-    let seqs: Vec<u64> = history["events"]
+    let rows: Vec<(u64, String)> = history["events"]
         .as_array()
         .map(|events| {
             events
                 .iter()
-                .filter_map(|event| event["seq"].as_u64())
+                .filter_map(|event| {
+                    Some((
+                        event["seq"].as_u64()?,
+                        event["row_hash"].as_str()?.to_owned(),
+                    ))
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -234,7 +239,7 @@ async fn with_proofs(ctx: &Ctx, mut history: Value) -> Result<Value, ToolError> 
         ctx.kernel
             .store
             .read(move |conn| {
-                kd_core::tlog::serve::proofs_under_latest(conn, &seqs).map_err(ToolError::internal)
+                kd_core::tlog::serve::proofs_under_latest(conn, &rows).map_err(ToolError::internal)
             })
             .await?
     } else {
