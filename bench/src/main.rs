@@ -16,7 +16,9 @@
 //!    `1 / (1/ping + 1/verify)` bounds the signed-write rate from above;
 //! 5. with `--database-url postgres://…`, the signed-write and read phases again on
 //!    PostgreSQL, with one hub and with two hubs on one database (`multi_hub.rs`), printed
-//!    beside the SQLite figures of the same run.
+//!    beside the SQLite figures of the same run;
+//! 6. with `--phases transparency`, signed writes with the transparency log on and off, each
+//!    on a fresh hub, alternating (`transparency.rs`; issue 15's goal: on within 10% of off).
 //!
 //! Run it with `cargo run --release -p kd-bench -- --help`; see `docs/performance.md`.
 
@@ -29,6 +31,7 @@ mod floor;
 mod http;
 mod load;
 mod multi_hub;
+mod transparency;
 mod verify;
 
 use std::collections::BTreeSet;
@@ -85,6 +88,10 @@ struct Args {
     /// SQLite figures. kd-bench makes and drops its own databases on that server.
     #[arg(long, env = "KD_BENCH_DATABASE_URL", hide_env_values = true)]
     database_url: Option<String>,
+    /// With `--phases …,transparency`: pairs of signed-write runs, transparency log on and
+    /// off, each on a fresh hub, alternating (`transparency.rs`).
+    #[arg(long, default_value_t = 2)]
+    transparency_rounds: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -98,6 +105,9 @@ enum Phase {
     Resource,
     /// The store alone: nonce + event jobs through the writer (runs last).
     Store,
+    /// Signed writes with the transparency log on and off, side by side (not in the default
+    /// phases; `transparency.rs`).
+    Transparency,
 }
 
 /// The rate the signed-write path should reach, as a share of the raw all-core verify rate.
@@ -267,6 +277,12 @@ fn main() -> anyhow::Result<()> {
         None => Vec::new(),
     };
 
+    let tlog_runs = if args.phases.contains(&Phase::Transparency) {
+        transparency::measure_all(&args, &server_runtime, raw_single)?
+    } else {
+        Vec::new()
+    };
+
     let mut report = report_json(
         &args,
         &machine,
@@ -277,6 +293,9 @@ fn main() -> anyhow::Result<()> {
     );
     if !postgres_runs.is_empty() {
         report["postgres"] = multi_hub::runs_json(&postgres_runs);
+    }
+    if !tlog_runs.is_empty() {
+        report["transparency"] = transparency::runs_json(&tlog_runs);
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -289,6 +308,9 @@ fn main() -> anyhow::Result<()> {
                 outcome.reads.as_ref(),
                 &postgres_runs,
             );
+        }
+        if !tlog_runs.is_empty() {
+            transparency::print(&tlog_runs);
         }
     }
     Ok(())

@@ -194,6 +194,22 @@ fn public_key(text: &str) -> anyhow::Result<[u8; 32]> {
         .context("the key is not base64url of 32 bytes")
 }
 
+/// Whether the tree the hub serves is the one `checkpoint` signs: the inclusion proof of its
+/// last leaf under its size must lead to its root. A hub whose rows (and tree) were cut or
+/// rewritten under a checkpoint it still serves fails this even before it signs another.
+///
+/// # Errors
+/// When the hub cannot be reached.
+fn proves_its_checkpoint(http: &Http, checkpoint: &tlog::note::Checkpoint) -> anyhow::Result<bool> {
+    let size = checkpoint.size;
+    let (status, body) = http.get(&format!("/log/proof/inclusion?seq={size}&size={size}"))?;
+    let proved: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    Ok(status == 200
+        && proved["tree_size"].as_u64() == Some(size)
+        && field(&proved, "root_hash").ok() == Some(checkpoint.root)
+        && inclusion_verifies(&proved).unwrap_or(false))
+}
+
 /// One check: `Ok(Err(alarm))` when the hub misbehaved.
 fn check_once(
     http: &Http,
@@ -223,9 +239,19 @@ fn check_once(
         Ok(current) => current,
         Err(reason) => return Ok(Err(format!("the checkpoint does not verify: {reason}"))),
     };
+    if !proves_its_checkpoint(http, &current)? {
+        return Ok(Err(format!(
+            "the hub cannot prove its own checkpoint {}: the tree it serves is not the one it signed",
+            current.size
+        )));
+    }
     let mut seen = format!("ok: checkpoint {} of {origin} verifies", current.size);
     if let Some((_, old_note)) = previous {
-        let old = tlog::note::verify(&old_note, &origin, &public).map_err(anyhow::Error::msg)?;
+        let Ok(old) = tlog::note::verify(&old_note, &origin, &public) else {
+            return Ok(Err(format!(
+                "the checkpoint seen before is not a checkpoint of {origin} by this key"
+            )));
+        };
         if current.size < old.size {
             return Ok(Err(format!(
                 "the tree shrank from {} to {}",

@@ -82,6 +82,11 @@ pub struct Config {
     /// How often the hub signs a checkpoint of the transparency log while the log grows
     /// (`--checkpoint-interval-s`; `kd_core::tlog`).
     pub checkpoint_interval: std::time::Duration,
+    /// Whether the hub keeps the transparency log: the writer extends the tree every batch,
+    /// checkpoints are signed and signed writes answer a receipt. Always on in the `karmadue`
+    /// binary (no flag turns it off); `kd-bench` turns it off for its tree-off baseline
+    /// (docs/decisions.md 242).
+    pub transparency: bool,
 }
 
 /// The reverse proxies a hub believes about the client's address (`--trusted-proxies`).
@@ -266,6 +271,7 @@ impl Config {
             body_idle_timeout: DEFAULT_BODY_IDLE_TIMEOUT,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
+            transparency: true,
         }
     }
 

@@ -17,6 +17,7 @@
 //! counts nothing).
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, mpsc};
 
 use crate::clock::Clock;
@@ -60,6 +61,9 @@ struct Inner {
     returned: Condvar,
     jobs: Mutex<Option<mpsc::Sender<Job>>>,
     clock: Arc<dyn Clock>,
+    /// Whether the writer extends the transparency log at the end of each batch (on unless
+    /// [`Store::set_transparency`] turned it off).
+    transparency: Arc<AtomicBool>,
 }
 
 #[derive(Debug, Default)]
@@ -217,6 +221,8 @@ impl Store {
         let (sender, receiver) = mpsc::channel::<Job>();
         let writer_clock = Arc::clone(&clock);
         let writer_location = location.clone();
+        let transparency = Arc::new(AtomicBool::new(true));
+        let writer_transparency = Arc::clone(&transparency);
         std::thread::Builder::new()
             .name("kd-store-writer".into())
             .spawn(move || {
@@ -227,6 +233,7 @@ impl Store {
                     receiver,
                     writer_clock,
                     &metrics,
+                    &writer_transparency,
                 );
             })
             .map_err(|error| StoreError::Task(error.to_string()))?;
@@ -237,8 +244,22 @@ impl Store {
                 returned: Condvar::new(),
                 jobs: Mutex::new(Some(sender)),
                 clock,
+                transparency,
             }),
         })
+    }
+
+    /// Turns the writer's upkeep of the transparency log (`kd_core::tlog::store::extend` at
+    /// the end of every batch) on or off; it is on from [`Store::open_at`]. Off is for the
+    /// benchmark's tree-off baseline only (docs/decisions.md 242): batches committed while it
+    /// is off are added to the tree by the first batch after it is turned on again.
+    pub fn set_transparency(&self, on: bool) {
+        self.inner.transparency.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether the writer keeps the transparency log ([`Store::set_transparency`]).
+    pub fn transparency(&self) -> bool {
+        self.inner.transparency.load(Ordering::Relaxed)
     }
 
     /// The clock the store stamps events with.
@@ -469,6 +490,7 @@ fn writer_loop(
     receiver: mpsc::Receiver<Job>,
     clock: Arc<dyn Clock>,
     metrics: &StoreMetrics,
+    transparency: &AtomicBool,
 ) {
     let mut epoch = 0;
     while let Ok(first) = receiver.recv() {
@@ -489,8 +511,16 @@ fn writer_loop(
             epoch += 1;
         }
         let committed_head = head.clone();
-        let (finishes, result) =
-            run_batch(&conn, &mut head, &mut epoch, batch, clock.as_ref(), metrics);
+        let tree = transparency.load(Ordering::Relaxed);
+        let (finishes, result) = run_batch(
+            &conn,
+            &mut head,
+            &mut epoch,
+            batch,
+            clock.as_ref(),
+            metrics,
+            tree,
+        );
         if result.is_err() {
             let _ = conn.execute_batch("ROLLBACK");
             head = ChainHead::load(&conn).unwrap_or(committed_head);
@@ -517,6 +547,7 @@ fn run_batch(
     batch: Vec<Job>,
     clock: &dyn Clock,
     metrics: &StoreMetrics,
+    tree: bool,
 ) -> (Finished, Result<(), String>) {
     let mut finishes = Vec::with_capacity(batch.len());
     let size = batch.len();
@@ -579,7 +610,7 @@ fn run_batch(
         finishes.push((finish, own));
     }
     // The transparency log covers every row committed with it (kd_core::tlog).
-    if let Err(error) = crate::tlog::store::extend(conn) {
+    if let Err(error) = tree.then(|| crate::tlog::store::extend(conn)).transpose() {
         tracing::error!(%error, "extending the transparency log failed");
         return (finishes, Err(error.to_string()));
     }

@@ -59,13 +59,16 @@ pub struct PublishReport {
 pub async fn publish(hub: &Kernel) -> Result<PublishReport, ToolError> {
     let key = hub.passport_key.clone();
     let origin = checkpoints::origin(hub);
+    let transparency = hub.config.transparency;
     let today = hub
         .store
         .write(move |txn| {
             let head = heads::publish_due(txn, &key)?;
             // A checkpoint of the head's seq, so the live head can name it (decision 212).
             let now = txn.now_ms();
-            kd_core::tlog::store::publish(txn.conn(), &key, &origin, now)?;
+            if transparency {
+                kd_core::tlog::store::publish(txn.conn(), &key, &origin, now)?;
+            }
             Ok::<_, kd_core::store::StoreError>(head)
         })
         .await

@@ -89,6 +89,7 @@ pub fn open(
     // This hub's own registry: never the process's global recorder (tests run many hubs).
     let metrics = kd_kernel::telemetry::HubMetrics::new(clock.now_ms());
     let store = Store::open_at(&config.database(), Arc::clone(&clock), metrics.store())?;
+    store.set_transparency(config.transparency);
     if let Some(path) = store.path() {
         data_files::make_database_private(path).map_err(|source| StartError::DataDir {
             path: path.to_owned(),

@@ -236,6 +236,8 @@ impl Kernel {
         let mut data = (tool.handler)(ctx, args).await?;
         let untrusted = crate::registry::lift_untrusted(tool.untrusted, &mut data);
         let written = written.lock().ok().and_then(|slot| slot.clone());
+        // No receipt from a hub that keeps no transparency log (kd-bench's baseline).
+        let written = written.filter(|_| self.config.transparency);
         let receipt = written.map(|event| {
             kd_core::tlog::receipt::receipt(
                 &self.passport_key,

@@ -71,17 +71,29 @@ pub fn inclusion(
     }
     let path = proof::inclusion(&mut hashes, seq - 1, size)?;
     let root = proof::root(&mut hashes, size)?;
-    let checkpoint = checkpoint_of(conn, size)?.map(|checkpoint| checkpoint.note);
-    Ok(Ok(json!({
+    let mut proved = inclusion_json(seq, size, &row_hash, &leaf, &root, &path);
+    proved["checkpoint"] = json!(checkpoint_of(conn, size)?.map(|checkpoint| checkpoint.note));
+    Ok(Ok(proved))
+}
+
+/// An inclusion proof as the route prints it, without its `checkpoint`.
+fn inclusion_json(
+    seq: u64,
+    size: u64,
+    row_hash: &str,
+    leaf: &super::Hash,
+    root: &super::Hash,
+    path: &[super::Hash],
+) -> Value {
+    json!({
         "seq": seq,
         "leaf_index": seq - 1,
         "tree_size": size,
         "row_hash": row_hash,
-        "leaf_hash": b64(&leaf),
-        "root_hash": b64(&root),
+        "leaf_hash": b64(leaf),
+        "root_hash": b64(root),
         "proof": path.iter().map(|hash| b64(hash)).collect::<Vec<_>>(),
-        "checkpoint": checkpoint,
-    })))
+    })
 }
 
 /// The consistency proof from the tree of `old` leaves to that of `new` (default: the latest
@@ -147,4 +159,44 @@ pub fn tile(conn: &Connection, tile: Tile) -> Result<Option<Vec<u8>>, StoreError
             Ok(Some(hashes.concat()))
         }
     }
+}
+
+/// The inclusion proofs of the events `rows` (seq, row hash) under the latest checkpoint, for
+/// `get_history` (docs/decisions.md 241): the checkpoint's signed note (or `None` before the
+/// first) and, for each row in order, its proof as [`inclusion`] prints it less the
+/// `checkpoint` field (the note returned once), or `None` when the checkpoint does not cover
+/// the seq yet. The root is the checkpoint's and the leaf the row's, so each proof costs only
+/// its path's reads.
+///
+/// # Errors
+/// [`StoreError`] when the store fails.
+pub fn proofs_under_latest(
+    conn: &Connection,
+    rows: &[(u64, String)],
+) -> Result<(Option<String>, Vec<Option<Value>>), StoreError> {
+    let Some(checkpoint) = latest_checkpoint(conn)? else {
+        return Ok((None, vec![None; rows.len()]));
+    };
+    let size = checkpoint.size;
+    let mut hashes = DbHashes::new(conn);
+    let mut proofs = Vec::with_capacity(rows.len());
+    for (seq, row_hash) in rows {
+        let covered = (1..=size).contains(seq);
+        let proof = match event_leaf(row_hash) {
+            Ok(leaf) if covered => {
+                let path = proof::inclusion(&mut hashes, seq - 1, size)?;
+                Some(inclusion_json(
+                    *seq,
+                    size,
+                    row_hash,
+                    &leaf,
+                    &checkpoint.root,
+                    &path,
+                ))
+            }
+            _ => None,
+        };
+        proofs.push(proof);
+    }
+    Ok((Some(checkpoint.note), proofs))
 }

@@ -182,7 +182,7 @@ async fn get_history(ctx: Ctx, input: GetHistory) -> Result<Value, ToolError> {
             "limit must be from 1 to 200",
         ));
     }
-    ctx.signed_write(move |txn, signed| {
+    let history = ctx.signed_write(move |txn, signed| {
         let id = signed.agent_id.to_string();
         let rows = eventlog::rows_for(txn.conn(), &id, limit)?;
         let events: Vec<Value> = rows
@@ -202,5 +202,48 @@ async fn get_history(ctx: Ctx, input: GetHistory) -> Result<Value, ToolError> {
             .collect();
         Ok(json!({ "agent_id": id, "events": events, "count": events.len(), "order": "newest first" }))
     })
-    .await
+    .await?;
+    with_proofs(&ctx, history).await
+}
+
+/// Adds to each event of a `get_history` answer its transparency log proof (decision 241):
+/// `proof_url` (the inclusion proof route for its seq, always) and `proof` (its RFC 6962
+/// inclusion proof under the latest checkpoint, or null until a checkpoint covers it), and
+/// `checkpoint` (that checkpoint's signed note, or null) once for all of them. Read after the
+/// signed read's transaction, off the writer.
+async fn with_proofs(ctx: &Ctx, mut history: Value) -> Result<Value, ToolError> {
+    let public_url = ctx.kernel.config.public_url.clone();
+    let rows: Vec<(u64, String)> = history["events"]
+        .as_array()
+        .map(|events| {
+            events
+                .iter()
+                .filter_map(|event| {
+                    Some((
+                        event["seq"].as_u64()?,
+                        event["row_hash"].as_str()?.to_owned(),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let (checkpoint, proofs) = if ctx.kernel.config.transparency {
+        ctx.kernel
+            .store
+            .read(move |conn| {
+                kd_core::tlog::serve::proofs_under_latest(conn, &rows).map_err(ToolError::internal)
+            })
+            .await?
+    } else {
+        (None, Vec::new())
+    };
+    if let Some(events) = history["events"].as_array_mut() {
+        for (at, event) in events.iter_mut().enumerate() {
+            let seq = event["seq"].as_u64().unwrap_or_default();
+            event["proof_url"] = json!(format!("{public_url}/log/proof/inclusion?seq={seq}"));
+            event["proof"] = proofs.get(at).cloned().flatten().unwrap_or(Value::Null);
+        }
+    }
+    history["checkpoint"] = checkpoint.map_or(Value::Null, Value::String);
+    Ok(history)
 }

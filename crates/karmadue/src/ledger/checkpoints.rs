@@ -12,11 +12,15 @@ pub fn origin(hub: &Kernel) -> String {
     tlog::note::origin_of(&hub.config.public_url)
 }
 
-/// Signs a checkpoint when the log has grown past the latest one; returns its size.
+/// Signs a checkpoint when the log has grown past the latest one; returns its size. Never
+/// signs one on a hub whose transparency log is off (`Config::transparency`, kd-bench only).
 ///
 /// # Errors
 /// The store's error.
 pub async fn publish(hub: &Kernel) -> Result<Option<u64>, kd_core::store::StoreError> {
+    if !hub.config.transparency {
+        return Ok(None);
+    }
     let (latest, head) = hub
         .store
         .read(|conn| {

@@ -33,4 +33,5 @@ mod signing;
 mod sql;
 mod standing;
 mod templates;
+mod transparency;
 mod working_state;
