@@ -47,6 +47,11 @@ pub const BUNDLED: [(&str, &[u8]); 4] = [
     ),
 ];
 
+/// Rows in the bundled snapshot's files together (catalog version 2: 8,747 GitHub, 976 skill,
+/// 41,129 npm and 61,775 PyPI rows; `data/SOURCES.md`). A first start imports them as one
+/// `resource.imported` event each, then the 3 DEMO fixtures.
+pub const BUNDLED_ROWS: u64 = 112_627;
+
 /// What an import did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ImportReport {
@@ -479,6 +484,33 @@ mod tests {
             parse_row(r#"{"locator":"npm:y"}"#, 0).unwrap_err(),
             "missing id"
         );
+    }
+
+    #[test]
+    fn the_bundled_files_hold_bundled_rows_lines_and_version_two_packages() {
+        let mut lines = 0u64;
+        let mut ids = std::collections::HashSet::new();
+        for (_, bytes) in BUNDLED {
+            let text = std::io::read_to_string(flate2::read::GzDecoder::new(bytes)).unwrap();
+            for line in text.lines() {
+                lines += 1;
+                if let Some(id) = line.get(7..).and_then(|rest| rest.split('"').next()) {
+                    ids.insert(id.to_owned());
+                }
+            }
+        }
+        assert_eq!(lines, BUNDLED_ROWS);
+        for id in [
+            "kd:res:pypi:faster-whisper",
+            "kd:res:pypi:openai-whisper",
+            "kd:res:pypi:whisperx",
+            "kd:res:pypi:vosk",
+            "kd:res:pypi:sherpa-onnx",
+            "kd:res:npm:0nmcp",
+            "kd:res:github:ggml-org/whisper.cpp",
+        ] {
+            assert!(ids.contains(id), "{id}");
+        }
     }
 
     #[test]
