@@ -227,20 +227,12 @@ fn rank_plan(
         include_demo: request.include_demo,
         weights: built.weights,
         listing: plan.listing,
-    };
-    let exact = if plan.identifier {
-        rank::exact_documents(&searcher, &built.exact_terms)?
-    } else {
-        Vec::new()
+        name_tier: plan.identifier || built.name_holders <= rank::NAME_TIER_HOLDERS,
     };
     let wanted = request.offset + request.limit;
     let mut depth = (2 * wanted).max(64);
     let hits = loop {
-        let collector = TopRanked {
-            ranking,
-            depth,
-            exact: exact.clone(),
-        };
+        let collector = TopRanked { ranking, depth };
         let ranked = searcher
             .search_with_statistics_provider(built.query.as_ref(), &collector, &stats)
             .map_err(ToolError::internal)?;

@@ -408,7 +408,17 @@ impl Live {
         head: &Head,
         analyzers: &Analyzers,
     ) -> Result<(), ToolError> {
-        for resource_id in changed {
+        // Storing a GitHub folder's archived copy changes whether the folder is archived
+        // (docs/decisions.md 246): its twin is refreshed too.
+        let mut refresh: Vec<String> = changed.to_vec();
+        refresh.extend(
+            changed
+                .iter()
+                .filter_map(|id| crate::catalog::model::archive_twin(id).map(|(twin, _)| twin)),
+        );
+        refresh.sort_unstable();
+        refresh.dedup();
+        for resource_id in &refresh {
             writer
                 .writer
                 .delete_term(Term::from_field_text(self.fields.id, resource_id));

@@ -44,8 +44,15 @@ pub(super) fn message(page: &Page, request: &Request) -> String {
     }
     if page.total == 0 {
         let mut text = String::from("Nothing matched.");
-        if !page.unknown.is_empty() {
-            text.push_str(&format!(" No record mentions {}.", page.unknown.join(", ")));
+        if plan.common_only {
+            let words: Vec<&str> = plan.ignored.iter().map(String::as_str).collect();
+            text.push_str(&format!(
+                " The need has only common words, and no title holds {}; say what the tool should do.",
+                joined(&words, "and")
+            ));
+        } else if !page.unknown.is_empty() {
+            let words: Vec<&str> = page.unknown.iter().map(String::as_str).collect();
+            text.push_str(&format!(" No record mentions {}.", joined(&words, "or")));
         } else if plan.concepts.is_empty() {
             text.push_str(" The need has only common words; say what the tool should do.");
         }
@@ -94,8 +101,9 @@ pub(super) fn message(page: &Page, request: &Request) -> String {
             categories.join(" or ")
         ));
     }
-    if !page.unknown.is_empty() {
-        text.push_str(&format!(" No record mentions {}.", page.unknown.join(", ")));
+    if !page.unknown.is_empty() && !plan.common_only {
+        let words: Vec<&str> = page.unknown.iter().map(String::as_str).collect();
+        text.push_str(&format!(" No record mentions {}.", joined(&words, "or")));
     }
     if !page.fuzzy.is_empty() {
         text.push_str(&format!(
@@ -245,10 +253,15 @@ fn signal_parts(
 
 /// `a`, `a and b`, `a, b and c`.
 fn plain_list(items: &[&str]) -> String {
+    joined(items, "and")
+}
+
+/// `a`, `a <last> b`, `a, b <last> c` (`last`: "and" or "or").
+fn joined(items: &[&str], last: &str) -> String {
     match items {
         [] => String::new(),
         [only] => (*only).to_owned(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+        [rest @ .., end] => format!("{} {last} {end}", rest.join(", ")),
     }
 }
 

@@ -14,7 +14,7 @@ use super::index::{AliveStatistics, Fields};
 use super::plan::{Concept, Plan, fuzzy_distance};
 use super::rank::{COVERED, NAME_BIT};
 use kd_kernel::error::ToolError;
-use tantivy::query::Bm25StatisticsProvider;
+use tantivy::query::{Bm25StatisticsProvider, QueryClone};
 
 /// Text score of an exact name match (the need is the record's id, locator, title or package
 /// name).
@@ -25,6 +25,10 @@ pub const NAME_NEAR_BONUS: f32 = 12.0;
 pub const NAME_FAR_BONUS: f32 = 6.0;
 /// Text score of a title word one or two edits away from a word no record holds.
 pub const FUZZY_TITLE_WEIGHT: f32 = 4.0;
+/// Text score of a title word that starts with the word as typed (a word not finished yet).
+pub const PREFIX_WEIGHT: f32 = 4.0;
+/// Text score a record named by the need's most specific word gets for each other word.
+pub const NAMED_TEXT: f32 = 1.0;
 /// Dis-max tie breaker: a concept scores its best field and form, plus this share of the rest.
 pub const TIE_BREAKER: f32 = 0.3;
 /// Text score of being of the listed category (a need of generic words only).
@@ -45,10 +49,10 @@ pub struct Built {
     pub exact_name: bool,
     /// A name close to the need was tried.
     pub fuzzy_name: bool,
+    /// Live records holding a name equal (or, when tried, close) to the need.
+    pub name_holders: u64,
     /// Concepts that can match (the denominator of coverage).
     pub concepts: usize,
-    /// Exact-name terms that some record holds (for the identifier tier).
-    pub exact_terms: Vec<Term>,
     /// Per coverage bit, how specific that concept is (IDF of its most common form).
     pub weights: [f32; NAME_BIT],
 }
@@ -73,8 +77,8 @@ pub fn build(
         fuzzy: Vec::new(),
         exact_name: false,
         fuzzy_name: false,
+        name_holders: 0,
         concepts: 0,
-        exact_terms: Vec::new(),
         weights: [0.0; NAME_BIT],
     };
     if plan.listing {
@@ -82,20 +86,25 @@ pub fn build(
         return Ok(built);
     }
     let documents = stats.total_num_docs().map_err(ToolError::internal)? as f32;
-    let mut concept_clauses: Vec<Clause> = Vec::new();
+    let mut matched: Vec<(&str, Vec<Box<dyn Query>>)> = Vec::new();
     for concept in &plan.concepts {
         let Some((disjuncts, most_common)) = concept_forms(concept, fields, stats, &mut built)?
         else {
             continue;
         };
-        let bit = concept_clauses.len();
         // A concept that half the catalog mentions says little; a rare one says much.
-        let Some(weight) = built.weights.get_mut(bit) else {
+        let Some(weight) = built.weights.get_mut(matched.len()) else {
             break; // The plan keeps at most MAX_CONCEPTS concepts.
         };
         *weight = (1.0 + documents / (1.0 + most_common as f32)).ln().max(0.1);
-        concept_clauses.push(covered(disjuncts, bit));
+        matched.push((concept.label.as_str(), disjuncts));
     }
+    named_by_the_rarest(&mut matched, &built.weights, fields, stats)?;
+    let mut concept_clauses: Vec<Clause> = matched
+        .into_iter()
+        .enumerate()
+        .map(|(bit, (_, disjuncts))| covered(disjuncts, bit))
+        .collect();
     if plan.category_listing {
         concept_clauses.push(category_clause(plan, fields));
         built.weights[0] = 1.0;
@@ -136,8 +145,10 @@ fn concept_forms(
     for alternative in &concept.alternatives {
         for (field, weight) in fields.weighted() {
             // The type holds a handful of words (mcp, server, package, repo, skill): only
-            // those are worth a look there.
-            if field == fields.kind && !KIND_WORDS.contains(&alternative.stem.as_str()) {
+            // those are worth a look there. A common word is looked for in titles only.
+            if (field == fields.kind && !KIND_WORDS.contains(&alternative.stem.as_str()))
+                || (concept.title_only && field != fields.title)
+            {
                 continue;
             }
             let term = Term::from_field_text(field, &alternative.stem);
@@ -152,14 +163,27 @@ fn concept_forms(
             }
         }
     }
+    if let Some(prefix) = &concept.prefix
+        && stats
+            .has_prefix(fields.title_words, prefix)
+            .map_err(ToolError::internal)?
+    {
+        // The word as typed so far: the start of a title word (`kube` → kubernetes).
+        let term = Term::from_field_text(fields.title_words, prefix);
+        let query = FuzzyTermQuery::new_prefix(term, 0, false);
+        disjuncts.push(Box::new(BoostQuery::new(Box::new(query), PREFIX_WEIGHT)));
+    }
     if disjuncts.is_empty() {
         for word in &concept.fuzzy {
             let term = Term::from_field_text(fields.title_words, word);
             let fuzzy = FuzzyTermQuery::new(term, fuzzy_distance(word.chars().count()), true);
-            disjuncts.push(Box::new(BoostQuery::new(
-                Box::new(fuzzy),
-                FUZZY_TITLE_WEIGHT,
-            )));
+            // Only a close spelling some title holds counts: otherwise the word is unknown.
+            if stats.matches_any(&fuzzy).map_err(ToolError::internal)? {
+                disjuncts.push(Box::new(BoostQuery::new(
+                    Box::new(fuzzy),
+                    FUZZY_TITLE_WEIGHT,
+                )));
+            }
         }
         if disjuncts.is_empty() {
             built.unknown.push(concept.label.clone());
@@ -168,6 +192,42 @@ fn concept_forms(
         built.fuzzy.push(concept.label.clone());
     }
     Ok(Some((disjuncts, most_common)))
+}
+
+/// A record named by the need's most specific word (`Sentry` for "sentry error monitoring",
+/// `vosk` for "vosk speech recognition") is the thing the need names: it counts as matching
+/// the need's other words too (docs/decisions.md 247). Only for a need of two or more
+/// concepts whose most specific word some record is named.
+fn named_by_the_rarest(
+    matched: &mut [(&str, Vec<Box<dyn Query>>)],
+    weights: &[f32; NAME_BIT],
+    fields: &Fields,
+    stats: &AliveStatistics<'_>,
+) -> Result<(), ToolError> {
+    if matched.len() < 2 {
+        return Ok(());
+    }
+    let Some(rarest) = (0..matched.len()).max_by(|left, right| {
+        weights[*left]
+            .total_cmp(&weights[*right])
+            .then_with(|| right.cmp(left))
+    }) else {
+        return Ok(());
+    };
+    let term = Term::from_field_text(fields.names, matched[rarest].0);
+    if stats.doc_freq(&term).map_err(ToolError::internal)? == 0 {
+        return Ok(());
+    }
+    let named = ConstScoreQuery::new(
+        Box::new(TermQuery::new(term, IndexRecordOption::Basic)),
+        NAMED_TEXT,
+    );
+    for (index, (_, disjuncts)) in matched.iter_mut().enumerate() {
+        if index != rarest {
+            disjuncts.push(named.box_clone());
+        }
+    }
+    Ok(())
 }
 
 /// A concept's clause: must match one of its forms, and adds its coverage bit.
@@ -207,7 +267,7 @@ fn category_clause(plan: &Plan, fields: &Fields) -> Clause {
     (Occur::Should, matched)
 }
 
-/// The names equal to the need (noted in `built.exact_terms` and `built.exact_name`) or, for
+/// The names equal to the need (noted in `built.exact_name`) or, for
 /// a need with a typo or an identifier, one or two edits away (`built.fuzzy_name`). None for a
 /// category listing, which is by popularity and evidence only.
 fn name_clauses(
@@ -221,16 +281,25 @@ fn name_clauses(
         return Ok(names);
     }
     let full = COVERED * (1u32 << NAME_BIT) as f32;
+    let mut held: Vec<Box<dyn Query>> = Vec::new();
     for name in &plan.names {
         let term = Term::from_field_text(fields.names, name);
         if stats.doc_freq(&term).map_err(ToolError::internal)? > 0 {
-            built.exact_terms.push(term.clone());
+            held.push(Box::new(TermQuery::new(
+                term.clone(),
+                IndexRecordOption::Basic,
+            )));
             let query = TermQuery::new(term, IndexRecordOption::Basic);
             names.push(Box::new(ConstScoreQuery::new(
                 Box::new(query),
                 full + NAME_BONUS,
             )));
         }
+    }
+    if !held.is_empty() {
+        built.name_holders = stats
+            .count(&BooleanQuery::union(held))
+            .map_err(ToolError::internal)?;
     }
     built.exact_name = !names.is_empty();
     // Names one or two edits away: only for a need with a word no record holds (a typo), or
@@ -247,6 +316,9 @@ fn name_clauses(
             }
             let term = Term::from_field_text(fields.names, name);
             let fuzzy = FuzzyTermQuery::new(term, distance, true);
+            built.name_holders = built
+                .name_holders
+                .max(stats.count(&fuzzy).map_err(ToolError::internal)?);
             names.push(Box::new(ConstScoreQuery::new(
                 Box::new(fuzzy),
                 full + bonus,

@@ -10,11 +10,9 @@ use std::sync::Arc;
 
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::{ColumnValues, StrColumn};
-use tantivy::schema::IndexRecordOption;
-use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader, Term};
+use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
 
 use super::index::Signals;
-use kd_kernel::error::ToolError;
 
 /// The unit of the coverage bits: concept `i` adds `COVERED × 2^i` to the raw score on top of
 /// its text score, and an exact or near name adds `COVERED × 2^NAME_BIT`; text scores stay far
@@ -38,6 +36,8 @@ pub const CATEGORY_LIFT: f32 = 1.6;
 pub const DEFAULT_CATEGORY_LIFT: f32 = 1.2;
 /// Multiplier for a risky record when the need does not ask for one.
 pub const RISK_FACTOR: f32 = 0.4;
+/// At most this many records may hold the need as their name for them to come first.
+pub const NAME_TIER_HOLDERS: u64 = 3;
 /// Records of one owner that may come before every other owner's.
 pub const PER_OWNER: usize = 2;
 
@@ -56,6 +56,9 @@ pub struct Ranking {
     pub weights: [f32; NAME_BIT],
     /// No need: every record scores 1 before the prior.
     pub listing: bool,
+    /// A record named as the need comes first (tier 0): the need is an identifier, or at most
+    /// [`NAME_TIER_HOLDERS`] records hold that name (a name many records share is a word).
+    pub name_tier: bool,
 }
 
 /// `score = ln(1 + fitted) × multiplier`, before the logarithm.
@@ -96,6 +99,20 @@ impl Ranking {
             score: parts.fitted.ln_1p() * parts.multiplier,
             text: parts.text,
             coverage: parts.coverage,
+        }
+    }
+
+    /// The record's tier (see [`Hit::tier`]): a name match is read from the name bit of `raw`.
+    pub fn tier(&self, raw: Score, signals: Signals) -> u8 {
+        if signals.archived() || signals.demo() {
+            return 2;
+        }
+        // At most 2^(NAME_BIT + 1) − 1 units, so the conversion is exact.
+        let units = (raw / COVERED).floor() as u32;
+        if self.name_tier && !self.listing && units & (1 << NAME_BIT) != 0 {
+            0
+        } else {
+            1
         }
     }
 
@@ -172,8 +189,9 @@ pub struct Hit {
     pub resource_id: String,
     /// Its score.
     pub score: Scored,
-    /// 0: its name is exactly the (identifier-like) need; 1: current; 2: archived upstream or
-    /// demo (sorted after every current record).
+    /// 0: a current record whose name is the need (or, for a need with a typo, one or two
+    /// edits away); 1: other current records; 2: archived upstream or demo (sorted after every
+    /// current record).
     pub tier: u8,
     /// Owner hash.
     pub owner: u64,
@@ -196,42 +214,6 @@ pub struct TopRanked {
     pub ranking: Ranking,
     /// How many to keep.
     pub depth: usize,
-    /// Per segment, the sorted documents whose name is exactly an identifier-like need.
-    pub exact: Vec<Vec<DocId>>,
-}
-
-/// The documents of each segment holding any of `terms` (exact names), sorted.
-///
-/// # Errors
-/// `internal` when the index cannot be read.
-pub fn exact_documents(
-    searcher: &tantivy::Searcher,
-    terms: &[Term],
-) -> Result<Vec<Vec<DocId>>, ToolError> {
-    use tantivy::DocSet;
-    let mut per_segment = Vec::with_capacity(searcher.segment_readers().len());
-    for segment in searcher.segment_readers() {
-        let mut docs = Vec::new();
-        for term in terms {
-            let inverted = segment
-                .inverted_index(term.field())
-                .map_err(ToolError::internal)?;
-            if let Some(mut postings) = inverted
-                .read_postings(term, IndexRecordOption::Basic)
-                .map_err(ToolError::internal)?
-            {
-                let mut doc = postings.doc();
-                while doc != tantivy::TERMINATED {
-                    docs.push(doc);
-                    doc = postings.advance();
-                }
-            }
-        }
-        docs.sort_unstable();
-        docs.dedup();
-        per_segment.push(docs);
-    }
-    Ok(per_segment)
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -261,7 +243,6 @@ fn hit_order(left: &Hit, right: &Hit) -> Ordering {
 pub struct SegmentTop {
     ranking: Ranking,
     depth: usize,
-    exact: Vec<DocId>,
     signals: Arc<dyn ColumnValues<u64>>,
     owners: Arc<dyn ColumnValues<u64>>,
     ids: Option<StrColumn>,
@@ -290,11 +271,7 @@ impl SegmentCollector for SegmentTop {
             return;
         }
         self.total += 1;
-        let tier = if !self.exact.is_empty() && self.exact.binary_search(&doc).is_ok() {
-            0
-        } else {
-            1 + u8::from(signals.archived() || signals.demo())
-        };
+        let tier = self.ranking.tier(raw, signals);
         let parts = self.ranking.parts(raw, signals);
         // Most matches lose to the threshold on tier, or on an upper bound of their score:
         // the logarithm and the id column are only computed for candidates.
@@ -364,18 +341,13 @@ impl Collector for TopRanked {
 
     fn for_segment(
         &self,
-        segment: SegmentOrdinal,
+        _segment: SegmentOrdinal,
         reader: &SegmentReader,
     ) -> tantivy::Result<SegmentTop> {
         let fast = reader.fast_fields();
         Ok(SegmentTop {
             ranking: self.ranking,
             depth: self.depth.max(1),
-            exact: self
-                .exact
-                .get(segment as usize)
-                .cloned()
-                .unwrap_or_default(),
             signals: fast.column_first_or_default::<u64>("signals")?,
             owners: fast.column_first_or_default::<u64>("owner")?,
             ids: fast.str("id")?,
@@ -411,16 +383,18 @@ pub enum Placement {
     OwnerOverflow,
 }
 
-/// The final order of `hits` (already in (tier, score, id) order): within each tier, the first
-/// [`PER_OWNER`] records of each owner, then the rest. Returns the order as indexes into `hits`
+/// The final order of `hits` (already in (tier, score, id) order): within each tier, the
+/// records of owners with fewer than [`PER_OWNER`] places so far (counted across tiers), then
+/// the rest. Returns the order as indexes into `hits`
 /// with placements, and how long a prefix of it is certain when `hits` is only the best part of
 /// all matches (`complete` false).
 pub fn final_order(hits: &[Hit], complete: bool) -> (Vec<(usize, Placement)>, usize) {
     let mut order = Vec::with_capacity(hits.len());
     let mut certain = 0;
     let last_tier = hits.last().map_or(0, |hit| hit.tier);
+    // An owner's places count across tiers: a record named as the need uses one of them.
+    let mut seen: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
     for tier in 0..=2u8 {
-        let mut seen: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
         let mut overflow = Vec::new();
         let mut first = 0;
         for (index, hit) in hits.iter().enumerate().filter(|(_, hit)| hit.tier == tier) {
@@ -516,6 +490,7 @@ mod tests {
             include_demo: false,
             weights,
             listing: false,
+            name_tier: false,
         };
         let rare_only = ranking.score(COVERED + 4.0, Signals(0));
         let common_only = ranking.score(2.0 * COVERED + 4.0, Signals(0));

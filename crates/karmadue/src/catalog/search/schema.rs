@@ -371,6 +371,59 @@ impl<'a> AliveStatistics<'a> {
     pub fn new(searcher: &'a Searcher, fields: Fields) -> Self {
         Self { searcher, fields }
     }
+
+    /// Whether a live document of `field` holds a term that starts with `prefix`.
+    ///
+    /// # Errors
+    /// When the index cannot be read.
+    pub fn has_prefix(&self, field: Field, prefix: &str) -> tantivy::Result<bool> {
+        for segment in self.searcher.segment_readers() {
+            let inverted = segment.inverted_index(field)?;
+            let mut terms = inverted
+                .terms()
+                .range()
+                .ge(prefix.as_bytes())
+                .into_stream()?;
+            while terms.advance() {
+                if !terms.key().starts_with(prefix.as_bytes()) {
+                    break;
+                }
+                let info = terms.value().clone();
+                let Some(alive) = segment
+                    .alive_bitset()
+                    .filter(|_| segment.num_deleted_docs() > 0)
+                else {
+                    return Ok(true);
+                };
+                let mut postings =
+                    inverted.read_postings_from_terminfo(&info, IndexRecordOption::Basic)?;
+                let mut doc = postings.doc();
+                while doc != TERMINATED {
+                    if alive.is_alive(doc) {
+                        return Ok(true);
+                    }
+                    doc = postings.advance();
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether `query` matches a live document.
+    ///
+    /// # Errors
+    /// When the index cannot be read.
+    pub fn matches_any(&self, query: &dyn tantivy::query::Query) -> tantivy::Result<bool> {
+        Ok(self.count(query)? > 0)
+    }
+
+    /// How many live documents `query` matches.
+    ///
+    /// # Errors
+    /// When the index cannot be read.
+    pub fn count(&self, query: &dyn tantivy::query::Query) -> tantivy::Result<u64> {
+        Ok(self.searcher.search(query, &tantivy::collector::Count)? as u64)
+    }
 }
 
 impl Bm25StatisticsProvider for AliveStatistics<'_> {
