@@ -71,14 +71,26 @@ pub struct ImportReport {
 /// # Errors
 /// A plain reason when the row is not a catalog row this hub understands.
 pub fn parse_row(line: &str, now_ms: i64) -> Result<(Resource, Vec<Claim>), String> {
-    let row: Map<String, Value> = match serde_json::from_str(line) {
-        Ok(Value::Object(map)) => map,
-        Ok(_) => return Err("not a JSON object".into()),
-        Err(error) => return Err(format!("not JSON: {error}")),
+    parse_value(&read_row(line)?, now_ms)
+}
+
+/// One line as a JSON object.
+fn read_row(line: &str) -> Result<Value, String> {
+    match serde_json::from_str(line) {
+        Ok(row @ Value::Object(_)) => Ok(row),
+        Ok(_) => Err("not a JSON object".into()),
+        Err(error) => Err(format!("not JSON: {error}")),
+    }
+}
+
+/// [`parse_row`] of a row already read (a JSON object).
+fn parse_value(value: &Value, now_ms: i64) -> Result<(Resource, Vec<Claim>), String> {
+    let Value::Object(row) = value else {
+        return Err("not a JSON object".into());
     };
-    let id = text(&row, "id").ok_or("missing id")?;
+    let id = text(row, "id").ok_or("missing id")?;
     let record_hash = hex::encode(Sha256::digest(
-        kd_protocol::canonical::canonical_value_text(&Value::Object(row.clone())).as_bytes(),
+        kd_protocol::canonical::canonical_value_text(value).as_bytes(),
     ));
     let (source, rest) = id
         .strip_prefix("kd:res:")
@@ -88,10 +100,10 @@ pub fn parse_row(line: &str, now_ms: i64) -> Result<(Resource, Vec<Claim>), Stri
         return Err("id has an empty, over-long or control-character name".into());
     }
     let mut resource = match source {
-        "npm" => npm(&row, rest)?,
-        "pypi" => pypi(&row, rest)?,
-        "github" => github(&row)?,
-        "skill" => skill(&row, rest)?,
+        "npm" => npm(row, rest)?,
+        "pypi" => pypi(row, rest)?,
+        "github" => github(row)?,
+        "skill" => skill(row, rest)?,
         other => return Err(format!("unknown source {other:?}")),
     };
     resource.resource_id = id.to_owned();
@@ -357,16 +369,14 @@ pub async fn import_lines(
         if line.trim().is_empty() {
             continue;
         }
-        match parse_row(&line, now) {
-            Ok((resource, claims)) => match serde_json::from_str::<Value>(&line) {
-                Ok(row) => chunk.push(Parsed {
-                    row,
-                    observed_ms: now,
-                    resource,
-                    claims,
-                }),
-                Err(error) => report.bad.push((report.lines, error.to_string())),
-            },
+        // Read once: the projection and the event's source row are the same value.
+        match read_row(&line).and_then(|row| parse_value(&row, now).map(|parsed| (row, parsed))) {
+            Ok((row, (resource, claims))) => chunk.push(Parsed {
+                row,
+                observed_ms: now,
+                resource,
+                claims,
+            }),
             Err(reason) => report.bad.push((report.lines, reason)),
         }
         if chunk.len() >= CHUNK {
