@@ -332,10 +332,16 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         }
         let hub = kd_karmadue::open(config, Arc::new(SystemClock), Arc::new(SystemRandom))?;
         let started = std::time::Instant::now();
-        if let Some(load) = kd_karmadue::prepare(&hub)
+        let bar = rows_bar(
+            kd_karmadue::catalog::first_start::BUNDLED_ROWS,
+            "first start: bundled catalog",
+        );
+        let mut progress = |rows: u64| bar.set_position(rows);
+        let prepared = kd_karmadue::prepare_with(&hub, &mut progress)
             .await
-            .map_err(|error| anyhow::anyhow!("{}", error.cause_text()))?
-        {
+            .map_err(|error| anyhow::anyhow!("{}", error.cause_text()));
+        bar.finish_and_clear();
+        if let Some(load) = prepared? {
             say_first_import(&load, started.elapsed().as_secs_f64());
         }
         print_banner(&hub, bound);
@@ -343,6 +349,28 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A progress bar (on stderr, drawn only on a terminal) over `total` rows with the rows per
+/// second; it stays hidden until the first rows are counted.
+fn rows_bar(total: u64, message: &str) -> indicatif::ProgressBar {
+    styled_bar(
+        total,
+        "{msg} [{bar:30}] {human_pos}/{human_len} rows ({per_sec}, {eta})",
+        message,
+    )
+}
+
+/// A progress bar over `total` drawn with `template`, showing `message`.
+fn styled_bar(total: u64, template: &str, message: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_message(message.to_owned());
+    bar
 }
 
 /// The stderr line of a start that loaded (or finished loading) the bundled catalog.
@@ -567,6 +595,11 @@ fn outbox(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `rows` over the time since `started`.
+fn per_second(rows: u64, started: std::time::Instant) -> f64 {
+    rows as f64 / started.elapsed().as_secs_f64().max(1e-3)
+}
+
 fn import(
     data_dir: PathBuf,
     files: &[PathBuf],
@@ -585,15 +618,13 @@ fn import(
         let file =
             std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         let size = file.metadata().map(|meta| meta.len()).unwrap_or(0);
-        let bar = indicatif::ProgressBar::new(size);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{msg} [{bar:30}] {bytes}/{total_bytes} ({eta})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
+        let shown = path.display().to_string();
+        let bar = styled_bar(
+            size,
+            "{msg} [{bar:30}] {bytes}/{total_bytes} ({eta})",
+            &shown,
         );
-        bar.set_message(path.display().to_string());
+        let started = std::time::Instant::now();
         let counted = bar.wrap_read(file);
         let reader: Box<dyn BufRead> = if path.extension().is_some_and(|ext| ext == "gz") {
             Box::new(BufReader::new(flate2::read::GzDecoder::new(counted)))
@@ -609,17 +640,24 @@ fn import(
                 &hub,
                 &name,
                 reader,
-                |_| {},
+                |rows| {
+                    bar.set_message(format!(
+                        "{shown}: {rows} rows, {:.0} rows/s",
+                        per_second(rows, started)
+                    ))
+                },
             ))
             .map_err(|error| anyhow::anyhow!("{}", error.cause_text()))?;
         bar.finish_and_clear();
         say!(
-            "{}: {} lines, {} imported, {} unchanged, {} bad",
+            "{}: {} lines, {} imported, {} unchanged, {} bad in {:.1} s ({:.0} rows/s)",
             path.display(),
             report.lines,
             report.imported,
             report.unchanged,
-            report.bad.len()
+            report.bad.len(),
+            started.elapsed().as_secs_f64(),
+            per_second(report.lines, started)
         );
         for (line, reason) in &report.bad {
             say!("  line {line}: {reason}");

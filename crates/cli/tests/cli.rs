@@ -308,6 +308,31 @@ fn import_is_idempotent_and_reports_bad_rows_by_line() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&verify.stdout).starts_with("ok: 2 rows verified"));
+    // A .jsonl.gz file is read as it is, and the summary gives the rows per second.
+    let gz = dir.path().join("more.jsonl.gz");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(
+        &mut encoder,
+        concat!(
+            r#"{"id":"kd:res:npm:import-test-gz","locator":"npm:import-test-gz","title":"import-test-gz","type":"package","version":"2.0.0","downloads_a_month":40,"description":"compressed","selection":"all"}"#,
+            "\n"
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    std::fs::write(&gz, encoder.finish().unwrap()).unwrap();
+    let output = Command::new(BIN)
+        .args(["import", "--data-dir"])
+        .arg(&data)
+        .arg(&gz)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("1 lines, 1 imported, 0 unchanged, 0 bad in ") && said.contains(" rows/s)"),
+        "{said}"
+    );
 }
 
 #[test]

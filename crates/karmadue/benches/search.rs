@@ -5,9 +5,14 @@
 //! cargo bench -p kd-karmadue --bench search -- snapshot         # the bundled snapshot only
 //! cargo bench -p kd-karmadue --bench search -- synthetic 10000 1000000
 //! cargo bench -p kd-karmadue --bench search -- explain "postgres mcp server" "slack"
+//! cargo bench -p kd-karmadue --bench search -- real ../shared/data/catalog-full-npm.jsonl.gz \
+//!     ../shared/data/catalog-full-pypi.jsonl.gz                 # real rows (1,113,318)
+//! cargo bench -p kd-karmadue --bench search -- explain-real "faster-whisper"
 //! ```
 //!
-//! The snapshot is imported once into `target/kd-bench/snapshot` and reused. Synthetic catalogs
+//! The snapshot is imported once into `target/kd-bench/snapshot` and reused. `real` imports
+//! the catalog files it is given (JSON Lines, `.gz` read as such; they are not bundled and are
+//! never read by tests) once into `target/kd-bench/real`, then measures the same needs on them. Synthetic catalogs
 //! are generated from a seeded word list (plausible titles and descriptions, Zipf-distributed
 //! words, Pareto popularity), written to a SQLite store, and indexed through the same
 //! `SearchIndex::current` a hub uses. Latency is measured on `rank_page` (the search: plan,
@@ -71,6 +76,12 @@ const NEEDS: &[&str] = &[
     "data",
     "ai agent tools for api integration",
     "xqzvbnm flurble",
+    "faster-whisper",
+    "vosk",
+    "postgres database",
+    "web browser automation",
+    "kuber",
+    "asdkjhqwe zzxq",
     "",
 ];
 
@@ -80,7 +91,9 @@ fn main() -> Outcome<()> {
         .filter(|arg| !arg.starts_with("--"))
         .collect();
     match args.first().map(String::as_str) {
-        Some("explain") => explain(&args[1..]),
+        Some("explain") => explain(&snapshot_data()?, &args[1..]),
+        Some("explain-real") => explain(&real_data(&[])?, &args[1..]),
+        Some("real") => real(&args[1..]),
         Some("snapshot") => snapshot(),
         Some("profile") => profile(
             args.get(1)
@@ -145,8 +158,132 @@ fn open_store(data: &Path) -> Outcome<kd_core::store::Store> {
     )?)
 }
 
-fn explain(needs: &[String]) -> Outcome<()> {
-    let store = open_store(&snapshot_data()?)?;
+/// The real catalog rows of `files` in a store, imported once (`target/kd-bench/real`); with
+/// no files, the store an earlier `real` run left.
+fn real_data(files: &[String]) -> Outcome<PathBuf> {
+    let data = bench_root().join("real").join("data");
+    if data.join("karmadue.sqlite").exists() {
+        return Ok(data);
+    }
+    if files.is_empty() {
+        return Err(
+            "no real catalog yet: run `real FILE…` with the catalog-full files first".into(),
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let mut config = Config::new("127.0.0.1:0".parse()?, data.clone(), None);
+    config.bundled_catalog = false;
+    let hub = kd_karmadue::open(config, Arc::new(SystemClock), Arc::new(SystemRandom))?;
+    for file in files {
+        let started = Instant::now();
+        let path = Path::new(file);
+        let opened = std::fs::File::open(path).map_err(|error| format!("{file}: {error}"))?;
+        let reader: Box<dyn std::io::BufRead> = if file.ends_with(".gz") {
+            Box::new(std::io::BufReader::new(flate2::read::GzDecoder::new(
+                opened,
+            )))
+        } else {
+            Box::new(std::io::BufReader::new(opened))
+        };
+        let name = path
+            .file_name()
+            .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+        let report = runtime
+            .block_on(kd_karmadue::catalog::import::import_lines(
+                &hub,
+                &name,
+                reader,
+                |_| {},
+            ))
+            .map_err(|error| error.cause_text())?;
+        let seconds = started.elapsed().as_secs_f64();
+        eprintln!(
+            "imported {file}: {} rows, {} bad, in {seconds:.0} s ({:.0} rows/s)",
+            report.imported,
+            report.bad.len(),
+            report.lines as f64 / seconds.max(1e-9)
+        );
+    }
+    hub.store.close();
+    Ok(data)
+}
+
+/// The needs of [`NEEDS`] on the real rows of `files` (imported once), index in memory.
+fn real(files: &[String]) -> Outcome<()> {
+    let store = open_store(&real_data(files)?)?;
+    let count = store.read_blocking(|conn| -> Result<i64, kd_core::store::StoreError> {
+        Ok(conn.query_row("SELECT COUNT(*) FROM resources", [], |row| row.get(0))?)
+    })?;
+    println!("\n## Real catalog rows ({count} resources)\n");
+    let index = SearchIndex::in_memory();
+    store.read_blocking(|conn| -> Outcome<()> {
+        let started = Instant::now();
+        let (live, _) = index.current(conn).map_err(|error| error.cause_text())?;
+        println!(
+            "index in memory: built in {:.1} s ({} segments); peak RSS {} MB",
+            started.elapsed().as_secs_f64(),
+            live.searcher().segment_readers().len(),
+            peak_rss_mb()
+        );
+        measure("real, memory, rank_page", 10, |need, offset| {
+            search::rank_page(&live, index.analyzers(), &request(need, offset))
+                .map(|_| ())
+                .map_err(|error| error.message.into())
+        })?;
+        measure(
+            "real, memory, discover_resources (with records and claims)",
+            5,
+            |need, offset| {
+                search::discover(&index, conn, &request(need, offset))
+                    .map(|_| ())
+                    .map_err(|error| error.message.into())
+            },
+        )?;
+        slowest(&live, &index)
+    })
+}
+
+/// The slowest needs of [`NEEDS`] (best of three), with their totals.
+fn slowest(live: &search::Live, index: &SearchIndex) -> Outcome<()> {
+    let mut timed = Vec::new();
+    for need in NEEDS {
+        let request = request(Some(*need).filter(|need| !need.is_empty()), 0);
+        let mut best = Duration::MAX;
+        let mut total = 0;
+        for _ in 0..3 {
+            let started = Instant::now();
+            let page = search::rank_page(live, index.analyzers(), &request)
+                .map_err(|error| error.message)?;
+            best = best.min(started.elapsed());
+            total = page.total;
+        }
+        timed.push((best, *need, total));
+    }
+    timed.sort_by_key(|(time, _, _)| std::cmp::Reverse(*time));
+    for (time, need, total) in timed.iter().take(8) {
+        println!(
+            "{:>8.2} ms  {total:>8} matches  {need:?}",
+            time.as_secs_f64() * 1000.0
+        );
+    }
+    Ok(())
+}
+
+/// A first page (or a later one) of 8 for `need`.
+fn request(need: Option<&str>, offset: usize) -> Request {
+    Request {
+        need: need.map(str::to_owned),
+        limit: 8,
+        offset,
+        include_demo: false,
+    }
+}
+
+fn explain(data: &Path, needs: &[String]) -> Outcome<()> {
+    let store = open_store(data)?;
     let index = SearchIndex::in_memory();
     store.read_blocking(|conn| -> Outcome<()> {
         let started = Instant::now();
@@ -250,12 +387,7 @@ fn snapshot() -> Outcome<()> {
                 &format!("snapshot, {place}, rank_page"),
                 20,
                 |need, offset| {
-                    let request = Request {
-                        need: need.map(str::to_owned),
-                        limit: 8,
-                        offset,
-                        include_demo: false,
-                    };
+                    let request = request(need, offset);
                     search::rank_page(&live, index.analyzers(), &request)
                         .map(|_| ())
                         .map_err(|error| error.message.into())
@@ -265,12 +397,7 @@ fn snapshot() -> Outcome<()> {
                 &format!("snapshot, {place}, discover (with records and claims)"),
                 5,
                 |need, offset| {
-                    let request = Request {
-                        need: need.map(str::to_owned),
-                        limit: 8,
-                        offset,
-                        include_demo: false,
-                    };
+                    let request = request(need, offset);
                     search::discover(&index, conn, &request)
                         .map(|_| ())
                         .map_err(|error| error.message.into())
@@ -434,62 +561,65 @@ fn synthetic(sizes: &[usize]) -> Outcome<()> {
                 SearchIndex::in_memory()
             };
             let place = if on_disk { "disk" } else { "memory" };
-            store.read_blocking(|conn| -> Outcome<()> {
-                let started = Instant::now();
-                let (live, _) = index.current(conn).map_err(|error| error.cause_text())?;
-                let build = started.elapsed();
-                let segments = live.searcher().segment_readers().len();
-                println!(
-                    "index in {place}: built in {:.1} s ({segments} segments){}; peak RSS {} MB",
-                    build.as_secs_f64(),
-                    size_note(on_disk, &index_folder),
-                    peak_rss_mb()
-                );
-                let mut query_rng = StdRng::seed_from_u64(7);
-                let queries = synthetic_queries(&mut query_rng, &words, 300);
-                let borrowed: Vec<(Option<&str>, usize)> = queries
-                    .iter()
-                    .map(|(need, offset)| (Some(need.as_str()), *offset))
-                    .collect();
-                let mut run = |need: Option<&str>, offset: usize| -> Outcome<()> {
-                    let request = Request {
-                        need: need.map(str::to_owned),
-                        limit: 8,
-                        offset,
-                        include_demo: false,
-                    };
-                    search::rank_page(&live, index.analyzers(), &request)
-                        .map(|_| ())
-                        .map_err(|error| error.message.into())
-                };
-                run_queries(
-                    &format!("{size}, {place}, rank_page"),
-                    1,
-                    &borrowed,
-                    &mut run,
-                )?;
-                let mut full = |need: Option<&str>, offset: usize| -> Outcome<()> {
-                    let request = Request {
-                        need: need.map(str::to_owned),
-                        limit: 8,
-                        offset,
-                        include_demo: false,
-                    };
-                    search::discover(&index, conn, &request)
-                        .map(|_| ())
-                        .map_err(|error| error.message.into())
-                };
-                run_queries(
-                    &format!("{size}, {place}, discover"),
-                    1,
-                    &borrowed[..100],
-                    &mut full,
-                )?;
-                Ok(())
-            })?;
+            measure_synthetic(&store, &index, place, size, &words, &index_folder)?;
         }
     }
     Ok(())
+}
+
+/// rank_page and discover on one synthetic catalog's index (built first) for 300 queries.
+fn measure_synthetic(
+    store: &kd_core::store::Store,
+    index: &SearchIndex,
+    place: &str,
+    size: usize,
+    words: &[String],
+    index_folder: &Path,
+) -> Outcome<()> {
+    let on_disk = place == "disk";
+    store.read_blocking(|conn| -> Outcome<()> {
+        let started = Instant::now();
+        let (live, _) = index.current(conn).map_err(|error| error.cause_text())?;
+        let build = started.elapsed();
+        let segments = live.searcher().segment_readers().len();
+        println!(
+            "index in {place}: built in {:.1} s ({segments} segments){}; peak RSS {} MB",
+            build.as_secs_f64(),
+            size_note(on_disk, index_folder),
+            peak_rss_mb()
+        );
+        let mut query_rng = StdRng::seed_from_u64(7);
+        let queries = synthetic_queries(&mut query_rng, words, 300);
+        let borrowed: Vec<(Option<&str>, usize)> = queries
+            .iter()
+            .map(|(need, offset)| (Some(need.as_str()), *offset))
+            .collect();
+        let mut run = |need: Option<&str>, offset: usize| -> Outcome<()> {
+            let request = request(need, offset);
+            search::rank_page(&live, index.analyzers(), &request)
+                .map(|_| ())
+                .map_err(|error| error.message.into())
+        };
+        run_queries(
+            &format!("{size}, {place}, rank_page"),
+            1,
+            &borrowed,
+            &mut run,
+        )?;
+        let mut full = |need: Option<&str>, offset: usize| -> Outcome<()> {
+            let request = request(need, offset);
+            search::discover(index, conn, &request)
+                .map(|_| ())
+                .map_err(|error| error.message.into())
+        };
+        run_queries(
+            &format!("{size}, {place}, discover"),
+            1,
+            &borrowed[..100],
+            &mut full,
+        )?;
+        Ok(())
+    })
 }
 
 /// The slowest needs on a synthetic catalog (kept on disk between runs), with their totals.

@@ -161,8 +161,20 @@ pub fn open(
 pub async fn prepare(
     hub: &Kernel,
 ) -> Result<Option<catalog::first_start::BundledLoad>, kd_kernel::ToolError> {
+    prepare_with(hub, &mut |_| {}).await
+}
+
+/// [`prepare`], telling `progress` how many rows of the bundled catalog the first import has
+/// read (of `catalog::first_start::BUNDLED_ROWS`) as it goes: `karmadue serve`'s progress bar.
+///
+/// # Errors
+/// `internal` when the snapshot cannot be read or stored.
+pub async fn prepare_with(
+    hub: &Kernel,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<Option<catalog::first_start::BundledLoad>, kd_kernel::ToolError> {
     let report = if hub.config.bundled_catalog {
-        catalog::first_start::load_bundled(hub).await?
+        catalog::first_start::load_bundled_with(hub, progress).await?
     } else {
         None
     };

@@ -11,6 +11,7 @@
 use kd_core::db::Connection;
 use serde_json::Value;
 
+pub use super::import::BUNDLED_ROWS;
 use super::import::{BUNDLED, ImportReport, import_lines};
 use kd_kernel::Kernel;
 use kd_kernel::error::ToolError;
@@ -102,6 +103,18 @@ pub fn milestone(conn: &Connection, name: &str) -> Result<Option<(i64, String)>,
 /// # Errors
 /// `internal` when a bundled file cannot be read or the store fails.
 pub async fn load_bundled(hub: &Kernel) -> Result<Option<BundledLoad>, ToolError> {
+    load_bundled_with(hub, &mut |_| {}).await
+}
+
+/// [`load_bundled`], telling `progress` how many of the [`BUNDLED_ROWS`] rows have been read
+/// as it goes (what the first start's progress bar shows).
+///
+/// # Errors
+/// `internal` when a bundled file cannot be read or the store fails.
+pub async fn load_bundled_with(
+    hub: &Kernel,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<Option<BundledLoad>, ToolError> {
     let how = match hub.store.read(state).await? {
         State::Done | State::NotBundled => return Ok(None),
         State::Empty => FirstImport::Loaded,
@@ -117,7 +130,8 @@ pub async fn load_bundled(hub: &Kernel) -> Result<Option<BundledLoad>, ToolError
     if how != FirstImport::FoundComplete {
         for (name, bytes) in BUNDLED {
             let reader = std::io::BufReader::new(flate2::read::GzDecoder::new(bytes));
-            let report = import_lines(hub, name, reader, |_| {}).await?;
+            let before = total.lines;
+            let report = import_lines(hub, name, reader, |lines| progress(before + lines)).await?;
             total.lines += report.lines;
             total.imported += report.imported;
             total.unchanged += report.unchanged;

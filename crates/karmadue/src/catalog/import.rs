@@ -47,6 +47,11 @@ pub const BUNDLED: [(&str, &[u8]); 4] = [
     ),
 ];
 
+/// Rows in the bundled snapshot's files together (catalog version 2: 8,747 GitHub, 976 skill,
+/// 41,129 npm and 61,775 PyPI rows; `data/SOURCES.md`). A first start imports them as one
+/// `resource.imported` event each, then the 3 DEMO fixtures.
+pub const BUNDLED_ROWS: u64 = 112_627;
+
 /// What an import did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ImportReport {
@@ -66,14 +71,26 @@ pub struct ImportReport {
 /// # Errors
 /// A plain reason when the row is not a catalog row this hub understands.
 pub fn parse_row(line: &str, now_ms: i64) -> Result<(Resource, Vec<Claim>), String> {
-    let row: Map<String, Value> = match serde_json::from_str(line) {
-        Ok(Value::Object(map)) => map,
-        Ok(_) => return Err("not a JSON object".into()),
-        Err(error) => return Err(format!("not JSON: {error}")),
+    parse_value(&read_row(line)?, now_ms)
+}
+
+/// One line as a JSON object.
+fn read_row(line: &str) -> Result<Value, String> {
+    match serde_json::from_str(line) {
+        Ok(row @ Value::Object(_)) => Ok(row),
+        Ok(_) => Err("not a JSON object".into()),
+        Err(error) => Err(format!("not JSON: {error}")),
+    }
+}
+
+/// [`parse_row`] of a row already read (a JSON object).
+fn parse_value(value: &Value, now_ms: i64) -> Result<(Resource, Vec<Claim>), String> {
+    let Value::Object(row) = value else {
+        return Err("not a JSON object".into());
     };
-    let id = text(&row, "id").ok_or("missing id")?;
+    let id = text(row, "id").ok_or("missing id")?;
     let record_hash = hex::encode(Sha256::digest(
-        kd_protocol::canonical::canonical_value_text(&Value::Object(row.clone())).as_bytes(),
+        kd_protocol::canonical::canonical_value_text(value).as_bytes(),
     ));
     let (source, rest) = id
         .strip_prefix("kd:res:")
@@ -83,10 +100,10 @@ pub fn parse_row(line: &str, now_ms: i64) -> Result<(Resource, Vec<Claim>), Stri
         return Err("id has an empty, over-long or control-character name".into());
     }
     let mut resource = match source {
-        "npm" => npm(&row, rest)?,
-        "pypi" => pypi(&row, rest)?,
-        "github" => github(&row)?,
-        "skill" => skill(&row, rest)?,
+        "npm" => npm(row, rest)?,
+        "pypi" => pypi(row, rest)?,
+        "github" => github(row)?,
+        "skill" => skill(row, rest)?,
         other => return Err(format!("unknown source {other:?}")),
     };
     resource.resource_id = id.to_owned();
@@ -352,16 +369,14 @@ pub async fn import_lines(
         if line.trim().is_empty() {
             continue;
         }
-        match parse_row(&line, now) {
-            Ok((resource, claims)) => match serde_json::from_str::<Value>(&line) {
-                Ok(row) => chunk.push(Parsed {
-                    row,
-                    observed_ms: now,
-                    resource,
-                    claims,
-                }),
-                Err(error) => report.bad.push((report.lines, error.to_string())),
-            },
+        // Read once: the projection and the event's source row are the same value.
+        match read_row(&line).and_then(|row| parse_value(&row, now).map(|parsed| (row, parsed))) {
+            Ok((row, (resource, claims))) => chunk.push(Parsed {
+                row,
+                observed_ms: now,
+                resource,
+                claims,
+            }),
             Err(reason) => report.bad.push((report.lines, reason)),
         }
         if chunk.len() >= CHUNK {
@@ -479,6 +494,33 @@ mod tests {
             parse_row(r#"{"locator":"npm:y"}"#, 0).unwrap_err(),
             "missing id"
         );
+    }
+
+    #[test]
+    fn the_bundled_files_hold_bundled_rows_lines_and_version_two_packages() {
+        let mut lines = 0u64;
+        let mut ids = std::collections::HashSet::new();
+        for (_, bytes) in BUNDLED {
+            let text = std::io::read_to_string(flate2::read::GzDecoder::new(bytes)).unwrap();
+            for line in text.lines() {
+                lines += 1;
+                if let Some(id) = line.get(7..).and_then(|rest| rest.split('"').next()) {
+                    ids.insert(id.to_owned());
+                }
+            }
+        }
+        assert_eq!(lines, BUNDLED_ROWS);
+        for id in [
+            "kd:res:pypi:faster-whisper",
+            "kd:res:pypi:openai-whisper",
+            "kd:res:pypi:whisperx",
+            "kd:res:pypi:vosk",
+            "kd:res:pypi:sherpa-onnx",
+            "kd:res:npm:0nmcp",
+            "kd:res:github:ggml-org/whisper.cpp",
+        ] {
+            assert!(ids.contains(id), "{id}");
+        }
     }
 
     #[test]

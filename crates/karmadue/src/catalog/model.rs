@@ -199,3 +199,56 @@ pub use super::store::{
 pub fn resource_count(conn: &kd_core::db::Connection) -> Result<i64, kd_kernel::error::ToolError> {
     Ok(super::store::resource_count(conn)?)
 }
+
+/// The other copy of a GitHub repository folder across its owner's `-archived` repository
+/// (docs/decisions.md 246): for `kd:res:github:<owner>/<repo>/<path>` it is
+/// `(kd:res:github:<owner>/<repo>-archived/<path>, true)`, and for the archived copy the first
+/// id with `false` (the copy is not the archive). `None` for other ids and for a whole
+/// repository (the folders moved; the repository itself stays).
+pub fn archive_twin(resource_id: &str) -> Option<(String, bool)> {
+    let rest = resource_id.strip_prefix("kd:res:github:")?;
+    let mut parts = rest.splitn(3, '/');
+    let (owner, repo, path) = (parts.next()?, parts.next()?, parts.next()?);
+    if owner.is_empty() || repo.is_empty() || path.is_empty() {
+        return None;
+    }
+    Some(match repo.strip_suffix("-archived") {
+        Some(live) if !live.is_empty() => (format!("kd:res:github:{owner}/{live}/{path}"), false),
+        Some(_) => return None,
+        None => (
+            format!("kd:res:github:{owner}/{repo}-archived/{path}"),
+            true,
+        ),
+    })
+}
+
+#[cfg(test)]
+mod twin_tests {
+    use super::archive_twin;
+
+    #[test]
+    fn a_folder_and_its_archived_copy_are_twins_and_whole_repositories_are_not() {
+        assert_eq!(
+            archive_twin("kd:res:github:modelcontextprotocol/servers/src/postgres"),
+            Some((
+                "kd:res:github:modelcontextprotocol/servers-archived/src/postgres".to_owned(),
+                true
+            ))
+        );
+        assert_eq!(
+            archive_twin("kd:res:github:modelcontextprotocol/servers-archived/src/puppeteer"),
+            Some((
+                "kd:res:github:modelcontextprotocol/servers/src/puppeteer".to_owned(),
+                false
+            ))
+        );
+        for other in [
+            "kd:res:github:modelcontextprotocol/servers",
+            "kd:res:github:modelcontextprotocol/servers-archived",
+            "kd:res:github:acme/-archived/src/x",
+            "kd:res:npm:servers-archived/src/x",
+        ] {
+            assert_eq!(archive_twin(other), None, "{other}");
+        }
+    }
+}

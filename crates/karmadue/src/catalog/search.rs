@@ -44,8 +44,12 @@
 //! record by the same prior.
 
 mod index;
+mod notes;
 mod plan;
+mod query;
 mod rank;
+mod schema;
+mod words;
 
 use serde_json::{Value, json};
 
@@ -53,7 +57,7 @@ pub use index::{Analyzers, Fields, Freshness, Live, Record, SearchIndex, Signals
 pub use plan::{Category, MAX_NEED_CHARS, Plan};
 pub use rank::{Hit, Placement, Ranked, Ranking, Scored, TopRanked};
 
-use super::model::{self, Claim, Resource};
+use super::model;
 use super::{INCLUDE_DEMO_DOC, resource_json};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
@@ -209,7 +213,7 @@ fn rank_plan(
     request: &Request,
 ) -> Result<Page, ToolError> {
     let stats = index::AliveStatistics::new(&searcher, fields);
-    let built = rank::build(&plan, &fields, &stats)?;
+    let built = query::build(&plan, &fields, &stats)?;
     let ranking = Ranking {
         hints: plan.lifted_categories(),
         lift: if plan.default_hint {
@@ -221,20 +225,12 @@ fn rank_plan(
         include_demo: request.include_demo,
         weights: built.weights,
         listing: plan.listing,
-    };
-    let exact = if plan.identifier {
-        rank::exact_documents(&searcher, &built.exact_terms)?
-    } else {
-        Vec::new()
+        name_tier: plan.identifier || built.name_holders <= rank::NAME_TIER_HOLDERS,
     };
     let wanted = request.offset + request.limit;
     let mut depth = (2 * wanted).max(64);
     let hits = loop {
-        let collector = TopRanked {
-            ranking,
-            depth,
-            exact: exact.clone(),
-        };
+        let collector = TopRanked { ranking, depth };
         let ranked = searcher
             .search_with_statistics_provider(built.query.as_ref(), &collector, &stats)
             .map_err(ToolError::internal)?;
@@ -284,7 +280,7 @@ pub fn discover(
         };
         let claims = model::load_claims(conn, &resource.resource_id, None)?;
         let mut row = resource_json(&resource, &claims);
-        row["ranking_note"] = json!(ranking_note(
+        row["ranking_note"] = json!(notes::ranking_note(
             &page,
             hit,
             *placement,
@@ -310,8 +306,8 @@ pub fn discover(
         "offset": request.offset,
         "limit": request.limit,
         "next_offset": next_offset,
-        "message": message(&page, request),
-        "query": query_json(&page),
+        "message": notes::message(&page, request),
+        "query": notes::query_json(&page),
         "include_demo": request.include_demo,
         "related": {
             "challenges": [],
@@ -330,248 +326,6 @@ fn reliability_reports(
     resource_id: &str,
 ) -> Result<Option<Value>, ToolError> {
     crate::outcomes::reliability_reports(conn, resource_id)
-}
-
-fn query_json(page: &Page) -> Value {
-    let plan = &page.plan;
-    let words: Vec<Value> = plan
-        .concepts
-        .iter()
-        .map(|concept| {
-            let synonyms: Vec<&str> = concept
-                .alternatives
-                .iter()
-                .skip(1)
-                .map(|alternative| alternative.word.as_str())
-                .collect();
-            json!({ "word": concept.label, "synonyms": synonyms })
-        })
-        .collect();
-    json!({
-        "words": words,
-        "hinted_categories": plan.hints.iter().map(|category| category.words()).collect::<Vec<_>>(),
-        "generic_words": plan.generic,
-        "ignored_words": plan.ignored,
-        "unknown_words": page.unknown,
-        "fuzzy_words": page.fuzzy,
-        "exact_name": page.exact_name,
-    })
-}
-
-fn message(page: &Page, request: &Request) -> String {
-    let plan = &page.plan;
-    if plan.listing {
-        return format!(
-            "No need given: all {} records, most popular, curated and best evidenced first. Pass need to search.",
-            page.total
-        );
-    }
-    if page.total == 0 {
-        let mut text = String::from("Nothing matched.");
-        if !page.unknown.is_empty() {
-            text.push_str(&format!(" No record mentions {}.", page.unknown.join(", ")));
-        } else if plan.concepts.is_empty() {
-            text.push_str(" The need has only common words; say what the tool should do.");
-        }
-        if !request.include_demo {
-            text.push_str(" Try other words, or fewer of them.");
-        }
-        return text;
-    }
-    if plan.category_listing {
-        let categories: Vec<&str> = plan.hints.iter().map(|category| category.words()).collect();
-        return format!(
-            "{} records: {} names only a kind of record, so this lists {} by popularity, curation and evidence. Add what it should do to search.",
-            page.total,
-            plan.generic.join(", "),
-            categories
-                .join(" or ")
-                .replacen("an ", "every ", 1)
-                .replacen("a ", "every ", 1)
-        );
-    }
-    let words: Vec<&str> = plan
-        .concepts
-        .iter()
-        .map(|concept| concept.label.as_str())
-        .collect();
-    let mut text = format!(
-        "{} records matched {}.",
-        page.total,
-        if words.is_empty() {
-            "the name".to_owned()
-        } else {
-            words.join(", ")
-        }
-    );
-    if !plan.generic.is_empty()
-        && !plan.hints.is_empty()
-        && plan
-            .concepts
-            .iter()
-            .all(|concept| !plan.generic.contains(&concept.label))
-    {
-        let categories: Vec<&str> = plan.hints.iter().map(|category| category.words()).collect();
-        text.push_str(&format!(
-            " The generic words ({}) only hinted at {}; they did not drive the match.",
-            plan.generic.join(", "),
-            categories.join(" or ")
-        ));
-    }
-    if !page.unknown.is_empty() {
-        text.push_str(&format!(" No record mentions {}.", page.unknown.join(", ")));
-    }
-    if !page.fuzzy.is_empty() {
-        text.push_str(&format!(
-            " {} matched by a close spelling in titles.",
-            page.fuzzy.join(", ")
-        ));
-    }
-    if request.offset > 0 && page.hits.is_empty() {
-        text.push_str(" This page is past the last result.");
-    }
-    text
-}
-
-/// The server's own sentence on why a record ranked where it did (trusted; not lifted).
-fn ranking_note(
-    page: &Page,
-    hit: &Hit,
-    placement: Placement,
-    resource: &Resource,
-    claims: &[Claim],
-    analyzers: &Analyzers,
-) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let plan = &page.plan;
-    if !plan.listing {
-        let title = analyzers.stems(&resource.title);
-        let description = analyzers.stems(resource.description.as_deref().unwrap_or_default());
-        let locator = analyzers.stems(&index::locator_words(&resource.locator));
-        let kind = analyzers.stems(&resource.kind);
-        let mut matched = Vec::new();
-        for concept in &plan.concepts {
-            let mut places = Vec::new();
-            let mut via = None;
-            for (place, stems) in [
-                ("title", &title),
-                ("name", &locator),
-                ("description", &description),
-                ("type", &kind),
-            ] {
-                if let Some(alternative) = concept
-                    .alternatives
-                    .iter()
-                    .find(|alternative| stems.contains(&alternative.stem))
-                {
-                    places.push(place);
-                    if alternative.weight < 1.0 && via.is_none() {
-                        via = Some(alternative.word.clone());
-                    }
-                }
-            }
-            if !places.is_empty() {
-                let synonym = via.map(|word| format!(" (as {word})")).unwrap_or_default();
-                matched.push(format!(
-                    "{}{synonym} in the {}",
-                    concept.label,
-                    plain_list(&places)
-                ));
-            } else if page.fuzzy.contains(&concept.label) {
-                matched.push(format!("a title word spelled close to {}", concept.label));
-            }
-        }
-        let names: Vec<String> = index::record_names(&record_of(resource));
-        if plan.names.iter().any(|name| names.contains(name)) {
-            parts.push("Its name is exactly the need".into());
-        } else if page.fuzzy_name && matched.is_empty() {
-            parts.push("Its name is spelled close to the need".into());
-        }
-        if !matched.is_empty() {
-            parts.push(format!("Matches {}", matched.join("; ")));
-        }
-        if hit.score.coverage < 1.0 && page.plan.concepts.len() > 1 {
-            parts.push(format!(
-                "covers {:.0}% of the need's words",
-                hit.score.coverage * 100.0
-            ));
-        }
-        if plan
-            .hints
-            .iter()
-            .any(|category| hit.signals.category() & category.code() != 0)
-        {
-            let words: Vec<&str> = plan.hints.iter().map(|category| category.words()).collect();
-            parts.push(format!("is {}, as the need hints", words.join(" or ")));
-        }
-    } else {
-        parts.push("Listed by popularity, curation and evidence (no need given)".into());
-    }
-    if let Some(popularity) = &resource.popularity_label {
-        parts.push(format!("popularity: {popularity}"));
-    }
-    if resource.curated {
-        parts.push("a curated, well-known tool".into());
-    }
-    if claims.iter().any(|claim| claim.counts_as_verification) && !resource.demo {
-        parts.push("has verification-grade evidence".into());
-    } else {
-        parts.push("no verification-grade evidence yet".into());
-    }
-    if hit.signals.risky() {
-        if plan.asks_risky {
-            parts.push("flagged risky (gets past bot defences), which the need asks for".into());
-        } else {
-            parts.push("flagged risky (gets past bot defences), so ranked lower".into());
-        }
-    }
-    if resource.archived {
-        parts.push("archived upstream, so sorted after current records".into());
-    }
-    if resource.demo {
-        parts.push("a DEMO record, sorted last and never evidence".into());
-    }
-    if placement == Placement::OwnerOverflow {
-        parts.push(format!(
-            "moved after other owners' results: more than {} results from {}",
-            rank::PER_OWNER,
-            resource.owner
-        ));
-    }
-    let mut note = parts.join("; ");
-    if let Some(first) = note.get(..1) {
-        let upper = first.to_uppercase();
-        note.replace_range(..1, &upper);
-    }
-    note.push('.');
-    note
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn plain_list(items: &[&str]) -> String {
-    match items {
-        [] => String::new(),
-        [only] => (*only).to_owned(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-    }
-}
-
-fn record_of(resource: &Resource) -> Record {
-    Record {
-        resource_id: resource.resource_id.clone(),
-        source: resource.source.clone(),
-        title: resource.title.clone(),
-        kind: resource.kind.clone(),
-        locator: resource.locator.clone(),
-        description: resource.description.clone(),
-        owner: resource.owner.clone(),
-        popularity: resource.popularity,
-        curated: resource.curated,
-        verified: false,
-        archived: resource.archived,
-        demo: resource.demo,
-        risky: resource.risky,
-    }
 }
 
 fn discover_resources(ctx: Ctx, input: DiscoverResources) -> HandlerFuture {

@@ -167,6 +167,9 @@ pub fn store_resource(
         resource.record_hash,
         now_ms,
     ])?;
+    if resource.source == "github" {
+        mark_archived_twin(conn, resource)?;
+    }
     let mut insert = conn.prepare_cached(
         "INSERT INTO claims (claim_id, resource_id, version, kind, value, method, evidence_type,
             evidence_label, counts_as_verification, source, observed_ms, status, demo)
@@ -402,6 +405,40 @@ pub fn insert_content_report(
         report.ip,
         report.now
     ])?;
+    Ok(())
+}
+
+/// A GitHub folder whose copy in the owner's `-archived` repository the catalog holds as
+/// archived is archived upstream too (docs/decisions.md 246): storing the archived copy marks
+/// the current-looking row, and storing that row after its archived copy marks it, so the
+/// order of the two rows does not matter (an import, a replay and a rebuild agree).
+///
+/// # Errors
+/// When the store fails.
+fn mark_archived_twin(conn: &Connection, resource: &Resource) -> Result<(), DbError> {
+    let Some((twin, twin_is_archive)) = super::model::archive_twin(&resource.resource_id) else {
+        return Ok(());
+    };
+    let mark = |resource_id: &str| -> Result<(), DbError> {
+        conn.prepare_cached("UPDATE resources SET archived = ?1 WHERE resource_id = ?2")?
+            .execute(params![true, resource_id])?;
+        Ok(())
+    };
+    if !twin_is_archive {
+        if resource.archived {
+            mark(&twin)?;
+        }
+        return Ok(());
+    }
+    if !resource.archived {
+        let twin_archived: Option<bool> = conn
+            .prepare_cached("SELECT archived FROM resources WHERE resource_id = ?1")?
+            .query_row(params![twin], |row| row.get(0))
+            .optional()?;
+        if twin_archived == Some(true) {
+            mark(&resource.resource_id)?;
+        }
+    }
     Ok(())
 }
 

@@ -180,10 +180,10 @@ fn an_interrupted_first_import_is_resumed_at_the_next_start_and_marked() {
         .unwrap();
     assert_eq!(load.how, FirstImport::Resumed);
     assert_eq!(load.report.unchanged, 1_200, "the stored rows were skipped");
-    assert_eq!(load.report.imported, 78_093 - 1_200);
+    assert_eq!(load.report.imported, 112_627 - 1_200);
     assert_eq!(
         resources(&app),
-        78_093 + 3,
+        112_627 + 3,
         "the whole snapshot and the demo fixtures"
     );
     assert_eq!(first_import_mark(&app).as_deref(), Some("resumed"));

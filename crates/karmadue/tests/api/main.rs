@@ -28,6 +28,7 @@ mod proxy;
 mod ronin;
 mod seam;
 mod search;
+mod search_v2;
 mod secrets;
 mod signing;
 mod sql;

@@ -7,6 +7,7 @@
 //! words.
 
 use super::index::Analyzers;
+use super::words::{GENERIC, GROUPS, NARROWER, RISK_WORDS, STOPWORDS, join_phrases};
 
 /// The longest need accepted, in characters.
 pub const MAX_NEED_CHARS: usize = 500;
@@ -84,6 +85,12 @@ pub struct Concept {
     /// Raw (unstemmed) words to try with a fuzzy match on titles when no record holds any
     /// alternative (a typo).
     pub fuzzy: Vec<String>,
+    /// The word as typed, to match as the start of a title word (`kube` → kubernetes): set
+    /// for the need's last word, and for every word of a short need ([`PREFIX_MIN_CHARS`]
+    /// letters or more).
+    pub prefix: Option<String>,
+    /// Matched in titles only: a common word (the, for, ...) of a need that has nothing else.
+    pub title_only: bool,
 }
 
 /// What a need asks for.
@@ -113,192 +120,16 @@ pub struct Plan {
     /// Only generic words ("mcp server", "connector"): list the hinted categories by
     /// popularity and evidence, with records of exactly that name first among equals.
     pub category_listing: bool,
+    /// Only common words ("the of and"): they are searched in titles, all of them required.
+    pub common_only: bool,
 }
 
-/// Words that carry no need.
-const STOPWORDS: &[&str] = &[
-    "a",
-    "an",
-    "and",
-    "any",
-    "are",
-    "as",
-    "at",
-    "be",
-    "best",
-    "by",
-    "can",
-    "could",
-    "do",
-    "does",
-    "find",
-    "for",
-    "from",
-    "get",
-    "good",
-    "help",
-    "helps",
-    "how",
-    "i",
-    "in",
-    "into",
-    "is",
-    "it",
-    "its",
-    "just",
-    "let",
-    "lets",
-    "like",
-    "look",
-    "looking",
-    "me",
-    "my",
-    "need",
-    "needs",
-    "not",
-    "of",
-    "on",
-    "or",
-    "our",
-    "please",
-    "should",
-    "so",
-    "some",
-    "something",
-    "that",
-    "the",
-    "these",
-    "this",
-    "those",
-    "to",
-    "use",
-    "using",
-    "via",
-    "want",
-    "we",
-    "what",
-    "which",
-    "with",
-    "without",
-    "would",
-    "you",
-    "your",
-];
+/// Shortest word matched as the start of a title word.
+pub const PREFIX_MIN_CHARS: usize = 3;
 
-/// Generic words: they only hint at a category, unless the need has nothing else.
-const GENERIC: &[(&str, Category)] = &[
-    ("mcp", Category::McpServer),
-    ("server", Category::McpServer),
-    ("servers", Category::McpServer),
-    ("connector", Category::McpServer),
-    ("connectors", Category::McpServer),
-    ("integration", Category::McpServer),
-    ("integrations", Category::McpServer),
-    ("tool", Category::McpServer),
-    ("tools", Category::McpServer),
-    ("plugin", Category::McpServer),
-    ("plugins", Category::McpServer),
-    ("skill", Category::Skill),
-    ("skills", Category::Skill),
-    ("package", Category::Package),
-    ("packages", Category::Package),
-    ("library", Category::Package),
-    ("libraries", Category::Package),
-];
-
-/// Phrases read as one word before anything else (`speech to text` is not `text`).
-const PHRASES: &[(&[&str], &str)] = &[
-    (&["speech", "to", "text"], "stt"),
-    (&["text", "to", "speech"], "tts"),
-    (&["on", "device"], "ondevice"),
-    (&["self", "hosted"], "selfhosted"),
-    (&["e", "mail"], "email"),
-    (&["model", "context", "protocol"], "mcp"),
-    (&["file", "system"], "filesystem"),
-    (&["time", "zone"], "timezone"),
-    (&["data", "base"], "database"),
-    (&["google", "drive"], "gdrive"),
-    (&["google", "calendar"], "gcal"),
-    (&["amazon", "web", "services"], "aws"),
-    (&["google", "cloud"], "gcp"),
-    (&["bot", "detection"], "botdetection"),
-];
-
-/// Synonym groups: any word of a group also matches the others (at a lower weight).
-const GROUPS: &[&[&str]] = &[
-    &[
-        "stt",
-        "transcription",
-        "transcribe",
-        "transcribing",
-        "speech",
-        "whisper",
-        "asr",
-        "dictation",
-    ],
-    &["ondevice", "local", "offline", "selfhosted"],
-    &["mcp", "connector", "integration", "server"],
-    &["tts", "voice", "synthesis"],
-    &["postgres", "postgresql", "psql"],
-    &["database", "db"],
-    &["calendar", "gcal", "ical", "caldav"],
-    &["email", "mail", "gmail", "imap", "smtp", "inbox"],
-    &["kubernetes", "k8s", "kubectl"],
-    &[
-        "scrape", "scraping", "scraper", "crawl", "crawler", "crawling",
-    ],
-    &["weather", "meteo"],
-    &["youtube", "yt"],
-    &["spreadsheet", "excel", "xlsx", "sheets"],
-    &["repo", "repository"],
-    &["python", "py"],
-    &["typescript", "ts"],
-    &["javascript", "js"],
-    &["monitoring", "observability"],
-    &["markdown", "md"],
-    &["gdrive", "drive"],
-    &["gcp", "bigquery"],
-    &["filesystem", "files"],
-    &["timezone", "zone"],
-];
-
-/// One-way expansions: the word on the left also matches the words on the right.
-const NARROWER: &[(&str, &[&str])] = &[
-    (
-        "browser",
-        &[
-            "playwright",
-            "puppeteer",
-            "selenium",
-            "chromium",
-            "headless",
-        ],
-    ),
-    ("vector", &["embedding", "embeddings"]),
-    ("file", &["filesystem"]),
-    ("time", &["timezone"]),
-    ("search", &["websearch"]),
-    ("web", &["websearch"]),
-    ("payments", &["payment", "checkout"]),
-];
-
-/// Words that mean the need asks for tools that get past bot defences.
-const RISK_WORDS: &[&str] = &[
-    "captcha",
-    "captchas",
-    "recaptcha",
-    "stealth",
-    "undetected",
-    "undetectable",
-    "antidetect",
-    "botdetection",
-    "bypass",
-    "evade",
-    "evasion",
-    "cloudflare",
-    "fingerprint",
-    "fingerprinting",
-];
+/// A need of at most this many words has every word matched as a prefix too, not only its
+/// last one.
+const SHORT_NEED_WORDS: usize = 2;
 
 /// Weight of a synonym relative to the user's own word.
 const SYNONYM_WEIGHT: f32 = 0.7;
@@ -336,32 +167,49 @@ impl Plan {
                 })
                 .cloned();
         }
-        let words = join_phrases(&words);
-        for word in words {
-            if RISK_WORDS.contains(&word.as_str()) {
-                plan.asks_risky = true;
-            }
-            if STOPWORDS.contains(&word.as_str()) {
-                push_unique(&mut plan.ignored, &word);
-                continue;
-            }
-            if let Some((_, category)) = GENERIC.iter().find(|(generic, _)| *generic == word) {
-                if !plan.hints.contains(category) {
-                    plan.hints.push(*category);
-                }
-                push_unique(&mut plan.generic, &word);
-                continue;
-            }
-            if plan.concepts.len() < MAX_CONCEPTS
-                && !plan.concepts.iter().any(|known| known.label == word)
-            {
-                plan.concepts.push(concept(&word, analyzers));
-            }
-        }
+        let prefixed = prefixed_words(&words);
+        plan.read_words(&join_phrases(&words), &prefixed, analyzers);
         // A need made only of generic words ("mcp server") lists that category.
         plan.category_listing = plan.concepts.is_empty() && !plan.hints.is_empty();
         plan.default_hint = plan.hints.is_empty();
+        // Only common words: search titles for them rather than answer nothing.
+        if plan.concepts.is_empty() && plan.hints.is_empty() && !plan.ignored.is_empty() {
+            plan.common_only = true;
+            for word in plan.ignored.iter().take(MAX_CONCEPTS) {
+                let mut common = concept(word, prefixed.contains(word), analyzers);
+                common.title_only = true;
+                common.fuzzy.clear();
+                plan.concepts.push(common);
+            }
+        }
         plan
+    }
+
+    /// Sorts the need's words (phrases joined) into risk words, common words, generic words
+    /// and concepts; `prefixed` are the words also matched as the start of a title word.
+    fn read_words(&mut self, words: &[String], prefixed: &[String], analyzers: &Analyzers) {
+        for word in words {
+            if RISK_WORDS.contains(&word.as_str()) {
+                self.asks_risky = true;
+            }
+            if STOPWORDS.contains(&word.as_str()) {
+                push_unique(&mut self.ignored, word);
+                continue;
+            }
+            if let Some((_, category)) = GENERIC.iter().find(|(generic, _)| generic == word) {
+                if !self.hints.contains(category) {
+                    self.hints.push(*category);
+                }
+                push_unique(&mut self.generic, word);
+                continue;
+            }
+            if self.concepts.len() < MAX_CONCEPTS
+                && !self.concepts.iter().any(|known| &known.label == word)
+            {
+                self.concepts
+                    .push(concept(word, prefixed.contains(word), analyzers));
+            }
+        }
     }
 
     /// The category bits that get the category lift.
@@ -376,11 +224,18 @@ impl Plan {
             .fold(0, |bits, category| bits | category.code())
     }
 
-    /// How many concepts a record must match: all of one to three words drive the ranking
-    /// through coverage; longer needs must match all but two.
+    /// How many concepts a record must match: every word of an identifier (`faster-whisper`
+    /// is one name, not two words) or of a need of common words only; otherwise one of one to
+    /// three words (coverage ranks them), and all but two of a longer need.
     pub fn minimum_match(&self) -> usize {
         let count = self.concepts.len();
-        if count <= 3 { 1 } else { count - 2 }
+        if self.identifier || self.common_only {
+            count
+        } else if count <= 3 {
+            1
+        } else {
+            count - 2
+        }
     }
 }
 
@@ -399,31 +254,22 @@ fn push_unique(list: &mut Vec<String>, word: &str) {
     }
 }
 
-/// Joins known phrases into one word, longest first.
-fn join_phrases(words: &[String]) -> Vec<String> {
-    let mut joined = Vec::with_capacity(words.len());
-    let mut index = 0;
-    'words: while index < words.len() {
-        for (phrase, word) in PHRASES {
-            let end = index + phrase.len();
-            if end <= words.len()
-                && words[index..end]
-                    .iter()
-                    .zip(phrase.iter())
-                    .all(|(have, want)| have == want)
-            {
-                joined.push((*word).to_owned());
-                index = end;
-                continue 'words;
-            }
-        }
-        joined.push(words[index].clone());
-        index += 1;
-    }
-    joined
+/// The words (as typed, lowercased) also matched as the start of a title word: the last one,
+/// and every one of a short need, when long enough.
+fn prefixed_words(words: &[String]) -> Vec<String> {
+    let chosen: &[String] = if words.len() <= SHORT_NEED_WORDS {
+        words
+    } else {
+        &words[words.len() - 1..]
+    };
+    chosen
+        .iter()
+        .filter(|word| word.chars().count() >= PREFIX_MIN_CHARS)
+        .cloned()
+        .collect()
 }
 
-fn concept(word: &str, analyzers: &Analyzers) -> Concept {
+fn concept(word: &str, prefix: bool, analyzers: &Analyzers) -> Concept {
     let mut alternatives = vec![Alternative {
         word: word.to_owned(),
         stem: analyzers.stem(word),
@@ -458,6 +304,8 @@ fn concept(word: &str, analyzers: &Analyzers) -> Concept {
         label: word.to_owned(),
         alternatives,
         fuzzy,
+        prefix: prefix.then(|| word.to_owned()),
+        title_only: false,
     }
 }
 
@@ -498,17 +346,6 @@ pub fn compact(text: &str) -> String {
         .filter(|c| c.is_alphanumeric())
         .flat_map(char::to_lowercase)
         .collect()
-}
-
-/// True when text (a record's title and description) describes getting past bot defences.
-pub fn looks_risky(words: &[String]) -> bool {
-    let has = |prefix: &str| words.iter().any(|word| word.starts_with(prefix));
-    has("stealth")
-        || has("undetect")
-        || has("antidetect")
-        || (has("bypass") && (has("captcha") || has("bot") || has("cloudflare") || has("detect")))
-        || (has("captcha") && (has("solv") || has("solve")))
-        || (has("evad") && has("detect"))
 }
 
 #[cfg(test)]
@@ -628,19 +465,37 @@ mod tests {
         assert!(Plan::read(Some("get past bot detection"), &analyzers()).asks_risky);
         assert!(!Plan::read(Some("browser automation"), &analyzers()).asks_risky);
     }
+    #[test]
+    fn the_last_word_and_every_word_of_a_short_need_are_prefixes_too() {
+        let prefixes = |need: &str| -> Vec<Option<String>> {
+            Plan::read(Some(need), &analyzers())
+                .concepts
+                .into_iter()
+                .map(|concept| concept.prefix)
+                .collect()
+        };
+        assert_eq!(prefixes("kuber"), vec![Some("kuber".to_owned())]);
+        assert_eq!(
+            prefixes("postgres datab"),
+            vec![Some("postgres".to_owned()), Some("datab".to_owned())]
+        );
+        assert_eq!(
+            prefixes("kuber cluster monit"),
+            vec![None, None, Some("monit".to_owned())]
+        );
+        assert_eq!(prefixes("ku"), vec![None], "too short to be a prefix");
+    }
 
     #[test]
-    fn risky_descriptions_are_recognised_by_their_words() {
-        let words = |text: &str| {
-            text.split_whitespace()
-                .map(str::to_lowercase)
-                .collect::<Vec<_>>()
-        };
-        assert!(looks_risky(&words("Stealth browser MCP server")));
-        assert!(looks_risky(&words("solving captchas via CapMonster")));
-        assert!(looks_risky(&words("bypasses bot-detection that")));
-        assert!(!looks_risky(&words(
-            "React component wrapper for Google reCAPTCHA"
-        )));
+    fn a_hyphenated_identifier_needs_every_word_and_common_words_are_searched_in_titles() {
+        let plan = Plan::read(Some("faster-whisper"), &analyzers());
+        assert!(plan.identifier);
+        assert_eq!(plan.minimum_match(), 2);
+        let plain = Plan::read(Some("faster whisper"), &analyzers());
+        assert_eq!(plain.minimum_match(), 1);
+        let common = Plan::read(Some("the of and"), &analyzers());
+        assert!(common.common_only && !common.category_listing);
+        assert!(common.concepts.iter().all(|concept| concept.title_only));
+        assert_eq!(common.minimum_match(), 3);
     }
 }

@@ -1,6 +1,5 @@
-//! Ranking: the query a plan becomes, the collector that scores every match with the
-//! ranking formula (see the parent module), and the final order with "at most 2 per owner
-//! first".
+//! Ranking: the collector that scores every match of the query (`query`) with the ranking
+//! formula (see the parent module), and the final order with "at most 2 per owner first".
 //!
 //! Every match is scored (no early termination), and the order is total: tier, then score,
 //! then resource id. So pages never overlap or skip, and two indexes with the same records
@@ -11,17 +10,9 @@ use std::sync::Arc;
 
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::{ColumnValues, StrColumn};
-use tantivy::query::{
-    AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, DisjunctionMaxQuery, EmptyQuery,
-    FuzzyTermQuery, Occur, Query, TermQuery,
-};
-use tantivy::schema::IndexRecordOption;
-use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader, Term};
+use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
 
-use super::index::{AliveStatistics, Fields, Signals};
-use super::plan::{Plan, fuzzy_distance};
-use kd_kernel::error::ToolError;
-use tantivy::query::Bm25StatisticsProvider;
+use super::index::Signals;
 
 /// The unit of the coverage bits: concept `i` adds `COVERED × 2^i` to the raw score on top of
 /// its text score, and an exact or near name adds `COVERED × 2^NAME_BIT`; text scores stay far
@@ -30,17 +21,6 @@ pub const COVERED: f32 = 1024.0;
 /// The coverage bit of a name match (above the concept bits).
 pub const NAME_BIT: usize = super::plan::MAX_CONCEPTS;
 
-/// Text score of an exact name match (the need is the record's id, locator, title or package
-/// name).
-pub const NAME_BONUS: f32 = 8.0;
-/// Text score of a name one edit away.
-pub const NAME_NEAR_BONUS: f32 = 12.0;
-/// Text score of a name two edits away.
-pub const NAME_FAR_BONUS: f32 = 6.0;
-/// Text score of a title word one or two edits away from a word no record holds.
-pub const FUZZY_TITLE_WEIGHT: f32 = 4.0;
-/// Dis-max tie breaker: a concept scores its best field and form, plus this share of the rest.
-pub const TIE_BREAKER: f32 = 0.3;
 /// Relevance multiplier = FLOOR + (1 − FLOOR) × coverage² (coverage: share of concepts matched).
 pub const COVERAGE_FLOOR: f32 = 0.35;
 /// Prior = 1 + POPULARITY × popularity + CURATED × curated + VERIFIED × verified.
@@ -56,201 +36,10 @@ pub const CATEGORY_LIFT: f32 = 1.6;
 pub const DEFAULT_CATEGORY_LIFT: f32 = 1.2;
 /// Multiplier for a risky record when the need does not ask for one.
 pub const RISK_FACTOR: f32 = 0.4;
-/// Text score of being of the listed category (a need of generic words only).
-pub const CATEGORY_TEXT: f32 = 1.0;
-
-/// Stems that occur in the `type` field.
-const KIND_WORDS: &[&str] = &["mcp", "server", "packag", "repo", "skill"];
-
+/// At most this many records may hold the need as their name for them to come first.
+pub const NAME_TIER_HOLDERS: u64 = 3;
 /// Records of one owner that may come before every other owner's.
 pub const PER_OWNER: usize = 2;
-
-/// The query, and what the planner learnt while making it.
-pub struct Built {
-    /// The query to run.
-    pub query: Box<dyn Query>,
-    /// Concept labels no record holds and no title is close to.
-    pub unknown: Vec<String>,
-    /// Concept labels matched through a fuzzy title match.
-    pub fuzzy: Vec<String>,
-    /// An exact name of some record equals the need.
-    pub exact_name: bool,
-    /// A name close to the need was tried.
-    pub fuzzy_name: bool,
-    /// Concepts that can match (the denominator of coverage).
-    pub concepts: usize,
-    /// Exact-name terms that some record holds (for the identifier tier).
-    pub exact_terms: Vec<Term>,
-    /// Per coverage bit, how specific that concept is (IDF of its most common form).
-    pub weights: [f32; NAME_BIT],
-}
-
-/// Builds the query for `plan`. Words never pass through a query parser.
-///
-/// # Errors
-/// `internal` when the index cannot be read.
-pub fn build(
-    plan: &Plan,
-    fields: &Fields,
-    stats: &AliveStatistics<'_>,
-) -> Result<Built, ToolError> {
-    let mut built = Built {
-        query: Box::new(EmptyQuery),
-        unknown: Vec::new(),
-        fuzzy: Vec::new(),
-        exact_name: false,
-        fuzzy_name: false,
-        concepts: 0,
-        exact_terms: Vec::new(),
-        weights: [0.0; NAME_BIT],
-    };
-    if plan.listing {
-        built.query = Box::new(AllQuery);
-        return Ok(built);
-    }
-    let frequency = |term: &Term| stats.doc_freq(term).map_err(ToolError::internal);
-    let exists = |term: &Term| frequency(term).map(|count| count > 0);
-    let documents = stats.total_num_docs().map_err(ToolError::internal)? as f32;
-    let mut concept_clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-    for concept in &plan.concepts {
-        let mut disjuncts: Vec<Box<dyn Query>> = Vec::new();
-        let mut most_common = 0u64;
-        for alternative in &concept.alternatives {
-            for (field, weight) in fields.weighted() {
-                // The type holds a handful of words (mcp, server, package, repo, skill): only
-                // those are worth a look there.
-                if field == fields.kind && !KIND_WORDS.contains(&alternative.stem.as_str()) {
-                    continue;
-                }
-                let term = Term::from_field_text(field, &alternative.stem);
-                let count = frequency(&term)?;
-                if count > 0 {
-                    most_common = most_common.max(count);
-                    let query = TermQuery::new(term, IndexRecordOption::WithFreqs);
-                    disjuncts.push(Box::new(BoostQuery::new(
-                        Box::new(query),
-                        weight * alternative.weight,
-                    )));
-                }
-            }
-        }
-        if disjuncts.is_empty() {
-            for word in &concept.fuzzy {
-                let term = Term::from_field_text(fields.title_words, word);
-                let fuzzy = FuzzyTermQuery::new(term, fuzzy_distance(word.chars().count()), true);
-                disjuncts.push(Box::new(BoostQuery::new(
-                    Box::new(fuzzy),
-                    FUZZY_TITLE_WEIGHT,
-                )));
-            }
-            if disjuncts.is_empty() {
-                built.unknown.push(concept.label.clone());
-                continue;
-            }
-            built.fuzzy.push(concept.label.clone());
-        }
-        let bit = concept_clauses.len();
-        // A concept that half the catalog mentions says little; a rare one says much.
-        let Some(weight) = built.weights.get_mut(bit) else {
-            break; // The plan keeps at most MAX_CONCEPTS concepts.
-        };
-        *weight = (1.0 + documents / (1.0 + most_common as f32)).ln().max(0.1);
-        let matched: Box<dyn Query> = Box::new(DisjunctionMaxQuery::with_tie_breaker(
-            disjuncts,
-            TIE_BREAKER,
-        ));
-        let counted: Box<dyn Query> = Box::new(ConstScoreQuery::new(
-            Box::new(AllQuery),
-            COVERED * (1u32 << bit) as f32,
-        ));
-        concept_clauses.push((
-            Occur::Should,
-            Box::new(BooleanQuery::new(vec![
-                (Occur::Must, matched),
-                (Occur::Should, counted),
-            ])),
-        ));
-    }
-    if plan.category_listing {
-        // The category itself is the one concept: every record of it matches with the same
-        // small text score, so popularity, curation and evidence order them.
-        let kinds: Vec<Box<dyn Query>> = plan
-            .hints
-            .iter()
-            .map(|category| -> Box<dyn Query> {
-                let term = Term::from_field_text(fields.kind, category.kind_stem());
-                Box::new(TermQuery::new(term, IndexRecordOption::Basic))
-            })
-            .collect();
-        let matched: Box<dyn Query> = Box::new(ConstScoreQuery::new(
-            Box::new(BooleanQuery::union(kinds)),
-            COVERED + CATEGORY_TEXT,
-        ));
-        built.weights[0] = 1.0;
-        concept_clauses.push((Occur::Should, matched));
-    }
-    built.concepts = concept_clauses.len();
-    let full = COVERED * (1u32 << NAME_BIT) as f32;
-    let mut top: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-    if !concept_clauses.is_empty() {
-        let minimum = plan.minimum_match().min(concept_clauses.len()).max(1);
-        top.push((
-            Occur::Should,
-            Box::new(BooleanQuery::with_minimum_required_clauses(
-                concept_clauses,
-                minimum,
-            )),
-        ));
-    }
-    let mut names: Vec<Box<dyn Query>> = Vec::new();
-    // A category listing is by popularity and evidence only.
-    let plan_names: &[String] = if plan.category_listing {
-        &[]
-    } else {
-        &plan.names
-    };
-    for name in plan_names {
-        let term = Term::from_field_text(fields.names, name);
-        if exists(&term)? {
-            built.exact_terms.push(term.clone());
-            let query = TermQuery::new(term, IndexRecordOption::Basic);
-            names.push(Box::new(ConstScoreQuery::new(
-                Box::new(query),
-                full + NAME_BONUS,
-            )));
-        }
-    }
-    built.exact_name = !names.is_empty();
-    // Names one or two edits away: only for a need with a word no record holds (a typo), or
-    // one that looks like an identifier. Well-spelled words skip the dictionary walk.
-    let typo = !built.fuzzy.is_empty() || !built.unknown.is_empty() || plan.identifier;
-    if names.is_empty()
-        && !plan.category_listing
-        && typo
-        && let Some(name) = &plan.fuzzy_name
-    {
-        // One edit away outranks two edits away.
-        for (distance, bonus) in [(1, NAME_NEAR_BONUS), (2, NAME_FAR_BONUS)] {
-            if distance > fuzzy_distance(name.chars().count()) {
-                break;
-            }
-            let term = Term::from_field_text(fields.names, name);
-            let fuzzy = FuzzyTermQuery::new(term, distance, true);
-            names.push(Box::new(ConstScoreQuery::new(
-                Box::new(fuzzy),
-                full + bonus,
-            )));
-        }
-        built.fuzzy_name = true;
-    }
-    if !names.is_empty() {
-        top.push((Occur::Should, Box::new(DisjunctionMaxQuery::new(names))));
-    }
-    if !top.is_empty() {
-        built.query = Box::new(BooleanQuery::new(top));
-    }
-    Ok(built)
-}
 
 /// The non-text part of the ranking, fixed per search.
 #[derive(Debug, Clone, Copy)]
@@ -263,10 +52,13 @@ pub struct Ranking {
     pub asks_risky: bool,
     /// Demo records are counted and shown.
     pub include_demo: bool,
-    /// Per coverage bit, the concept's weight (see [`Built::weights`]).
+    /// Per coverage bit, the concept's weight (see [`super::query::Built::weights`]).
     pub weights: [f32; NAME_BIT],
     /// No need: every record scores 1 before the prior.
     pub listing: bool,
+    /// A record named as the need comes first (tier 0): the need is an identifier, or at most
+    /// [`NAME_TIER_HOLDERS`] records hold that name (a name many records share is a word).
+    pub name_tier: bool,
 }
 
 /// `score = ln(1 + fitted) × multiplier`, before the logarithm.
@@ -307,6 +99,20 @@ impl Ranking {
             score: parts.fitted.ln_1p() * parts.multiplier,
             text: parts.text,
             coverage: parts.coverage,
+        }
+    }
+
+    /// The record's tier (see [`Hit::tier`]): a name match is read from the name bit of `raw`.
+    pub fn tier(&self, raw: Score, signals: Signals) -> u8 {
+        if signals.archived() || signals.demo() {
+            return 2;
+        }
+        // At most 2^(NAME_BIT + 1) − 1 units, so the conversion is exact.
+        let units = (raw / COVERED).floor() as u32;
+        if self.name_tier && !self.listing && units & (1 << NAME_BIT) != 0 {
+            0
+        } else {
+            1
         }
     }
 
@@ -383,8 +189,9 @@ pub struct Hit {
     pub resource_id: String,
     /// Its score.
     pub score: Scored,
-    /// 0: its name is exactly the (identifier-like) need; 1: current; 2: archived upstream or
-    /// demo (sorted after every current record).
+    /// 0: a current record whose name is the need (or, for a need with a typo, one or two
+    /// edits away); 1: other current records; 2: archived upstream or demo (sorted after every
+    /// current record).
     pub tier: u8,
     /// Owner hash.
     pub owner: u64,
@@ -407,42 +214,6 @@ pub struct TopRanked {
     pub ranking: Ranking,
     /// How many to keep.
     pub depth: usize,
-    /// Per segment, the sorted documents whose name is exactly an identifier-like need.
-    pub exact: Vec<Vec<DocId>>,
-}
-
-/// The documents of each segment holding any of `terms` (exact names), sorted.
-///
-/// # Errors
-/// `internal` when the index cannot be read.
-pub fn exact_documents(
-    searcher: &tantivy::Searcher,
-    terms: &[Term],
-) -> Result<Vec<Vec<DocId>>, ToolError> {
-    use tantivy::DocSet;
-    let mut per_segment = Vec::with_capacity(searcher.segment_readers().len());
-    for segment in searcher.segment_readers() {
-        let mut docs = Vec::new();
-        for term in terms {
-            let inverted = segment
-                .inverted_index(term.field())
-                .map_err(ToolError::internal)?;
-            if let Some(mut postings) = inverted
-                .read_postings(term, IndexRecordOption::Basic)
-                .map_err(ToolError::internal)?
-            {
-                let mut doc = postings.doc();
-                while doc != tantivy::TERMINATED {
-                    docs.push(doc);
-                    doc = postings.advance();
-                }
-            }
-        }
-        docs.sort_unstable();
-        docs.dedup();
-        per_segment.push(docs);
-    }
-    Ok(per_segment)
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -472,7 +243,6 @@ fn hit_order(left: &Hit, right: &Hit) -> Ordering {
 pub struct SegmentTop {
     ranking: Ranking,
     depth: usize,
-    exact: Vec<DocId>,
     signals: Arc<dyn ColumnValues<u64>>,
     owners: Arc<dyn ColumnValues<u64>>,
     ids: Option<StrColumn>,
@@ -501,11 +271,7 @@ impl SegmentCollector for SegmentTop {
             return;
         }
         self.total += 1;
-        let tier = if !self.exact.is_empty() && self.exact.binary_search(&doc).is_ok() {
-            0
-        } else {
-            1 + u8::from(signals.archived() || signals.demo())
-        };
+        let tier = self.ranking.tier(raw, signals);
         let parts = self.ranking.parts(raw, signals);
         // Most matches lose to the threshold on tier, or on an upper bound of their score:
         // the logarithm and the id column are only computed for candidates.
@@ -575,18 +341,13 @@ impl Collector for TopRanked {
 
     fn for_segment(
         &self,
-        segment: SegmentOrdinal,
+        _segment: SegmentOrdinal,
         reader: &SegmentReader,
     ) -> tantivy::Result<SegmentTop> {
         let fast = reader.fast_fields();
         Ok(SegmentTop {
             ranking: self.ranking,
             depth: self.depth.max(1),
-            exact: self
-                .exact
-                .get(segment as usize)
-                .cloned()
-                .unwrap_or_default(),
             signals: fast.column_first_or_default::<u64>("signals")?,
             owners: fast.column_first_or_default::<u64>("owner")?,
             ids: fast.str("id")?,
@@ -622,16 +383,18 @@ pub enum Placement {
     OwnerOverflow,
 }
 
-/// The final order of `hits` (already in (tier, score, id) order): within each tier, the first
-/// [`PER_OWNER`] records of each owner, then the rest. Returns the order as indexes into `hits`
+/// The final order of `hits` (already in (tier, score, id) order): within each tier, the
+/// records of owners with fewer than [`PER_OWNER`] places so far (counted across tiers), then
+/// the rest. Returns the order as indexes into `hits`
 /// with placements, and how long a prefix of it is certain when `hits` is only the best part of
 /// all matches (`complete` false).
 pub fn final_order(hits: &[Hit], complete: bool) -> (Vec<(usize, Placement)>, usize) {
     let mut order = Vec::with_capacity(hits.len());
     let mut certain = 0;
     let last_tier = hits.last().map_or(0, |hit| hit.tier);
+    // An owner's places count across tiers: a record named as the need uses one of them.
+    let mut seen: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
     for tier in 0..=2u8 {
-        let mut seen: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
         let mut overflow = Vec::new();
         let mut first = 0;
         for (index, hit) in hits.iter().enumerate().filter(|(_, hit)| hit.tier == tier) {
@@ -727,6 +490,7 @@ mod tests {
             include_demo: false,
             weights,
             listing: false,
+            name_tier: false,
         };
         let rare_only = ranking.score(COVERED + 4.0, Signals(0));
         let common_only = ranking.score(2.0 * COVERED + 4.0, Signals(0));
