@@ -60,6 +60,10 @@ pub struct Policy {
     /// Tools whose success can change the calling agent's own tier (the reply reads the
     /// standing again: an admission pass).
     pub changes_own_standing: &'static [&'static str],
+    /// Tools whose success proves the caller to be the agent named by `agent_id` in the
+    /// reply's data (register_agent: the challenge signature proved the key). The reply shows
+    /// that agent's tier and next unlock, not the anonymous ones.
+    pub proves_new_agent: &'static [&'static str],
     /// Tools the spec lists as read only (their MCP `readOnlyHint` stays true) that still
     /// store a row on every call: billed as writes for the per-minute limits.
     pub stores_a_row: &'static [&'static str],
@@ -132,6 +136,16 @@ impl Kernel {
             && let Ok(fresh) = self.facts(agent_id).await
         {
             *facts = fresh;
+        }
+        if let Ok(answer) = &outcome
+            && self.policy.proves_new_agent.contains(&tool.name)
+            && let Some(agent_id) = answer.data.get("agent_id").and_then(Value::as_str)
+            && let Ok(facts) = self.facts(agent_id).await
+        {
+            subject = Subject::Agent {
+                agent_id: agent_id.to_owned(),
+                facts,
+            };
         }
         let standing = self.standing(&subject).await;
         let code = match &outcome {
