@@ -43,3 +43,88 @@ fn the_register_agent_reply_shows_the_new_agents_tier_and_next_unlock() {
     assert_eq!(refused["tier"]["tier"], "anonymous");
     assert_eq!(refused["next_unlock"]["missing_stamp"], "passport");
 }
+
+#[test]
+fn an_unsigned_gated_call_naming_a_registered_agent_is_signature_required_and_records_nothing() {
+    let app = strict();
+    let agent = app.register("Forgetful Signer");
+    let before = app.log_len();
+    for (tool, arguments) in [
+        (
+            "set_watchlist",
+            json!({ "agent_id": agent.agent_id, "tools": [] }),
+        ),
+        (
+            "publish_ask",
+            json!({ "agent_id": agent.agent_id, "title": "Forgot to sign" }),
+        ),
+    ] {
+        let reply = app.call(tool, arguments.clone());
+        assert_eq!(
+            reply["error"]["code"], "signature_required",
+            "{tool}: {reply}"
+        );
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("x-kd-signature"),
+            "{reply}"
+        );
+        let (status, body) = app.rest(tool, &arguments.to_string(), &[]);
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (401, Some("signature_required")),
+            "{body}"
+        );
+    }
+    // An agent_id that names no agent keeps asking for a passport.
+    let nobody = app.call(
+        "set_watchlist",
+        json!({ "agent_id": "00000000-0000-4000-8000-000000000000", "tools": [] }),
+    );
+    assert_eq!(nobody["error"]["code"], "identity_required", "{nobody}");
+    assert_eq!(nobody["error"]["missing_stamp"], "passport");
+    assert_eq!(app.log_len(), before, "nothing was recorded");
+}
+
+#[test]
+fn an_agent_without_an_owner_counts_no_owner_in_reliability_reports() {
+    use crate::outcomes::{check_and_report, listed, reliability, set_owner};
+    let app = TestApp::start();
+    let publisher = app.register("Unowned Publisher");
+    let resource = listed(&app, &publisher, "unowned-reports");
+    let loner = app.register("Unowned Reporter");
+    check_and_report(&app, &loner, &resource, "worked");
+    let summary = reliability(&app, &resource);
+    assert_eq!(
+        (
+            summary["reports"].as_i64(),
+            summary["agents"].as_i64(),
+            summary["owners"].as_i64()
+        ),
+        (Some(1), Some(1), Some(0)),
+        "{summary}"
+    );
+    assert_eq!(
+        summary["by_owner"],
+        json!({ "worked": 0, "broke": 0, "partial": 0, "didnt_use": 0 })
+    );
+    assert_eq!(summary["weighted"]["worked"], 0.0);
+    assert_eq!(
+        summary["line"],
+        "no owner counted; 1 agent with no owner reported"
+    );
+    assert_eq!(summary["established"], false);
+
+    // An owned agent counts its owner; the unowned one still counts none.
+    let owned = app.register("Owned Reporter");
+    set_owner(&app, &owned, "owner-counted");
+    check_and_report(&app, &owned, &resource, "broke");
+    let summary = reliability(&app, &resource);
+    assert_eq!(summary["owners"], 1, "{summary}");
+    assert_eq!(
+        summary["line"],
+        "worked for 0 of 1 owner; broke for 1; 1 agent with no owner reported"
+    );
+}
