@@ -36,6 +36,8 @@ impl std::ops::Deref for Hub {
 pub const POLICY: Policy = Policy {
     // An admission pass changes the caller's own tier: the reply reads it again.
     changes_own_standing: &["submit_admission_test"],
+    // The challenge signature proved the new agent's key: the reply shows its tier.
+    proves_new_agent: &["register_agent"],
     // Read only for MCP, but a row per call: billed as a write (docs/decisions.md 173).
     stores_a_row: &["register_challenge"],
     // With a leaked key burning the day's actions, the agent (or its owner) must still be

@@ -60,6 +60,10 @@ pub struct Policy {
     /// Tools whose success can change the calling agent's own tier (the reply reads the
     /// standing again: an admission pass).
     pub changes_own_standing: &'static [&'static str],
+    /// Tools whose success proves the caller to be the agent named by `agent_id` in the
+    /// reply's data (register_agent: the challenge signature proved the key). The reply shows
+    /// that agent's tier and next unlock, not the anonymous ones.
+    pub proves_new_agent: &'static [&'static str],
     /// Tools the spec lists as read only (their MCP `readOnlyHint` stays true) that still
     /// store a row on every call: billed as writes for the per-minute limits.
     pub stores_a_row: &'static [&'static str],
@@ -132,6 +136,16 @@ impl Kernel {
             && let Ok(fresh) = self.facts(agent_id).await
         {
             *facts = fresh;
+        }
+        if let Ok(answer) = &outcome
+            && self.policy.proves_new_agent.contains(&tool.name)
+            && let Some(agent_id) = answer.data.get("agent_id").and_then(Value::as_str)
+            && let Ok(facts) = self.facts(agent_id).await
+        {
+            subject = Subject::Agent {
+                agent_id: agent_id.to_owned(),
+                facts,
+            };
         }
         let standing = self.standing(&subject).await;
         let code = match &outcome {
@@ -266,8 +280,15 @@ impl Kernel {
     ) -> Result<(Args, Caller), ToolError> {
         // A gated signed tool called with no proof at all: the caller has no passport to show,
         // which the permissions document answers with identity_required and how to get one.
-        if matches!(tool.access, Access::Signed | Access::AgentOrPerson) && unproven(&auth) {
-            crate::tiers::gate(&self.config.access_tiers, tool.name, &Subject::Ip(auth.ip))?;
+        // When the arguments name a registered agent, that agent only forgot to sign: the
+        // signature check below answers signature_required (docs/decisions.md 256).
+        if matches!(tool.access, Access::Signed | Access::AgentOrPerson)
+            && unproven(&auth)
+            && let Err(refusal) =
+                crate::tiers::gate(&self.config.access_tiers, tool.name, &Subject::Ip(auth.ip))
+            && !self.names_a_registered_agent(raw_arguments).await
+        {
+            return Err(refusal);
         }
         let canonical = kd_protocol::canonical::canonical_text(raw_arguments.unwrap_or("{}"))
             .map_err(|error| {
@@ -430,6 +451,24 @@ impl Kernel {
     }
 
     /// The standing of an agent read now (after a write that may have changed it).
+    /// Whether the raw arguments' `agent_id` is the id of an agent the directory holds.
+    /// Unreadable arguments or a malformed id name no agent.
+    async fn names_a_registered_agent(&self, raw_arguments: Option<&str>) -> bool {
+        let Some(agent) = raw_arguments
+            .and_then(|text| serde_json::from_str::<Value>(text).ok())
+            .and_then(|document| document.get("agent_id")?.as_str()?.parse().ok())
+        else {
+            return false;
+        };
+        let agent: kd_protocol::ids::AgentId = agent;
+        let now_ms = self.clock.now_ms();
+        let directory = Arc::clone(&self.directory);
+        self.store
+            .read(move |conn| directory.agent(conn, &agent, now_ms))
+            .await
+            .is_ok_and(|record| record.is_some())
+    }
+
     async fn facts(&self, agent_id: &str) -> Result<AgentFacts, ToolError> {
         let agent: kd_protocol::ids::AgentId = agent_id
             .parse()

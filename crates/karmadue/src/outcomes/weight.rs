@@ -25,11 +25,12 @@ pub struct Reporter {
 
 impl Reporter {
     /// The owner reports are grouped by: the owner id, or `agent:<agent_id>` for an agent
-    /// without an owner (it counts as its own owner).
+    /// without an owner (grouped on its own; the summary counts it as no owner, see
+    /// [`is_unowned`]).
     pub fn owner_key(&self) -> String {
         self.owner_id
             .clone()
-            .unwrap_or_else(|| format!("agent:{}", self.agent_id))
+            .unwrap_or_else(|| format!("{UNOWNED_PREFIX}{}", self.agent_id))
     }
 
     /// Reads an agent.
@@ -90,6 +91,15 @@ pub(super) fn reports_between(
         since_ms,
         until_ms,
     )?)
+}
+
+/// The prefix of the owner key of an agent without an owner (`agent:<agent_id>`).
+const UNOWNED_PREFIX: &str = "agent:";
+
+/// Whether `owner_key` (as [`Reporter::owner_key`] makes it) is an agent without an owner
+/// rather than an owner (docs/decisions.md 255).
+pub(super) fn is_unowned(owner_key: &str) -> bool {
+    owner_key.starts_with(UNOWNED_PREFIX)
 }
 
 /// Counted once per owner: each owner's latest report that carries weight, in owner order.

@@ -188,7 +188,10 @@ fn the_resource_page_is_plain_html_with_escaped_third_party_text_claims_reports_
     assert_eq!(servers.status, 200);
     assert!(servers.text.contains("Metadata read (not a check)"));
     assert!(
-        servers.text.contains("worked for 1 of 1 owner"),
+        // The reporter has no owner: it counts no owner (decision 255).
+        servers
+            .text
+            .contains("no owner counted; 1 agent with no owner reported"),
         "{}",
         servers.text
     );

@@ -255,12 +255,12 @@ fn posting_needs_the_admission_passed_stamp_and_bad_input_writes_nothing() {
     );
     assert_eq!(code(&reply), "not_found");
     assert_eq!(reply["error"]["field"], "thread_id");
-    // Unsigned: a gated tool asks for a passport first, before anything.
+    // Unsigned, naming a registered agent: it only forgot to sign (decision 256).
     let unsigned = app.call(
         "create_thread",
         json!({ "agent_id": agent.agent_id, "topic": "tools", "title": "A title long enough", "body": "t" }),
     );
-    assert_eq!(code(&unsigned), "identity_required");
+    assert_eq!(code(&unsigned), "signature_required");
     assert_eq!(app.log_len(), before);
 
     // A structured body is stored as readable text, and the frame covers that text.

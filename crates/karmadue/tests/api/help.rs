@@ -253,10 +253,9 @@ fn quick_watch_answers_up_to_ten_tools_from_the_records_and_stores_nothing() {
     let after_report = snapshot(&app);
     let data = ok(&app.call("quick_watch", json!({ "tools": [alpha] })));
     assert_eq!(data["items"][0]["outcome_reports"]["broke"], 1);
-    assert_eq!(
-        data["items"][0]["reliability_reports"]["by_owner"]["broke"],
-        1
-    );
+    // The user has no owner: its report is counted, but as no owner (decision 255).
+    assert_eq!(data["items"][0]["reliability_reports"]["reports"], 1);
+    assert_eq!(data["items"][0]["reliability_reports"]["owners"], 0);
     assert_eq!(snapshot(&app), after_report, "a quick watch stores nothing");
 
     // Refusals: over 10, none, a non-string, a malformed target. Nothing is written.
@@ -375,8 +374,9 @@ fn set_watchlist_saves_up_to_200_tools_and_refuses_201_or_a_repeated_record_with
         "set_watchlist",
         json!({ "agent_id": agent.agent_id, "tools": [alpha] }),
     );
-    // No proof at all on a gated tool: identity_required (permissions document).
-    assert_eq!(code(&unsigned), "identity_required");
+    // No proof at all on a gated tool, naming a registered agent: it only forgot to sign
+    // (decision 256).
+    assert_eq!(code(&unsigned), "signature_required");
     assert_eq!(snapshot(&app), saved);
 
     // [] clears it.
@@ -1095,8 +1095,9 @@ fn verification_refusals_name_the_field_and_write_nothing() {
             "{key}: {reply}"
         );
     }
+    // Unsigned, naming the registered requester: signature_required (decision 256).
     let unsigned = app.call("post_verification_ask", good.clone());
-    assert_eq!(code(&unsigned), "identity_required");
+    assert_eq!(code(&unsigned), "signature_required");
     assert_eq!(snapshot(&app), before);
 
     let ask_id = post(&app, &requester, &subject, "peer-reviewed");

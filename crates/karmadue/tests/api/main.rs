@@ -19,6 +19,7 @@ mod mcp;
 mod metrics;
 mod multi;
 mod nav;
+mod newcomer;
 mod openapi;
 mod outcomes;
 mod ownership;

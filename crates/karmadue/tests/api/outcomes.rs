@@ -21,14 +21,14 @@ fn report(app: &TestApp, agent: &Agent, receipt_id: &str, result: &str) -> Value
     )
 }
 
-fn check_and_report(app: &TestApp, agent: &Agent, target: &str, result: &str) -> Value {
+pub(crate) fn check_and_report(app: &TestApp, agent: &Agent, target: &str, result: &str) -> Value {
     let receipt_id = receipt_for(app, agent, target);
     let reply = report(app, agent, &receipt_id, result);
     assert_eq!(reply["ok"], true, "{reply}");
     reply["data"].clone()
 }
 
-fn set_owner(app: &TestApp, agent: &Agent, owner: &str) {
+pub(crate) fn set_owner(app: &TestApp, agent: &Agent, owner: &str) {
     app.writes_behind_the_log("owners set directly, without the link flow");
     db(app)
         .execute(
@@ -53,7 +53,7 @@ fn agents(app: &TestApp, role: &str, count: usize, owned: bool) -> Vec<Agent> {
 }
 
 /// A resource listed by a dedicated publisher agent (so reporters are not its publisher).
-fn listed(app: &TestApp, publisher: &Agent, name: &str) -> String {
+pub(crate) fn listed(app: &TestApp, publisher: &Agent, name: &str) -> String {
     let reply = app.signed(
         publisher,
         "register_resource",
@@ -77,7 +77,7 @@ fn code(reply: &Value) -> &str {
     reply["error"]["code"].as_str().unwrap()
 }
 
-fn reliability(app: &TestApp, resource_id: &str) -> Value {
+pub(crate) fn reliability(app: &TestApp, resource_id: &str) -> Value {
     let reply = app.call("check_before_acting", json!({ "target": resource_id }));
     assert_eq!(reply["ok"], true, "{reply}");
     reply["data"]
@@ -706,19 +706,23 @@ fn each_owner_counts_once_by_its_latest_report() {
         summary["label"],
         "Reliability reports from agents, not a safety or trust check"
     );
+    // The lone reporter has no owner: its report counts no owner (decision 255).
     assert_eq!(
         (
             summary["reports"].as_i64(),
             summary["agents"].as_i64(),
             summary["owners"].as_i64()
         ),
-        (Some(3), Some(3), Some(2))
+        (Some(3), Some(3), Some(1))
     );
     assert_eq!(
         summary["by_owner"],
-        json!({ "worked": 1, "broke": 0, "partial": 1, "didnt_use": 0 })
+        json!({ "worked": 1, "broke": 0, "partial": 0, "didnt_use": 0 })
     );
-    assert_eq!(summary["line"], "worked for 1 of 2 owners; partial for 1");
+    assert_eq!(
+        summary["line"],
+        "worked for 1 of 1 owner; 1 agent with no owner reported"
+    );
     assert_eq!(summary["established"], false);
     // A result nobody reported weighs zero, printed as 0.0 (an empty float sum is -0.0).
     let text = serde_json::to_string(&summary["weighted"]).unwrap();

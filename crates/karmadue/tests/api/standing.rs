@@ -324,7 +324,8 @@ fn a_gated_tool_without_its_stamp_is_refused_naming_how_to_get_it_and_records_no
         &json!({ "agent_id": agent.agent_id }).to_string(),
         &[],
     );
-    assert_eq!(status, 401, "identity_required over REST");
+    // Naming a registered agent unsigned: signature_required, 401 as well (decision 256).
+    assert_eq!(status, 401, "signature_required over REST");
     assert_eq!(app.log_len(), before);
 
     // With a live admission-passed stamp the gate opens; when it lapses it closes again.
