@@ -273,7 +273,7 @@ def main() -> int:
     status, _, page = http("GET", f"/resource?id={SERVERS}")
     check(
         "the resource page shows the reliability report, not as a check",
-        status == 200 and "Reliability reports from agents, not a safety or trust check" in page and "worked for" in page and "<script" not in page,
+        status == 200 and "Reliability reports from agents, not a safety or trust check" in page and "1 agent with no owner reported" in page and "<script" not in page,
         page[:300],
     )
     status, checked = tool("check_before_acting", {"target": SERVERS})
