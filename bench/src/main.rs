@@ -31,10 +31,10 @@ mod floor;
 mod http;
 mod load;
 mod multi_hub;
+mod report;
 mod transparency;
 mod verify;
 
-use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,6 +48,7 @@ use kd_karmadue::Hub;
 use serde_json::{Value, json};
 
 use crate::load::{Agent, PhaseResult};
+use crate::report::{hub_cpu, phase_json, print_table, report_json, thousands};
 use crate::verify::Work;
 
 /// Benchmark the KarmaDue hub in-process: raw Ed25519 verify rate, signed writes and reads per
@@ -179,23 +180,7 @@ struct Outcome {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    if args.duration <= 0.0 || args.warmup < 0.0 || args.verify_duration <= 0.0 {
-        bail!("--duration and --verify-duration must be positive, --warmup not negative");
-    }
-    if args.warmup + args.duration > 240.0 {
-        bail!(
-            "--warmup + --duration must be at most 240 s: requests are signed before the run and \
-             the hub accepts timestamps within 300 s"
-        );
-    }
-    if args.agents == 0 || args.connections == 0 || args.client_threads == 0 {
-        bail!("--agents, --connections and --client-threads must be at least 1");
-    }
-    if let Some(url) = &args.database_url
-        && kd_core::db::Location::parse(url).backend() != kd_core::db::Backend::Postgres
-    {
-        bail!("--database-url must be a postgres:// URL");
-    }
+    check_args(&args)?;
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let machine = machine(cores);
     if !args.json {
@@ -215,63 +200,14 @@ fn main() -> anyhow::Result<()> {
         None
     };
 
-    let dir = tempfile::tempdir()?;
     let server_threads = args.server_threads.unwrap_or(cores).max(1);
     let server_runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(server_threads)
         .thread_name("kd-server")
         .enable_all()
         .build()?;
-    let listener = server_runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
-    let addr = listener.local_addr()?;
-    let mut config = Config::new(addr, dir.path().join("data"), None);
-    // The bench measures throughput, not the per-minute limits (which would stop it at 20
-    // writes a minute): the same table, with every limit out of reach.
-    config.access_tiers = kd_core::tiers::AccessTiers::default().scaled(1_000_000);
-    let hub = kd_karmadue::open(config, Arc::new(SystemClock), Arc::new(SystemRandom))?;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = server_runtime.spawn(kd_karmadue::serve(listener, Arc::clone(&hub), async {
-        let _ = stopped.await;
-    }));
-    let bare_listener = server_runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
-    let bare_addr = bare_listener.local_addr()?;
-    let (stop_bare, bare_stopped) = tokio::sync::oneshot::channel::<()>();
-    let bare = server_runtime.spawn(floor::serve(bare_listener, async {
-        let _ = bare_stopped.await;
-    }));
-
-    let client_args = args.clone();
-    let client_hub = Arc::clone(&hub);
     let raw_single = rates.as_ref().map(|rates| rates.raw_single);
-    let client = std::thread::Builder::new().name("kd-client".into()).spawn(
-        move || -> anyhow::Result<Outcome> {
-            let runtime = if client_args.client_threads == 1 {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()?
-            } else {
-                tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(client_args.client_threads)
-                    .thread_name("kd-client")
-                    .enable_all()
-                    .build()?
-            };
-            runtime.block_on(client_main(
-                addr,
-                bare_addr,
-                &client_args,
-                client_hub,
-                raw_single,
-            ))
-        },
-    )?;
-    let outcome = client
-        .join()
-        .map_err(|_| anyhow::anyhow!("the client thread panicked"))??;
-    let _ = stop.send(());
-    let _ = stop_bare.send(());
-    server_runtime.block_on(server)??;
-    server_runtime.block_on(bare)??;
+    let outcome = measure_hub(&args, &server_runtime, raw_single)?;
     let postgres_runs = match &args.database_url {
         Some(url) => multi_hub::measure_all(&args, url, &server_runtime, raw_single)?,
         None => Vec::new(),
@@ -314,6 +250,88 @@ fn main() -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Refuses settings the run cannot honour.
+fn check_args(args: &Args) -> anyhow::Result<()> {
+    if args.duration <= 0.0 || args.warmup < 0.0 || args.verify_duration <= 0.0 {
+        bail!("--duration and --verify-duration must be positive, --warmup not negative");
+    }
+    if args.warmup + args.duration > 240.0 {
+        bail!(
+            "--warmup + --duration must be at most 240 s: requests are signed before the run and \
+             the hub accepts timestamps within 300 s"
+        );
+    }
+    if args.agents == 0 || args.connections == 0 || args.client_threads == 0 {
+        bail!("--agents, --connections and --client-threads must be at least 1");
+    }
+    if let Some(url) = &args.database_url
+        && kd_core::db::Location::parse(url).backend() != kd_core::db::Backend::Postgres
+    {
+        bail!("--database-url must be a postgres:// URL");
+    }
+    Ok(())
+}
+
+/// The main phases on one hub in this process (SQLite, a temporary folder) and the bare axum
+/// floor beside it, served by `server_runtime` and measured from a client thread of its own.
+fn measure_hub(
+    args: &Args,
+    server_runtime: &tokio::runtime::Runtime,
+    raw_single: Option<f64>,
+) -> anyhow::Result<Outcome> {
+    let dir = tempfile::tempdir()?;
+    let listener = server_runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+    let addr = listener.local_addr()?;
+    let mut config = Config::new(addr, dir.path().join("data"), None);
+    // The bench measures throughput, not the per-minute limits (which would stop it at 20
+    // writes a minute): the same table, with every limit out of reach.
+    config.access_tiers = kd_core::tiers::AccessTiers::default().scaled(1_000_000);
+    let hub = kd_karmadue::open(config, Arc::new(SystemClock), Arc::new(SystemRandom))?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = server_runtime.spawn(kd_karmadue::serve(listener, Arc::clone(&hub), async {
+        let _ = stopped.await;
+    }));
+    let bare_listener = server_runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+    let bare_addr = bare_listener.local_addr()?;
+    let (stop_bare, bare_stopped) = tokio::sync::oneshot::channel::<()>();
+    let bare = server_runtime.spawn(floor::serve(bare_listener, async {
+        let _ = bare_stopped.await;
+    }));
+
+    let client_args = args.clone();
+    let client_hub = Arc::clone(&hub);
+    let client = std::thread::Builder::new().name("kd-client".into()).spawn(
+        move || -> anyhow::Result<Outcome> {
+            let runtime = if client_args.client_threads == 1 {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()?
+            } else {
+                tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(client_args.client_threads)
+                    .thread_name("kd-client")
+                    .enable_all()
+                    .build()?
+            };
+            runtime.block_on(client_main(
+                addr,
+                bare_addr,
+                &client_args,
+                client_hub,
+                raw_single,
+            ))
+        },
+    )?;
+    let outcome = client
+        .join()
+        .map_err(|_| anyhow::anyhow!("the client thread panicked"))??;
+    let _ = stop.send(());
+    let _ = stop_bare.send(());
+    server_runtime.block_on(server)??;
+    server_runtime.block_on(bare)??;
+    Ok(outcome)
 }
 
 fn machine(cores: usize) -> Value {
@@ -529,435 +547,4 @@ fn apply_renames(agents: &mut [Agent], renamed: &[(usize, usize)]) {
             agent.current = name;
         }
     }
-}
-
-fn phase_json(phase: &PhaseResult) -> Value {
-    let usage = &phase.cpu;
-    json!({
-        "seconds": phase.seconds,
-        "ok": phase.ok,
-        "errors": phase.errors,
-        "per_second": phase.rate(),
-        "latency_ms": {
-            "p50": phase.quantile_ms(0.50),
-            "p90": phase.quantile_ms(0.90),
-            "p99": phase.quantile_ms(0.99),
-            "max": phase.quantile_ms(1.0),
-        },
-        "ok_total": phase.ok_total,
-        "errors_total": phase.errors_total,
-        "error_codes": phase.error_codes,
-        "pool_exhausted": phase.exhausted,
-        "cpu_seconds": {
-            "bench_process": usage.process,
-            "by_thread_group": usage.groups,
-            "hub": hub_cpu(phase),
-            "other_processes": usage.others(),
-            "hypervisor_steal": usage.machine_steal,
-        },
-        "cpu_us_per_ok_call": if phase.ok > 0 { Some(usage.process * 1e6 / phase.ok as f64) } else { None },
-        "hub_cpu_us_per_ok_call": if phase.ok > 0 { Some(hub_cpu(phase) * 1e6 / phase.ok as f64) } else { None },
-    })
-}
-
-fn report_json(
-    args: &Args,
-    machine: &Value,
-    rates: Option<&VerifyRates>,
-    outcome: &Outcome,
-    server_threads: usize,
-    cores: usize,
-) -> Value {
-    let raw_all = rates.map(|rates| rates.raw_all);
-    json!({
-        "machine": machine,
-        "settings": {
-            "duration_s": args.duration,
-            "warmup_s": args.warmup,
-            "connections": args.connections,
-            "agents": args.agents,
-            "server_threads": server_threads,
-            "client_threads": args.client_threads,
-        },
-        "verify_strict_per_second": rates.map(|rates| json!({
-            "threads_all": rates.cores,
-            "raw_single_thread": rates.raw_single,
-            "raw_all_cores": rates.raw_all,
-            "hub_path_single_thread": rates.hub_single,
-            "hub_path_all_cores": rates.hub_all,
-            "registered_key_path_single_thread": rates.registered_single,
-            "registered_key_path_all_cores": rates.registered_all,
-            "other_processes_cpu_seconds": rates.others,
-            "hypervisor_steal_cpu_seconds": rates.steal,
-            "wall_seconds": rates.seconds,
-        })),
-        "signed_writes": outcome.writes.as_ref().map(|writes| json!({
-            "connections": writes.connections,
-            "timed": phase_json(&writes.timed),
-            "calibration": phase_json(&writes.calibration),
-            "presigned": writes.presigned,
-            "presign_seconds": writes.presign_seconds,
-            "store_batches": {
-                "batches": writes.batches.batches,
-                "jobs": writes.batches.jobs,
-                "jobs_per_batch": writes.batches.jobs_per_batch(),
-                "mean_commit_ms": writes.batches.commit_ms(),
-            },
-            "ratio_to_raw_all_core_verify": raw_all.map(|raw| writes.timed.rate() / raw),
-            "goal_ratio": GOAL_RATIO,
-            "log_rows_appended": writes.rows_appended,
-            "successful_writes": writes.successful_writes,
-            "rows_match_writes": i64::try_from(writes.successful_writes).ok() == Some(writes.rows_appended),
-            "chain": match &writes.chain {
-                Ok((rows, head)) => json!({ "ok": true, "rows": rows, "head_seq": head }),
-                Err(reason) => json!({ "ok": false, "reason": reason }),
-            },
-        })),
-        "reads": outcome.reads.as_ref().map(|reads| json!({
-            "connections": args.connections,
-            "timed": phase_json(reads),
-        })),
-        "resource": outcome.resource.as_ref().map(|resource| json!({
-            "connections": args.connections,
-            "timed": phase_json(resource),
-            "hub_cpu_us_per_call_vs_ping": outcome.ping.as_ref().and_then(|ping| cpu_ratio(resource, ping)),
-        })),
-        "floor": outcome.ping.as_ref().map(|ping| json!({
-            "connections": args.connections,
-            "hub_ping": phase_json(ping),
-            "bare_http": outcome.bare.as_ref().map(phase_json),
-            "ping_machine_seconds": ping_machine_seconds(ping, cores),
-            "signed_write_bound_per_second":
-                raw_all.map(|raw| write_bound(ping_machine_seconds(ping, cores), raw)),
-            "signed_write_bound_ratio_to_raw_all_core_verify":
-                raw_all.map(|raw| write_bound(ping_machine_seconds(ping, cores), raw) / raw),
-        })),
-        "store_floor": outcome.store.as_ref().map(|store| json!({
-            "tasks": args.connections,
-            "timed": phase_json(store),
-            "writer_seconds_per_job": (store.ok > 0).then(|| writer_seconds(store)),
-            "signed_write_bound_per_second": match (raw_all, &outcome.ping) {
-                (Some(raw), Some(ping)) if store.ok > 0 => Some(store_bound(ping_machine_seconds(ping, cores), raw, store, cores)),
-                _ => None,
-            },
-        })),
-    })
-}
-
-/// Machine time (seconds of all `cores` together) one `ping` took: the whole process's CPU per
-/// ping, client included, over the cores. From CPU rather than from the rate, so that a ping
-/// phase that left some CPU idle does not lower the bounds. Without CPU figures (not Linux):
-/// one over the rate.
-fn ping_machine_seconds(ping: &PhaseResult, cores: usize) -> f64 {
-    if ping.cpu.process > 0.0 && ping.ok > 0 {
-        ping.cpu.process / ping.ok as f64 / cores as f64
-    } else {
-        1.0 / ping.rate()
-    }
-}
-
-/// The most signed writes a second this machine can serve: a signed write costs at least a
-/// ping (the HTTP request, the envelope, the client: `ping_seconds` of machine time) plus one
-/// signature check (the all-core `verify_strict` rate uses every core, so one check takes
-/// `1 / verify_rate` of machine time).
-fn write_bound(ping_seconds: f64, verify_rate: f64) -> f64 {
-    1.0 / (ping_seconds + 1.0 / verify_rate)
-}
-
-/// [`write_bound`] with the store floor's cost added: the writer's CPU per nonce + event job,
-/// spread over the machine's `cores` (it is CPU the requests' other work cannot use).
-fn store_bound(ping_seconds: f64, verify_rate: f64, store: &PhaseResult, cores: usize) -> f64 {
-    1.0 / (ping_seconds + 1.0 / verify_rate + writer_seconds(store) / cores as f64)
-}
-
-/// The store writer's CPU seconds per job of the store floor. The writer is one thread, so
-/// `1 / writer_seconds` also bounds the signed-write rate on its own.
-fn writer_seconds(store: &PhaseResult) -> f64 {
-    hub_cpu(store) / store.ok as f64
-}
-
-fn thousands(value: f64) -> String {
-    let digits = format!("{:.0}", value.max(0.0));
-    let mut out = String::new();
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
-fn print_table(
-    args: &Args,
-    rates: Option<&VerifyRates>,
-    outcome: &Outcome,
-    server_threads: usize,
-    cores: usize,
-) {
-    println!();
-    println!(
-        "settings: agents {}, connections {}, warm-up {} s, timed {} s, hub tokio workers {}, client threads {}",
-        args.agents,
-        args.connections,
-        args.warmup,
-        args.duration,
-        server_threads,
-        args.client_threads
-    );
-    if let Some(rates) = rates {
-        println!();
-        println!(
-            "{:<58} {:>12} {:>14}",
-            "Ed25519 verify_strict over kd-mcp-v1 texts",
-            "1 thread",
-            format!("{} threads", rates.cores)
-        );
-        println!(
-            "{:<58} {:>10}/s {:>12}/s",
-            "  raw (key already decoded)",
-            thousands(rates.raw_single),
-            thousands(rates.raw_all)
-        );
-        println!(
-            "{:<58} {:>10}/s {:>12}/s",
-            "  hub path (parse_b64url key + decode sig + verify_strict)",
-            thousands(rates.hub_single),
-            thousands(rates.hub_all)
-        );
-        println!(
-            "{:<58} {:>10}/s {:>12}/s",
-            "  registered-key path (from_bytes_unchecked_registered)",
-            thousands(rates.registered_single),
-            thousands(rates.registered_all)
-        );
-        println!(
-            "  (other processes used {:.2} cpu-s and the hypervisor stole {:.2} cpu-s of the {:.0} cpu-s these took)",
-            rates.others,
-            rates.steal,
-            rates.seconds * cores as f64
-        );
-        warn_if_busy("raw verify", rates.others, rates.seconds * cores as f64);
-    }
-    let mut phases: Vec<(&str, &PhaseResult, usize)> = Vec::new();
-    if let Some(ping) = &outcome.ping {
-        phases.push(("floor: ping to the hub", ping, args.connections));
-    }
-    if let Some(bare) = &outcome.bare {
-        phases.push(("floor: ping, bare axum", bare, args.connections));
-    }
-    if let Some(writes) = &outcome.writes {
-        phases.push((
-            "signed writes (rename_agent)",
-            &writes.timed,
-            writes.connections,
-        ));
-    }
-    if let Some(reads) = &outcome.reads {
-        phases.push(("reads (verify_agent by id)", reads, args.connections));
-    }
-    if let Some(resource) = &outcome.resource {
-        phases.push(("reads (get_resource)", resource, args.connections));
-    }
-    if let Some(store) = &outcome.store {
-        phases.push(("store floor (nonce + event)", store, args.connections));
-    }
-    if !phases.is_empty() {
-        println!();
-        println!(
-            "{:<32} {:>6} {:>10} {:>8} {:>8} {:>8} {:>8} {:>7}",
-            "MCP tools/call over HTTP",
-            "conns",
-            "req/s",
-            "p50 ms",
-            "p90 ms",
-            "p99 ms",
-            "max ms",
-            "errors"
-        );
-        for (name, phase, conns) in &phases {
-            println!(
-                "{:<32} {:>6} {:>10} {:>8.2} {:>8.2} {:>8.2} {:>8.1} {:>7}",
-                name,
-                conns,
-                thousands(phase.rate()),
-                phase.quantile_ms(0.50),
-                phase.quantile_ms(0.90),
-                phase.quantile_ms(0.99),
-                phase.quantile_ms(1.0),
-                phase.errors
-            );
-        }
-    }
-    if let (Some(resource), Some(ping)) = (&outcome.resource, &outcome.ping)
-        && let Some(ratio) = cpu_ratio(resource, ping)
-    {
-        println!();
-        println!(
-            "hub CPU per call: get_resource {:.1} us, ping {:.1} us ({:.2} x ping; goal <= 100 us and <= 3 x ping)",
-            ratio["get_resource_us"].as_f64().unwrap_or(0.0),
-            ratio["ping_us"].as_f64().unwrap_or(0.0),
-            ratio["ratio"].as_f64().unwrap_or(0.0),
-        );
-    }
-    if let (Some(ping), Some(rates)) = (&outcome.ping, rates) {
-        let ping_seconds = ping_machine_seconds(ping, cores);
-        let bound = write_bound(ping_seconds, rates.raw_all);
-        println!();
-        println!(
-            "floor: a signed write costs at least a ping ({:.1} us of machine time) plus a verify ({:.1} us),",
-            ping_seconds * 1e6,
-            1e6 / rates.raw_all
-        );
-        println!(
-            "       so at most {}/s here = {:.3} x raw all-core verify",
-            thousands(bound),
-            bound / rates.raw_all
-        );
-        if let Some(store) = outcome.store.as_ref().filter(|store| store.ok > 0) {
-            let writer = writer_seconds(store);
-            let bound = store_bound(ping_seconds, rates.raw_all, store, cores);
-            println!(
-                "       with the store floor's writer CPU too ({:.0} us a job, {:.1} us of machine time): at most {}/s = {:.3} x",
-                writer * 1e6,
-                writer * 1e6 / cores as f64,
-                thousands(bound),
-                bound / rates.raw_all
-            );
-            println!(
-                "       the one writer thread alone: at most {}/s = {:.3} x",
-                thousands(1.0 / writer),
-                1.0 / writer / rates.raw_all
-            );
-        }
-    }
-    if let Some(writes) = &outcome.writes {
-        println!();
-        if let Some(rates) = rates {
-            let ratio = writes.timed.rate() / rates.raw_all;
-            println!(
-                "signed writes / raw all-core verify: {:.3} (goal >= {GOAL_RATIO}: {})",
-                ratio,
-                if ratio >= GOAL_RATIO { "met" } else { "MISSED" }
-            );
-            println!(
-                "signed writes / hub-path all-core verify: {:.3}",
-                writes.timed.rate() / rates.hub_all
-            );
-        }
-        let matches = i64::try_from(writes.successful_writes).ok() == Some(writes.rows_appended);
-        println!(
-            "log rows appended: {} for {} successful writes ({}); pre-signed {} requests in {:.2} s",
-            writes.rows_appended,
-            writes.successful_writes,
-            if matches { "equal" } else { "MISMATCH" },
-            writes.presigned,
-            writes.presign_seconds
-        );
-        println!(
-            "store writer: {} batches, {:.1} jobs per batch, {:.2} ms per COMMIT (WAL frames and fsync)",
-            thousands(writes.batches.batches),
-            writes.batches.jobs_per_batch(),
-            writes.batches.commit_ms()
-        );
-        match &writes.chain {
-            Ok((rows, head)) => println!("chain: verify_chain OK, {rows} rows, head seq {head}"),
-            Err(reason) => println!("chain: BROKEN: {reason}"),
-        }
-        if writes.timed.exhausted {
-            println!(
-                "WARNING: a connection ran out of pre-signed requests; the write rate is a lower bound"
-            );
-        }
-    }
-    for (name, phase, _) in &phases {
-        if !phase.error_codes.is_empty() {
-            println!("{name}: refusals {:?}", phase.error_codes);
-        }
-    }
-    if !phases.is_empty() {
-        println!();
-        let budget = cores as f64 * args.duration;
-        println!(
-            "CPU seconds inside the timed window ({cores} cores x {} s = {budget:.0} cpu-s)",
-            args.duration
-        );
-        let groups: BTreeSet<&str> = phases
-            .iter()
-            .flat_map(|(_, phase, _)| phase.cpu.groups.keys().copied())
-            .collect();
-        print!("{:<42}", "  thread group");
-        for (name, _, _) in &phases {
-            let short = name.split(" (").next().unwrap_or(name);
-            print!(" {short:>18}");
-        }
-        println!();
-        let row = |label: &str, value: &dyn Fn(&PhaseResult) -> f64| {
-            print!("{:<42}", format!("  {label}"));
-            for (_, phase, _) in &phases {
-                let seconds = value(phase);
-                print!(" {:>10.2} ({:>3.0}%)", seconds, 100.0 * seconds / budget);
-            }
-            println!();
-        };
-        for group in groups {
-            row(group, &|phase| {
-                phase.cpu.groups.get(group).copied().unwrap_or(0.0)
-            });
-        }
-        row("whole bench process", &|phase| phase.cpu.process);
-        row("other processes on the machine", &|phase| {
-            phase.cpu.others()
-        });
-        row("stolen by the hypervisor", &|phase| phase.cpu.machine_steal);
-        for (name, phase, _) in &phases {
-            warn_if_busy(name, phase.cpu.others(), budget);
-        }
-        for (name, phase, _) in &phases {
-            if phase.ok > 0 {
-                println!(
-                    "  {name}: {:.0} us of CPU per successful call, {:.0} us of it in the hub",
-                    phase.cpu.process * 1e6 / phase.ok as f64,
-                    hub_cpu(phase) * 1e6 / phase.ok as f64
-                );
-            }
-        }
-    }
-}
-
-/// Says so when other processes took more than a tenth of the machine during a measurement.
-fn warn_if_busy(what: &str, others: f64, budget: f64) {
-    if others > 0.1 * budget {
-        println!(
-            "WARNING: other processes used {:.0}% of the machine during {what}; its figures are low",
-            100.0 * others / budget
-        );
-    }
-}
-
-/// The hub's CPU microseconds per successful call of `resource` and of `ping`, and their ratio.
-fn cpu_ratio(resource: &PhaseResult, ping: &PhaseResult) -> Option<Value> {
-    if resource.ok == 0 || ping.ok == 0 {
-        return None;
-    }
-    let resource_us = hub_cpu(resource) * 1e6 / resource.ok as f64;
-    let ping_us = hub_cpu(ping) * 1e6 / ping.ok as f64;
-    Some(
-        json!({ "get_resource_us": resource_us, "ping_us": ping_us, "ratio": resource_us / ping_us }),
-    )
-}
-
-/// CPU seconds of the hub's threads (tokio workers, blocking pool, store writer) in the window.
-fn hub_cpu(phase: &PhaseResult) -> f64 {
-    ["kd-server", "kd-store-writer"]
-        .iter()
-        .map(|name| {
-            phase
-                .cpu
-                .groups
-                .get(cpu::group_of(name))
-                .copied()
-                .unwrap_or(0.0)
-        })
-        .sum()
 }

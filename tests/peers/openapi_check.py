@@ -22,6 +22,7 @@ import xml.etree.ElementTree as ElementTree
 
 from openapi_spec_validator import validate
 from openapi_spec_validator.readers import read_from_filename
+from peer_checks import check, checks
 
 DOCUMENT_PATH = "/functions/v1/public-api/openapi.json"
 CONFIG = pathlib.Path(__file__).with_name("schemathesis.toml")
@@ -44,19 +45,6 @@ EXCLUDED = [
 # What the requests library raises (requests.exceptions.InvalidHeader) for a header value with
 # leading whitespace or a CR/LF, before anything is sent.
 CLIENT_REFUSED_HEADER = "Invalid leading whitespace, reserved character(s), or return character(s) in header value"
-
-passed = 0
-failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok    {name}")
-    else:
-        failed += 1
-        print(f"FAIL  {name} {detail}")
 
 
 def validate_document(base, folder):
@@ -124,7 +112,7 @@ def run_schemathesis(base, folder):
         detail = " | ".join(text.strip()[:300] for text in texts)
         check(f"schemathesis: {case.get('name')}", not problems, detail)
     check("schemathesis ran every operation it found", ran > 0 and completed.returncode in (0, 1), f"exit {completed.returncode}")
-    if completed.returncode != 0 and failed == 0 and unsent == 0:
+    if completed.returncode != 0 and checks.failed == 0 and unsent == 0:
         check("schemathesis exit status", False, f"exit {completed.returncode}")
 
 
@@ -134,8 +122,7 @@ def main():
         folder = pathlib.Path(folder)
         validate_document(base, folder)
         run_schemathesis(base, folder)
-    print(f"{passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
+    return checks.summary()
 
 
 if __name__ == "__main__":

@@ -37,37 +37,12 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from peer_checks import canon, check, checks, text_to_sign
 
 BASE = os.environ.get("KD_HUB_URL", "").rstrip("/")
 
-passed = 0
-failed = 0
-
-
-def check(name: str, condition: bool, detail: Any = None) -> None:
-    global passed, failed
-    if condition:
-        passed += 1
-        print(f"ok   {name}", flush=True)
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail!r}", flush=True)
-
 
 # ---- the spec's Python sketch ------------------------------------------------------------
-
-
-def canon(v: Any) -> str:
-    if isinstance(v, dict):
-        keys = sorted(v, key=lambda k: (len(k.encode()), k.encode()))
-        return "{" + ", ".join(json.dumps(k, ensure_ascii=False) + ": " + canon(v[k]) for k in keys) + "}"
-    if isinstance(v, list):
-        return "[" + ", ".join(canon(x) for x in v) + "]"
-    return json.dumps(v, ensure_ascii=False)
-
-
-def text_to_sign(tool: str, agent_id: str, ts: int, nonce: str, args: Any) -> str:
-    return "\n".join(["kd-mcp-v1", tool, agent_id, str(ts), nonce, hashlib.sha256(canon(args).encode()).hexdigest()])
 
 
 def sign_b64url(private_key: Ed25519PrivateKey, text: str) -> str:
@@ -355,5 +330,4 @@ if __name__ == "__main__":
         main()
     except Exception as error:  # any crash is a failure, reported in the summary
         check("ran without an unexpected error", False, f"{type(error).__name__}: {error}")
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(0 if failed == 0 else 1)
+    sys.exit(checks.summary())

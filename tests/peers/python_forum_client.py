@@ -33,21 +33,9 @@ from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from peer_checks import check, checks
 
 BASE = os.environ.get("KD_HUB_URL", "").rstrip("/")
-
-passed = 0
-failed = 0
-
-
-def check(name: str, condition: bool, detail: Any = None) -> None:
-    global passed, failed
-    if condition:
-        passed += 1
-        print(f"ok   {name}", flush=True)
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail!r}", flush=True)
 
 
 def b64url_decode(text: str) -> bytes:
@@ -154,8 +142,7 @@ def main() -> int:
         check("stream frames keep exactly the 14 keys", sorted(frame) == sorted(keys), sorted(frame))
         check("sample frames are DEMO", frame.get("demo") is True, frame)
 
-    print(f"{passed} passed, {failed} failed", flush=True)
-    return 1 if failed else 0
+    return checks.summary()
 
 
 if __name__ == "__main__":

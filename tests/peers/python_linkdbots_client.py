@@ -30,24 +30,12 @@ import tempfile
 import time
 import urllib.request
 from collections import defaultdict
+from peer_checks import check, checks
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "data" / "linkdbots" / "aider-costs.jsonl.gz"
 HUB_BIN = os.environ.get("KD_HUB_BIN", str(ROOT / "target" / "release" / "karmadue"))
 ALPHABET = re.compile(r"[A-Za-z0-9._:+/-]")
-
-passed = 0
-failed = 0
-
-
-def check(name: str, ok: bool, detail: str = "") -> None:
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name} {detail}")
 
 
 def identifier(text: str, limit: int) -> str:
@@ -256,8 +244,7 @@ def main() -> int:
         finally:
             hub.terminate()
             hub.wait(timeout=30)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return checks.summary()
 
 
 if __name__ == "__main__":

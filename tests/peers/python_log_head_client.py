@@ -41,23 +41,11 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from peer_checks import check, checks
 
 BASE = os.environ.get("KD_HUB_URL", "").rstrip("/")
 LEDGER = pathlib.Path(os.environ.get("KD_LEDGER_DIR", ""))
 REPO_VERIFIER = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "verify_head.py"
-
-passed = 0
-failed = 0
-
-
-def check(name: str, condition: bool, detail: Any = None) -> None:
-    global passed, failed
-    if condition:
-        passed += 1
-        print(f"ok   {name}", flush=True)
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail!r}", flush=True)
 
 
 def get_json(path: str) -> Any:
@@ -178,8 +166,7 @@ def main() -> int:
         check("an empty folder fails", result.returncode == 1 and "no head files" in result.stdout, (result.returncode, result.stdout))
 
     own_key_checks()
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return checks.summary()
 
 
 def own_key_checks() -> None:

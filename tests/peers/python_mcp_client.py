@@ -39,34 +39,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
+from peer_checks import canon, check, checks
 
 BASE = os.environ.get("KD_HUB_URL", "").rstrip("/")
 MODES = ("legacy", "auto", "2026-07-28")
 
-passed = 0
-failed = 0
-
-
-def check(name: str, condition: bool, detail: Any = None) -> None:
-    global passed, failed
-    if condition:
-        passed += 1
-        print(f"ok   {name}", flush=True)
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail!r}", flush=True)
-
 
 # ---- kd-mcp-v1, as in the spec's Python sketch ----------------------------------------------
-
-
-def canon(v: Any) -> str:
-    if isinstance(v, dict):
-        keys = sorted(v, key=lambda k: (len(k.encode()), k.encode()))
-        return "{" + ", ".join(json.dumps(k, ensure_ascii=False) + ": " + canon(v[k]) for k in keys) + "}"
-    if isinstance(v, list):
-        return "[" + ", ".join(canon(x) for x in v) + "]"
-    return json.dumps(v, ensure_ascii=False)
 
 
 def b64url(data: bytes) -> str:
@@ -222,5 +201,4 @@ if __name__ == "__main__":
         print("KD_HUB_URL is not set (e.g. http://127.0.0.1:8787)", file=sys.stderr)
         sys.exit(2)
     asyncio.run(main())
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(0 if failed == 0 else 1)
+    sys.exit(checks.summary())

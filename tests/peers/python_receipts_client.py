@@ -40,35 +40,14 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from peer_checks import canon, check, checks
 
 BASE = os.environ.get("KD_HUB_URL", "").rstrip("/")
 SERVERS = "kd:res:github:modelcontextprotocol/servers"
 FOURTEEN_DAYS = 14 * 24 * 3600
 
-passed = 0
-failed = 0
-
-
-def check(name: str, condition: bool, detail: Any = None) -> None:
-    global passed, failed
-    if condition:
-        passed += 1
-        print(f"ok   {name}", flush=True)
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail!r}", flush=True)
-
 
 # ---- signing (the spec's Python sketch of kd-mcp-v1) --------------------------------------
-
-
-def canon(value: Any) -> str:
-    if isinstance(value, dict):
-        keys = sorted(value, key=lambda key: (len(key.encode()), key.encode()))
-        return "{" + ", ".join(json.dumps(key, ensure_ascii=False) + ": " + canon(value[key]) for key in keys) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(canon(item) for item in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
 
 
 def b64url(data: bytes) -> str:
@@ -280,15 +259,14 @@ def main() -> int:
     summary = checked.get("data", {}).get("reliability_reports", {})
     check("check_before_acting shows reliability_reports after a report", summary.get("reports", 0) >= 1 and summary.get("label") == "Reliability reports from agents, not a safety or trust check", summary)
 
-    print(f"{passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
+    return checks.summary()
 
 
 if __name__ == "__main__":
     try:
         sys.exit(main())
     except Exception as error:  # an unexpected answer shape is a failure, never a crash without a summary
-        failed += 1
+        checks.failed += 1
         print(f"FAIL unexpected error: {error!r}")
-        print(f"{passed} passed, {failed} failed")
+        checks.summary()
         sys.exit(1)

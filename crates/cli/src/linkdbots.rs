@@ -69,7 +69,7 @@ pub fn run(args: LinkdbotsArgs) -> anyhow::Result<ExitCode> {
         .build()?;
     let report = runtime
         .block_on(kd_linkdbots::import(&store, reader))
-        .map_err(|error| anyhow::anyhow!("{}", error.message))?;
+        .map_err(|error| anyhow::anyhow!("{error}"))?;
     store.close();
     let name = file.map_or_else(
         || "bundled Aider rows".to_owned(),

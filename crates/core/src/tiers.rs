@@ -22,9 +22,6 @@ pub struct AccessTiers {
     pub default_tool_reads_per_minute: u32,
 }
 
-/// The rate-limit window: a rolling minute, in milliseconds.
-pub const WINDOW_MS: i64 = 60_000;
-
 /// One tier.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -17,6 +17,7 @@ use kd_protocol::forum::{self as recipe, KD_RAIN_V1};
 use kd_protocol::ids::AgentId;
 use serde_json::{Value, json};
 
+use crate::events::{self, EventPayload};
 use crate::forum::{self, write};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
@@ -37,17 +38,17 @@ pub const REST_PATH: &str = "/functions/v1/public-api/v1/stream";
 /// The event kinds the stream shows: public facts about agents and the forum. Catalog imports,
 /// people and owner links, findings, watchlists, preferences and reports stay out.
 pub const PUBLIC_KINDS: [&str; 17] = [
-    "agent.registered",
-    "agent.renamed",
-    "agent.key_rotated",
-    "agent.revoked",
-    "stamp.issued",
-    "admission.passed",
-    "outcome.reported",
-    "resource.registered",
-    "ask.published",
-    "verification.asked",
-    "verification.resolved",
+    events::identity::AgentRegistered::KIND,
+    events::identity::AgentRenamed::KIND,
+    events::identity::AgentKeyRotated::KIND,
+    events::identity::AgentRevoked::KIND,
+    events::standing::StampIssued::KIND,
+    events::standing::AdmissionPassed::KIND,
+    events::catalog::OutcomeReported::KIND,
+    events::catalog::ResourceRegistered::KIND,
+    events::standing::AskPublished::KIND,
+    events::help::VerificationAsked::KIND,
+    events::help::VerificationResolved::KIND,
     write::THREAD_CREATED,
     write::POST_CREATED,
     write::POST_RETRACTED,

@@ -189,6 +189,14 @@ pub struct Lift {
     pub fields: &'static [&'static str],
 }
 
+impl Lift {
+    /// The rows at `at` (a dotted path inside `data`), each known by its `id` key, whose
+    /// `fields` are third-party text: `Lift::rows("threads", "thread_id", &["title"])`.
+    pub const fn rows(at: &'static str, id: &'static str, fields: &'static [&'static str]) -> Self {
+        Self { at, id, fields }
+    }
+}
+
 /// Lifts the declared free-text fields out of `data`: each non-null string becomes an item
 /// `{id, field, text}` and is set to null in place. Returns the items in row order.
 pub fn lift_untrusted(lifts: &[Lift], data: &mut Value) -> Vec<Value> {

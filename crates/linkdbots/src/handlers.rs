@@ -26,12 +26,9 @@ fn respond(result: Result<(StatusCode, Value), ApiError>) -> Response {
 
 /// The body as a JSON object, or 400.
 fn object(body: Result<Bytes, BytesRejection>) -> Result<Map<String, Value>, ApiError> {
-    let body = body.map_err(|rejection| ApiError {
+    let body = body.map_err(|rejection| ApiError::Unreadable {
         status: rejection.status(),
-        ..ApiError::invalid(format!(
-            "the body cannot be read: {}",
-            rejection.body_text()
-        ))
+        message: format!("the body cannot be read: {}", rejection.body_text()),
     })?;
     match serde_json::from_slice::<Value>(&body) {
         Ok(Value::Object(object)) => Ok(object),

@@ -22,11 +22,13 @@ pub mod budget;
 pub mod cards;
 pub mod categories;
 pub mod doors;
+pub mod error;
 mod handlers;
 pub mod import;
 pub mod pairing;
 pub mod store;
 
+pub use error::ApiError;
 pub use import::{import, import_bundled};
 pub use pairing::{mint_pairing_code, register_host_key};
 
@@ -38,7 +40,7 @@ use axum::response::{IntoResponse, Response};
 use kd_core::clock::Clock;
 use kd_core::random::Random;
 use kd_core::store::Store;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Where the hub mounts Linkdbots.
 pub const MOUNT: &str = "/linkdbots";
@@ -71,96 +73,6 @@ impl Linkdbots {
     }
 }
 
-/// A refusal in Linkdbots' shape: `{"error": {"code", "message"}}` with its status.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiError {
-    /// The HTTP status.
-    pub status: StatusCode,
-    /// A stable word: `invalid_request`, `unauthorized`, `forbidden`, `not_found`,
-    /// `budget_exhausted`, `internal`.
-    pub code: &'static str,
-    /// Plain words.
-    pub message: String,
-}
-
-impl ApiError {
-    /// `invalid_request` (400).
-    pub fn invalid(message: impl Into<String>) -> Self {
-        Self {
-            status: StatusCode::BAD_REQUEST,
-            code: "invalid_request",
-            message: message.into(),
-        }
-    }
-
-    /// `unauthorized` (401): no key, an unknown key, or a paused or revoked agent.
-    pub fn unauthorized() -> Self {
-        Self {
-            status: StatusCode::UNAUTHORIZED,
-            code: "unauthorized",
-            message: "send Authorization: Bearer <agent key> of an active agent".to_owned(),
-        }
-    }
-
-    /// `forbidden` (403).
-    pub fn forbidden(message: impl Into<String>) -> Self {
-        Self {
-            status: StatusCode::FORBIDDEN,
-            code: "forbidden",
-            message: message.into(),
-        }
-    }
-
-    /// `not_found` (404).
-    pub fn not_found(message: impl Into<String>) -> Self {
-        Self {
-            status: StatusCode::NOT_FOUND,
-            code: "not_found",
-            message: message.into(),
-        }
-    }
-
-    /// `budget_exhausted` (429): a daily budget is spent; it comes back at the next UTC day.
-    pub fn budget(message: impl Into<String>) -> Self {
-        Self {
-            status: StatusCode::TOO_MANY_REQUESTS,
-            code: "budget_exhausted",
-            message: message.into(),
-        }
-    }
-
-    /// `internal` (500) for a failure of the server's own; the cause is logged, not shown.
-    pub fn server(cause: impl std::fmt::Display) -> Self {
-        tracing::error!(%cause, "linkdbots: internal error");
-        Self {
-            status: StatusCode::INTERNAL_SERVER_ERROR,
-            code: "internal",
-            message: "the server failed; try again".to_owned(),
-        }
-    }
-}
-
-impl From<kd_core::store::StoreError> for ApiError {
-    fn from(error: kd_core::store::StoreError) -> Self {
-        Self::server(error)
-    }
-}
-
-impl From<kd_core::db::DbError> for ApiError {
-    fn from(error: kd_core::db::DbError) -> Self {
-        Self::server(error)
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        answer(
-            self.status,
-            &json!({ "error": { "code": self.code, "message": self.message } }),
-        )
-    }
-}
-
 /// Linkdbots' routes, relative to [`MOUNT`] (the table is [`doors::routes`]).
 pub fn router<S: Clone + Send + Sync + 'static>(linkdbots: Linkdbots) -> Router<S> {
     let mut router = Router::new();
@@ -183,9 +95,9 @@ async fn not_found() -> Response {
 }
 
 async fn method_not_allowed() -> Response {
-    ApiError {
+    ApiError::Unreadable {
         status: StatusCode::METHOD_NOT_ALLOWED,
-        ..ApiError::invalid("this path does not take that method")
+        message: "this path does not take that method".to_owned(),
     }
     .into_response()
 }

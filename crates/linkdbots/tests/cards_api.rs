@@ -278,5 +278,5 @@ async fn a_card_signed_by_a_registered_host_key_lands_host_signed() {
     }
     // A key id is registered once.
     let again = kd_linkdbots::register_host_key(&hub.store, "person-2", "openmausbot-1", &public);
-    assert_eq!(again.await.unwrap_err().status, StatusCode::BAD_REQUEST);
+    assert_eq!(again.await.unwrap_err().status(), StatusCode::BAD_REQUEST);
 }

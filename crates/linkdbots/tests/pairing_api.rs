@@ -136,7 +136,7 @@ async fn a_person_mints_ten_codes_a_utc_day() {
     let random = hub.lk.random.clone();
     let refused =
         kd_linkdbots::mint_pairing_code(&hub.store, random.as_ref(), "person-1", "Miso").await;
-    assert_eq!(refused.unwrap_err().status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(refused.unwrap_err().status(), StatusCode::TOO_MANY_REQUESTS);
     // Another person is not charged; the next UTC day renews.
     hub.mint("person-2", "Other").await;
     hub.clock
@@ -146,7 +146,7 @@ async fn a_person_mints_ten_codes_a_utc_day() {
         let refused =
             kd_linkdbots::mint_pairing_code(&hub.store, random.as_ref(), "person-1", bad).await;
         assert_eq!(
-            refused.unwrap_err().status,
+            refused.unwrap_err().status(),
             StatusCode::BAD_REQUEST,
             "{bad:?}"
         );

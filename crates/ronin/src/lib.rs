@@ -28,12 +28,15 @@
 //! `error: not found`. Every SQL statement of Ronin's writes and task reads is in `store.rs`.
 
 pub mod doors;
+pub mod error;
 pub mod events;
 pub mod limits;
 pub mod me;
 pub mod read;
 mod store;
 pub mod tasks;
+
+pub use error::{Refusal, RoninError};
 
 use std::sync::Arc;
 
@@ -127,75 +130,6 @@ impl Ronin {
     }
 }
 
-/// A refusal in Ronin's shape.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    /// `invalid`, `duplicate`, `restricted`, `rate-limited` or `error`.
-    pub prefix: &'static str,
-    /// Plain words.
-    pub message: String,
-    /// The failing event's position in a batch.
-    pub index: Option<usize>,
-    /// The HTTP status.
-    pub status: StatusCode,
-}
-
-impl Refusal {
-    /// A refusal with its prefix's status.
-    pub fn new(prefix: &'static str, message: impl Into<String>) -> Self {
-        let status = match prefix {
-            "invalid" => StatusCode::BAD_REQUEST,
-            "unauthorized" => StatusCode::UNAUTHORIZED,
-            "duplicate" => StatusCode::CONFLICT,
-            "restricted" => StatusCode::FORBIDDEN,
-            "rate-limited" => StatusCode::TOO_MANY_REQUESTS,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        Self {
-            prefix,
-            message: message.into(),
-            index: None,
-            status,
-        }
-    }
-
-    /// `invalid:` (400).
-    pub fn invalid(message: impl Into<String>) -> Self {
-        Self::new("invalid", message)
-    }
-
-    /// `error: not found` (404).
-    pub fn not_found() -> Self {
-        Self {
-            status: StatusCode::NOT_FOUND,
-            ..Self::new("error", "not found")
-        }
-    }
-
-    /// `error:` (500) for a failure of the server's own; the cause is logged, not shown.
-    pub fn server(cause: impl std::fmt::Display) -> Self {
-        tracing::error!(%cause, "ronin: internal error");
-        Self::new("error", "the server failed; try again")
-    }
-
-    /// The same refusal, naming the failing event of a batch.
-    pub fn at(mut self, index: usize) -> Self {
-        self.index = Some(index);
-        self
-    }
-}
-
-impl IntoResponse for Refusal {
-    fn into_response(self) -> Response {
-        let mut body =
-            json!({ "ok": false, "error": format!("{}: {}", self.prefix, self.message) });
-        if let Some(index) = self.index {
-            body["index"] = json!(index);
-        }
-        answer(self.status, &body)
-    }
-}
-
 /// Ronin's routes, relative to [`MOUNT`] (the table is [`doors::routes`]).
 pub fn router<S: Clone + Send + Sync + 'static>(ronin: Ronin) -> Router<S> {
     doors::routes()
@@ -227,21 +161,20 @@ async fn not_found() -> Response {
 }
 
 async fn method_not_allowed() -> Response {
-    Refusal {
-        status: StatusCode::METHOD_NOT_ALLOWED,
-        ..Refusal::invalid("this path does not take that method")
-    }
+    Refusal::unreadable(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "this path does not take that method",
+    )
     .into_response()
 }
 
 /// The body, or Ronin's refusal when it is over the hub's body limit (413) or unreadable.
 fn body_or_refusal(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Refusal> {
-    body.map_err(|rejection| Refusal {
-        status: rejection.status(),
-        ..Refusal::invalid(format!(
-            "the body cannot be read: {}",
-            rejection.body_text()
-        ))
+    body.map_err(|rejection| {
+        Refusal::unreadable(
+            rejection.status(),
+            format!("the body cannot be read: {}", rejection.body_text()),
+        )
     })
 }
 
@@ -279,16 +212,10 @@ pub(crate) async fn post_events(
     if let Err(response) = charge_limits(&ronin, &batch, &extensions).await {
         return response;
     }
-    match events::store(&ronin, batch, full).await.map_err(|refusal| {
-        if single {
-            Refusal {
-                index: None,
-                ..refusal
-            }
-        } else {
-            refusal
-        }
-    }) {
+    match events::store(&ronin, batch, full)
+        .await
+        .map_err(|refusal| if single { refusal.alone() } else { refusal })
+    {
         Ok(accepted) => {
             let mut body = json!({
                 "ok": true,
@@ -334,11 +261,9 @@ async fn charge_limits(
     let taken = match ronin.limits.take(&charges, ronin.clock.now_ms()).await {
         Ok(taken) => taken,
         Err(error) => {
-            tracing::error!(%error, "the write limits could not be counted");
-            return Err(
-                Refusal::new("error", "the hub could not count this request; try again")
-                    .into_response(),
-            );
+            let refusal =
+                Refusal::internal("the hub could not count this request; try again", error);
+            return Err(refusal.into_response());
         }
     };
     if let Err(limited) = taken {
@@ -352,11 +277,8 @@ async fn charge_limits(
         } else {
             format!("over {} writes a minute from your key", limits::PER_KEY)
         };
-        let mut response = Refusal::new(
-            "rate-limited",
-            format!("{whose}; retry in {retry_after_s} s"),
-        )
-        .into_response();
+        let mut response =
+            Refusal::rate_limited(format!("{whose}; retry in {retry_after_s} s")).into_response();
         if let Ok(value) = HeaderValue::from_str(&retry_after_s.to_string()) {
             response.headers_mut().insert(header::RETRY_AFTER, value);
         }

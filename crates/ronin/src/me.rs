@@ -29,7 +29,7 @@ pub const PAGE: usize = 20;
 pub const AUTH_KEEP_MS: i64 = 120_000;
 
 fn unauthorized(message: impl Into<String>) -> Response {
-    Refusal::new("unauthorized", message).into_response()
+    Refusal::unauthorized(message).into_response()
 }
 
 /// Reads `since`: absent or empty is the start; else a cursor this door gave.

@@ -350,40 +350,26 @@ pub(crate) fn update_task(conn: &Connection, task: &Task) -> Result<()> {
     Ok(())
 }
 
+/// A struct literal whose listed fields are read from the same-named columns of `row`,
+/// followed by the fields given as `name: value` (renamed or decoded columns).
+macro_rules! from_columns {
+    ($row:ident => $ty:ident { $($column:ident),* $(,)? } $($rest:tt)*) => {
+        $ty { $($column: $row.get(stringify!($column))?,)* $($rest)* }
+    };
+}
+
 fn task_row(row: &Row<'_>) -> Result<Task> {
-    Ok(Task {
-        id: row.get("id")?,
-        listing_owner: row.get("listing_owner")?,
-        listing_d: row.get("listing_d")?,
-        listing_id: row.get("listing_id")?,
+    Ok(from_columns!(row => Task {
+        id, listing_owner, listing_d, listing_id, hirer, agent, buyer, scope, price, currency,
+        deadline, status, by_terms, accept_id, deliver_id, complete_id, completed_by, rating_id,
+        rating, paid_id, paid_amount, paid_currency, paid_to, received_id, settlement,
+        created_ms, updated_ms
+    }
         kind: row.get("type")?,
-        hirer: row.get("hirer")?,
-        agent: row.get("agent")?,
-        buyer: row.get("buyer")?,
-        scope: row.get("scope")?,
-        price: row.get("price")?,
-        currency: row.get("currency")?,
-        deadline: row.get("deadline")?,
         scope_scan: json_column(row, "scope_scan")?.unwrap_or(Value::Null),
-        status: row.get("status")?,
-        by_terms: row.get("by_terms")?,
-        accept_id: row.get("accept_id")?,
-        deliver_id: row.get("deliver_id")?,
         deliver: json_column(row, "deliver")?,
         deliver_scan: json_column(row, "deliver_scan")?,
-        complete_id: row.get("complete_id")?,
-        completed_by: row.get("completed_by")?,
-        rating_id: row.get("rating_id")?,
-        rating: row.get("rating")?,
-        paid_id: row.get("paid_id")?,
-        paid_amount: row.get("paid_amount")?,
-        paid_currency: row.get("paid_currency")?,
-        paid_to: row.get("paid_to")?,
-        received_id: row.get("received_id")?,
-        settlement: row.get("settlement")?,
-        created_ms: row.get("created_ms")?,
-        updated_ms: row.get("updated_ms")?,
-    })
+    ))
 }
 
 /// One task by its id (the OFFER id).

@@ -13,6 +13,8 @@ use serde_json::Value;
 
 pub use super::import::BUNDLED_ROWS;
 use super::import::{BUNDLED, ImportReport, import_lines};
+use crate::events::EventPayload;
+use crate::events::catalog::ResourceImported;
 use kd_kernel::Kernel;
 use kd_kernel::error::ToolError;
 
@@ -79,7 +81,9 @@ fn state(conn: &Connection) -> Result<State, ToolError> {
         let file = serde_json::from_str::<Value>(&payload)
             .ok()
             .and_then(|payload| payload["file"].as_str().map(str::to_owned));
-        kind == "resource.imported" && actor == "hub" && file.as_deref() == Some(BUNDLED[0].0)
+        kind == <ResourceImported as EventPayload>::KIND
+            && actor == "hub"
+            && file.as_deref() == Some(BUNDLED[0].0)
     });
     if !bundled {
         return Ok(State::NotBundled);

@@ -30,6 +30,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use super::mcp_era::{Era, choose_era};
 use super::mcp_reply::{
     RpcResult, ToolReply, accepts_sse, error_message, respond, respond_events, response_text,
     wants_sse_only,
@@ -56,21 +57,11 @@ pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// How long clients may cache `tools/list` (2026-07-28 `ttlMs`).
 pub const TOOLS_TTL_MS: u64 = 300_000;
 
-const HEADER_MISMATCH: i64 = -32020;
-const UNSUPPORTED_VERSION: i64 = -32022;
-
 #[derive(Deserialize)]
 struct CallParams<'a> {
     name: String,
     #[serde(default, borrow)]
     arguments: Option<&'a RawValue>,
-}
-
-/// Which rules a request is served under.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Era {
-    Legacy,
-    Modern,
 }
 
 /// GET and DELETE: no SSE stream and no sessions here.
@@ -362,104 +353,6 @@ async fn cancellable_call(
     tokio::select! {
         outcome = call_tool(hub, call, notifications) => Some(outcome),
         () = running.cancelled() => None,
-    }
-}
-
-/// Picks the era and applies the 2026-07-28 header rules.
-fn choose_era(
-    headers: &HeaderMap,
-    method: &str,
-    params: &ParamsHead,
-) -> Result<Era, (StatusCode, i64, String, Option<Value>)> {
-    let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
-    let meta = params.meta.as_ref();
-    let meta_version = meta
-        .and_then(|meta| meta.get(META_VERSION))
-        .and_then(Value::as_str);
-    let header_version = header("mcp-protocol-version");
-    let supported = || json!({ "supported": [MODERN_VERSION, LEGACY_VERSIONS[0], LEGACY_VERSIONS[1], LEGACY_VERSIONS[2]] });
-    let Some(version) = meta_version else {
-        return match header_version {
-            Some(MODERN_VERSION) => Err((
-                StatusCode::BAD_REQUEST,
-                INVALID_PARAMS,
-                format!(
-                    "A {MODERN_VERSION} request needs params._meta[\"{META_VERSION}\"] and [\"{META_CAPABILITIES}\"]."
-                ),
-                None,
-            )),
-            Some(version) if !LEGACY_VERSIONS.contains(&version) && method != "initialize" => {
-                Err((
-                    StatusCode::BAD_REQUEST,
-                    UNSUPPORTED_VERSION,
-                    format!("Unsupported MCP-Protocol-Version {version}."),
-                    Some(supported()),
-                ))
-            }
-            _ => Ok(Era::Legacy),
-        };
-    };
-    if version != MODERN_VERSION {
-        return Err((
-            StatusCode::BAD_REQUEST,
-            UNSUPPORTED_VERSION,
-            format!("Unsupported protocol version {version}."),
-            Some(supported()),
-        ));
-    }
-    if header_version != Some(version) {
-        return Err((
-            StatusCode::BAD_REQUEST,
-            HEADER_MISMATCH,
-            "MCP-Protocol-Version must equal params._meta protocol version.".into(),
-            None,
-        ));
-    }
-    if !meta
-        .and_then(|meta| meta.get(META_CAPABILITIES))
-        .is_some_and(Value::is_object)
-    {
-        return Err((
-            StatusCode::BAD_REQUEST,
-            INVALID_PARAMS,
-            format!("params._meta[\"{META_CAPABILITIES}\"] must be an object."),
-            None,
-        ));
-    }
-    if header("mcp-method") != Some(method) {
-        return Err((
-            StatusCode::BAD_REQUEST,
-            HEADER_MISMATCH,
-            "Mcp-Method must equal the request's method.".into(),
-            None,
-        ));
-    }
-    if method == "tools/call" {
-        let name = params.name.as_ref().and_then(Value::as_str);
-        if name.is_none() || header_value_decoded(header("mcp-name")).as_deref() != name {
-            return Err((
-                StatusCode::BAD_REQUEST,
-                HEADER_MISMATCH,
-                "Mcp-Name must equal params.name.".into(),
-                None,
-            ));
-        }
-    }
-    Ok(Era::Modern)
-}
-
-/// Decodes the `=?base64?…?=` sentinel form of a header value (2026-07-28).
-fn header_value_decoded(value: Option<&str>) -> Option<String> {
-    let value = value?;
-    match value
-        .strip_prefix("=?base64?")
-        .and_then(|rest| rest.strip_suffix("?="))
-    {
-        Some(encoded) => {
-            let bytes = kd_protocol::b64::decode_signature(encoded).ok()?;
-            String::from_utf8(bytes).ok()
-        }
-        None => Some(value.to_owned()),
     }
 }
 

@@ -13,6 +13,7 @@
 pub mod cancel;
 pub mod form_token;
 pub mod mcp;
+mod mcp_era;
 pub mod mcp_reply;
 pub mod observe;
 pub mod openapi;

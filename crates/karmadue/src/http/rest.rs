@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::observe::RequestId;
 use crate::hub::Hub;
 use kd_kernel::error::{ErrorCode, ToolError};
-use kd_kernel::{Called, Transport};
+use kd_kernel::{Called, Tool, Transport};
 
 /// `POST /functions/v1/public-api/v1/tools/{name}`.
 pub async fn call_tool(
@@ -31,14 +31,27 @@ pub async fn call_tool(
         let error = ToolError::not_found("name", format!("Unknown tool: {name}"));
         return present(hub.refused(error, Some(peer.ip())), &request_id, &name);
     };
-    let text = match arguments_text(&headers, body) {
+    call_with_body(&hub, tool, request_id, peer, &headers, body).await
+}
+
+/// Calls `tool` with a REST body as its arguments ([`arguments_text`]'s refusals answered
+/// before the kernel sees anything) and presents the outcome.
+async fn call_with_body(
+    hub: &Hub,
+    tool: &'static Tool,
+    request_id: String,
+    peer: SocketAddr,
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let text = match arguments_text(headers, body) {
         Ok(text) => text,
         Err((status, error)) => {
             let refused = hub.refused(error, Some(peer.ip()));
             return present_with(status, refused, &request_id, tool.name);
         }
     };
-    let auth = super::request_auth(&headers, Some(peer));
+    let auth = super::request_auth(headers, Some(peer));
     let outcome = hub
         .kernel
         .call(tool, Some(&text), auth, request_id.clone(), Transport::Rest)
@@ -91,19 +104,7 @@ pub async fn preflight(
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let tool = &crate::preflight::CHECK_BEFORE_ACTING;
-    let text = match arguments_text(&headers, body) {
-        Ok(text) => text,
-        Err((status, error)) => {
-            let refused = hub.refused(error, Some(peer.ip()));
-            return present_with(status, refused, &request_id, tool.name);
-        }
-    };
-    let auth = super::request_auth(&headers, Some(peer));
-    let outcome = hub
-        .kernel
-        .call(tool, Some(&text), auth, request_id.clone(), Transport::Rest)
-        .await;
-    present(outcome, &request_id, tool.name)
+    call_with_body(&hub, tool, request_id, peer, &headers, body).await
 }
 
 /// The arguments text of a REST tool call: the body, as UTF-8 JSON (`{}` when empty). A body
@@ -151,6 +152,20 @@ fn arguments_text(
             ToolError::validation("arguments", "The body is not UTF-8."),
         )
     })
+}
+
+/// The REST presentation of a refusal that is no tool call's (the transparency log's routes,
+/// the log head): the tools' envelope `{ok: false, error, request_id}` with the spec status
+/// of its code and the request id header; an internal error's cause is logged here, once.
+pub fn refusal(error: &ToolError, request_id: &str, route: &str) -> Response {
+    super::mcp_reply::log_refusal(error, request_id, route);
+    let status =
+        StatusCode::from_u16(error.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let body = json!({ "ok": false, "error": error.to_json(), "request_id": request_id });
+    let mut response = (status, body.to_string()).into_response();
+    super::json_content_type(response.headers_mut());
+    super::set_request_id(response.headers_mut(), request_id);
+    response
 }
 
 /// A refusal decided by the adapter itself, with its own status and the JSON error envelope.

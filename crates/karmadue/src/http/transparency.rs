@@ -12,12 +12,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use kd_core::tlog;
 use serde_json::{Map, Value, json};
 
+use crate::http::observe::RequestId;
+use crate::http::rest;
 use crate::hub::Hub;
+use kd_kernel::error::{ErrorCode, ToolError};
 
 /// The latest checkpoint, at the well-known path.
 pub const CHECKPOINT_PATH: &str = "/.well-known/kd-checkpoint";
@@ -30,26 +33,31 @@ pub const INCLUSION_PATH: &str = "/log/proof/inclusion";
 /// Consistency proofs.
 pub const CONSISTENCY_PATH: &str = "/log/proof/consistency";
 
-fn refusal(status: u16, message: &str) -> Response {
-    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
-    let code = if status == StatusCode::NOT_FOUND {
-        "not_found"
+/// A refusal of the log's routes: 404 `not_found` or 400 `validation`, in the tools' envelope.
+fn refusal(status: u16, message: &str, request_id: &str) -> Response {
+    let code = if status == 404 {
+        ErrorCode::NotFound
     } else {
-        "validation"
+        ErrorCode::Validation
     };
-    let body = json!({ "ok": false, "error": { "code": code, "message": message } });
-    let mut response = (status, body.to_string()).into_response();
-    crate::http::json_content_type(response.headers_mut());
-    response
+    rest::refusal(
+        &ToolError::new(code, message),
+        request_id,
+        "transparency log",
+    )
 }
 
-fn internal(error: &kd_core::store::StoreError) -> Response {
-    tracing::error!(%error, "serving the transparency log failed");
-    refusal(500, "the hub failed to read its log")
+/// 500 `internal`, the store's failure kept as the cause (logged once, never shown).
+fn internal(error: kd_core::store::StoreError, request_id: &str) -> Response {
+    rest::refusal(
+        &ToolError::internal_from(error),
+        request_id,
+        "transparency log",
+    )
 }
 
 /// `GET /.well-known/kd-checkpoint`, `GET /log/checkpoint`: the latest checkpoint.
-pub async fn checkpoint(State(hub): State<Arc<Hub>>) -> Response {
+pub async fn checkpoint(State(hub): State<Arc<Hub>>, RequestId(request_id): RequestId) -> Response {
     match hub.store.read(tlog::store::latest_checkpoint).await {
         Ok(Some(checkpoint)) => {
             let mut response = checkpoint.note.into_response();
@@ -64,16 +72,21 @@ pub async fn checkpoint(State(hub): State<Arc<Hub>>) -> Response {
         Ok(None) => refusal(
             404,
             "no checkpoint yet: the hub signs one within seconds of its first event",
+            &request_id,
         ),
-        Err(error) => internal(&error),
+        Err(error) => internal(error, &request_id),
     }
 }
 
 /// `GET /log/tile/{*path}`: a tile or an entry bundle.
-pub async fn tile(State(hub): State<Arc<Hub>>, Path(path): Path<String>) -> Response {
+pub async fn tile(
+    State(hub): State<Arc<Hub>>,
+    RequestId(request_id): RequestId,
+    Path(path): Path<String>,
+) -> Response {
     let parsed = match tlog::tiles::parse(&path) {
         Ok(parsed) => parsed,
-        Err(reason) => return refusal(400, &reason),
+        Err(reason) => return refusal(400, &reason, &request_id),
     };
     match hub
         .store
@@ -95,8 +108,8 @@ pub async fn tile(State(hub): State<Arc<Hub>>, Path(path): Path<String>) -> Resp
             headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
             response
         }
-        Ok(None) => refusal(404, "the tree has no such tile (yet)"),
-        Err(error) => internal(&error),
+        Ok(None) => refusal(404, "the tree has no such tile (yet)", &request_id),
+        Err(error) => internal(error, &request_id),
     }
 }
 
@@ -113,6 +126,7 @@ fn number(query: &HashMap<String, String>, name: &str) -> Result<Option<u64>, St
 
 fn proof_response(
     result: Result<Result<Value, tlog::serve::Refusal>, kd_core::store::StoreError>,
+    request_id: &str,
 ) -> Response {
     match result {
         Ok(Ok(body)) => {
@@ -120,42 +134,46 @@ fn proof_response(
             crate::http::json_content_type(response.headers_mut());
             response
         }
-        Ok(Err((status, reason))) => refusal(status, &reason),
-        Err(error) => internal(&error),
+        Ok(Err((status, reason))) => refusal(status, &reason, request_id),
+        Err(error) => internal(error, request_id),
     }
 }
 
 /// `GET /log/proof/inclusion?seq=N[&size=M]`.
 pub async fn inclusion(
     State(hub): State<Arc<Hub>>,
+    RequestId(request_id): RequestId,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
     let (seq, size) = match (number(&query, "seq"), number(&query, "size")) {
         (Ok(Some(seq)), Ok(size)) => (seq, size),
-        (Ok(None), _) => return refusal(400, "seq is required: the event's seq"),
-        (Err(reason), _) | (_, Err(reason)) => return refusal(400, &reason),
+        (Ok(None), _) => return refusal(400, "seq is required: the event's seq", &request_id),
+        (Err(reason), _) | (_, Err(reason)) => return refusal(400, &reason, &request_id),
     };
     proof_response(
         hub.store
             .read(move |conn| tlog::serve::inclusion(conn, seq, size))
             .await,
+        &request_id,
     )
 }
 
 /// `GET /log/proof/consistency?old=A[&new=B]`.
 pub async fn consistency(
     State(hub): State<Arc<Hub>>,
+    RequestId(request_id): RequestId,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
     let (old, new) = match (number(&query, "old"), number(&query, "new")) {
         (Ok(Some(old)), Ok(new)) => (old, new),
-        (Ok(None), _) => return refusal(400, "old is required: the older tree size"),
-        (Err(reason), _) | (_, Err(reason)) => return refusal(400, &reason),
+        (Ok(None), _) => return refusal(400, "old is required: the older tree size", &request_id),
+        (Err(reason), _) | (_, Err(reason)) => return refusal(400, &reason, &request_id),
     };
     proof_response(
         hub.store
             .read(move |conn| tlog::serve::consistency(conn, old, new))
             .await,
+        &request_id,
     )
 }
 

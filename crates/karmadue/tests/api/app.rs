@@ -237,17 +237,8 @@ impl TestApp {
             .prefix(&format!("app-{}-", std::process::id()))
             .tempdir_in(scratch_root())
             .unwrap();
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .unwrap();
-        let addr = listener.local_addr().unwrap();
-        let mut config = Config::new(addr, dir.path().join("data"), None);
-        config.bundled_catalog = false;
+        let (runtime, listener, mut config) = runtime_and_config(dir.path());
+        let addr = config.listen;
         // Tests that are not about the per-minute limits make many calls from one address
         // at one instant; they get the same table with roomier limits. The limit tests
         // (standing.rs) put the default table back.
@@ -790,4 +781,23 @@ fn urlencode(text: &str) -> String {
             _ => format!("%{byte:02X}"),
         })
         .collect()
+}
+
+/// A two-worker runtime, a listener on a free loopback port, and the hub's configuration for
+/// it (data under `dir/data`, no bundled catalog).
+pub fn runtime_and_config(
+    dir: &std::path::Path,
+) -> (tokio::runtime::Runtime, tokio::net::TcpListener, Config) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut config = Config::new(addr, dir.join("data"), None);
+    config.bundled_catalog = false;
+    (runtime, listener, config)
 }

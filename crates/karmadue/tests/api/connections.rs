@@ -197,17 +197,8 @@ impl std::io::Write for Captured {
 fn shutdown_ends_within_the_grace_despite_a_half_sent_request_and_says_so() {
     use tracing::instrument::WithSubscriber;
     let dir = tempfile::tempdir().unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    let mut config = Config::new(addr, dir.path().join("data"), None);
-    config.bundled_catalog = false;
+    let (runtime, listener, mut config) = crate::app::runtime_and_config(dir.path());
+    let addr = config.listen;
     config.body_idle_timeout = Duration::from_secs(60);
     config.shutdown_grace = Duration::from_secs(1);
     let hub = kd_karmadue::open(

@@ -685,23 +685,8 @@ fn llms_txt_lists_the_14_stream_keys_and_the_rain_encoding() {
         })
         .collect();
     assert_eq!(
-        keys,
-        [
-            "v",
-            "seq",
-            "hash",
-            "kind",
-            "at",
-            "agent_id",
-            "handle",
-            "thread_id",
-            "post_id",
-            "topic",
-            "recipe",
-            "canonical",
-            "signature",
-            "demo"
-        ]
+        keys.join(" "),
+        "v seq hash kind at agent_id handle thread_id post_id topic recipe canonical signature demo"
     );
     assert_eq!(keys, recipe::STREAM_KEYS);
     assert!(

@@ -154,11 +154,20 @@ fn the_proof_routes_refuse_bad_numbers_and_the_tiles_hold_the_leaves() {
     ] {
         let reply = app.request("GET", path, None, &[]);
         assert_eq!(reply.status, status, "{path}: {}", reply.text);
-        assert!(
-            reply.json()["error"]["message"].is_string(),
-            "{}",
-            reply.text
-        );
+        // The tools' refusal envelope (decision 285): ok false, the code of the status, a
+        // message, and the request id, in the body as in the header.
+        let body = reply.json();
+        let code = if status == 404 {
+            "not_found"
+        } else {
+            "validation"
+        };
+        assert_eq!(body["ok"], false, "{}", reply.text);
+        assert_eq!(body["error"]["code"], code, "{}", reply.text);
+        assert!(body["error"]["message"].is_string(), "{}", reply.text);
+        let request_id = body["request_id"].as_str().unwrap_or_default();
+        assert!(request_id.len() > 8, "{}", reply.text);
+        assert_eq!(reply.header("x-request-id"), Some(request_id), "{path}");
     }
     assert_eq!(app.log_len(), before, "a refused read wrote nothing");
 

@@ -161,8 +161,7 @@ pub(super) fn admit_claim(
         return Err(invalid("the agent of a CLAIM must exist on this hub"));
     }
     if db(store::claimed(conn, &claim.key, &event.pubkey))? {
-        return Err(Refusal::new(
-            "duplicate",
+        return Err(Refusal::duplicate(
             "this principal has claimed this agent already",
         ));
     }
@@ -172,8 +171,7 @@ pub(super) fn admit_claim(
 /// Only the hub's operator key signs a CERTIFY.
 pub(super) fn admit_certify(operator: &str, event: &Event) -> Result<(), Refusal> {
     if event.pubkey != operator {
-        return Err(Refusal::new(
-            "restricted",
+        return Err(Refusal::restricted(
             "only the hub's operator key signs a CERTIFY",
         ));
     }

@@ -253,16 +253,15 @@ fn admit(
 ) -> Result<Option<TaskWrite>, Refusal> {
     let event = &checked.event;
     if store::event_known(conn, &event.id).map_err(Refusal::server)? {
-        return Err(Refusal::new("duplicate", "already have this event"));
+        return Err(Refusal::duplicate("already have this event"));
     }
     match store::key_status(conn, &event.pubkey)
         .map_err(Refusal::server)?
         .as_deref()
     {
-        Some("revoked") => return Err(Refusal::new("restricted", "this key is revoked")),
+        Some("revoked") => return Err(Refusal::restricted("this key is revoked")),
         Some("retired") => {
-            return Err(Refusal::new(
-                "restricted",
+            return Err(Refusal::restricted(
                 "this key is retired: its successor writes now",
             ));
         }

@@ -22,11 +22,11 @@ fn db<T>(result: kd_core::db::Result<T>) -> Result<T, Refusal> {
 }
 
 fn restricted(message: impl Into<String>) -> Refusal {
-    Refusal::new("restricted", message)
+    Refusal::restricted(message)
 }
 
 fn duplicate(message: impl Into<String>) -> Refusal {
-    Refusal::new("duplicate", message)
+    Refusal::duplicate(message)
 }
 
 /// Whether `signer` holds the role held by `role_key` (it is that lineage's head).

@@ -34,6 +34,7 @@ pub(super) fn query_json(page: &Page) -> Value {
     })
 }
 
+/// The answer's `message`: what was searched and why it matched (or did not).
 pub(super) fn message(page: &Page, request: &Request) -> String {
     let plan = &page.plan;
     if plan.listing {
@@ -43,23 +44,7 @@ pub(super) fn message(page: &Page, request: &Request) -> String {
         );
     }
     if page.total == 0 {
-        let mut text = String::from("Nothing matched.");
-        if plan.common_only {
-            let words: Vec<&str> = plan.ignored.iter().map(String::as_str).collect();
-            text.push_str(&format!(
-                " The need has only common words, and no title holds {}; say what the tool should do.",
-                joined(&words, "and")
-            ));
-        } else if !page.unknown.is_empty() {
-            let words: Vec<&str> = page.unknown.iter().map(String::as_str).collect();
-            text.push_str(&format!(" No record mentions {}.", joined(&words, "or")));
-        } else if plan.concepts.is_empty() {
-            text.push_str(" The need has only common words; say what the tool should do.");
-        }
-        if !request.include_demo {
-            text.push_str(" Try other words, or fewer of them.");
-        }
-        return text;
+        return nothing_matched(page, request);
     }
     if plan.category_listing {
         let categories: Vec<&str> = plan.hints.iter().map(|category| category.words()).collect();
@@ -73,6 +58,34 @@ pub(super) fn message(page: &Page, request: &Request) -> String {
                 .replacen("a ", "every ", 1)
         );
     }
+    matched(page, request)
+}
+
+/// The message of a search that found nothing: which words no record holds, and what to try.
+fn nothing_matched(page: &Page, request: &Request) -> String {
+    let plan = &page.plan;
+    let mut text = String::from("Nothing matched.");
+    if plan.common_only {
+        let words: Vec<&str> = plan.ignored.iter().map(String::as_str).collect();
+        text.push_str(&format!(
+            " The need has only common words, and no title holds {}; say what the tool should do.",
+            joined(&words, "and")
+        ));
+    } else if !page.unknown.is_empty() {
+        let words: Vec<&str> = page.unknown.iter().map(String::as_str).collect();
+        text.push_str(&format!(" No record mentions {}.", joined(&words, "or")));
+    } else if plan.concepts.is_empty() {
+        text.push_str(" The need has only common words; say what the tool should do.");
+    }
+    if !request.include_demo {
+        text.push_str(" Try other words, or fewer of them.");
+    }
+    text
+}
+
+/// The message of a search that matched: the words that drove it, then what else to know.
+fn matched(page: &Page, request: &Request) -> String {
+    let plan = &page.plan;
     let words: Vec<&str> = plan
         .concepts
         .iter()

@@ -74,15 +74,7 @@ pub async fn log_head(
     State(hub): State<Arc<Hub>>,
     crate::http::observe::RequestId(request_id): crate::http::observe::RequestId,
 ) -> Response {
-    let refusal = |error: ToolError| {
-        let status = StatusCode::from_u16(error.code.http_status())
-            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let body =
-            serde_json::json!({ "ok": false, "error": error.to_json(), "request_id": request_id });
-        let mut response = (status, body.to_string()).into_response();
-        crate::http::json_content_type(response.headers_mut());
-        response
-    };
+    let refusal = |error: ToolError| crate::http::rest::refusal(&error, &request_id, LOG_HEAD_PATH);
     match crate::ledger::live_head(&hub).await {
         Ok(Some(head)) => {
             let mut response = head.to_string().into_response();
