@@ -173,12 +173,13 @@ async fn verify_agent(ctx: Ctx, input: VerifyAgent) -> Result<Value, ToolError> 
             };
             let passport = passport::load(conn, &agent.credential_id)?;
             let grant = crate::people::grant(conn, &agent.agent_id)?;
-            let standing = crate::standing::agent_standing(
+            let standing = serde_json::to_value(crate::standing::agent_standing(
                 conn,
                 &hub.config.access_tiers,
                 &agent.agent_id,
                 now_ms,
-            )?;
+            )?)
+            .map_err(ToolError::internal_from)?;
             let scores = Scores::of(conn, &agent, now_ms)?;
             Ok((agent, passport, grant, standing, scores))
         })
