@@ -6,10 +6,11 @@
 use crate::events::identity as events;
 use kd_core::clock::rfc3339_ms;
 use kd_core::eventlog;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::register::check_free;
-use super::{names, passport, require_agent, store};
+use super::{IdentityError, names, passport, require_agent, store};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::{AGENT_ID_DOC, Alias, Text};
@@ -99,7 +100,101 @@ struct GetHistory {
     limit: Option<i64>,
 }
 
-async fn rename_agent(ctx: Ctx, input: RenameAgent) -> Result<Value, ToolError> {
+/// `rename_agent`'s `data` (spec "rename_agent").
+#[derive(Debug, Serialize)]
+pub struct Renamed {
+    /// The agent.
+    pub agent_id: String,
+    /// Its `kd_` handle (unchanged).
+    pub handle: String,
+    /// The new display name.
+    pub name: String,
+    /// The name it had.
+    pub previous_name: String,
+    /// The `agent.renamed` event's sequence number.
+    pub event_seq: i64,
+}
+
+/// `revoke_agent`'s `data` (spec "revoke_agent").
+#[derive(Debug, Serialize)]
+pub struct Revoked {
+    /// The agent.
+    pub agent_id: String,
+    /// Always `revoked`.
+    pub status: &'static str,
+    /// The passports ended (its current one).
+    pub revoked_credentials: [String; 1],
+    /// Always true: its name is free at once.
+    pub name_released: bool,
+    /// The `agent.revoked` event's sequence number.
+    pub event_seq: i64,
+}
+
+/// `release_agent`'s `data` (spec "release_agent"): `event_seq` when an owner was released,
+/// `message` when there was none.
+#[derive(Debug, Serialize)]
+pub struct Released {
+    /// The agent.
+    pub agent_id: String,
+    /// Whether an owner link was ended.
+    pub released: bool,
+    /// Always true: the agent has no owner now.
+    pub independent: bool,
+    /// Why nothing was done (no owner); absent when released.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<&'static str>,
+    /// The `agent.released` event's sequence number; absent when nothing was released.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_seq: Option<i64>,
+}
+
+/// One event of an agent's history, with its transparency proof (decision 241).
+#[derive(Debug, Serialize)]
+pub struct HistoryEvent {
+    /// The log sequence number.
+    pub seq: i64,
+    /// The event kind (`agent.registered`, ...).
+    pub kind: String,
+    /// Who did it.
+    pub actor: String,
+    /// Whom it is about.
+    pub subject: String,
+    /// The event's payload as recorded (open-ended: each kind has its own).
+    pub payload: Value,
+    /// RFC 3339 (ms).
+    pub created_at: String,
+    /// The previous row's hash.
+    pub prev_hash: String,
+    /// This row's hash.
+    pub row_hash: String,
+    /// The inclusion proof route for its seq.
+    pub proof_url: String,
+    /// Its RFC 6962 inclusion proof under the latest checkpoint; null until one covers it.
+    pub proof: Value,
+}
+
+/// `get_history`'s `data`: the signing agent's own events, newest first.
+#[derive(Debug, Serialize)]
+pub struct History {
+    /// The agent.
+    pub agent_id: String,
+    /// Its events (at most `limit`).
+    pub events: Vec<HistoryEvent>,
+    /// How many events.
+    pub count: usize,
+    /// Always `newest first`.
+    pub order: &'static str,
+    /// The latest checkpoint's signed note; null without one (or without transparency).
+    pub checkpoint: Option<String>,
+}
+
+kd_kernel::output!(Renamed, Revoked, Released, History);
+
+/// `rename_agent`: the signing agent takes a free name.
+///
+/// # Errors
+/// The name's [`IdentityError`] refusals, before anything is written; `internal`.
+async fn rename_agent(ctx: Ctx, input: RenameAgent) -> Result<Renamed, IdentityError> {
     let name = names::check_name(input.name.required_text_of(&["name", "label"])?, "name")?;
     let name_index = std::sync::Arc::clone(ctx.area::<std::sync::Arc<names::NameIndex>>()?);
     ctx.signed_write(move |txn, signed| {
@@ -108,13 +203,31 @@ async fn rename_agent(ctx: Ctx, input: RenameAgent) -> Result<Value, ToolError> 
         check_free(txn, &name_index, &name, &agent.platform, Some(&id), "")?;
         store::rename(txn.conn(), &id, &name, &names::fold(&name), txn.now_ms())?;
         names::reserve(txn, &name_index, &id, &name)?;
-        let event = txn.record(signed.actor(), id.clone(), &events::AgentRenamed { from: agent.name.clone(), to: name.clone() })?;
-        Ok(json!({ "agent_id": id, "handle": agent.handle, "name": name, "previous_name": agent.name, "event_seq": event.seq }))
+        let event = txn.record(
+            signed.actor(),
+            id.clone(),
+            &events::AgentRenamed {
+                from: agent.name.clone(),
+                to: name.clone(),
+            },
+        )?;
+        Ok(Renamed {
+            agent_id: id,
+            handle: agent.handle,
+            name,
+            previous_name: agent.name,
+            event_seq: event.seq,
+        })
     })
     .await
+    .map_err(IdentityError::from)
 }
 
-async fn revoke_agent(ctx: Ctx, _input: SigningAgent) -> Result<Value, ToolError> {
+/// `revoke_agent`: the signing agent ends itself; its passport ends and its name is free.
+///
+/// # Errors
+/// `internal` when the store fails.
+async fn revoke_agent(ctx: Ctx, _input: SigningAgent) -> Result<Revoked, IdentityError> {
     let name_index = std::sync::Arc::clone(ctx.area::<std::sync::Arc<names::NameIndex>>()?);
     ctx.signed_write(move |txn, signed| {
         let id = signed.agent_id.to_string();
@@ -132,28 +245,34 @@ async fn revoke_agent(ctx: Ctx, _input: SigningAgent) -> Result<Value, ToolError
                 credential_id: agent.credential_id.clone(),
             },
         )?;
-        Ok(json!({
-            "agent_id": id,
-            "status": "revoked",
-            "revoked_credentials": [agent.credential_id],
-            "name_released": true,
-            "event_seq": event.seq,
-        }))
+        Ok(Revoked {
+            agent_id: id,
+            status: "revoked",
+            revoked_credentials: [agent.credential_id],
+            name_released: true,
+            event_seq: event.seq,
+        })
     })
     .await
+    .map_err(IdentityError::from)
 }
 
-async fn release_agent(ctx: Ctx, _input: SigningAgent) -> Result<Value, ToolError> {
+/// `release_agent`: the signing agent (or its owner) ends the owner link.
+///
+/// # Errors
+/// `internal` when the store fails.
+async fn release_agent(ctx: Ctx, _input: SigningAgent) -> Result<Released, IdentityError> {
     ctx.signed_write(move |txn, signed| {
         let id = signed.agent_id.to_string();
         let agent = require_agent(txn.conn(), &id, "agent_id")?;
         let Some(owner) = agent.owner_id else {
-            return Ok(json!({
-                "agent_id": id,
-                "released": false,
-                "independent": true,
-                "message": "This agent has no owner; it is already independent.",
-            }));
+            return Ok(Released {
+                agent_id: id,
+                released: false,
+                independent: true,
+                message: Some("This agent has no owner; it is already independent."),
+                event_seq: None,
+            });
         };
         store::clear_owner(txn.conn(), &id, txn.now_ms())?;
         let by = match signed.proof {
@@ -169,81 +288,72 @@ async fn release_agent(ctx: Ctx, _input: SigningAgent) -> Result<Value, ToolErro
                 by: by.to_owned(),
             },
         )?;
-        Ok(json!({ "agent_id": id, "released": true, "independent": true, "event_seq": event.seq }))
+        Ok(Released {
+            agent_id: id,
+            released: true,
+            independent: true,
+            message: None,
+            event_seq: Some(event.seq),
+        })
     })
     .await
+    .map_err(IdentityError::from)
 }
 
-async fn get_history(ctx: Ctx, input: GetHistory) -> Result<Value, ToolError> {
+/// `get_history`: the signing agent's own events, newest first, each with its transparency
+/// proof.
+///
+/// # Errors
+/// `validation` naming `limit` (outside 1..=200); `internal` when the store fails.
+async fn get_history(ctx: Ctx, input: GetHistory) -> Result<History, IdentityError> {
     let limit = input.limit.unwrap_or(50);
     if !(1..=200).contains(&limit) {
-        return Err(ToolError::validation(
-            "limit",
-            "limit must be from 1 to 200",
-        ));
+        return Err(IdentityError::HistoryLimit);
     }
-    let history = ctx.signed_write(move |txn, signed| {
-        let id = signed.agent_id.to_string();
-        let rows = eventlog::rows_for(txn.conn(), &id, limit)?;
-        let events: Vec<Value> = rows
-            .into_iter()
-            .map(|row| {
-                json!({
-                    "seq": row.seq,
-                    "kind": row.kind,
-                    "actor": row.actor,
-                    "subject": row.subject,
-                    "payload": serde_json::from_str::<Value>(&row.payload).unwrap_or(Value::Null),
-                    "created_at": rfc3339_ms(row.created_ms),
-                    "prev_hash": row.prev_hash,
-                    "row_hash": row.row_hash,
-                })
-            })
-            .collect();
-        Ok(json!({ "agent_id": id, "events": events, "count": events.len(), "order": "newest first" }))
-    })
-    .await?;
-    with_proofs(&ctx, history).await
-}
-
-/// Adds to each event of a `get_history` answer its transparency log proof (decision 241):
-/// `proof_url` (the inclusion proof route for its seq, always) and `proof` (its RFC 6962
-/// inclusion proof under the latest checkpoint, or null until a checkpoint covers it), and
-/// `checkpoint` (that checkpoint's signed note, or null) once for all of them. Read after the
-/// signed read's transaction, off the writer.
-async fn with_proofs(ctx: &Ctx, mut history: Value) -> Result<Value, ToolError> {
-    let public_url = ctx.kernel.config.public_url.clone();
-    let rows: Vec<(u64, String)> = history["events"]
-        .as_array()
-        .map(|events| {
-            events
-                .iter()
-                .filter_map(|event| {
-                    Some((
-                        event["seq"].as_u64()?,
-                        event["row_hash"].as_str()?.to_owned(),
-                    ))
-                })
-                .collect()
+    let (agent_id, rows) = ctx
+        .signed_write(move |txn, signed| {
+            let id = signed.agent_id.to_string();
+            let rows = eventlog::rows_for(txn.conn(), &id, limit)?;
+            Ok((id, rows))
         })
-        .unwrap_or_default();
+        .await?;
+    // The proofs are read after the signed read's transaction, off the writer.
+    let hashes: Vec<(u64, String)> = rows
+        .iter()
+        .filter_map(|row| Some((u64::try_from(row.seq).ok()?, row.row_hash.clone())))
+        .collect();
     let (checkpoint, proofs) = if ctx.kernel.config.transparency {
         ctx.kernel
             .store
             .read(move |conn| {
-                kd_core::tlog::serve::proofs_under_latest(conn, &rows).map_err(ToolError::internal)
+                kd_core::tlog::serve::proofs_under_latest(conn, &hashes).map_err(ToolError::from)
             })
             .await?
     } else {
         (None, Vec::new())
     };
-    if let Some(events) = history["events"].as_array_mut() {
-        for (at, event) in events.iter_mut().enumerate() {
-            let seq = event["seq"].as_u64().unwrap_or_default();
-            event["proof_url"] = json!(format!("{public_url}/log/proof/inclusion?seq={seq}"));
-            event["proof"] = proofs.get(at).cloned().flatten().unwrap_or(Value::Null);
-        }
-    }
-    history["checkpoint"] = checkpoint.map_or(Value::Null, Value::String);
-    Ok(history)
+    let public_url = &ctx.kernel.config.public_url;
+    let events: Vec<HistoryEvent> = rows
+        .into_iter()
+        .zip(proofs.into_iter().chain(std::iter::repeat(None)))
+        .map(|(row, proof)| HistoryEvent {
+            proof_url: format!("{public_url}/log/proof/inclusion?seq={}", row.seq),
+            proof: proof.unwrap_or(Value::Null),
+            seq: row.seq,
+            kind: row.kind,
+            actor: row.actor,
+            subject: row.subject,
+            payload: serde_json::from_str::<Value>(&row.payload).unwrap_or(Value::Null),
+            created_at: rfc3339_ms(row.created_ms),
+            prev_hash: row.prev_hash,
+            row_hash: row.row_hash,
+        })
+        .collect();
+    Ok(History {
+        agent_id,
+        count: events.len(),
+        events,
+        order: "newest first",
+        checkpoint,
+    })
 }

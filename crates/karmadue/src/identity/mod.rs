@@ -12,6 +12,7 @@
 //! - `lifecycle`: rename_agent, revoke_agent, release_agent, get_history.
 //! - `scores`: read_scores, get_rating_card, get_receipt and the score formulas ([`Scores`]).
 
+mod error;
 mod lifecycle;
 pub mod names;
 pub mod passport;
@@ -21,6 +22,7 @@ mod scores;
 pub mod store;
 mod verify;
 
+pub use error::IdentityError;
 pub use lifecycle::{GET_HISTORY, RELEASE_AGENT, RENAME_AGENT, REVOKE_AGENT};
 pub use register::{REGISTER_AGENT, REGISTER_CHALLENGE, ROTATE_AGENT_KEY};
 pub use scores::{
@@ -61,10 +63,7 @@ pub fn find_agent(
     } else if reference.parse::<Handle>().is_ok() {
         Ok(store::agent_by_handle(conn, reference)?)
     } else {
-        Err(ToolError::validation(
-            field,
-            format!("{field} must be an agent id (lowercase uuid) or a kd_ handle"),
-        ))
+        Err(IdentityError::BadAgentReference(field.to_owned()).into())
     }
 }
 
@@ -78,5 +77,5 @@ pub fn require_agent(
     field: &str,
 ) -> Result<AgentRow, ToolError> {
     find_agent(conn, reference, field)?
-        .ok_or_else(|| ToolError::not_found(field, format!("No agent has this {field}.")))
+        .ok_or_else(|| IdentityError::NoSuchAgent(field.to_owned()).into())
 }

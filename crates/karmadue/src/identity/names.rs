@@ -15,6 +15,8 @@ use kd_core::store::WriteTxn;
 
 use kd_kernel::error::ToolError;
 
+use super::IdentityError;
+
 /// Shortest and longest display name, in characters.
 pub const NAME_CHARS: std::ops::RangeInclusive<usize> = 2..=40;
 
@@ -26,33 +28,20 @@ pub fn check_name(name: &str, field: &str) -> Result<String, ToolError> {
     let name = name.trim();
     let chars = name.chars().count();
     if !NAME_CHARS.contains(&chars) {
-        return Err(ToolError::validation(
-            field,
-            format!("{field} must be 2 to 40 characters"),
-        ));
+        return Err(IdentityError::NameLength(field.to_owned()).into());
     }
     if name.chars().any(|c| c.is_control() || invisible(c)) {
-        return Err(ToolError::validation(
-            field,
-            format!("{field} must not contain control, invisible or text-direction characters"),
-        ));
+        return Err(IdentityError::NameCharacters(field.to_owned()).into());
     }
     let folded = fold(name);
     if folded.chars().count() < 2 {
-        return Err(ToolError::validation(
-            field,
-            format!("{field} needs at least two letters or digits"),
-        ));
+        return Err(IdentityError::NameTooFewLetters(field.to_owned()).into());
     }
     if RESERVED
         .iter()
         .any(|reserved| within_one_edit(&folded, &fold(reserved)))
     {
-        return Err(ToolError::new(
-            kd_kernel::error::ErrorCode::LabelReserved,
-            "label taken: exact or lookalike of a name reserved for the hub itself",
-        )
-        .with_field(field));
+        return Err(IdentityError::NameReservedForHub(field.to_owned()).into());
     }
     Ok(name.to_owned())
 }
@@ -245,8 +234,8 @@ impl IndexState {
             }
             None => {
                 // Fails closed: past 2^32 agents a name is refused rather than unindexed.
-                let index = u32::try_from(self.agents.len())
-                    .map_err(|_| ToolError::internal("the name index is full"))?;
+                let index =
+                    u32::try_from(self.agents.len()).map_err(|_| IdentityError::NameIndexFull)?;
                 self.agents.push(agent_id.to_owned());
                 self.agent_index.insert(agent_id.to_owned(), index);
                 self.live += 1;
@@ -294,14 +283,14 @@ impl NameIndex {
         let mut guard = self
             .state
             .lock()
-            .map_err(|_| ToolError::internal("the name index lock was poisoned"))?;
+            .map_err(|_| IdentityError::NameIndexPoisoned)?;
         let epoch = txn.epoch();
         if !guard.as_ref().is_some_and(|state| state.current(epoch)) {
             *guard = Some(IndexState::build(txn.conn(), epoch)?);
         }
         match guard.as_mut() {
             Some(state) => use_state(state),
-            None => Err(ToolError::internal("the name index is missing")),
+            None => Err(IdentityError::NameIndexMissing.into()),
         }
     }
 }

@@ -10,8 +10,10 @@ use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;
 use kd_protocol::ids::AgentId;
 use kd_protocol::keys::AgentPublicKey;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
+use super::IdentityError;
 use super::{
     CHALLENGE_RECIPE, CHALLENGE_TTL_SECS, READ_ONLY_SCOPES, names, passport, require_agent, store,
 };
@@ -113,7 +115,74 @@ struct RotateAgentKey {
     signature: String,
 }
 
-async fn register_challenge(ctx: Ctx, _input: RegisterChallenge) -> Result<Value, ToolError> {
+/// `register_challenge`'s `data`: a one-time challenge to sign (spec "register_challenge").
+#[derive(Debug, Serialize)]
+pub struct Challenge {
+    /// `kdc_` and 24 hex characters.
+    pub challenge_id: String,
+    /// The text to sign: `kd-register-v1`, the challenge id and the expiry (Unix seconds),
+    /// joined by LF.
+    pub payload: String,
+    /// Always `kd-register-v1`.
+    pub recipe: &'static str,
+    /// RFC 3339 (ms): the challenge works before this.
+    pub expires_at: String,
+    /// The same, Unix seconds (the payload's last line).
+    pub expires_at_unix: i64,
+    /// How to sign it.
+    pub how_to_sign: &'static str,
+}
+
+/// `register_agent`'s `data`: the new agent and its passport (spec "register_agent").
+#[derive(Debug, Serialize)]
+pub struct Registered {
+    /// The new agent's id (lowercase uuid).
+    pub agent_id: String,
+    /// Its `kd_` handle.
+    pub handle: String,
+    /// Its display name.
+    pub name: String,
+    /// The platform it runs on.
+    pub platform: String,
+    /// Always `active`.
+    pub status: &'static str,
+    /// The signed passport (`passport::Passport::to_json`).
+    pub passport: Value,
+    /// The read-only scopes of an unclaimed agent.
+    pub scopes: [&'static str; 2],
+    /// Always false: the agent brought its own key.
+    pub key_rotation_required: bool,
+    /// What to do next.
+    pub next: &'static str,
+}
+
+/// `rotate_agent_key`'s `data`: the new key and its passport (spec "rotate_agent_key").
+#[derive(Debug, Serialize)]
+pub struct Rotated {
+    /// The agent.
+    pub agent_id: String,
+    /// The new base64url public key.
+    pub public_key: String,
+    /// The new signed passport.
+    pub passport: Value,
+    /// The passport the old key had (now superseded).
+    pub previous_credential_id: String,
+    /// Always true: the hub keeps no private key.
+    pub stored_private_key_deleted: bool,
+    /// Always false.
+    pub key_rotation_required: bool,
+}
+
+kd_kernel::output!(Challenge, Registered, Rotated);
+
+/// `register_challenge`: a fresh one-time challenge, valid for 600 seconds.
+///
+/// # Errors
+/// `internal` when the store fails.
+async fn register_challenge(
+    ctx: Ctx,
+    _input: RegisterChallenge,
+) -> Result<Challenge, IdentityError> {
     let challenge_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdc_");
     let issued_ms = ctx.kernel.clock.now_ms();
     // The payload states the expiry in whole seconds, and that second is the exact limit:
@@ -130,14 +199,14 @@ async fn register_challenge(ctx: Ctx, _input: RegisterChallenge) -> Result<Value
         Ok(())
     })
     .await?;
-    Ok(json!({
-        "challenge_id": challenge_id,
-        "payload": payload,
-        "recipe": CHALLENGE_RECIPE,
-        "expires_at": rfc3339_ms(expires_ms),
-        "expires_at_unix": expires_s,
-        "how_to_sign": "Sign the UTF-8 bytes of payload with your Ed25519 private key; pass public_key, challenge_id and the base64url signature to register_agent (or rotate_agent_key). The challenge works once, before expires_at (the Unix second on the payload's last line).",
-    }))
+    Ok(Challenge {
+        challenge_id,
+        payload,
+        recipe: CHALLENGE_RECIPE,
+        expires_at: rfc3339_ms(expires_ms),
+        expires_at_unix: expires_s,
+        how_to_sign: "Sign the UTF-8 bytes of payload with your Ed25519 private key; pass public_key, challenge_id and the base64url signature to register_agent (or rotate_agent_key). The challenge works once, before expires_at (the Unix second on the payload's last line).",
+    })
 }
 
 /// Checks a challenge signature by `public_key` and uses the challenge up. Runs in a write
@@ -154,30 +223,16 @@ fn take_challenge(
     // nothing it can act on, and a used or expired challenge may already be pruned.
     let payload = match row {
         Some((payload, expires_ms, None)) if txn.now_ms() < expires_ms => payload,
-        _ => return Err(challenge_refused()),
+        _ => return Err(IdentityError::Challenge.into()),
     };
     public_key
         .verify_strict(payload.as_bytes(), signature)
-        .map_err(|_| {
-            ToolError::new(
-                ErrorCode::BadSignature,
-                "signature does not verify over the challenge payload with public_key",
-            )
-            .with_field("signature")
-        })?;
+        .map_err(|_| IdentityError::ChallengeSignature)?;
     Ok(store::burn_challenge(
         txn.conn(),
         challenge_id,
         txn.now_ms(),
     )?)
-}
-
-/// The one refusal of a challenge that is unknown, used or expired.
-fn challenge_refused() -> ToolError {
-    ToolError::validation(
-        "challenge_id",
-        "This challenge_id is unknown, used or expired. Call register_challenge for a fresh one: it works once, until the Unix second stated on the payload's last line.",
-    )
 }
 
 /// The new key, the decoded challenge signature and the challenge id, in the order they are
@@ -186,24 +241,14 @@ fn parse_new_key(
     public_key: &impl Text,
     signature: &impl Text,
     challenge_id: &impl Text,
-) -> Result<(AgentPublicKey, Vec<u8>, String), ToolError> {
+) -> Result<(AgentPublicKey, Vec<u8>, String), IdentityError> {
     let key_text = public_key.required_text("public_key")?;
     let public_key = AgentPublicKey::parse_b64url(key_text)
-        .map_err(|error| ToolError::validation("public_key", format!("public_key: {error}")))?;
+        .map_err(|error| IdentityError::PublicKey(error.to_string()))?;
     let signature = kd_protocol::b64::decode_signature(signature.required_text("signature")?)
-        .map_err(|_| {
-            ToolError::validation("signature", "signature must be base64url of 64 bytes")
-        })?;
+        .map_err(|_| IdentityError::SignatureEncoding)?;
     if signature.len() != kd_kernel::caller::SIGNATURE_BYTES {
-        return Err(ToolError::new(
-            ErrorCode::BadSignature,
-            format!(
-                "signature decodes to {} bytes; an Ed25519 signature is {} bytes (86 base64url characters)",
-                signature.len(),
-                kd_kernel::caller::SIGNATURE_BYTES
-            ),
-        )
-        .with_field("signature"));
+        return Err(IdentityError::SignatureLength(signature.len()));
     }
     let challenge_id = challenge_id.required_text("challenge_id")?.to_owned();
     Ok((public_key, signature, challenge_id))
@@ -232,39 +277,32 @@ pub(super) fn check_free(
         .iter()
         .find(|(agent_id, key)| Some(agent_id.as_str()) == own_agent || key == own_key)
     {
-        return Err(ToolError::new(
-            ErrorCode::LabelYours,
-            "You already have an agent with this name.",
-        )
-        .with_field("name")
-        .with("agent_id", agent_id.clone()));
+        return Err(IdentityError::NameYours {
+            agent_id: agent_id.clone(),
+        }
+        .into());
     }
     if !clashes.is_empty() {
-        let mut error = ToolError::new(
-            ErrorCode::LabelReserved,
-            "label taken: exact or lookalike of an existing agent name",
-        )
-        .with_field("name")
-        .with("how_to_fix", "Pick another name (error.suggestion is free) and call register_challenge again before retrying.");
-        if let Some(suggestion) = names::suggestion(txn, index, name, platform)? {
-            error = error.with("suggestion", suggestion);
-        }
-        return Err(error);
+        let suggestion = names::suggestion(txn, index, name, platform)?;
+        return Err(IdentityError::NameTaken { suggestion }.into());
     }
     Ok(())
 }
 
-async fn register_agent(ctx: Ctx, input: RegisterAgent) -> Result<Value, ToolError> {
+/// `register_agent`: registers the caller's own key under a free name, against a signed
+/// challenge, and issues its passport.
+///
+/// # Errors
+/// The [`IdentityError`] refusals of the name, the platform, the key, the signature and the
+/// challenge, before anything is written (a label refusal spends the challenge); `internal`.
+async fn register_agent(ctx: Ctx, input: RegisterAgent) -> Result<Registered, IdentityError> {
     let name = names::check_name(input.name.required_text_of(&["name", "label"])?, "name")?;
     let platform = input
         .platform
         .required_text_of(&["platform", "client_name"])?
         .to_owned();
     if platform.chars().count() > 60 || platform.chars().any(char::is_control) {
-        return Err(ToolError::validation(
-            "platform",
-            "platform must be at most 60 characters, no control characters",
-        ));
+        return Err(IdentityError::Platform);
     }
     let referral = input.referral.text().map(str::to_owned);
     let (public_key, signature, challenge_id) =
@@ -281,11 +319,7 @@ async fn register_agent(ctx: Ctx, input: RegisterAgent) -> Result<Value, ToolErr
             check_free(txn, &name_index, &name, &platform, None, &key_text)?;
             let existing = store::agent_with_key(txn.conn(), &key_text, true)?;
             if let Some(existing) = existing {
-                return Err(ToolError::validation(
-                    "public_key",
-                    "This key already belongs to one of your agents; use rename_agent to change its name.",
-                )
-                .with("agent_id", existing));
+                return Err(IdentityError::KeyYours { agent_id: existing }.into());
             }
             let id = agent_id.to_string();
             let handle = agent_id.handle().to_string();
@@ -302,17 +336,17 @@ async fn register_agent(ctx: Ctx, input: RegisterAgent) -> Result<Value, ToolErr
                 agent_id: id.clone(), handle: handle.clone(), name: name.clone(), platform: platform.clone(),
                 public_key: key_text.clone(), credential_id: credential_id.clone(), referral: referral.clone(),
             })?;
-            Ok(json!({
-                "agent_id": id,
-                "handle": handle,
-                "name": name,
-                "platform": platform,
-                "status": "active",
-                "passport": passport.to_json(&hub.passport_key),
-                "scopes": READ_ONLY_SCOPES,
-                "key_rotation_required": false,
-                "next": "Sign every write with this key (kd-mcp-v1; get_signing_payload shows the text). Ask your person for a connect code to link an owner.",
-            }))
+            Ok(Registered {
+                agent_id: id,
+                handle,
+                name,
+                platform,
+                status: "active",
+                passport: passport.to_json(&hub.passport_key),
+                scopes: READ_ONLY_SCOPES,
+                key_rotation_required: false,
+                next: "Sign every write with this key (kd-mcp-v1; get_signing_payload shows the text). Ask your person for a connect code to link an owner.",
+            })
         })
         .await;
     if let Err(error) = &result
@@ -325,10 +359,16 @@ async fn register_agent(ctx: Ctx, input: RegisterAgent) -> Result<Value, ToolErr
         })
         .await?;
     }
-    result
+    Ok(result?)
 }
 
-async fn rotate_agent_key(ctx: Ctx, input: RotateAgentKey) -> Result<Value, ToolError> {
+/// `rotate_agent_key`: the signing agent moves to a new key (proved by a challenge it signed)
+/// and a new passport; the old one is superseded.
+///
+/// # Errors
+/// The [`IdentityError`] refusals of the key, the signature and the challenge, before
+/// anything is written; `internal`.
+async fn rotate_agent_key(ctx: Ctx, input: RotateAgentKey) -> Result<Rotated, IdentityError> {
     let (public_key, signature, challenge_id) =
         parse_new_key(&input.public_key, &input.signature, &input.challenge_id)?;
     let hub = ctx.kernel.clone();
@@ -338,17 +378,11 @@ async fn rotate_agent_key(ctx: Ctx, input: RotateAgentKey) -> Result<Value, Tool
         let agent = require_agent(txn.conn(), &id, "agent_id")?;
         let new_key = public_key.to_b64url();
         if new_key == agent.public_key {
-            return Err(ToolError::validation(
-                "public_key",
-                "public_key is already this agent's key",
-            ));
+            return Err(IdentityError::SameKey.into());
         }
         let taken = store::agent_with_key(txn.conn(), &new_key, false)?;
         if taken.is_some() {
-            return Err(ToolError::validation(
-                "public_key",
-                "This key is already registered to an agent.",
-            ));
+            return Err(IdentityError::KeyTaken.into());
         }
         take_challenge(txn, &challenge_id, &public_key, &signature)?;
         let now = txn.now_ms();
@@ -373,14 +407,15 @@ async fn rotate_agent_key(ctx: Ctx, input: RotateAgentKey) -> Result<Value, Tool
                 credential_id: credential_id.clone(),
             },
         )?;
-        Ok(json!({
-            "agent_id": id,
-            "public_key": new_key,
-            "passport": passport.to_json(&hub.passport_key),
-            "previous_credential_id": agent.credential_id,
-            "stored_private_key_deleted": true,
-            "key_rotation_required": false,
-        }))
+        Ok(Rotated {
+            agent_id: id,
+            public_key: new_key,
+            passport: passport.to_json(&hub.passport_key),
+            previous_credential_id: agent.credential_id,
+            stored_private_key_deleted: true,
+            key_rotation_required: false,
+        })
     })
     .await
+    .map_err(IdentityError::from)
 }

@@ -5,7 +5,7 @@
 use kd_core::db::Connection;
 use serde_json::{Value, json};
 
-use super::{AgentRow, passport, require_agent};
+use super::{AgentRow, IdentityError, passport, require_agent};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
@@ -225,8 +225,7 @@ async fn get_receipt(ctx: Ctx, input: GetReceipt) -> Result<Value, ToolError> {
             "credential_id",
         ),
     };
-    let missing =
-        move || ToolError::not_found(field, format!("No passport or receipt has this {field}."));
+    let missing = move || ToolError::from(IdentityError::NoSuchReceipt(field));
     let key = ctx.kernel.passport_key.clone();
     if id.starts_with("kdr_") {
         // A pre-flight receipt (kd-receipt-v1).

@@ -7,13 +7,13 @@ use kd_protocol::ids::AgentId;
 use serde_json::{Map, Value, json};
 
 use super::scores::Scores;
-use super::{AgentRow, READ_ONLY_SCOPES, passport, require_agent};
+use super::{AgentRow, IdentityError, READ_ONLY_SCOPES, passport, require_agent};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
 use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// `get_signing_payload`.
 pub static GET_SIGNING_PAYLOAD: Tool = Tool {
@@ -67,36 +67,72 @@ struct VerifyAgent {
     signature: Option<Map<String, Value>>,
 }
 
-async fn get_signing_payload(_ctx: Ctx, input: GetSigningPayload) -> Result<Value, ToolError> {
+/// `get_signing_payload`'s `data`: the kd-mcp-v1 text to sign for a call (spec
+/// "get_signing_payload", "Signing").
+#[derive(Debug, Serialize)]
+pub struct SigningPayload {
+    /// Always `kd-mcp-v1`.
+    pub recipe: &'static str,
+    /// The text to sign (lines joined by LF).
+    pub text: String,
+    /// The same text, line by line.
+    pub lines: Vec<String>,
+    /// The arguments as canonical JSON text.
+    pub canonical_arguments: String,
+    /// Lowercase hex SHA-256 of the canonical arguments.
+    pub arguments_hash: String,
+    /// The headers to send with the call.
+    pub headers: SigningHeaders,
+}
+
+/// The headers of a signed call.
+#[derive(Debug, Serialize)]
+pub struct SigningHeaders {
+    /// The Unix seconds signed, as text.
+    #[serde(rename = "x-kd-timestamp")]
+    pub timestamp: String,
+    /// The nonce signed.
+    #[serde(rename = "x-kd-nonce")]
+    pub nonce: String,
+    /// What goes in the signature header.
+    #[serde(rename = "x-kd-signature")]
+    pub signature: &'static str,
+}
+
+kd_kernel::output!(SigningPayload);
+
+/// `get_signing_payload`: the text an agent signs for a call, computed from its arguments.
+///
+/// # Errors
+/// `validation` naming `tool`, `agent_id` (not a uuid) or `nonce` (not shaped).
+async fn get_signing_payload(
+    _ctx: Ctx,
+    input: GetSigningPayload,
+) -> Result<SigningPayload, IdentityError> {
     let tool = input.tool.required_text("tool")?;
     let agent_id = input.agent_id.required_text("agent_id")?;
-    agent_id.parse::<AgentId>().map_err(|_| {
-        ToolError::validation("agent_id", "agent_id must be a lowercase uuid with dashes")
-    })?;
+    agent_id
+        .parse::<AgentId>()
+        .map_err(|_| IdentityError::AgentIdShape)?;
     let timestamp = input.timestamp;
-    let nonce =
-        kd_protocol::signing::Nonce::parse(input.nonce.required_text("nonce")?).map_err(|_| {
-            ToolError::validation(
-                "nonce",
-                "nonce must be 16 to 128 characters from A-Z a-z 0-9 _ -",
-            )
-        })?;
+    let nonce = kd_protocol::signing::Nonce::parse(input.nonce.required_text("nonce")?)
+        .map_err(|_| IdentityError::NonceShape)?;
     let arguments = Value::Object(input.arguments.unwrap_or_default());
     let canonical = kd_protocol::canonical::canonical_value_text(&arguments);
     let hash = kd_protocol::canonical::arguments_hash(&canonical);
     let text = kd_protocol::signing::text_to_sign(tool, agent_id, timestamp, nonce.as_str(), &hash);
-    Ok(json!({
-        "recipe": kd_protocol::signing::KD_MCP_V1,
-        "text": text,
-        "lines": text.split('\n').collect::<Vec<_>>(),
-        "canonical_arguments": canonical,
-        "arguments_hash": hash,
-        "headers": {
-            "x-kd-timestamp": timestamp.to_string(),
-            "x-kd-nonce": nonce.as_str(),
-            "x-kd-signature": "base64url Ed25519 signature over the UTF-8 bytes of text",
+    Ok(SigningPayload {
+        recipe: kd_protocol::signing::KD_MCP_V1,
+        lines: text.split('\n').map(str::to_owned).collect(),
+        text,
+        canonical_arguments: canonical,
+        arguments_hash: hash,
+        headers: SigningHeaders {
+            timestamp: timestamp.to_string(),
+            nonce: nonce.as_str().to_owned(),
+            signature: "base64url Ed25519 signature over the UTF-8 bytes of text",
         },
-    }))
+    })
 }
 
 /// Live permissions of an agent (spec "Live permissions"): revoked agents read permissions
@@ -145,15 +181,18 @@ fn current(agent: &AgentRow, grant: Option<&crate::people::Grant>, standing: &Va
     })
 }
 
-async fn verify_agent(ctx: Ctx, input: VerifyAgent) -> Result<Value, ToolError> {
+/// `verify_agent`: an agent's passport, standing, scores and live permissions, and whether a
+/// message it signed verifies.
+///
+/// # Errors
+/// `validation` naming `agent_id` (neither it nor `credential_id`) or `signature`;
+/// `not_found` naming `agent_id` or `credential_id`; `internal` when the store fails.
+async fn verify_agent(ctx: Ctx, input: VerifyAgent) -> Result<Value, IdentityError> {
     let agent_ref = input.agent_id.text().map(str::to_owned);
     let credential = input.credential_id.text().map(str::to_owned);
     let message = input.signature.map(Value::Object);
     if agent_ref.is_none() && credential.is_none() {
-        return Err(ToolError::validation(
-            "agent_id",
-            "agent_id (or credential_id) is required",
-        ));
+        return Err(IdentityError::AgentOrCredentialRequired);
     }
     let hub = std::sync::Arc::clone(&ctx.kernel);
     let now_ms = ctx.kernel.clock.now_ms();
@@ -162,23 +201,23 @@ async fn verify_agent(ctx: Ctx, input: VerifyAgent) -> Result<Value, ToolError> 
             let agent = match (&agent_ref, &credential) {
                 (Some(reference), _) => require_agent(conn, reference, "agent_id")?,
                 (None, Some(credential_id)) => {
-                    let passport = passport::load(conn, credential_id)?.ok_or_else(|| {
-                        ToolError::not_found("credential_id", "No passport has this credential_id.")
-                    })?;
+                    let passport = passport::load(conn, credential_id)?
+                        .ok_or(IdentityError::NoSuchPassport)?;
                     require_agent(conn, &passport.agent_id, "credential_id")?
                 }
                 (None, None) => {
-                    return Err(ToolError::validation("agent_id", "agent_id is required"));
+                    return Err(IdentityError::AgentIdRequired.into());
                 }
             };
             let passport = passport::load(conn, &agent.credential_id)?;
             let grant = crate::people::grant(conn, &agent.agent_id)?;
-            let standing = crate::standing::agent_standing(
+            let standing = serde_json::to_value(crate::standing::agent_standing(
                 conn,
                 &hub.config.access_tiers,
                 &agent.agent_id,
                 now_ms,
-            )?;
+            )?)
+            .map_err(ToolError::internal_from)?;
             let scores = Scores::of(conn, &agent, now_ms)?;
             Ok((agent, passport, grant, standing, scores))
         })
@@ -215,14 +254,12 @@ fn message_signature_valid(agent: &AgentRow, object: &Value) -> Result<bool, Too
     let message = object
         .get("message")
         .and_then(Value::as_str)
-        .ok_or_else(|| ToolError::validation("signature", "signature.message must be a string"))?;
+        .ok_or(IdentityError::SignatureMessage)?;
     let signature = object
         .get("signature_b64")
         .or_else(|| object.get("signature"))
         .and_then(Value::as_str)
-        .ok_or_else(|| {
-            ToolError::validation("signature", "signature.signature_b64 must be a string")
-        })?;
+        .ok_or(IdentityError::SignatureText)?;
     let Ok(bytes) = kd_protocol::b64::decode_signature(signature) else {
         return Ok(false);
     };

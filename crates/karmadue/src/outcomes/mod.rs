@@ -25,11 +25,13 @@
 //! report), and summarised per resource as `reliability_reports`. They never count as
 //! verification and never change an assessment, a trust score, a passport or the ranking.
 
+mod error;
 pub mod replay;
 pub mod store;
 mod summary;
 mod weight;
 
+pub use error::OutcomeError;
 pub use summary::{reliability_reports, reliability_reports_at};
 pub(crate) use weight::Counted;
 pub use weight::{Reporter, Weight, check_limits, weigh};
@@ -38,8 +40,8 @@ use crate::events::catalog::OutcomeReported;
 use kd_core::clock::rfc3339_ms;
 use kd_core::random::random_id;
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::catalog::model;
@@ -49,7 +51,7 @@ use kd_core::keys::ServerKey;
 use kd_core::store::WriteTxn;
 use kd_kernel::Ctx;
 use kd_kernel::Kernel;
-use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 
@@ -176,7 +178,7 @@ pub fn note_sha256(note: Option<&str>) -> String {
     hex::encode(Sha256::digest(note.unwrap_or("").as_bytes()))
 }
 
-fn reason_code(code: Option<&str>) -> Result<Option<String>, ToolError> {
+fn reason_code(code: Option<&str>) -> Result<Option<String>, OutcomeError> {
     let Some(code) = code else {
         return Ok(None);
     };
@@ -185,36 +187,27 @@ fn reason_code(code: Option<&str>) -> Result<Option<String>, ToolError> {
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
     if !shaped {
-        return Err(ToolError::validation(
-            "reason_code",
-            "reason_code is up to 40 characters of lowercase letters, digits and _",
-        ));
+        return Err(OutcomeError::ReasonCode);
     }
     Ok(Some(code.to_owned()))
 }
 
-fn note(note: Option<&str>) -> Result<Option<String>, ToolError> {
+fn note(note: Option<&str>) -> Result<Option<String>, OutcomeError> {
     let Some(note) = note.filter(|note| !note.is_empty()) else {
         return Ok(None);
     };
     if note.chars().count() > MAX_NOTE_CHARS {
-        return Err(ToolError::validation(
-            "note",
-            "note is at most 500 characters",
-        ));
+        return Err(OutcomeError::NoteTooLong);
     }
     Ok(Some(note.to_owned()))
 }
 
-fn version_used(version: Option<&str>) -> Result<Option<String>, ToolError> {
+fn version_used(version: Option<&str>) -> Result<Option<String>, OutcomeError> {
     let Some(version) = version else {
         return Ok(None);
     };
     if version.chars().count() > MAX_VERSION_CHARS || version.chars().any(char::is_control) {
-        return Err(ToolError::validation(
-            "version_used",
-            "version_used is at most 100 characters on one line",
-        ));
+        return Err(OutcomeError::VersionUsed);
     }
     Ok(Some(version.to_owned()))
 }
@@ -229,14 +222,15 @@ struct Draft {
     version_used: Option<String>,
 }
 
-async fn report_outcome(ctx: Ctx, input: ReportOutcome) -> Result<Value, ToolError> {
+/// `report_outcome`: files the signed report of how the resource a receipt names worked.
+///
+/// # Errors
+/// The [`OutcomeError`] refusals (argument shapes, the receipt, the reporter, the rate
+/// limits), all before anything is written; `internal` when the store fails.
+async fn report_outcome(ctx: Ctx, input: ReportOutcome) -> Result<ReportFiled, OutcomeError> {
     let receipt_id = input.receipt_id.required_text("receipt_id")?.to_owned();
     if !preflight::receipt_id_well_formed(&receipt_id) {
-        return Err(ToolError::new(
-            ErrorCode::ReceiptInvalid,
-            "receipt_id is not a receipt id: it looks like kdr_ and 24 hex characters.",
-        )
-        .with_field("receipt_id"));
+        return Err(OutcomeError::NotAReceiptId);
     }
     let result = input.result.required_text("result")?.to_owned();
     let reason_code = reason_code(input.reason_code.text())?;
@@ -271,6 +265,7 @@ async fn report_outcome(ctx: Ctx, input: ReportOutcome) -> Result<Value, ToolErr
         )
     })
     .await
+    .map_err(OutcomeError::from)
 }
 
 /// The receipt `receipt_id` names, if `agent_id` may report on it at `now_ms`.
@@ -286,44 +281,28 @@ fn reportable_receipt(
     now_ms: i64,
     hub: &Kernel,
 ) -> Result<Receipt, ToolError> {
-    let receipt = Receipt::load(conn, receipt_id)?.ok_or_else(|| {
-        ToolError::new(ErrorCode::ReceiptNotFound, "No receipt has this receipt_id. Use the receipt_id from check_before_acting's data.receipt.")
-            .with_field("receipt_id")
-    })?;
+    let receipt = Receipt::load(conn, receipt_id)?.ok_or(OutcomeError::ReceiptNotFound)?;
     if !receipt.verifies(&hub.passport_key) {
-        return Err(ToolError::new(
-            ErrorCode::ReceiptInvalid,
-            "This receipt's signature no longer verifies; it cannot be reported on.",
-        )
-        .with_field("receipt_id"));
+        return Err(OutcomeError::ReceiptUnverified.into());
     }
     match receipt.agent_id.as_deref() {
         Some(named) if named == agent_id => {}
         Some(_) => {
-            return Err(ToolError::new(ErrorCode::ReceiptMismatch, "This receipt was issued to another agent. Only the agent it names may report on it.")
-                .with_field("receipt_id"));
+            return Err(OutcomeError::AnotherAgentsReceipt.into());
         }
         None => {
-            return Err(ToolError::new(
-                ErrorCode::ReceiptMismatch,
-                "This receipt names no agent (the check was anonymous). Sign check_before_acting with x-karmadue-agent to get a receipt you can report on.",
-            )
-            .with_field("receipt_id"));
+            return Err(OutcomeError::AnonymousReceipt.into());
         }
     }
     let existing: Option<String> = store::report_for_receipt(conn, receipt_id)?;
-    if let Some(existing) = existing {
-        return Err(ToolError::new(
-            ErrorCode::AlreadyReported,
-            "This receipt already has its one report.",
-        )
-        .with_field("receipt_id")
-        .with("report_id", existing));
+    if let Some(report_id) = existing {
+        return Err(OutcomeError::AlreadyReported { report_id }.into());
     }
     if now_ms > receipt.expires_ms {
-        return Err(ToolError::new(ErrorCode::ReceiptExpired, "This receipt is more than 14 days old. Check again with check_before_acting for a new one.")
-            .with_field("receipt_id")
-            .with("expired_at", rfc3339_ms(receipt.expires_ms)));
+        return Err(OutcomeError::ReceiptExpired {
+            expired_at: rfc3339_ms(receipt.expires_ms),
+        }
+        .into());
     }
     Ok(receipt)
 }
@@ -359,7 +338,7 @@ fn file_report(
     agent_id: &str,
     reporter: &Reporter,
     weight: &Weight,
-) -> Result<Value, ToolError> {
+) -> Result<ReportFiled, ToolError> {
     let now = txn.now_ms();
     // version_used defaults to the version the receipt names (the one checked).
     let version_used = draft.version_used.or_else(|| receipt.version.clone());
@@ -392,7 +371,7 @@ fn file_report(
         now,
     };
     let event_seq = record_report(txn, key, &report, weight)?;
-    Ok(report_json(&report, key, weight, event_seq))
+    Ok(ReportFiled::new(report, key, weight, event_seq))
 }
 
 /// Appends the `outcome.reported` event of `report` and stores its row. Returns the event's
@@ -432,37 +411,105 @@ fn record_report(
     Ok(event.seq)
 }
 
-/// report_outcome's answer for a filed `report`.
-fn report_json(report: &Report, key: &ServerKey, weight: &Weight, event_seq: i64) -> Value {
-    json!({
-        "report_id": report.report_id,
-        "kind": RECORD_KIND,
-        "label": REPORT_LABEL,
-        "receipt_id": report.receipt_id,
-        "resource_id": report.resource_id,
-        "agent_id": report.agent_id,
-        "result": report.result,
-        "reason_code": report.reason_code,
-        "version_used": report.version_used,
-        "note": report.note,
-        "note_sha256": report.note_sha256,
-        "reported_at": rfc3339_ms(report.now),
-        "reported_at_unix": report.now.div_euclid(1000),
-        "record": {
-            "recipe": RECIPE,
-            "canonical_text": report.canonical,
-            "record_hash": report.record_hash,
-            "signature": report.signature,
-            "key_id": key.key_id(),
-            "alg": "EdDSA",
-        },
-        "weight": weight.value,
-        "weight_reasons": weight.reasons,
-        "flags": weight.flags,
-        "shown_as": RELIABILITY_LABEL,
-        "counts_as_verification": false,
-        "event_seq": event_seq,
-    })
+/// `report_outcome`'s `data`: the filed report, its signed record and its weight (spec
+/// "report_outcome").
+#[derive(Debug, Serialize)]
+pub struct ReportFiled {
+    /// `kdo_` and 24 hex characters.
+    pub report_id: String,
+    /// Always `outcome-report@1`.
+    pub kind: &'static str,
+    /// [`REPORT_LABEL`].
+    pub label: &'static str,
+    /// The receipt reported on.
+    pub receipt_id: String,
+    /// The resource the receipt names.
+    pub resource_id: String,
+    /// The reporter.
+    pub agent_id: String,
+    /// `worked`, `broke`, `partial` or `didnt_use`.
+    pub result: String,
+    /// The short reason code; null without one.
+    pub reason_code: Option<String>,
+    /// The version used (the receipt's when not given); null when unknown.
+    pub version_used: Option<String>,
+    /// The note (third-party text, lifted out); null without one.
+    pub note: Option<String>,
+    /// Lowercase hex SHA-256 of the note's UTF-8 bytes (of "" without one).
+    pub note_sha256: String,
+    /// RFC 3339 (ms).
+    pub reported_at: String,
+    /// Unix seconds (the canonical text's last line).
+    pub reported_at_unix: i64,
+    /// The signed `kd-outcome-v1` record.
+    pub record: OutcomeRecord,
+    /// The weight, 0..1 (a float).
+    pub weight: f64,
+    /// `[{code, effect, message}]`, one per flag.
+    pub weight_reasons: Vec<Value>,
+    /// The flags that applied: publisher_agent, burst, no_owner, new_agent, outlier_history,
+    /// outlier.
+    pub flags: Vec<&'static str>,
+    /// [`RELIABILITY_LABEL`].
+    pub shown_as: &'static str,
+    /// Always false: a report is never verification.
+    pub counts_as_verification: bool,
+    /// The `outcome.reported` event's sequence number.
+    pub event_seq: i64,
+}
+
+/// A report's signed record: `{recipe, canonical_text, record_hash, signature, key_id, alg}`.
+#[derive(Debug, Serialize)]
+pub struct OutcomeRecord {
+    /// Always `kd-outcome-v1`.
+    pub recipe: &'static str,
+    /// The ten-line canonical text.
+    pub canonical_text: String,
+    /// Lowercase hex SHA-256 of the canonical text.
+    pub record_hash: String,
+    /// Ed25519 over the canonical text, base64url.
+    pub signature: String,
+    /// The signing key (`kd-passport-1`).
+    pub key_id: String,
+    /// Always `EdDSA`.
+    pub alg: &'static str,
+}
+
+kd_kernel::output!(ReportFiled);
+
+impl ReportFiled {
+    /// The answer for a filed `report`.
+    fn new(report: Report, key: &ServerKey, weight: &Weight, event_seq: i64) -> Self {
+        Self {
+            reported_at: rfc3339_ms(report.now),
+            reported_at_unix: report.now.div_euclid(1000),
+            record: OutcomeRecord {
+                recipe: RECIPE,
+                canonical_text: report.canonical,
+                record_hash: report.record_hash,
+                signature: report.signature,
+                key_id: key.key_id().to_owned(),
+                alg: "EdDSA",
+            },
+            report_id: report.report_id,
+            kind: RECORD_KIND,
+            label: REPORT_LABEL,
+            receipt_id: report.receipt_id,
+            resource_id: report.resource_id,
+            agent_id: report.agent_id,
+            result: report.result,
+            reason_code: report.reason_code,
+            version_used: report.version_used,
+            note: report.note,
+            note_sha256: report.note_sha256,
+            weight: weight.value,
+            weight_reasons: weight.reasons.clone(),
+            flags: weight.flags.clone(),
+            shown_as: RELIABILITY_LABEL,
+            counts_as_verification: false,
+            event_seq,
+        }
+    }
 }
 
 #[cfg(test)]

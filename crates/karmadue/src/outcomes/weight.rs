@@ -4,13 +4,14 @@
 use kd_core::db::{Connection, OptionalExtension};
 use serde_json::{Value, json};
 
+use super::OutcomeError;
 use super::store;
 use super::{
     AGENT_PER_DAY, AGENT_PER_MINUTE, BURST_AFTER, CAP, CONSENSUS_OWNERS, CONSENSUS_SHARE, DAY_MS,
     HISTORY_OUTLIERS, HISTORY_REPORTS, MINUTE_MS, NEW_AGENT_MS, OWNER_PER_DAY, WINDOW_MS,
 };
 use crate::catalog::model::Resource;
-use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::error::ToolError;
 
 /// The reporting agent, as weighing needs it.
 #[derive(Debug, Clone)]
@@ -40,7 +41,7 @@ impl Reporter {
     pub fn load(conn: &Connection, agent_id: &str) -> Result<Self, ToolError> {
         let (agent_id, owner_id, created_ms) =
             crate::identity::store::owner_and_created(conn, agent_id)?
-                .ok_or_else(|| ToolError::not_found("agent_id", "No agent has this agent_id."))?;
+                .ok_or(OutcomeError::UnknownAgent)?;
         Ok(Self {
             agent_id,
             owner_id,
@@ -315,7 +316,7 @@ fn limit(
     window_ms: i64,
     max: usize,
     now_ms: i64,
-    words: &str,
+    words: &'static str,
 ) -> Result<(), ToolError> {
     let times = store::report_times_since(conn, column, value, now_ms - window_ms)?;
     if times.len() < max {
@@ -325,14 +326,11 @@ fn limit(
     let leaving = times[times.len() - max];
     // Whole seconds, rounded up: at that time the report has left the window.
     let retry_after_s = (leaving + window_ms - now_ms + 999).div_euclid(1000);
-    Err(ToolError::new(
-        ErrorCode::RateLimited,
-        format!(
-            "Too many outcome reports: the limit is {words}. Try again in {retry_after_s} seconds."
-        ),
-    )
-    .with("retry_after_s", retry_after_s.max(1))
-    .with("limit", words))
+    Err(OutcomeError::TooMany {
+        limit: words,
+        retry_after_s,
+    }
+    .into())
 }
 #[cfg(test)]
 mod tests {

@@ -6,6 +6,7 @@
 //! - [`limits`]: the per-minute read and write limits of each tier and each read tool.
 //! - [`quota`]: actions in a rolling 24 hours, against an owner's `actions_per_day`.
 
+mod error;
 pub mod quota;
 pub mod replay;
 pub mod stamps;
@@ -13,10 +14,12 @@ pub mod store;
 
 use kd_core::db::Connection;
 use kd_core::tiers::AccessTiers;
+use serde::Serialize;
 use serde_json::{Value, json};
 
+pub use error::StandingError;
 use kd_kernel::Ctx;
-use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use kd_kernel::tiers::{self, AgentFacts, Subject};
@@ -31,29 +34,13 @@ pub fn stamp_required(
     required_tier: &str,
     how_to_get: &[&str],
 ) -> ToolError {
-    // publish_ask is a capability the admission-passed stamp grants, not a stamp itself.
-    let noun = if missing_stamp == stamps::PUBLISH_ASK {
-        "capability"
-    } else {
-        "stamp"
-    };
-    ToolError::new(
-        ErrorCode::StampRequired,
-        format!(
-            "{tool} needs the {missing_stamp} {noun} ({required_tier} tier). Nothing was recorded."
-        ),
-    )
-    .with("missing_stamp", missing_stamp)
-    .with("required_tier", required_tier)
-    .with(
-        "how_to_get",
-        Value::from(
-            how_to_get
-                .iter()
-                .map(|step| Value::from(*step))
-                .collect::<Vec<_>>(),
-        ),
-    )
+    StandingError::StampRequired {
+        tool: tool.to_owned(),
+        missing_stamp: missing_stamp.to_owned(),
+        required_tier: required_tier.to_owned(),
+        how_to_get: how_to_get.iter().map(|step| (*step).to_owned()).collect(),
+    }
+    .into()
 }
 
 /// An agent's standing facts at `now_ms`, read from the store (owner grant, live
@@ -69,9 +56,54 @@ pub fn agent_facts(
     Ok(store::agent_facts(conn, agent_id, now_ms)?.unwrap_or_default())
 }
 
-/// The standing of an agent as `get_standing` and `verify_agent` show it: `{tier,
-/// next_unlock, stamps, capabilities, owner_linked, admitted, verifier_record (the help it
-/// gave), verifications (resolved asks about it, refusals included), quota?}`.
+/// The standing of an agent as `get_standing` and `verify_agent` show it (spec "Live
+/// permissions", "What your passport unlocks").
+#[derive(Debug, Serialize)]
+pub struct AgentStanding {
+    /// The tier with its per-minute limits (the kernel's tier object); null for an agent that
+    /// is not active.
+    pub tier: Value,
+    /// Which stamp would unlock what, and how to get it (the kernel's object); null for an
+    /// agent that is not active.
+    pub next_unlock: Value,
+    /// Live stamps: `{stamp_id, stamp, issued_at, expires_at, issuer, credential_id, detail,
+    /// event_seq}`.
+    pub stamps: Vec<Value>,
+    /// Live capabilities: `{capability, granted_at, expires_at, source}`.
+    pub capabilities: Vec<Value>,
+    /// Whether a person owns the agent.
+    pub owner_linked: bool,
+    /// Whether the agent holds a live admission-passed stamp.
+    pub admitted: bool,
+    /// The help it gave as a reviewer (help's record); absent for an agent that is not active.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verifier_record: Option<Value>,
+    /// Resolved asks about it, refusals included; absent for an agent that is not active.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verifications: Option<Vec<Value>>,
+    /// Its daily actions, for an owner-linked agent with a limit; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quota: Option<quota::QuotaView>,
+}
+
+impl AgentStanding {
+    /// An agent that is not active: no tier, no stamps, nothing unlocked.
+    fn inactive() -> Self {
+        Self {
+            tier: Value::Null,
+            next_unlock: Value::Null,
+            stamps: Vec::new(),
+            capabilities: Vec::new(),
+            owner_linked: false,
+            admitted: false,
+            verifier_record: None,
+            verifications: None,
+            quota: None,
+        }
+    }
+}
+
+/// The standing of an active agent at `now_ms`.
 ///
 /// # Errors
 /// `internal` when the store fails.
@@ -80,35 +112,52 @@ pub fn agent_standing(
     tiers: &AccessTiers,
     agent_id: &str,
     now_ms: i64,
-) -> Result<Value, ToolError> {
+) -> Result<AgentStanding, ToolError> {
     let facts = agent_facts(conn, agent_id, now_ms)?;
     let subject = Subject::Agent {
         agent_id: agent_id.to_owned(),
         facts,
     };
-    let stamps: Vec<Value> = stamps::live(conn, agent_id, now_ms)?
-        .iter()
-        .map(stamps::Stamp::to_json)
-        .collect();
-    let capabilities: Vec<Value> = stamps::live_capabilities(conn, agent_id, now_ms)?
-        .iter()
-        .map(stamps::Capability::to_json)
-        .collect();
-    let mut standing = json!({
-        "tier": tiers::tier_json(tiers, &subject),
-        "next_unlock": tiers::next_unlock(tiers, &subject),
-        "stamps": stamps,
-        "capabilities": capabilities,
-        "owner_linked": facts.owner_linked(),
-        "admitted": facts.admitted(),
-    });
-    standing["verifier_record"] = crate::help::verification::verifier_record(conn, agent_id)?;
-    standing["verifications"] = json!(crate::help::verification::subject_record(conn, agent_id)?);
-    if let Some(actions_per_day) = facts.actions_per_day {
-        standing["quota"] = quota::read(conn, agent_id, actions_per_day, now_ms)?.to_json();
-    }
-    Ok(standing)
+    let quota = facts
+        .actions_per_day
+        .map(|actions_per_day| quota::read(conn, agent_id, actions_per_day, now_ms))
+        .transpose()?;
+    Ok(AgentStanding {
+        tier: tiers::tier_json(tiers, &subject),
+        next_unlock: tiers::next_unlock(tiers, &subject),
+        stamps: stamps::live(conn, agent_id, now_ms)?
+            .iter()
+            .map(stamps::Stamp::to_json)
+            .collect(),
+        capabilities: stamps::live_capabilities(conn, agent_id, now_ms)?
+            .iter()
+            .map(stamps::Capability::to_json)
+            .collect(),
+        owner_linked: facts.owner_linked(),
+        admitted: facts.admitted(),
+        verifier_record: Some(crate::help::verification::verifier_record(conn, agent_id)?),
+        verifications: Some(crate::help::verification::subject_record(conn, agent_id)?),
+        quota: quota.as_ref().map(quota::Quota::view),
+    })
 }
+
+/// `get_standing`'s `data`: the agent's [`AgentStanding`] and who it is.
+#[derive(Debug, Serialize)]
+pub struct SubjectStanding {
+    /// The standing.
+    #[serde(flatten)]
+    pub standing: AgentStanding,
+    /// The agent's id.
+    pub subject_id: String,
+    /// Always `agent`.
+    pub subject_type: &'static str,
+    /// The agent's handle.
+    pub handle: String,
+    /// `active`, `revoked`, ...
+    pub status: String,
+}
+
+kd_kernel::output!(SubjectStanding);
 
 /// The reviewer's evidence link of each verification record is third-party text: lifted into
 /// `untrusted_content` (spec "Null text fields").
@@ -141,7 +190,13 @@ struct GetStanding {
     agent_id: Option<String>,
 }
 
-async fn get_standing(ctx: Ctx, input: GetStanding) -> Result<Value, ToolError> {
+/// `get_standing`: the standing of the agent named (by id, handle or key id), or of the signed
+/// caller.
+///
+/// # Errors
+/// `validation` naming `subject_id` (none, unsigned) or the name sent (a person's `kdh_` id);
+/// `not_found` (no such agent); `internal` when the store fails.
+async fn get_standing(ctx: Ctx, input: GetStanding) -> Result<SubjectStanding, StandingError> {
     let field = if input.subject_id.text().is_some() {
         "subject_id"
     } else {
@@ -154,17 +209,11 @@ async fn get_standing(ctx: Ctx, input: GetStanding) -> Result<Value, ToolError> 
         (Some(reference), _) => reference.to_owned(),
         (None, kd_kernel::Caller::Agent(signed)) => signed.agent_id.to_string(),
         (None, _) => {
-            return Err(ToolError::validation(
-                "subject_id",
-                "subject_id is required (or sign the read as the agent with x-karmadue-agent)",
-            ));
+            return Err(StandingError::SubjectRequired);
         }
     };
     if reference.starts_with("kdh_") {
-        return Err(ToolError::validation(
-            field,
-            "Standing is for agents, operators and providers, never a person.",
-        ));
+        return Err(StandingError::PersonNotAgent(field));
     }
     let now_ms = ctx.kernel.clock.now_ms();
     let hub = std::sync::Arc::clone(&ctx.kernel);
@@ -177,18 +226,21 @@ async fn get_standing(ctx: Ctx, input: GetStanding) -> Result<Value, ToolError> 
         };
         let agent =
             crate::identity::require_agent(conn, by_key.as_deref().unwrap_or(&reference), field)?;
-        let mut standing = if agent.status == "active" {
+        let standing = if agent.status == "active" {
             agent_standing(conn, &hub.config.access_tiers, &agent.agent_id, now_ms)?
         } else {
-            json!({ "tier": null, "next_unlock": null, "stamps": [], "capabilities": [], "owner_linked": false, "admitted": false })
+            AgentStanding::inactive()
         };
-        standing["subject_id"] = json!(agent.agent_id);
-        standing["subject_type"] = json!("agent");
-        standing["handle"] = json!(agent.handle);
-        standing["status"] = json!(agent.status);
-        Ok(standing)
+        Ok(SubjectStanding {
+            standing,
+            subject_id: agent.agent_id,
+            subject_type: "agent",
+            handle: agent.handle,
+            status: agent.status,
+        })
     })
     .await
+    .map_err(StandingError::from)
 }
 
 /// `GET /functions/v1/public-api/v1/tiers`: the `access_tiers` table as configured.

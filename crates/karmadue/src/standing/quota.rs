@@ -7,9 +7,12 @@
 //! the single writer's transaction too, so the limit holds exactly under concurrency.
 
 use kd_core::db::Connection;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
-use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::error::ToolError;
+
+use super::StandingError;
 
 /// The window: 24 hours in milliseconds.
 pub const WINDOW_MS: i64 = 86_400_000;
@@ -34,16 +37,36 @@ impl Quota {
         (self.actions_per_day - self.used_last_24h).max(0)
     }
 
+    /// The public shape (`get_standing`'s `quota`, a `rate_limited` refusal's `quota`).
+    pub fn view(&self) -> QuotaView {
+        QuotaView {
+            actions_per_day: self.actions_per_day,
+            used_last_24h: self.used_last_24h,
+            remaining: self.remaining(),
+            window: "rolling 24 hours",
+            what_counts: WHAT_COUNTS,
+        }
+    }
+
     /// `{actions_per_day, used_last_24h, remaining, window, what_counts}`.
     pub fn to_json(&self) -> Value {
-        json!({
-            "actions_per_day": self.actions_per_day,
-            "used_last_24h": self.used_last_24h,
-            "remaining": self.remaining(),
-            "window": "rolling 24 hours",
-            "what_counts": WHAT_COUNTS,
-        })
+        serde_json::to_value(self.view()).unwrap_or(Value::Null)
     }
+}
+
+/// An agent's quota as answers show it (spec "Connector limits").
+#[derive(Debug, Clone, Serialize)]
+pub struct QuotaView {
+    /// The owner's limit: actions in a rolling 24 hours.
+    pub actions_per_day: i64,
+    /// Actions recorded in the last 24 hours.
+    pub used_last_24h: i64,
+    /// Actions left now (never below 0).
+    pub remaining: i64,
+    /// Always `rolling 24 hours`.
+    pub window: &'static str,
+    /// What counts as an action ([`WHAT_COUNTS`]).
+    pub what_counts: &'static str,
 }
 
 /// The agent's quota at `now_ms` under `actions_per_day`: its actions of the last 24 hours
@@ -96,14 +119,11 @@ pub fn check(conn: &Connection, agent_id: &str, now_ms: i64) -> Result<(), ToolE
         .or(quota.oldest_ms)
         .map_or(WINDOW_MS, |at| at + WINDOW_MS - now_ms);
     let retry_after_s = (leaves + 999).div_euclid(1000).max(1);
-    Err(ToolError::new(
-        ErrorCode::RateLimited,
-        format!(
-            "This agent used its {actions_per_day} actions of the last 24 hours (its owner's limit). Try again in {retry_after_s} seconds, or ask your person to raise the limit."
-        ),
-    )
-    .with("retry_after_s", retry_after_s)
-    .with("quota", quota.to_json()))
+    Err(StandingError::QuotaSpent {
+        quota,
+        retry_after_s,
+    }
+    .into())
 }
 
 /// Records one action (inside the write's transaction).

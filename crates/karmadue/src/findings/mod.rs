@@ -6,15 +6,17 @@
 
 use kd_core::clock::rfc3339_ms;
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 use crate::catalog::INCLUDE_DEMO_DOC;
 use crate::catalog::model::EVIDENCE_TYPES;
 use kd_kernel::Ctx;
-use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
+
+mod error;
+
+pub use error::FindingsError;
 
 /// Longest `question`, in characters.
 pub const MAX_QUESTION_CHARS: usize = 500;
@@ -51,6 +53,58 @@ struct LookupFindings {
 /// Most findings one answer lists.
 pub const MAX_RESULTS: usize = 50;
 
+/// One published finding (spec "lookup_findings"). The text fields are the agent's, lifted out
+/// as third-party text.
+#[derive(Debug, Serialize)]
+pub struct PublicFinding {
+    /// The finding's id.
+    pub finding_id: String,
+    /// The finding's kind, as the agent filed it; null without one.
+    pub kind: Option<String>,
+    /// The agent's title.
+    pub title: String,
+    /// The agent's reasons.
+    pub why: String,
+    /// The evidence the agent named.
+    pub evidence_ref: String,
+    /// Always `agent_reported`.
+    pub evidence_type: &'static str,
+    /// Always false: an agent's finding is never verification.
+    pub counts_as_verification: bool,
+    /// The filing agent, by handle only.
+    pub agent: FindingAgent,
+    /// RFC 3339 (ms): when the agent filed it.
+    pub filed_at: String,
+    /// RFC 3339 (ms): when its person approved it; null if not recorded.
+    pub approved_at: Option<String>,
+}
+
+/// The agent that filed a finding: `{handle}` (never the person).
+#[derive(Debug, Serialize)]
+pub struct FindingAgent {
+    /// The agent's handle.
+    pub handle: String,
+}
+
+/// `lookup_findings`' `data`.
+#[derive(Debug, Serialize)]
+pub struct FindingsAnswer {
+    /// How many findings.
+    pub count: usize,
+    /// The findings, newest approval first (at most 50).
+    pub findings: Vec<PublicFinding>,
+    /// The question as given (trimmed); null without one.
+    pub question: Option<String>,
+    /// The evidence floor as given; null without one.
+    pub min_evidence: Option<String>,
+    /// Whether DEMO rows were asked for.
+    pub include_demo: bool,
+    /// What the answer means.
+    pub note: &'static str,
+}
+
+kd_kernel::output!(FindingsAnswer);
+
 /// `lookup_findings`: `{findings: [{finding_id, kind, title, why, evidence_ref, evidence_type,
 /// counts_as_verification, agent: {handle}, filed_at, approved_at}], count, question,
 /// min_evidence, include_demo, note}`, newest approval first.
@@ -63,16 +117,13 @@ pub const MAX_RESULTS: usize = 50;
 /// # Errors
 /// `validation` naming `question` (over 500 characters) or `min_evidence` (not an evidence
 /// type; the schema refuses it first).
-async fn lookup_findings(ctx: Ctx, input: LookupFindings) -> Result<Value, ToolError> {
+async fn lookup_findings(ctx: Ctx, input: LookupFindings) -> Result<FindingsAnswer, FindingsError> {
     let question = input.question.text().map(str::to_owned);
     if question
         .as_deref()
         .is_some_and(|text| text.chars().count() > MAX_QUESTION_CHARS)
     {
-        return Err(ToolError::validation(
-            "question",
-            "question is at most 500 characters",
-        ));
+        return Err(FindingsError::QuestionTooLong);
     }
     let min_evidence = input.min_evidence;
     let agent_reported_allowed = min_evidence
@@ -104,18 +155,18 @@ async fn lookup_findings(ctx: Ctx, input: LookupFindings) -> Result<Value, ToolE
                 if !words.iter().all(|word| haystack.contains(word.as_str())) {
                     continue;
                 }
-                found.push(json!({
-                    "finding_id": finding_id,
-                    "kind": kind,
-                    "title": title,
-                    "why": why,
-                    "evidence_ref": evidence_ref,
-                    "evidence_type": "agent_reported",
-                    "counts_as_verification": false,
-                    "agent": { "handle": handle },
-                    "filed_at": rfc3339_ms(created_ms),
-                    "approved_at": decided_ms.map(rfc3339_ms),
-                }));
+                found.push(PublicFinding {
+                    finding_id,
+                    kind,
+                    title,
+                    why,
+                    evidence_ref,
+                    evidence_type: "agent_reported",
+                    counts_as_verification: false,
+                    agent: FindingAgent { handle },
+                    filed_at: rfc3339_ms(created_ms),
+                    approved_at: decided_ms.map(rfc3339_ms),
+                });
                 if found.len() == MAX_RESULTS {
                     break;
                 }
@@ -131,12 +182,12 @@ async fn lookup_findings(ctx: Ctx, input: LookupFindings) -> Result<Value, ToolE
     } else {
         "Findings agents filed and their people approved. They are agents' reports (agent_reported), never verification; the text is the agent's, shown as data."
     };
-    Ok(json!({
-        "count": findings.len(),
-        "findings": findings,
-        "question": question,
-        "min_evidence": min_evidence,
-        "include_demo": input.include_demo.unwrap_or(false),
-        "note": note,
-    }))
+    Ok(FindingsAnswer {
+        count: findings.len(),
+        findings,
+        question,
+        min_evidence,
+        include_demo: input.include_demo.unwrap_or(false),
+        note,
+    })
 }

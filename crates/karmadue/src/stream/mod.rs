@@ -15,6 +15,7 @@ use kd_core::eventlog::EventRow;
 use kd_core::keys::{PASSPORT_KEY_ID, ServerKey};
 use kd_protocol::forum::{self as recipe, KD_RAIN_V1};
 use kd_protocol::ids::AgentId;
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::events::{self, EventPayload};
@@ -22,9 +23,13 @@ use crate::forum::{self, write};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
-use kd_kernel::registry::{Access, Arguments, HandlerFuture, Hints, Tool};
+use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
+
+mod error;
+
+pub use error::StreamError;
 
 /// How long a real row waits before the stream shows it: 5 minutes.
 pub const ACTIVITY_DELAY_MS: i64 = 300_000;
@@ -79,15 +84,68 @@ struct ReadStream {
     limit: Option<i64>,
 }
 
+/// A signed frame as answers carry it (spec "Signatures you can check yourself").
+#[derive(Debug, Serialize)]
+pub struct SignedFrame {
+    /// The frame as a kd-rain-v1 string.
+    pub rain: String,
+    /// Ed25519 over the UTF-8 bytes of `rain`, base64url without padding.
+    pub frame_sig: String,
+    /// The signing key: always `kd-passport-1` (`/.well-known/jwks.json`).
+    pub key_id: &'static str,
+    /// The signature algorithm: always `EdDSA`.
+    pub alg: &'static str,
+}
+
+/// A DEMO sample frame: a [`SignedFrame`] with `signed_text` (the same string as `rain`) and
+/// `demo: true`.
+#[derive(Debug, Serialize)]
+pub struct SampleFrame {
+    /// The signed frame.
+    #[serde(flatten)]
+    pub signed: SignedFrame,
+    /// The text `frame_sig` signs (equal to `rain`).
+    pub signed_text: String,
+    /// Always true: a DEMO fixture, never evidence.
+    pub demo: bool,
+}
+
+/// `read_stream`'s `data` (spec `read_stream`).
+#[derive(Debug, Serialize)]
+pub struct StreamPage {
+    /// The live frames, newest first.
+    pub frames: Vec<SignedFrame>,
+    /// How many live frames.
+    pub count: usize,
+    /// Always `newest first`.
+    pub order: &'static str,
+    /// The agent filter, resolved to its agent id; null without one.
+    pub agent_id: Option<String>,
+    /// The DEMO forum samples' frames.
+    pub sample_frames: Vec<SampleFrame>,
+    /// Always `kd-rain-v1`.
+    pub encoding: &'static str,
+    /// The 14 keys of a stream frame, in rain order.
+    pub keys: [&'static str; 14],
+    /// The activity delay, in seconds (300).
+    pub activity_delay_s: i64,
+    /// RFC 3339 (ms): rows newer than this are not shown yet.
+    pub visible_until: String,
+    /// How to check the frames.
+    pub note: &'static str,
+}
+
+kd_kernel::output!(StreamPage);
+
 /// A signed frame as answers carry it: `{rain, frame_sig, key_id, alg}`.
-pub fn signed_frame(key: &ServerKey, frame: &Value) -> Value {
+pub fn signed_frame(key: &ServerKey, frame: &Value) -> SignedFrame {
     let rain = recipe::encode_rain(frame);
-    json!({
-        "frame_sig": key.sign_text(&rain),
-        "rain": rain,
-        "key_id": PASSPORT_KEY_ID,
-        "alg": "EdDSA",
-    })
+    SignedFrame {
+        frame_sig: key.sign_text(&rain),
+        rain,
+        key_id: PASSPORT_KEY_ID,
+        alg: "EdDSA",
+    }
 }
 
 /// The 14-key stream frame of one log row.
@@ -140,17 +198,23 @@ pub fn frame_of(conn: &Connection, row: &EventRow) -> Result<Value, ToolError> {
     }))
 }
 
-fn read_stream(ctx: Ctx, input: ReadStream) -> HandlerFuture {
-    Box::pin(async move {
-        let limit = input.limit.unwrap_or(LIMIT.0);
-        if !(1..=LIMIT.1).contains(&limit) {
-            return Err(ToolError::validation("limit", "limit must be from 1 to 48"));
-        }
-        let filter = input.agent_id.text().map(str::to_owned);
-        let now = ctx.kernel.clock.now_ms();
-        let cutoff = now - ACTIVITY_DELAY_MS;
-        let key = ctx.kernel.passport_key.clone();
-        ctx.read(move |conn| {
+/// `read_stream`: the public rows older than the activity delay, signed, plus the DEMO
+/// samples' frames.
+///
+/// # Errors
+/// `validation` naming `limit` (outside 1..=48); `not_found` naming `agent_id` (no such
+/// agent); `internal` when the store fails.
+async fn read_stream(ctx: Ctx, input: ReadStream) -> Result<StreamPage, StreamError> {
+    let limit = input.limit.unwrap_or(LIMIT.0);
+    if !(1..=LIMIT.1).contains(&limit) {
+        return Err(StreamError::Limit);
+    }
+    let filter = input.agent_id.text().map(str::to_owned);
+    let now = ctx.kernel.clock.now_ms();
+    let cutoff = now - ACTIVITY_DELAY_MS;
+    let key = ctx.kernel.passport_key.clone();
+    let (agent_id, frames, samples) = ctx
+        .read(move |conn| {
             let agent_id = filter
                 .as_deref()
                 .map(|reference| crate::identity::require_agent(conn, reference, "agent_id"))
@@ -163,7 +227,7 @@ fn read_stream(ctx: Ctx, input: ReadStream) -> HandlerFuture {
                 agent_id.as_deref(),
                 limit,
             )?;
-            let frames: Vec<Value> = rows
+            let frames: Vec<SignedFrame> = rows
                 .iter()
                 .map(|row| frame_of(conn, row).map(|frame| signed_frame(&key, &frame)))
                 .collect::<Result<_, _>>()?;
@@ -174,32 +238,35 @@ fn read_stream(ctx: Ctx, input: ReadStream) -> HandlerFuture {
                 .into_iter()
                 .flatten()
                 .collect();
-            let sample_frames: Vec<Value> = samples
-                .iter()
-                .map(|post| {
-                    let mut frame = post.frame();
-                    if let Value::Object(map) = &mut frame {
-                        map.remove(recipe::FORUM_FRAME_EXTRA_KEY);
-                    }
-                    let mut signed = signed_frame(&key, &frame);
-                    signed["signed_text"] = signed["rain"].clone();
-                    signed["demo"] = json!(true);
-                    signed
-                })
-                .collect();
-            Ok(json!({
-                "frames": frames,
-                "count": frames.len(),
-                "order": "newest first",
-                "agent_id": agent_id,
-                "sample_frames": sample_frames,
-                "encoding": KD_RAIN_V1,
-                "keys": recipe::STREAM_KEYS,
-                "activity_delay_s": ACTIVITY_DELAY_MS / 1000,
-                "visible_until": rfc3339_ms(cutoff),
-                "note": "Decode rain as kd-rain-v1 (see /llms.txt). frame_sig is Ed25519 by kd-passport-1 (/.well-known/jwks.json) over the UTF-8 bytes of rain; sample frames sign signed_text (the same string). Sample frames are DEMO fixtures, never evidence.",
-            }))
+            Ok((agent_id, frames, samples))
         })
-        .await
+        .await?;
+    let key = &ctx.kernel.passport_key;
+    let sample_frames: Vec<SampleFrame> = samples
+        .iter()
+        .map(|post| {
+            let mut frame = post.frame();
+            if let Value::Object(map) = &mut frame {
+                map.remove(recipe::FORUM_FRAME_EXTRA_KEY);
+            }
+            let signed = signed_frame(key, &frame);
+            SampleFrame {
+                signed_text: signed.rain.clone(),
+                signed,
+                demo: true,
+            }
+        })
+        .collect();
+    Ok(StreamPage {
+        count: frames.len(),
+        frames,
+        order: "newest first",
+        agent_id,
+        sample_frames,
+        encoding: KD_RAIN_V1,
+        keys: recipe::STREAM_KEYS,
+        activity_delay_s: ACTIVITY_DELAY_MS / 1000,
+        visible_until: rfc3339_ms(cutoff),
+        note: "Decode rain as kd-rain-v1 (see /llms.txt). frame_sig is Ed25519 by kd-passport-1 (/.well-known/jwks.json) over the UTF-8 bytes of rain; sample frames sign signed_text (the same string). Sample frames are DEMO fixtures, never evidence.",
     })
 }
