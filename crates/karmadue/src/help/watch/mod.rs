@@ -36,7 +36,7 @@ use crate::catalog::model::Resource;
 use crate::outcomes;
 use crate::preflight::{self, Target};
 use kd_kernel::Ctx;
-use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::error::ToolError;
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 
 /// Most targets one `quick_watch` call answers.
@@ -191,12 +191,9 @@ pub(super) fn resolve_real(
 ) -> Result<Result<preflight::Resolution, bool>, ToolError> {
     match preflight::resolve(conn, target, false) {
         Ok(resolution) => Ok(Ok(resolution)),
-        Err(error) if error.code == ErrorCode::NotFound => Ok(Err(error
-            .extra
-            .get("demo_available")
-            .and_then(Value::as_bool)
-            .unwrap_or(false))),
-        Err(error) => Err(error),
+        Err(preflight::PreflightError::DemoOnly) => Ok(Err(true)),
+        Err(preflight::PreflightError::NoMatch) => Ok(Err(false)),
+        Err(error) => Err(error.into()),
     }
 }
 
