@@ -285,7 +285,7 @@ pub(super) fn store_item(
     target: &str,
     resolved: Option<(&str, &Seen)>,
 ) -> Result<(), ToolError> {
-    let position = i64::try_from(position).map_err(ToolError::internal)?;
+    let position = i64::try_from(position).map_err(ToolError::internal_from)?;
     super::store::upsert_item(conn, agent_id, position, target, resolved)?;
     Ok(())
 }
@@ -354,7 +354,7 @@ async fn set_watchlist(ctx: Ctx, input: SetWatchlist) -> Result<Value, ToolError
             }
         }
         let listed = resolved.iter().filter(|found| found.is_some()).count();
-        let count = i64::try_from(targets.len()).map_err(ToolError::internal)?;
+        let count = i64::try_from(targets.len()).map_err(ToolError::internal_from)?;
         super::store::upsert_watchlist(txn.conn(), &agent_id, count, txn.now_ms())?;
         let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
         let event = txn.record(
