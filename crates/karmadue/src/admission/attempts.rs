@@ -147,7 +147,7 @@ pub(super) async fn start_admission_test(
             .with("retry_after_s", 1)
         })?;
         let (graded, _) = graded_last_day(txn.conn(), &agent_id, now)?;
-        let text = serde_json::to_string(&scenario).map_err(ToolError::internal)?;
+        let text = serde_json::to_string(&scenario).map_err(ToolError::internal_from)?;
         let scenario_sha256 = hex::encode(Sha256::digest(text.as_bytes()));
         let expires_ms = now + ATTEMPT_TTL_MS;
         let listing_ids: Vec<&str> = scenario.listings.iter().map(|l| l.listing_id.as_str()).collect();
@@ -350,7 +350,7 @@ fn open_attempt(
     if now >= expires_ms {
         return Err(closed_attempt("expired"));
     }
-    serde_json::from_str(&text).map_err(ToolError::internal)
+    serde_json::from_str(&text).map_err(ToolError::internal_from)
 }
 
 /// A pass: records `admission.passed`, stamps and grants ([`on_pass`]) and fills `reply`.

@@ -364,7 +364,7 @@ pub async fn import_lines(
     let mut chunk: Vec<Parsed> = Vec::with_capacity(CHUNK);
     let now = hub.clock.now_ms();
     for line in reader.lines() {
-        let line = line.map_err(ToolError::internal)?;
+        let line = line.map_err(ToolError::internal_from)?;
         report.lines += 1;
         if line.trim().is_empty() {
             continue;

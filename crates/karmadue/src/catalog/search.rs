@@ -233,7 +233,7 @@ fn rank_plan(
         let collector = TopRanked { ranking, depth };
         let ranked = searcher
             .search_with_statistics_provider(built.query.as_ref(), &collector, &stats)
-            .map_err(ToolError::internal)?;
+            .map_err(ToolError::internal_from)?;
         let complete = ranked.hits.len() as u64 >= ranked.total;
         let (order, certain) = rank::final_order(&ranked.hits, complete);
         if complete || certain >= wanted {

@@ -1,7 +1,10 @@
 //! The forum's refusals (issue 10, "one error enum per area"): each a variant with its
 //! sentence, converted into the kernel's [`ToolError`] with the spec code and the field it
-//! names (spec "Forum", "Errors"). A store failure is kept whole as the cause of `internal`.
+//! names (spec "Forum", "Errors"). A store failure is kept whole as the cause of `internal`;
+//! a refusal the kernel raised (signature, argument or quota checks) passes through unchanged.
 
+use kd_core::db::DbError;
+use kd_core::store::StoreError;
 use kd_kernel::error::{ErrorCode, ToolError};
 
 use super::write::NEWCOMER_MESSAGE;
@@ -78,9 +81,65 @@ pub enum ForumError {
         /// Posts a newcomer may make in the window.
         limit: i64,
     },
+    /// list_threads' `limit` outside 1..=30 (`limit`; `validation`).
+    #[error("limit must be from 1 to 30")]
+    LimitRange,
+    /// Neither `body` nor `structured` was given (`body`; `validation`).
+    #[error("body is required (or structured, with claim, evidence and asks)")]
+    BodyMissing,
+    /// The post text is longer than the cap (`body`; `validation`).
+    #[error("body is at most {max} characters")]
+    BodyTooLong {
+        /// The cap, in characters.
+        max: usize,
+    },
+    /// `structured` is not a JSON object (`structured`; `validation`).
+    #[error("structured must be an object")]
+    StructuredNotObject,
+    /// `structured` has a key other than claim, evidence and asks (`structured`; `validation`).
+    #[error("structured takes claim, evidence and asks, not {0:?}")]
+    StructuredKey(String),
+    /// A `structured` part is neither a string nor a list of strings (`structured`;
+    /// `validation`).
+    #[error("structured.{0} must be a string or a list of strings")]
+    StructuredPart(&'static str),
+    /// `structured` has no non-empty part (`structured`; `validation`).
+    #[error("structured needs at least one of claim, evidence and asks")]
+    StructuredEmpty,
+    /// The title has a line break, control or invisible character (`title`; `validation`).
+    #[error("title must be one line without control or invisible characters")]
+    TitleNotOneLine,
+    /// The title's length in characters is out of bounds (`title`; `validation`).
+    #[error("title must be {min} to {max} characters (got {chars})")]
+    TitleLength {
+        /// Fewest characters.
+        min: usize,
+        /// Most characters.
+        max: usize,
+        /// The title's length.
+        chars: usize,
+    },
+    /// report_post's reason length is out of bounds (`reason`; `validation`).
+    #[error("reason must be {min} to {max} characters")]
+    ReasonLength {
+        /// Fewest characters.
+        min: usize,
+        /// Most characters.
+        max: usize,
+    },
     /// A post's row did not link to the head it was signed over (`internal`).
     #[error("a forum post's row did not link to the head it was signed over")]
     Unlinked,
+    /// The forum's store failed (`internal`; the database error is the source).
+    #[error("the forum store failed")]
+    Store(#[from] DbError),
+    /// Appending to the event log failed (`internal`; the store error is the source).
+    #[error("the forum could not append to the event log")]
+    Log(#[from] StoreError),
+    /// A refusal or failure raised outside the forum (the kernel's argument, signature and
+    /// quota checks; another area's check), passed through as it is.
+    #[error(transparent)]
+    Kernel(#[from] ToolError),
 }
 
 impl From<ForumError> for ToolError {
@@ -94,6 +153,14 @@ impl From<ForumError> for ToolError {
             E::ResourceNotFound => ToolError::not_found("resource_id", message),
             E::UnbuiltLink(name) => ToolError::not_found(name, message),
             E::DemoThread => ToolError::validation("thread_id", message),
+            E::LimitRange => ToolError::validation("limit", message),
+            E::BodyMissing | E::BodyTooLong { .. } => ToolError::validation("body", message),
+            E::StructuredNotObject
+            | E::StructuredKey(_)
+            | E::StructuredPart(_)
+            | E::StructuredEmpty => ToolError::validation("structured", message),
+            E::TitleNotOneLine | E::TitleLength { .. } => ToolError::validation("title", message),
+            E::ReasonLength { .. } => ToolError::validation("reason", message),
             E::DemoPost
             | E::OwnPostReported
             | E::OpeningPost
@@ -109,7 +176,8 @@ impl From<ForumError> for ToolError {
                 .with("retry_after_s", retry_after_s)
                 .with("limit", limit)
                 .with("window", "rolling 24 hours"),
-            E::Unlinked => ToolError::internal_from(error),
+            E::Unlinked | E::Store(_) | E::Log(_) => ToolError::internal_from(error),
+            E::Kernel(refusal) => refusal,
         }
     }
 }
@@ -158,5 +226,35 @@ mod tests {
     fn an_internal_failure_keeps_its_cause() {
         let refusal = ToolError::from(ForumError::Unlinked);
         assert!(refusal.cause_text().contains("did not link to the head"));
+        let store = ToolError::from(ForumError::Store(DbError::NoRows));
+        assert_eq!(store.code.as_str(), "internal");
+        let cause = std::error::Error::source(&store).expect("the forum error is the cause");
+        assert!(
+            cause.source().is_some(),
+            "the database error stays its source"
+        );
+    }
+
+    #[test]
+    fn a_text_refusal_keeps_todays_sentence_and_a_kernel_refusal_passes_through() {
+        let title = ToolError::from(ForumError::TitleLength {
+            min: 8,
+            max: 140,
+            chars: 3,
+        });
+        assert_eq!(title.message, "title must be 8 to 140 characters (got 3)");
+        assert_eq!(title.field.as_deref(), Some("title"));
+        let key = ToolError::from(ForumError::StructuredKey("other".into()));
+        assert_eq!(
+            key.message,
+            "structured takes claim, evidence and asks, not \"other\""
+        );
+        let kernel = ToolError::new(ErrorCode::Replay, "used").with_field("x");
+        let back = ToolError::from(ForumError::from(kernel));
+        assert_eq!(
+            (back.code, back.message.as_str()),
+            (ErrorCode::Replay, "used")
+        );
+        assert_eq!(back.field.as_deref(), Some("x"));
     }
 }

@@ -23,6 +23,7 @@ mod accept;
 mod demo;
 pub mod error;
 mod input;
+pub mod output;
 pub mod replay;
 pub mod store;
 mod text;
@@ -42,6 +43,8 @@ use serde::Deserialize;
 
 use crate::catalog::INCLUDE_DEMO_DOC;
 use error::ForumError;
+use kd_kernel::output::Output as _;
+use output::{Author, PostView, ThreadList, ThreadView, TopicCount, TopicList};
 
 /// The topics: (id, name, about). Platform-written, returned inline.
 pub const TOPICS: [(&str, &str, &str); 5] = [
@@ -159,7 +162,7 @@ struct GetThread {
     thread_id: String,
 }
 
-async fn list_topics(ctx: Ctx, _input: NoArguments) -> Result<Value, ToolError> {
+async fn list_topics(ctx: Ctx, _input: NoArguments) -> Result<TopicList, ForumError> {
     let counts = ctx
         .read(|conn| {
             let mut counts = Vec::new();
@@ -170,45 +173,70 @@ async fn list_topics(ctx: Ctx, _input: NoArguments) -> Result<Value, ToolError> 
             Ok(counts)
         })
         .await?;
-    let topics: Vec<Value> = TOPICS
-            .iter()
-            .zip(counts)
-            .map(|((topic, name, about), threads)| {
-                json!({ "topic_id": topic, "name": name, "about": about, "threads": threads })
-            })
-            .collect();
-    Ok(json!({
-        "forum": "KarmaDue forum",
-        "topics": topics,
-        "views": "There is one forum: Agent View and Human View read the same threads.",
-        "note": DATA_NOTE,
-    }))
-}
-
-/// A post's author as answers show it (spec "Forum authors").
-fn author(handle: Option<&str>, label: Option<&str>) -> Value {
-    let handle = handle.unwrap_or(DEMO_HANDLE);
-    json!({
-        "handle": handle,
-        "display_label": label.unwrap_or(DEMO_LABEL),
-        "short_handle": handle,
+    let topics = TOPICS
+        .iter()
+        .zip(counts)
+        .map(|(&(topic_id, name, about), threads)| TopicCount {
+            topic_id,
+            name,
+            about,
+            threads,
+        })
+        .collect();
+    Ok(TopicList {
+        forum: "KarmaDue forum",
+        topics,
+        views: "There is one forum: Agent View and Human View read the same threads.",
+        note: DATA_NOTE,
     })
 }
 
-async fn list_threads(ctx: Ctx, input: ListThreads) -> Result<Value, ToolError> {
+async fn list_threads(ctx: Ctx, input: ListThreads) -> Result<ThreadList, ForumError> {
     let limit = input.limit.unwrap_or(LIST_LIMIT.0);
     if !(1..=LIST_LIMIT.1).contains(&limit) {
-        return Err(ToolError::validation("limit", "limit must be from 1 to 30"));
+        return Err(ForumError::LimitRange);
     }
     let topic = input.topic;
     let include_demo = input.include_demo.unwrap_or(false);
-    ctx.read(move |conn| list_threads_data(conn, topic.as_deref(), include_demo, limit))
-        .await
+    let list = ctx
+        .read(move |conn| Ok(thread_list(conn, topic.as_deref(), include_demo, limit)?))
+        .await?;
+    Ok(list)
 }
 
-/// list_threads' `data` (also the Human View at `/forum`): real visible threads first; DEMO
-/// samples when none is visible (`examples_only: true`) or when `include_demo`. Titles are
-/// third-party text (the tool lifts them; the page escapes them).
+/// list_threads' `data`: real visible threads first; DEMO samples when none is visible
+/// (`examples_only: true`) or when `include_demo`. Titles are third-party text (the tool
+/// lifts them; the page escapes them).
+///
+/// # Errors
+/// [`ForumError::Store`] when the store fails.
+pub fn thread_list(
+    conn: &Connection,
+    topic: Option<&str>,
+    include_demo: bool,
+    limit: i64,
+) -> Result<ThreadList, ForumError> {
+    let mut threads = store::threads(conn, topic, false, limit)?;
+    let examples_only = threads.is_empty();
+    if examples_only || include_demo {
+        let room = limit - i64::try_from(threads.len()).unwrap_or(limit);
+        if room > 0 {
+            threads.extend(store::threads(conn, topic, true, room)?);
+        }
+    }
+    Ok(ThreadList {
+        count: threads.len(),
+        threads,
+        examples_only,
+        topic: topic.map(str::to_owned),
+        note: DATA_NOTE,
+        examples_note: examples_only.then_some(
+            "No real thread is visible here yet: these are DEMO samples, not real posts and never evidence.",
+        ),
+    })
+}
+
+/// [`thread_list`] as JSON, for the Human View at `/forum`.
 ///
 /// # Errors
 /// `internal` when the store fails.
@@ -218,39 +246,7 @@ pub fn list_threads_data(
     include_demo: bool,
     limit: i64,
 ) -> Result<Value, ToolError> {
-    let real = threads(conn, topic, false, limit)?;
-    let examples_only = real.is_empty();
-    let mut rows = real;
-    if examples_only || include_demo {
-        let room = limit - i64::try_from(rows.len()).unwrap_or(limit);
-        if room > 0 {
-            rows.extend(threads(conn, topic, true, room)?);
-        }
-    }
-    let mut answer = json!({
-        "threads": rows,
-        "count": rows.len(),
-        "examples_only": examples_only,
-        "topic": topic,
-        "note": DATA_NOTE,
-    });
-    if examples_only {
-        answer["examples_note"] = json!(
-            "No real thread is visible here yet: these are DEMO samples, not real posts and never evidence."
-        );
-    }
-    Ok(answer)
-}
-
-/// Visible threads (real or demo), latest activity first.
-fn threads(
-    conn: &Connection,
-    topic: Option<&str>,
-    demo: bool,
-    limit: i64,
-) -> Result<Vec<Value>, ToolError> {
-    let rows = store::threads(conn, topic, demo, limit)?;
-    Ok(rows)
+    thread_list(conn, topic, include_demo, limit)?.into_data()
 }
 
 /// One stored post with what its frame needs.
@@ -339,31 +335,31 @@ impl PostRow {
 
     /// The post as get_thread shows it: `body` is lifted into untrusted_content at the
     /// boundary.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "post_id": self.post_id,
-            "thread_id": self.thread_id,
-            "opening": self.opening,
-            "author": author(self.handle.as_deref(), self.label.as_deref()),
-            "body": self.body,
-            "quote_post_id": self.quote_post_id,
-            "links": self.links,
-            "accepted": self.accepted,
-            "confirmations": self.confirmations,
-            "demo": self.demo,
-            "created_at": rfc3339_ms(self.created_ms),
-            "rain": recipe::encode_rain(&self.frame()),
-            "recipe": KD_FORUM_V2,
-            "covers_full_text": true,
-            "recipe_note": RECIPE_NOTE,
-            "key_id": kd_core::keys::PASSPORT_KEY_ID,
-            "alg": "EdDSA",
-        })
+    pub fn view(&self) -> PostView {
+        PostView {
+            post_id: self.post_id.clone(),
+            thread_id: self.thread_id.clone(),
+            opening: self.opening,
+            author: Author::new(self.handle.as_deref(), self.label.as_deref()),
+            body: self.body.clone(),
+            quote_post_id: self.quote_post_id.clone(),
+            links: self.links.clone(),
+            accepted: self.accepted,
+            confirmations: self.confirmations,
+            demo: self.demo,
+            created_at: rfc3339_ms(self.created_ms),
+            rain: recipe::encode_rain(&self.frame()),
+            recipe: KD_FORUM_V2,
+            covers_full_text: true,
+            recipe_note: RECIPE_NOTE,
+            key_id: kd_core::keys::PASSPORT_KEY_ID,
+            alg: "EdDSA",
+        }
     }
 }
 
 /// The thread a `thread_id` argument names: a thread id, or the id of one of its posts.
-fn resolve_thread(conn: &Connection, reference: &str) -> Result<Option<String>, ToolError> {
+fn resolve_thread(conn: &Connection, reference: &str) -> Result<Option<String>, ForumError> {
     let direct: Option<String> = store::thread_id(conn, reference)?;
     if direct.is_some() {
         return Ok(direct);
@@ -371,38 +367,47 @@ fn resolve_thread(conn: &Connection, reference: &str) -> Result<Option<String>, 
     Ok(store::thread_of_post(conn, reference)?)
 }
 
-/// get_thread's `data` (also the Human View at `/forum/thread?id=`): the visible thread that
-/// `reference` (a thread id or one of its post ids) names, with its visible posts in log order,
-/// each with its frame. Titles and bodies are third-party text.
+/// get_thread's `data`: the visible thread that `reference` (a thread id or one of its post
+/// ids) names, with its visible posts in log order, each with its frame. Titles and bodies
+/// are third-party text.
+///
+/// # Errors
+/// [`ForumError::ThreadGone`] for an unknown, retracted or hidden thread; `Store`.
+pub fn thread_view(conn: &Connection, reference: &str) -> Result<ThreadView, ForumError> {
+    let thread_id = resolve_thread(conn, reference)?.ok_or(ForumError::ThreadGone)?;
+    let (status, thread) = store::thread(conn, &thread_id)?;
+    if status != "visible" {
+        return Err(ForumError::ThreadGone);
+    }
+    let posts: Vec<PostRow> = store::thread_posts(conn, &thread_id)?;
+    let hidden_posts = posts.iter().filter(|post| post.status != "visible").count();
+    let posts = posts
+        .iter()
+        .filter(|post| post.status == "visible")
+        .map(PostRow::view)
+        .collect();
+    Ok(ThreadView {
+        thread,
+        posts,
+        hidden_posts,
+        note: DATA_NOTE,
+    })
+}
+
+/// [`thread_view`] as JSON, for the Human View at `/forum/thread?id=`.
 ///
 /// # Errors
 /// `not_found` naming `thread_id` for an unknown, retracted or hidden thread; `internal`.
 pub fn thread_data(conn: &Connection, reference: &str) -> Result<Value, ToolError> {
-    let missing = || ToolError::from(ForumError::ThreadGone);
-    let thread_id = resolve_thread(conn, reference)?.ok_or_else(missing)?;
-    let thread = store::thread(conn, &thread_id)?;
-    let (status, thread) = thread;
-    if status != "visible" {
-        return Err(missing());
-    }
-    let posts: Vec<PostRow> = store::thread_posts(conn, &thread_id)?;
-    let hidden = posts.iter().filter(|post| post.status != "visible").count();
-    let shown: Vec<Value> = posts
-        .iter()
-        .filter(|post| post.status == "visible")
-        .map(PostRow::to_json)
-        .collect();
-    Ok(json!({
-        "thread": thread,
-        "posts": shown,
-        "hidden_posts": hidden,
-        "note": DATA_NOTE,
-    }))
+    thread_view(conn, reference)?.into_data()
 }
 
-async fn get_thread(ctx: Ctx, input: GetThread) -> Result<Value, ToolError> {
+async fn get_thread(ctx: Ctx, input: GetThread) -> Result<ThreadView, ForumError> {
     let reference = input.thread_id.required_text("thread_id")?.to_owned();
-    ctx.read(move |conn| thread_data(conn, &reference)).await
+    let view = ctx
+        .read(move |conn| Ok(thread_view(conn, &reference)?))
+        .await?;
+    Ok(view)
 }
 
 /// Skill points an accepted reply gives its author in the thread's topic.

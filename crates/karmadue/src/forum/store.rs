@@ -5,9 +5,10 @@
 
 use kd_core::clock::rfc3339_ms;
 use kd_core::db::{Connection, DbError, OptionalExtension, params};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{PostRow, author};
+use super::PostRow;
+use super::output::{Author, ThreadHead, ThreadRow};
 
 const POST_COLUMNS: &str = "p.post_id, p.thread_id, t.topic, p.agent_id, COALESCE(a.handle, pe.display_name), COALESCE(a.name, pe.display_name), p.opening, p.body, p.quote_post_id, p.links, p.seq, p.prev_hash, p.row_hash, p.canonical, p.signature, p.status, p.accepted, p.confirmations, p.demo, p.created_ms";
 
@@ -57,7 +58,7 @@ pub fn threads(
     topic: Option<&str>,
     demo: bool,
     limit: i64,
-) -> Result<Vec<Value>, DbError> {
+) -> Result<Vec<ThreadRow>, DbError> {
     conn
         .prepare_cached(
             "SELECT t.thread_id, t.topic, t.title, a.handle, a.name, t.replies, t.created_ms, t.last_post_ms, t.opening_post_id,
@@ -67,22 +68,30 @@ pub fn threads(
              ORDER BY t.last_post_ms DESC, t.thread_id LIMIT CAST(?3 AS BIGINT)",
         )?
         .query_map(params![i64::from(demo), topic, limit], |row| {
-            let handle: Option<String> = row.get(3)?;
-            let label: Option<String> = row.get(4)?;
-            Ok(json!({
-                "thread_id": row.get::<String>(0)?,
-                "topic": row.get::<String>(1)?,
-                "title": row.get::<String>(2)?,
-                "author": author(handle.as_deref(), label.as_deref()),
-                "replies": row.get::<i64>(5)?,
-                "created_at": rfc3339_ms(row.get(6)?),
-                "last_post_at": rfc3339_ms(row.get(7)?),
-                "opening_post_id": row.get::<String>(8)?,
-                "accepted_post_id": row.get::<Option<String>>(9)?,
-                "demo": demo,
-            }))
+            Ok(ThreadRow {
+                head: head_from_row(row, demo)?,
+                accepted_post_id: row.get(9)?,
+            })
         })?
         .collect()
+}
+
+/// A thread's public shape from the columns `thread_id, topic, title, handle, name, replies,
+/// created_ms, last_post_ms, opening_post_id` (in that order, from column 0).
+fn head_from_row(row: &kd_core::db::Row<'_>, demo: bool) -> kd_core::db::Result<ThreadHead> {
+    let handle: Option<String> = row.get(3)?;
+    let label: Option<String> = row.get(4)?;
+    Ok(ThreadHead {
+        thread_id: row.get(0)?,
+        topic: row.get(1)?,
+        title: row.get(2)?,
+        author: Author::new(handle.as_deref(), label.as_deref()),
+        replies: row.get(5)?,
+        created_at: rfc3339_ms(row.get(6)?),
+        last_post_at: rfc3339_ms(row.get(7)?),
+        opening_post_id: row.get(8)?,
+        demo,
+    })
 }
 
 /// One stored post.
@@ -123,27 +132,15 @@ pub fn thread_of_post(conn: &Connection, post_id: &str) -> Result<Option<String>
 ///
 /// # Errors
 /// When the store fails.
-pub fn thread(conn: &Connection, thread_id: &str) -> Result<(String, Value), DbError> {
+pub fn thread(conn: &Connection, thread_id: &str) -> Result<(String, ThreadHead), DbError> {
     conn
         .prepare_cached(
-            "SELECT t.topic, t.title, a.handle, a.name, t.replies, t.created_ms, t.last_post_ms, t.opening_post_id, t.demo, t.status
+            "SELECT t.thread_id, t.topic, t.title, a.handle, a.name, t.replies, t.created_ms, t.last_post_ms, t.opening_post_id, t.demo, t.status
              FROM forum_threads t LEFT JOIN agents a ON a.agent_id = t.agent_id WHERE t.thread_id = ?1",
         )?
         .query_row([&thread_id], |row| {
-            let handle: Option<String> = row.get(2)?;
-            let label: Option<String> = row.get(3)?;
-            let status: String = row.get(9)?;
-            Ok((status, json!({
-                "thread_id": thread_id,
-                "topic": row.get::<String>(0)?,
-                "title": row.get::<String>(1)?,
-                "author": author(handle.as_deref(), label.as_deref()),
-                "replies": row.get::<i64>(4)?,
-                "created_at": rfc3339_ms(row.get(5)?),
-                "last_post_at": rfc3339_ms(row.get(6)?),
-                "opening_post_id": row.get::<String>(7)?,
-                "demo": row.get::<i64>(8)? == 1,
-            })))
+            let demo = row.get::<i64>(9)? == 1;
+            Ok((row.get(10)?, head_from_row(row, demo)?))
         })
 }
 

@@ -1,7 +1,7 @@
 //! A forum post's text: the body, or a structured body rendered as readable text, and the
 //! thread title's bounds (spec create_thread, reply).
 
-use kd_kernel::error::ToolError;
+use super::error::ForumError;
 use kd_kernel::input::Text;
 use serde_json::{Map, Value};
 
@@ -12,26 +12,20 @@ use super::write::{MAX_BODY_CHARS, TITLE_CHARS};
 pub fn post_text(
     body: &Option<String>,
     structured: Option<Map<String, Value>>,
-) -> Result<(String, Option<Value>), ToolError> {
+) -> Result<(String, Option<Value>), ForumError> {
     let structured = structured.map(Value::Object);
     let body = match (body.text(), &structured) {
         (Some(body), _) => body.to_owned(),
         (None, Some(structured)) => render_structured(structured)?,
-        (None, None) => {
-            return Err(ToolError::validation(
-                "body",
-                "body is required (or structured, with claim, evidence and asks)",
-            ));
-        }
+        (None, None) => return Err(ForumError::BodyMissing),
     };
     if let Some(structured) = &structured {
         render_structured(structured)?;
     }
     if body.chars().count() > MAX_BODY_CHARS {
-        return Err(ToolError::validation(
-            "body",
-            format!("body is at most {MAX_BODY_CHARS} characters"),
-        ));
+        return Err(ForumError::BodyTooLong {
+            max: MAX_BODY_CHARS,
+        });
     }
     Ok((body, structured))
 }
@@ -39,21 +33,15 @@ pub fn post_text(
 /// Renders `{claim, evidence, asks}` (each a string or a list of strings) as readable text:
 /// `Claim: …`, `Evidence:` with one `- ` line per item, `Asks:` likewise, separated by blank
 /// lines.
-fn render_structured(structured: &Value) -> Result<String, ToolError> {
+fn render_structured(structured: &Value) -> Result<String, ForumError> {
     let Value::Object(map) = structured else {
-        return Err(ToolError::validation(
-            "structured",
-            "structured must be an object",
-        ));
+        return Err(ForumError::StructuredNotObject);
     };
     if let Some(key) = map
         .keys()
         .find(|key| !["claim", "evidence", "asks"].contains(&key.as_str()))
     {
-        return Err(ToolError::validation(
-            "structured",
-            format!("structured takes claim, evidence and asks, not {key:?}"),
-        ));
+        return Err(ForumError::StructuredKey(key.clone()));
     }
     let mut parts = Vec::new();
     for (key, heading) in [
@@ -66,21 +54,9 @@ fn render_structured(structured: &Value) -> Result<String, ToolError> {
             Some(Value::String(text)) => vec![text.as_str()],
             Some(Value::Array(items)) => items
                 .iter()
-                .map(|item| {
-                    item.as_str().ok_or_else(|| {
-                        ToolError::validation(
-                            "structured",
-                            format!("structured.{key} must be a string or a list of strings"),
-                        )
-                    })
-                })
+                .map(|item| item.as_str().ok_or(ForumError::StructuredPart(key)))
                 .collect::<Result<_, _>>()?,
-            Some(_) => {
-                return Err(ToolError::validation(
-                    "structured",
-                    format!("structured.{key} must be a string or a list of strings"),
-                ));
-            }
+            Some(_) => return Err(ForumError::StructuredPart(key)),
         };
         let items: Vec<&str> = items
             .into_iter()
@@ -100,10 +76,7 @@ fn render_structured(structured: &Value) -> Result<String, ToolError> {
         }
     }
     if parts.is_empty() {
-        return Err(ToolError::validation(
-            "structured",
-            "structured needs at least one of claim, evidence and asks",
-        ));
+        return Err(ForumError::StructuredEmpty);
     }
     Ok(parts.join("\n\n"))
 }
@@ -112,7 +85,7 @@ fn render_structured(structured: &Value) -> Result<String, ToolError> {
 ///
 /// # Errors
 /// `validation` naming `title`.
-pub fn bounded_title(title: &str) -> Result<String, ToolError> {
+pub fn bounded_title(title: &str) -> Result<String, ForumError> {
     let title = title.required_text("title")?;
     // The signed text is title, a blank line, then the body: a line break in the title would
     // let a relay move the boundary without breaking the signature.
@@ -120,20 +93,15 @@ pub fn bounded_title(title: &str) -> Result<String, ToolError> {
         .chars()
         .any(|c| c.is_control() || kd_core::scanner::is_format(c))
     {
-        return Err(ToolError::validation(
-            "title",
-            "title must be one line without control or invisible characters",
-        ));
+        return Err(ForumError::TitleNotOneLine);
     }
     let chars = title.chars().count();
     if !(TITLE_CHARS.0..=TITLE_CHARS.1).contains(&chars) {
-        return Err(ToolError::validation(
-            "title",
-            format!(
-                "title must be {} to {} characters (got {chars})",
-                TITLE_CHARS.0, TITLE_CHARS.1
-            ),
-        ));
+        return Err(ForumError::TitleLength {
+            min: TITLE_CHARS.0,
+            max: TITLE_CHARS.1,
+            chars,
+        });
     }
     Ok(title.to_owned())
 }

@@ -12,10 +12,9 @@ use kd_core::store::WriteTxn;
 use kd_protocol::forum::{self as recipe, KD_FORUM_V2};
 use serde_json::{Map, Value, json};
 
-use super::DATA_NOTE;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
-use kd_kernel::registry::{Access, Arguments, HandlerFuture, Hints, Lift, Tool};
+use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use kd_kernel::{Caller, Ctx};
 
 /// A thread and its opening post.
@@ -64,6 +63,7 @@ pub use super::accept::MARK_ACCEPTED;
 pub use super::demo::seed_demo;
 use super::error::ForumError;
 use super::input::{CreateThread, Reply, ReportPost, RetractPost};
+use super::output::{PostRecorded, Replied, Reported, Retracted, ThreadCreated, VerifierJob};
 use super::text::{bounded_title, post_text};
 
 /// `create_thread` (admission-passed tier: the access_tiers table gates it).
@@ -167,12 +167,12 @@ pub struct NewPost {
 /// kd-passport-1's signature), its event and its projection rows. Returns the event row.
 ///
 /// # Errors
-/// `internal` when the store fails.
+/// [`ForumError::Unlinked`], `Store` or `Log` (all `internal`).
 pub fn append_post(
     txn: &mut WriteTxn<'_>,
     key: &ServerKey,
     post: NewPost,
-) -> Result<EventRow, ToolError> {
+) -> Result<EventRow, ForumError> {
     let signed = recipe::signed_text(post.title.as_deref(), &post.body);
     let prev_hash = txn.prev_hash().to_owned();
     let canonical = recipe::forum_canonical(&post.post_id, &prev_hash, &signed);
@@ -200,7 +200,7 @@ pub fn append_post(
         txn.record(post.actor, subject, &events::PostCreated(record))?
     };
     if row.prev_hash != prev_hash {
-        return Err(ForumError::Unlinked.into());
+        return Err(ForumError::Unlinked);
     }
     let now = txn.now_ms();
     let conn = txn.conn();
@@ -328,21 +328,21 @@ where
 fn links(
     conn: &kd_core::db::Connection,
     raw: &[(&'static str, Option<String>)],
-) -> Result<Map<String, Value>, ToolError> {
+) -> Result<Map<String, Value>, ForumError> {
     let mut links = Map::new();
     for (name, value) in raw {
         let Some(value) = value else { continue };
         match *name {
             "resource_id" => {
                 if !crate::catalog::store::resource_exists(conn, value)? {
-                    return Err(ForumError::ResourceNotFound.into());
+                    return Err(ForumError::ResourceNotFound);
                 }
             }
             "passport_agent_id" => {
                 crate::identity::require_agent(conn, value, "passport_agent_id")?;
             }
             other => {
-                return Err(ForumError::UnbuiltLink(other).into());
+                return Err(ForumError::UnbuiltLink(other));
             }
         }
         links.insert((*name).to_owned(), json!(value));
@@ -353,7 +353,7 @@ fn links(
 /// The newcomer allowance (DECISIONS 3): an agent younger than 7 days may post 2 threads or
 /// replies in a rolling 24 hours, retracted ones not counted. `rate_limited` with
 /// `retry_after_s` past it.
-fn check_newcomer(txn: &WriteTxn<'_>, agent_id: &str) -> Result<(), ToolError> {
+fn check_newcomer(txn: &WriteTxn<'_>, agent_id: &str) -> Result<(), ForumError> {
     let now = txn.now_ms();
     let created_ms = crate::identity::store::created_ms(txn.conn(), agent_id)?;
     if now - created_ms >= NEWCOMER_AGE_MS {
@@ -371,228 +371,241 @@ fn check_newcomer(txn: &WriteTxn<'_>, agent_id: &str) -> Result<(), ToolError> {
     Err(ForumError::Newcomer {
         retry_after_s: (until - now + 999).div_euclid(1000).max(1),
         limit: NEWCOMER_POSTS_PER_DAY,
-    }
-    .into())
+    })
 }
 
-fn create_thread(ctx: Ctx, input: CreateThread) -> HandlerFuture {
-    Box::pin(async move {
-        let topic = input.topic.required_text("topic")?.to_owned();
-        let title = bounded_title(&input.title)?;
-        let raw = input.raw_links();
-        let (body, structured) = post_text(&input.body, input.structured)?;
-        let thread_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdth_");
-        let post_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdpo_");
-        let key = ctx.kernel.passport_key.clone();
-        ctx.signed_write(move |txn, signed| {
+async fn create_thread(ctx: Ctx, input: CreateThread) -> Result<ThreadCreated, ForumError> {
+    let topic = input.topic.required_text("topic")?.to_owned();
+    let title = bounded_title(&input.title)?;
+    let raw = input.raw_links();
+    let (body, structured) = post_text(&input.body, input.structured)?;
+    let thread_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdth_");
+    let post_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdpo_");
+    let key = ctx.kernel.passport_key.clone();
+    let created = ctx
+        .signed_write(move |txn, signed| {
             let agent_id = signed.agent_id.to_string();
             let links = links(txn.conn(), &raw)?;
             check_newcomer(txn, &agent_id)?;
-            let row = append_post(
-                txn,
-                &key,
-                NewPost {
-                    thread_id: thread_id.clone(),
-                    post_id: post_id.clone(),
-                    topic: topic.clone(),
-                    title: Some(title.clone()),
-                    body: body.clone(),
-                    structured,
-                    quote_post_id: None,
-                    links,
-                    agent_id: Some(agent_id),
-                    person_id: None,
-                    actor: signed.actor(),
-                    demo: false,
-                },
-            )?;
-            Ok(json!({
-                "thread_id": thread_id,
-                "post_id": post_id,
-                "topic": topic,
-                "title": title,
-                "body": body,
-                "event_seq": row.seq,
-                "hash": row.row_hash,
-                "prev_hash": row.prev_hash,
-                "note": DATA_NOTE,
-            }))
-        })
-        .await
-    })
-}
-
-fn reply(ctx: Ctx, input: Reply) -> HandlerFuture {
-    Box::pin(async move {
-        let thread_ref = input.thread_id.required_text("thread_id")?.to_owned();
-        let raw = input.raw_links();
-        let quote = input.quote_post_id.text().map(str::to_owned);
-        let (body, structured) = post_text(&input.body, input.structured)?;
-        let post_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdpo_");
-        let key = ctx.kernel.passport_key.clone();
-        forum_write(&ctx, move |txn, writer| {
-            let thread = super::store::thread_head(txn.conn(), &thread_ref)?;
-            let Some((thread_id, topic, _, demo)) =
-                thread.filter(|(_, _, status, _)| status == "visible")
-            else {
-                return Err(ForumError::ThreadNotFound.into());
+            let post = NewPost {
+                thread_id: thread_id.clone(),
+                post_id: post_id.clone(),
+                topic: topic.clone(),
+                title: Some(title.clone()),
+                body: body.clone(),
+                structured,
+                quote_post_id: None,
+                links,
+                agent_id: Some(agent_id),
+                person_id: None,
+                actor: signed.actor(),
+                demo: false,
             };
-            if demo == 1 {
-                return Err(ForumError::DemoThread.into());
-            }
-            if let Some(quote) = &quote
-                && !super::store::visible_post_in(txn.conn(), quote, &thread_id)?
-            {
-                return Err(ForumError::QuoteNotFound.into());
-            }
-            let links = links(txn.conn(), &raw)?;
-            // The newcomer allowance is an agent's; people are not agents (decision 130).
-            if let Some(agent_id) = writer.agent_id() {
-                check_newcomer(txn, agent_id)?;
-            }
-            let row = append_post(
-                txn,
-                &key,
-                NewPost {
-                    thread_id: thread_id.clone(),
-                    post_id: post_id.clone(),
-                    topic,
-                    title: None,
-                    body: body.clone(),
-                    structured,
-                    quote_post_id: quote.clone(),
-                    links,
-                    agent_id: writer.agent_id().map(str::to_owned),
-                    person_id: writer.person_id().map(str::to_owned),
-                    actor: writer.actor(),
-                    demo: false,
-                },
-            )?;
-            Ok(json!({
-                "thread_id": thread_id,
-                "post_id": post_id,
-                "body": body,
-                "quote_post_id": quote,
-                "event_seq": row.seq,
-                "hash": row.row_hash,
-                "prev_hash": row.prev_hash,
-                "note": DATA_NOTE,
-            }))
+            let row = append_post(txn, &key, post)?;
+            Ok(ThreadCreated {
+                thread_id,
+                post_id,
+                topic,
+                title,
+                body,
+                recorded: PostRecorded::of(&row),
+            })
         })
-        .await
-    })
+        .await?;
+    Ok(created)
 }
 
-fn retract_post(ctx: Ctx, input: RetractPost) -> HandlerFuture {
-    Box::pin(async move {
-        let reference = input.post_id.required_text("post_id")?.to_owned();
-        ctx.signed_write(move |txn, signed| {
-            let agent_id = signed.agent_id.to_string();
-            let now = txn.now_ms();
-            let not_yours = || ToolError::from(ForumError::NothingOfYours);
-            // A thread id, or the id of a thread's opening post, names the whole thread.
-            let thread = super::store::thread_named(txn.conn(), &reference)?;
-            if let Some((thread_id, opening_post_id, owner, status)) = thread {
-                if owner.as_deref() != Some(agent_id.as_str()) {
-                    return Err(not_yours());
-                }
-                if status == "retracted" {
-                    return Ok(json!({ "thread_id": thread_id, "post_id": opening_post_id, "retracted": "thread", "status": "retracted", "already": true }));
-                }
-                super::store::set_thread_status(txn.conn(), &thread_id, super::store::Hide::Retracted, now)?;
-                super::store::set_post_status(txn.conn(), &opening_post_id, super::store::Hide::Retracted, now)?;
-                let retraction = events::Retraction { thread_id: thread_id.clone(), post_id: opening_post_id.clone(), agent_id: agent_id.clone() };
-                let row = txn.record(signed.actor(), agent_id.clone(), &events::ThreadRetracted(retraction))?;
-                return Ok(json!({ "thread_id": thread_id, "post_id": opening_post_id, "retracted": "thread", "status": "retracted", "already": false, "event_seq": row.seq }));
-            }
-            let post = super::store::post_head(txn.conn(), &reference)?;
-            let Some((thread_id, owner, status)) = post else {
-                return Err(not_yours());
-            };
-            if owner.as_deref() != Some(agent_id.as_str()) {
-                return Err(not_yours());
-            }
-            if status == "retracted" {
-                return Ok(json!({ "thread_id": thread_id, "post_id": reference, "retracted": "post", "status": "retracted", "already": true }));
-            }
-            super::store::set_post_status(txn.conn(), &reference, super::store::Hide::Retracted, now)?;
-            if status == "visible" {
-                super::store::remove_reply(txn.conn(), &thread_id)?;
-            }
-            let retraction = events::Retraction { thread_id: thread_id.clone(), post_id: reference.clone(), agent_id: agent_id.clone() };
-            let row = txn.record(signed.actor(), agent_id.clone(), &events::PostRetracted(retraction))?;
-            Ok(json!({ "thread_id": thread_id, "post_id": reference, "retracted": "post", "status": "retracted", "already": false, "event_seq": row.seq }))
-        })
-        .await
-    })
-}
-
-fn report_post(ctx: Ctx, input: ReportPost) -> HandlerFuture {
-    Box::pin(async move {
-        let post_id = input.post_id.required_text("post_id")?.to_owned();
-        let reason = input.reason.required_text("reason")?.to_owned();
-        let chars = reason.chars().count();
-        if !(REASON_CHARS.0..=REASON_CHARS.1).contains(&chars) {
-            return Err(ToolError::validation(
-                "reason",
-                format!(
-                    "reason must be {} to {} characters",
-                    REASON_CHARS.0, REASON_CHARS.1
-                ),
-            ));
+async fn reply(ctx: Ctx, input: Reply) -> Result<Replied, ForumError> {
+    let thread_ref = input.thread_id.required_text("thread_id")?.to_owned();
+    let raw = input.raw_links();
+    let quote = input.quote_post_id.text().map(str::to_owned);
+    let (body, structured) = post_text(&input.body, input.structured)?;
+    let post_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdpo_");
+    let key = ctx.kernel.passport_key.clone();
+    let replied = forum_write(&ctx, move |txn, writer| {
+        let thread = super::store::thread_head(txn.conn(), &thread_ref)?;
+        let Some((thread_id, topic, _, demo)) =
+            thread.filter(|(_, _, status, _)| status == "visible")
+        else {
+            return Err(ForumError::ThreadNotFound.into());
+        };
+        if demo == 1 {
+            return Err(ForumError::DemoThread.into());
         }
-        let report_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdrp_");
-        forum_write(&ctx, move |txn, writer| {
-            let reporter = writer.key();
-            let now = txn.now_ms();
-            let post = super::store::reportable_post(txn.conn(), &post_id)?;
-            let Some((thread_id, author, _, opening, demo)) =
-                post.filter(|(_, _, status, _, _)| status == "visible")
-            else {
-                return Err(ForumError::PostNotFound.into());
-            };
-            if demo == 1 {
-                return Err(ForumError::DemoPost.into());
-            }
-            if author.as_deref() == Some(reporter.as_str()) {
-                return Err(ForumError::OwnPostReported.into());
-            }
-            super::store::set_post_status(txn.conn(), &post_id, super::store::Hide::Reported, now)?;
-            if opening == 1 {
-                // The opening post signs the title: hiding it hides the thread.
-                super::store::set_thread_status(
-                    txn.conn(),
-                    &thread_id,
-                    super::store::Hide::Hidden,
-                    now,
-                )?;
-            } else {
-                super::store::remove_reply(txn.conn(), &thread_id)?;
-            }
-            super::store::insert_report(txn.conn(), &report_id, &post_id, &reporter, &reason, now)?;
-            let row = txn.record(
-                writer.actor(),
-                post_id.clone(),
-                &events::PostReported {
-                    report_id: report_id.clone(),
-                    post_id: post_id.clone(),
-                    thread_id: thread_id.clone(),
-                    reporter: reporter.clone(),
-                    verifier_job: "queued".into(),
-                    reason_sha256: recipe::text_sha256(&reason),
-                },
-            )?;
-            Ok(json!({
-                "report_id": report_id,
-                "post_id": post_id,
-                "thread_id": thread_id,
-                "reason": reason,
-                "post_status": "hidden",
-                "thread_hidden": opening == 1,
-                "verifier_job": { "status": "queued", "payout": "off" },
-                "event_seq": row.seq,
-            }))
+        if let Some(quote) = &quote
+            && !super::store::visible_post_in(txn.conn(), quote, &thread_id)?
+        {
+            return Err(ForumError::QuoteNotFound.into());
+        }
+        let links = links(txn.conn(), &raw)?;
+        // The newcomer allowance is an agent's; people are not agents (decision 130).
+        if let Some(agent_id) = writer.agent_id() {
+            check_newcomer(txn, agent_id)?;
+        }
+        let post = NewPost {
+            thread_id: thread_id.clone(),
+            post_id: post_id.clone(),
+            topic,
+            title: None,
+            body: body.clone(),
+            structured,
+            quote_post_id: quote.clone(),
+            links,
+            agent_id: writer.agent_id().map(str::to_owned),
+            person_id: writer.person_id().map(str::to_owned),
+            actor: writer.actor(),
+            demo: false,
+        };
+        let row = append_post(txn, &key, post)?;
+        Ok(Replied {
+            thread_id,
+            post_id,
+            body,
+            quote_post_id: quote,
+            recorded: PostRecorded::of(&row),
         })
-        .await
+    })
+    .await?;
+    Ok(replied)
+}
+
+async fn retract_post(ctx: Ctx, input: RetractPost) -> Result<Retracted, ForumError> {
+    let reference = input.post_id.required_text("post_id")?.to_owned();
+    let retracted = ctx
+        .signed_write(move |txn, signed| {
+            Ok(retract(
+                txn,
+                &signed.agent_id.to_string(),
+                &signed.actor(),
+                reference,
+            )?)
+        })
+        .await?;
+    Ok(retracted)
+}
+
+/// Hides the caller's thread (a thread id or its opening post id names it) or reply.
+fn retract(
+    txn: &mut WriteTxn<'_>,
+    agent_id: &str,
+    actor: &str,
+    reference: String,
+) -> Result<Retracted, ForumError> {
+    use super::store::Hide;
+    let now = txn.now_ms();
+    let answer = |thread_id, post_id, retracted, event_seq: Option<i64>| Retracted {
+        thread_id,
+        post_id,
+        retracted,
+        status: "retracted",
+        already: event_seq.is_none(),
+        event_seq,
+    };
+    let mine = |owner: &Option<String>| owner.as_deref() == Some(agent_id);
+    let retraction = |thread_id: &String, post_id: &String| events::Retraction {
+        thread_id: thread_id.clone(),
+        post_id: post_id.clone(),
+        agent_id: agent_id.to_owned(),
+    };
+    let thread = super::store::thread_named(txn.conn(), &reference)?;
+    if let Some((thread_id, opening_post_id, owner, status)) = thread {
+        if !mine(&owner) {
+            return Err(ForumError::NothingOfYours);
+        }
+        if status == "retracted" {
+            return Ok(answer(thread_id, opening_post_id, "thread", None));
+        }
+        super::store::set_thread_status(txn.conn(), &thread_id, Hide::Retracted, now)?;
+        super::store::set_post_status(txn.conn(), &opening_post_id, Hide::Retracted, now)?;
+        let event = events::ThreadRetracted(retraction(&thread_id, &opening_post_id));
+        let row = txn.record(actor, agent_id, &event)?;
+        return Ok(answer(thread_id, opening_post_id, "thread", Some(row.seq)));
+    }
+    let post = super::store::post_head(txn.conn(), &reference)?;
+    let Some((thread_id, _, status)) = post.filter(|(_, owner, _)| mine(owner)) else {
+        return Err(ForumError::NothingOfYours);
+    };
+    if status == "retracted" {
+        return Ok(answer(thread_id, reference, "post", None));
+    }
+    super::store::set_post_status(txn.conn(), &reference, Hide::Retracted, now)?;
+    if status == "visible" {
+        super::store::remove_reply(txn.conn(), &thread_id)?;
+    }
+    let event = events::PostRetracted(retraction(&thread_id, &reference));
+    let row = txn.record(actor, agent_id, &event)?;
+    Ok(answer(thread_id, reference, "post", Some(row.seq)))
+}
+
+async fn report_post(ctx: Ctx, input: ReportPost) -> Result<Reported, ForumError> {
+    let post_id = input.post_id.required_text("post_id")?.to_owned();
+    let reason = input.reason.required_text("reason")?.to_owned();
+    let chars = reason.chars().count();
+    if !(REASON_CHARS.0..=REASON_CHARS.1).contains(&chars) {
+        return Err(ForumError::ReasonLength {
+            min: REASON_CHARS.0,
+            max: REASON_CHARS.1,
+        });
+    }
+    let report_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdrp_");
+    let reported = forum_write(&ctx, move |txn, writer| {
+        Ok(report(txn, writer, report_id, post_id, reason)?)
+    })
+    .await?;
+    Ok(reported)
+}
+
+/// Hides a visible post (the whole thread for an opening post) and queues a verifier job.
+fn report(
+    txn: &mut WriteTxn<'_>,
+    writer: &Writer,
+    report_id: String,
+    post_id: String,
+    reason: String,
+) -> Result<Reported, ForumError> {
+    use super::store::Hide;
+    let reporter = writer.key();
+    let now = txn.now_ms();
+    let post = super::store::reportable_post(txn.conn(), &post_id)?;
+    let Some((thread_id, author, _, opening, demo)) =
+        post.filter(|(_, _, status, _, _)| status == "visible")
+    else {
+        return Err(ForumError::PostNotFound);
+    };
+    if demo == 1 {
+        return Err(ForumError::DemoPost);
+    }
+    if author.as_deref() == Some(reporter.as_str()) {
+        return Err(ForumError::OwnPostReported);
+    }
+    super::store::set_post_status(txn.conn(), &post_id, Hide::Reported, now)?;
+    if opening == 1 {
+        // The opening post signs the title: hiding it hides the thread.
+        super::store::set_thread_status(txn.conn(), &thread_id, Hide::Hidden, now)?;
+    } else {
+        super::store::remove_reply(txn.conn(), &thread_id)?;
+    }
+    super::store::insert_report(txn.conn(), &report_id, &post_id, &reporter, &reason, now)?;
+    let event = events::PostReported {
+        report_id: report_id.clone(),
+        post_id: post_id.clone(),
+        thread_id: thread_id.clone(),
+        reporter,
+        verifier_job: "queued".into(),
+        reason_sha256: recipe::text_sha256(&reason),
+    };
+    let row = txn.record(writer.actor(), post_id.clone(), &event)?;
+    Ok(Reported {
+        report_id,
+        post_id,
+        thread_id,
+        reason,
+        post_status: "hidden",
+        thread_hidden: opening == 1,
+        verifier_job: VerifierJob {
+            status: "queued",
+            payout: "off",
+        },
+        event_seq: row.seq,
     })
 }

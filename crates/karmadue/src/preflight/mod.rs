@@ -25,11 +25,14 @@
 //! log does not grow. A signed caller's receipt names it and its nonce is spent in the same
 //! transaction as the receipt row. Demo records never get a receipt.
 
+pub mod error;
+pub mod output;
 mod receipt;
 mod resolve;
 pub mod store;
 mod target;
 
+pub use error::PreflightError;
 pub use receipt::{Receipt, receipt_id_well_formed, receipt_text};
 pub use resolve::{Resolution, resolve};
 pub(crate) use resolve::{ids_by_locator, ids_ignoring_case};
@@ -38,14 +41,14 @@ pub use target::{Target, normalise_image, parse_target, parse_target_text};
 use kd_core::random::random_id;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use crate::catalog::model::{self, Claim, Resource};
 use crate::catalog::{INCLUDE_DEMO_DOC, resource_json};
 use crate::outcomes;
-use kd_kernel::error::ToolError;
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use kd_kernel::{Caller, Ctx};
+use output::{Check, Resolved, Warning};
 
 /// The receipt recipe name.
 pub const RECIPE: &str = "kd-receipt-v1";
@@ -102,28 +105,21 @@ struct CheckBeforeActing {
     include_demo: Option<bool>,
 }
 
-/// Warnings about a record: `[{code, message}]`.
-pub fn warnings(resource: &Resource, claims: &[Claim]) -> Vec<Value> {
-    let mut out = Vec::new();
-    if resource.demo {
-        out.push(json!({ "code": "demo_record", "message": "DEMO record: a fixture, not a real tool. It is never evidence." }));
-    }
-    if resource.archived {
-        out.push(json!({ "code": "archived_upstream", "message": "The upstream repository is archived: it gets no fixes or security updates." }));
-    }
-    if resource.risky {
-        out.push(json!({ "code": "risky", "message": "Flagged risky: for example, it is built to evade bot detection." }));
-    }
-    if resource.source == "registered" {
-        out.push(json!({ "code": "registered_by_agent", "message": "Registered by an agent. What it says about itself waits for an ownership check and is not shown as fact." }));
-    }
-    if resource.license.is_none() && !resource.demo {
-        out.push(json!({ "code": "license_unknown", "message": "No license on record: check the terms yourself before you rely on it." }));
-    }
-    if !claims.iter().any(|claim| claim.counts_as_verification) {
-        out.push(json!({ "code": "not_checked", "message": "Nothing on this record is verification-grade: no person, test or observed use has checked it." }));
-    }
-    out
+/// Warnings about a record, each `{code, message}`.
+pub fn warnings(resource: &Resource, claims: &[Claim]) -> Vec<Warning> {
+    let checked = claims.iter().any(|claim| claim.counts_as_verification);
+    [
+        (resource.demo, "demo_record", "DEMO record: a fixture, not a real tool. It is never evidence."),
+        (resource.archived, "archived_upstream", "The upstream repository is archived: it gets no fixes or security updates."),
+        (resource.risky, "risky", "Flagged risky: for example, it is built to evade bot detection."),
+        (resource.source == "registered", "registered_by_agent", "Registered by an agent. What it says about itself waits for an ownership check and is not shown as fact."),
+        (resource.license.is_none() && !resource.demo, "license_unknown", "No license on record: check the terms yourself before you rely on it."),
+        (!checked, "not_checked", "Nothing on this record is verification-grade: no person, test or observed use has checked it."),
+    ]
+    .into_iter()
+    .filter(|(applies, _, _)| *applies)
+    .map(|(_, code, message)| Warning { code, message })
+    .collect()
 }
 
 /// What the evidence does not prove, as plain sentences, for an intended action.
@@ -176,73 +172,55 @@ pub fn pinned_commit(resource: &Resource) -> Option<String> {
 
 /// The answer of a check, without the receipt.
 fn assessment(
-    given: &Value,
+    given: Value,
     resolution: &Resolution,
     claims: &[Claim],
-    action: Option<&str>,
-    reliability: Option<Value>,
-) -> Value {
+    action: Option<String>,
+    reliability_reports: Option<Value>,
+) -> Check {
     let resource = &resolution.resource;
+    let (counts_as_verification, evidence_summary) =
+        crate::catalog::evidence_summary(resource, claims);
     let mut shown = resource_json(resource, claims);
     if let Some(map) = shown.as_object_mut() {
         // The claims are at the top level of a check.
         map.remove("claims");
     }
-    let mut data = Map::new();
-    data.insert("target".into(), given.clone());
-    data.insert(
-        "resolved".into(),
-        json!({
-            "kd_resource_id": resource.resource_id,
-            "matched_by": resolution.matched_by,
-            "note": resolution.note,
-            "also_matched": resolution.also_matched,
-        }),
-    );
-    data.insert("intended_action".into(), action.into());
-    data.insert(
-        "counts_as_verification".into(),
-        shown["counts_as_verification"].clone(),
-    );
-    data.insert("evidence_summary".into(), shown["evidence_summary"].clone());
-    data.insert("resource".into(), shown);
-    data.insert(
-        "claims".into(),
-        claims.iter().map(Claim::to_json).collect::<Vec<_>>().into(),
-    );
-    data.insert("warnings".into(), warnings(resource, claims).into());
-    data.insert(
-        "does_not_prove".into(),
-        does_not_prove(resource, claims, action).into(),
-    );
-    if let Some(reports) = reliability {
-        data.insert("reliability_reports".into(), reports);
+    Check {
+        target: given,
+        resolved: Resolved {
+            kd_resource_id: resource.resource_id.clone(),
+            matched_by: resolution.matched_by,
+            note: resolution.note,
+            also_matched: resolution.also_matched.clone(),
+        },
+        counts_as_verification,
+        evidence_summary,
+        resource: shown,
+        claims: claims.iter().map(Claim::to_json).collect(),
+        warnings: warnings(resource, claims),
+        does_not_prove: does_not_prove(resource, claims, action.as_deref()),
+        intended_action: action,
+        reliability_reports,
+        demo: resource.demo,
+        label: if resource.demo { "DEMO" } else { "" },
+        receipt: None,
+        receipt_note: None,
+        next_step: None,
     }
-    data.insert("demo".into(), resource.demo.into());
-    data.insert(
-        "label".into(),
-        (if resource.demo { "DEMO" } else { "" }).into(),
-    );
-    Value::Object(data)
 }
 
 /// `intended_action` or its alias `action`.
-fn intended_action(input: &CheckBeforeActing) -> Result<Option<String>, ToolError> {
+fn intended_action(input: &CheckBeforeActing) -> Result<Option<String>, PreflightError> {
     match (input.intended_action.as_deref(), input.action.as_deref()) {
-        (Some(one), Some(other)) if one != other => Err(ToolError::validation(
-            "action",
-            "intended_action and action are the same argument; give one, or the same value in both",
-        )),
+        (Some(one), Some(other)) if one != other => Err(PreflightError::ActionConflict),
         (one, other) => Ok(one.or(other).map(str::to_owned)),
     }
 }
 
-async fn check_before_acting(ctx: Ctx, input: CheckBeforeActing) -> Result<Value, ToolError> {
+async fn check_before_acting(ctx: Ctx, input: CheckBeforeActing) -> Result<Check, PreflightError> {
     if input.target.is_null() {
-        return Err(ToolError::validation(
-            "target",
-            "target is required; there is no default resource",
-        ));
+        return Err(PreflightError::TargetMissing);
     }
     let target = parse_target(&input.target)?;
     let action = intended_action(&input)?;
@@ -258,54 +236,52 @@ async fn check_before_acting(ctx: Ctx, input: CheckBeforeActing) -> Result<Value
             Ok((resolution, claims, reliability))
         })
         .await?;
-    let mut data = assessment(&given, &resolution, &claims, action.as_deref(), reliability);
+    let mut check = assessment(given, &resolution, &claims, action.clone(), reliability);
     if resolution.resource.demo {
-        data["receipt"] = Value::Null;
-        data["receipt_note"] = "Demo records get no receipt: they are fixtures, never evidence, and cannot be reported on.".into();
-        return Ok(data);
+        check.receipt_note = Some(
+            "Demo records get no receipt: they are fixtures, never evidence, and cannot be reported on.",
+        );
+        return Ok(check);
     }
-    let receipt_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdr_");
-    let hub = ctx.kernel.clone();
-    let resource = resolution.resource;
-    let receipt = match &ctx.caller {
-        // The receipt names the signed caller; its nonce is spent in the same transaction.
-        Caller::Agent(_) => {
-            ctx.signed_write(move |txn, signed| {
-                let receipt = Receipt::issue(
-                    &hub.passport_key,
-                    receipt_id,
-                    &resource,
-                    Some(signed.agent_id.to_string()),
-                    action,
-                    txn.now_ms(),
-                );
-                receipt.store(txn.conn())?;
-                Ok(receipt)
-            })
-            .await?
-        }
-        Caller::Anonymous { .. } | Caller::Person { .. } => {
-            ctx.write(move |txn| {
-                let receipt = Receipt::issue(
-                    &hub.passport_key,
-                    receipt_id,
-                    &resource,
-                    None,
-                    action,
-                    txn.now_ms(),
-                );
-                receipt.store(txn.conn())?;
-                Ok(receipt)
-            })
-            .await?
-        }
-    };
-    data["receipt"] = receipt.to_json(&ctx.kernel.passport_key);
-    data["next_step"] = if receipt.agent_id.is_some() {
+    let receipt = issue_receipt(&ctx, resolution.resource, action).await?;
+    check.next_step = Some(if receipt.agent_id.is_some() {
         "After you use it (or decide not to), call report_outcome with receipt.receipt_id and a result: worked, broke, partial or didnt_use."
     } else {
         "This receipt names no agent, so it cannot be reported on. Sign the check (x-karmadue-agent and kd-mcp-v1 headers) to get a receipt you can report on with report_outcome."
-    }
-    .into();
-    Ok(data)
+    });
+    check.receipt = Some(receipt.view(&ctx.kernel.passport_key));
+    Ok(check)
+}
+
+/// Issues and stores a receipt about a real record: naming the signed caller (its nonce spent
+/// in the same transaction), or no one for an anonymous caller or a person.
+async fn issue_receipt(
+    ctx: &Ctx,
+    resource: Resource,
+    action: Option<String>,
+) -> Result<Receipt, PreflightError> {
+    let receipt_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdr_");
+    let hub = ctx.kernel.clone();
+    let issue = move |txn: &mut kd_core::store::WriteTxn<'_>, agent_id: Option<String>| {
+        let receipt = Receipt::issue(
+            &hub.passport_key,
+            receipt_id,
+            &resource,
+            agent_id,
+            action,
+            txn.now_ms(),
+        );
+        receipt.store(txn.conn())?;
+        Ok(receipt)
+    };
+    let receipt = match &ctx.caller {
+        Caller::Agent(_) => {
+            ctx.signed_write(move |txn, signed| issue(txn, Some(signed.agent_id.to_string())))
+                .await?
+        }
+        Caller::Anonymous { .. } | Caller::Person { .. } => {
+            ctx.write(move |txn| issue(txn, None)).await?
+        }
+    };
+    Ok(receipt)
 }

@@ -4,8 +4,10 @@
 use kd_core::clock::rfc3339_ms;
 use kd_core::db::Connection;
 use kd_core::keys::ServerKey;
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::error::PreflightError;
+use super::output::{ReceiptTarget, ReceiptView};
 use super::store;
 use super::{RECEIPT_TTL_MS, RECIPE, pinned_commit};
 use crate::catalog::model::Resource;
@@ -106,7 +108,7 @@ impl Receipt {
     ///
     /// # Errors
     /// `internal` when the store fails.
-    pub fn store(&self, conn: &Connection) -> Result<(), ToolError> {
+    pub fn store(&self, conn: &Connection) -> Result<(), PreflightError> {
         store::insert_receipt(conn, self)?;
         Ok(())
     }
@@ -137,25 +139,30 @@ impl Receipt {
     /// issued_at, expires_at, issued_at_unix, agent_id, recipe, signed_text, signature, key_id,
     /// alg}`.
     pub fn to_json(&self, key: &ServerKey) -> Value {
-        json!({
-            "receipt_id": self.receipt_id,
-            "target": {
-                "kd_resource_id": self.resource_id,
-                "version": self.version,
-                "commit": self.commit,
+        serde_json::to_value(self.view(key)).unwrap_or_default()
+    }
+
+    /// The receipt as answers show it (check_before_acting's `receipt`).
+    pub fn view(&self, key: &ServerKey) -> ReceiptView {
+        ReceiptView {
+            receipt_id: self.receipt_id.clone(),
+            target: ReceiptTarget {
+                kd_resource_id: self.resource_id.clone(),
+                version: self.version.clone(),
+                commit: self.commit.clone(),
             },
-            "intended_action": self.intended_action,
-            "issued_at": rfc3339_ms(self.issued_ms),
-            "issued_at_unix": self.issued_ms.div_euclid(1000),
-            "expires_at": rfc3339_ms(self.expires_ms),
-            "agent_id": self.agent_id,
-            "recipe": RECIPE,
-            "signed_text": self.signed_text,
-            "signature": self.signature,
-            "key_id": key.key_id(),
-            "alg": "EdDSA",
-            "reportable": self.agent_id.is_some(),
-        })
+            intended_action: self.intended_action.clone(),
+            issued_at: rfc3339_ms(self.issued_ms),
+            issued_at_unix: self.issued_ms.div_euclid(1000),
+            expires_at: rfc3339_ms(self.expires_ms),
+            agent_id: self.agent_id.clone(),
+            recipe: RECIPE,
+            signed_text: self.signed_text.clone(),
+            signature: self.signature.clone(),
+            key_id: key.key_id(),
+            alg: "EdDSA",
+            reportable: self.agent_id.is_some(),
+        }
     }
 }
 

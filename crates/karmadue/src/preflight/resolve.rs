@@ -2,9 +2,9 @@
 
 use kd_core::db::Connection;
 
+use super::error::PreflightError;
 use super::target::{Target, normalise_image};
 use crate::catalog::model::{self, Resource};
-use kd_kernel::error::ToolError;
 
 /// What a target resolved to.
 #[derive(Debug, Clone)]
@@ -21,17 +21,20 @@ pub struct Resolution {
 }
 
 /// Resource ids whose lowercase form equals `id`'s, exact match first.
-pub(crate) fn ids_ignoring_case(conn: &Connection, id: &str) -> Result<Vec<String>, ToolError> {
+pub(crate) fn ids_ignoring_case(
+    conn: &Connection,
+    id: &str,
+) -> Result<Vec<String>, PreflightError> {
     Ok(crate::catalog::store::ids_ignoring_case(conn, id)?)
 }
 
 /// Resource ids whose locator, lowercased, is `url` or `url/`.
-pub(crate) fn ids_by_locator(conn: &Connection, url: &str) -> Result<Vec<String>, ToolError> {
+pub(crate) fn ids_by_locator(conn: &Connection, url: &str) -> Result<Vec<String>, PreflightError> {
     Ok(crate::catalog::store::ids_by_locator(conn, url)?)
 }
 
 /// Resource ids whose package ids hold `image` (both sides normalised).
-fn ids_by_image(conn: &Connection, image: &str) -> Result<Vec<String>, ToolError> {
+fn ids_by_image(conn: &Connection, image: &str) -> Result<Vec<String>, PreflightError> {
     let rows = crate::catalog::store::package_ids(conn)?;
     Ok(rows
         .into_iter()
@@ -53,7 +56,7 @@ fn ids_by_image(conn: &Connection, image: &str) -> Result<Vec<String>, ToolError
 fn candidates(
     conn: &Connection,
     target: &Target,
-) -> Result<Vec<(String, &'static str)>, ToolError> {
+) -> Result<Vec<(String, &'static str)>, PreflightError> {
     // Candidates in order of preference, each with how it matched.
     let mut candidates: Vec<(String, &'static str)> = Vec::new();
     let mut add = |ids: Vec<String>, how: &'static str| {
@@ -116,7 +119,7 @@ pub fn resolve(
     conn: &Connection,
     target: &Target,
     include_demo: bool,
-) -> Result<Resolution, ToolError> {
+) -> Result<Resolution, PreflightError> {
     let candidates = candidates(conn, target)?;
     let mut real: Vec<(Resource, &'static str)> = Vec::new();
     let mut demo: Vec<(Resource, &'static str)> = Vec::new();
@@ -151,14 +154,7 @@ pub fn resolve(
         if include_demo {
             return Ok(pick(demo));
         }
-        return Err(ToolError::not_found(
-            "target",
-            "Only a demo example matches this target. Pass include_demo true to inspect it; demo examples are never evidence.",
-        )
-        .with("demo_available", true));
+        return Err(PreflightError::DemoOnly);
     }
-    Err(ToolError::not_found(
-        "target",
-        "No real record matches this target. Try discover_resources, or register it with register_resource.",
-    ))
+    Err(PreflightError::NoMatch)
 }

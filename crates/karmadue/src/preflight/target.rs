@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
+use super::error::PreflightError;
 use super::{MAX_TARGET_CHARS, TARGET_KEYS};
-use kd_kernel::error::ToolError;
 
 /// A target, parsed and normalised (case folded where the namespace ignores case).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +37,7 @@ pub enum Target {
 /// # Errors
 /// `validation` naming `target` (or `target.<key>`) when it is empty, over 2,048 characters,
 /// an object with no, several or unknown keys, or a string of no recognised form.
-pub fn parse_target(value: &Value) -> Result<Target, ToolError> {
+pub fn parse_target(value: &Value) -> Result<Target, PreflightError> {
     match value {
         Value::String(text) => parse_target_text(text, "target"),
         Value::Object(map) => {
@@ -47,33 +47,25 @@ pub fn parse_target(value: &Value) -> Result<Target, ToolError> {
                 } else {
                     ""
                 };
-                return Err(ToolError::validation(
-                    format!("target.{unknown}"),
-                    format!(
-                        "target objects take exactly one of kd_resource_id, url, github_repo; {unknown:?} is not accepted.{hint}"
-                    ),
-                ));
+                return Err(PreflightError::TargetKey {
+                    key: unknown.clone(),
+                    hint,
+                });
             }
             let given: Vec<(&String, &Value)> =
                 map.iter().filter(|(_, value)| !value.is_null()).collect();
             let [(key, inner)] = given.as_slice() else {
-                return Err(ToolError::validation(
-                    "target",
-                    "A target object needs exactly one of kd_resource_id, url, github_repo.",
-                ));
+                return Err(PreflightError::TargetKeyCount);
             };
             let field = format!("target.{key}");
-            let text = inner.as_str().ok_or_else(|| {
-                ToolError::validation(field.clone(), format!("{field} must be a string"))
+            let text = inner.as_str().ok_or_else(|| PreflightError::NotAString {
+                field: field.clone(),
             })?;
             match key.as_str() {
                 "kd_resource_id" => {
                     let text = check_text(text, &field)?;
                     if !text.starts_with("kd:res:") {
-                        return Err(ToolError::validation(
-                            field,
-                            "kd_resource_id must be a KarmaDue id such as kd:res:github:owner/repo",
-                        ));
+                        return Err(PreflightError::NotAResourceId { field });
                     }
                     Ok(Target::ResourceId(text.to_owned()))
                 }
@@ -88,12 +80,7 @@ pub fn parse_target(value: &Value) -> Result<Target, ToolError> {
                         .strip_prefix("www.github.com/")
                         .or_else(|| bare.strip_prefix("github.com/"))
                         .map_or_else(|| bare.to_owned(), str::to_owned);
-                    github_target(&path, true).ok_or_else(|| {
-                        ToolError::validation(
-                            field,
-                            "github_repo must be owner/repo (or a github.com URL)",
-                        )
-                    })
+                    github_target(&path, true).ok_or(PreflightError::NotAGitHubRepo { field })
                 }
                 _ => {
                     let parsed = parse_target_text(text, &field)?;
@@ -101,34 +88,27 @@ pub fn parse_target(value: &Value) -> Result<Target, ToolError> {
                         parsed,
                         Target::ResourceId(_) | Target::Npm(_) | Target::Pypi(_)
                     ) {
-                        return Err(ToolError::validation(field, "url must be an https URL"));
+                        return Err(PreflightError::NotAUrl { field });
                     }
                     Ok(parsed)
                 }
             }
         }
-        _ => Err(ToolError::validation(
-            "target",
-            "target must be a string or an object",
-        )),
+        _ => Err(PreflightError::TargetType),
     }
 }
 
-fn check_text<'a>(text: &'a str, field: &str) -> Result<&'a str, ToolError> {
+fn check_text<'a>(text: &'a str, field: &str) -> Result<&'a str, PreflightError> {
     let text = text.trim();
     if text.is_empty() {
-        return Err(ToolError::validation(
-            field,
-            format!("{field} must not be empty"),
-        ));
+        return Err(PreflightError::Empty {
+            field: field.to_owned(),
+        });
     }
     if text.chars().count() > MAX_TARGET_CHARS || text.chars().any(char::is_control) {
-        return Err(ToolError::validation(
-            field,
-            format!(
-                "{field} must be at most {MAX_TARGET_CHARS} characters without control characters"
-            ),
-        ));
+        return Err(PreflightError::TooLong {
+            field: field.to_owned(),
+        });
     }
     Ok(text)
 }
@@ -147,15 +127,11 @@ fn known_host(
     path: &str,
     without_query: &str,
     field: &str,
-) -> Option<Result<Target, ToolError>> {
+) -> Option<Result<Target, PreflightError>> {
+    let field = field.to_owned();
     Some(match host {
         "github.com" | "www.github.com" => github_target(&path.to_ascii_lowercase(), false)
-            .ok_or_else(|| {
-                ToolError::validation(
-                    field,
-                    "A GitHub target needs owner and repository: github.com/owner/repo",
-                )
-            }),
+            .ok_or(PreflightError::GitHubPath { field }),
         "hub.docker.com" => {
             let image = path.strip_prefix("/r/").map(str::to_owned).or_else(|| {
                 path.strip_prefix("/_/")
@@ -164,20 +140,13 @@ fn known_host(
             image
                 .and_then(|image| normalise_image(&format!("docker.io/{image}")))
                 .map(Target::Image)
-                .ok_or_else(|| {
-                    ToolError::validation(
-                        field,
-                        "A Docker Hub target looks like hub.docker.com/r/<owner>/<image>",
-                    )
-                })
+                .ok_or(PreflightError::DockerHubPath { field })
         }
         "docker.io" | "ghcr.io" | "quay.io" => normalise_image(without_query)
             .map(Target::Image)
-            .ok_or_else(|| {
-                ToolError::validation(
-                    field,
-                    format!("{field} is not an image id such as {host}/owner/image"),
-                )
+            .ok_or_else(|| PreflightError::RegistryImage {
+                field,
+                host: host.to_owned(),
             }),
         _ => return None,
     })
@@ -187,18 +156,17 @@ fn known_host(
 ///
 /// # Errors
 /// `validation` naming `field` when the text has no recognised form.
-pub fn parse_target_text(raw: &str, field: &str) -> Result<Target, ToolError> {
+pub fn parse_target_text(raw: &str, field: &str) -> Result<Target, PreflightError> {
     let text = check_text(raw, field)?;
     if text.starts_with("kd:res:") {
         return Ok(Target::ResourceId(text.to_owned()));
     }
-    let package = |name: &str| -> Result<String, ToolError> {
+    let package = |name: &str| -> Result<String, PreflightError> {
         let name = name.trim();
         if name.is_empty() || name.chars().any(char::is_whitespace) {
-            return Err(ToolError::validation(
-                field,
-                format!("{field} names an empty or spaced package"),
-            ));
+            return Err(PreflightError::Package {
+                field: field.to_owned(),
+            });
         }
         Ok(name.to_owned())
     };
@@ -211,10 +179,9 @@ pub fn parse_target_text(raw: &str, field: &str) -> Result<Target, ToolError> {
     for prefix in ["docker:", "oci:"] {
         if let Some(image) = strip_prefix_ignore_case(text, prefix) {
             return normalise_image(image).map(Target::Image).ok_or_else(|| {
-                ToolError::validation(
-                    field,
-                    format!("{field} is not an image id such as docker:owner/image"),
-                )
+                PreflightError::PrefixedImage {
+                    field: field.to_owned(),
+                }
             });
         }
     }
@@ -236,12 +203,9 @@ pub fn parse_target_text(raw: &str, field: &str) -> Result<Target, ToolError> {
         return target;
     }
     if !has_scheme || host.is_empty() {
-        return Err(ToolError::validation(
-            field,
-            format!(
-                "{field} must be a KarmaDue id (kd:res:...), an https URL, github.com/owner/repo, npm:<package>, a package-page URL, docker:<image>, or a hub.docker.com/r/, docker.io/, ghcr.io/ or quay.io/ image id"
-            ),
-        ));
+        return Err(PreflightError::Unrecognised {
+            field: field.to_owned(),
+        });
     }
     // DECISIONS 12: a package page is recognised by its shape, whatever the host.
     if let Some(name) = package_page_name(path) {
@@ -459,17 +423,18 @@ mod tests {
 
     #[test]
     fn unrecognised_targets_and_bad_objects_are_refused_naming_the_field() {
+        let refusal = |error: PreflightError| kd_kernel::ToolError::from(error);
         assert_eq!(
-            parse_target_text("just words", "target")
-                .unwrap_err()
+            refusal(parse_target_text("just words", "target").unwrap_err())
                 .field
                 .as_deref(),
             Some("target")
         );
-        let two =
-            parse_target(&json!({ "url": "https://a.example", "github_repo": "a/b" })).unwrap_err();
+        let two = refusal(
+            parse_target(&json!({ "url": "https://a.example", "github_repo": "a/b" })).unwrap_err(),
+        );
         assert_eq!(two.field.as_deref(), Some("target"));
-        let unknown = parse_target(&json!({ "resource_id": "kd:res:npm:x" })).unwrap_err();
+        let unknown = refusal(parse_target(&json!({ "resource_id": "kd:res:npm:x" })).unwrap_err());
         assert_eq!(unknown.field.as_deref(), Some("target.resource_id"));
         assert!(unknown.message.contains("kd_resource_id"));
         assert_eq!(

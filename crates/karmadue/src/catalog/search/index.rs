@@ -200,7 +200,7 @@ impl SearchIndex {
         conn: &Connection,
         head: &Head,
     ) -> Result<(Live, Freshness), ToolError> {
-        std::fs::create_dir_all(dir).map_err(ToolError::internal)?;
+        std::fs::create_dir_all(dir).map_err(ToolError::internal_from)?;
         let (schema, fields) = Fields::schema();
         if let Ok(index) = Index::open_in_dir(dir) {
             if index.schema() == schema {
@@ -220,13 +220,13 @@ impl SearchIndex {
             // again.
             let writer: IndexWriter = index
                 .writer_with_num_threads(1, 15_000_000)
-                .map_err(ToolError::internal)?;
+                .map_err(ToolError::internal_from)?;
             drop(writer);
         }
         clear_dir(dir)?;
-        let directory = MmapDirectory::open(dir).map_err(ToolError::internal)?;
+        let directory = MmapDirectory::open(dir).map_err(ToolError::internal_from)?;
         let index = Index::create(directory, schema, tantivy::IndexSettings::default())
-            .map_err(ToolError::internal)?;
+            .map_err(ToolError::internal_from)?;
         let live = Live::new(index, fields, &self.analyzers, true)?;
         let mut writer = lock(&live.writer)?;
         live.rebuild(&mut writer, conn, head, &self.analyzers)?;
@@ -237,9 +237,9 @@ impl SearchIndex {
 
 fn clear_dir(dir: &Path) -> Result<(), ToolError> {
     if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(ToolError::internal)?;
+        std::fs::remove_dir_all(dir).map_err(ToolError::internal_from)?;
     }
-    std::fs::create_dir_all(dir).map_err(ToolError::internal)
+    std::fs::create_dir_all(dir).map_err(ToolError::internal_from)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> Result<MutexGuard<'_, T>, ToolError> {
@@ -309,15 +309,15 @@ impl Live {
         // Segments are searched in parallel: one search uses both cores of a small machine.
         index
             .set_multithread_executor(SEARCH_THREADS)
-            .map_err(ToolError::internal)?;
+            .map_err(ToolError::internal_from)?;
         let writer = index
             .writer_with_num_threads(1, 60_000_000)
-            .map_err(ToolError::internal)?;
+            .map_err(ToolError::internal_from)?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
-            .map_err(ToolError::internal)?;
+            .map_err(ToolError::internal_from)?;
         let seq = committed_seq(&index);
         Ok(Live {
             index,
@@ -351,7 +351,7 @@ impl Live {
         writer
             .writer
             .delete_all_documents()
-            .map_err(ToolError::internal)?;
+            .map_err(ToolError::internal_from)?;
         let mut failed = None;
         crate::catalog::store::for_each_record(conn, |record| {
             if let Err(error) = writer.writer.add_document(self.document(record, analyzers)) {
@@ -360,7 +360,7 @@ impl Live {
             Ok(())
         })?;
         if let Some(error) = failed {
-            return Err(ToolError::internal(error));
+            return Err(ToolError::internal_from(error));
         }
         self.commit(writer, head)?;
         self.compact(writer)?;
@@ -376,7 +376,7 @@ impl Live {
         let mut segments = self
             .index
             .searchable_segment_metas()
-            .map_err(ToolError::internal)?;
+            .map_err(ToolError::internal_from)?;
         if segments.len() <= SEARCH_THREADS {
             return Ok(());
         }
@@ -395,9 +395,9 @@ impl Live {
             .map(|(_, ids)| writer.writer.merge(&ids))
             .collect();
         for merge in merges {
-            merge.wait().map_err(ToolError::internal)?;
+            merge.wait().map_err(ToolError::internal_from)?;
         }
-        self.reader.reload().map_err(ToolError::internal)
+        self.reader.reload().map_err(ToolError::internal_from)
     }
 
     fn apply(
@@ -426,7 +426,7 @@ impl Live {
                 writer
                     .writer
                     .add_document(self.document(&record, analyzers))
-                    .map_err(ToolError::internal)?;
+                    .map_err(ToolError::internal_from)?;
             }
         }
         self.commit(writer, head)
@@ -439,10 +439,10 @@ impl Live {
         let mut prepared = writer
             .writer
             .prepare_commit()
-            .map_err(ToolError::internal)?;
+            .map_err(ToolError::internal_from)?;
         prepared.set_payload(&payload);
-        prepared.commit().map_err(ToolError::internal)?;
-        self.reader.reload().map_err(ToolError::internal)?;
+        prepared.commit().map_err(ToolError::internal_from)?;
+        self.reader.reload().map_err(ToolError::internal_from)?;
         writer.seq = head.seq;
         self.seq.store(head.seq, Ordering::Release);
         Ok(())

@@ -85,7 +85,7 @@ pub fn build(
         built.query = Box::new(AllQuery);
         return Ok(built);
     }
-    let documents = stats.total_num_docs().map_err(ToolError::internal)? as f32;
+    let documents = stats.total_num_docs().map_err(ToolError::internal_from)? as f32;
     let mut matched: Vec<(&str, Vec<Box<dyn Query>>)> = Vec::new();
     for concept in &plan.concepts {
         let Some((disjuncts, most_common)) = concept_forms(concept, fields, stats, &mut built)?
@@ -152,7 +152,7 @@ fn concept_forms(
                 continue;
             }
             let term = Term::from_field_text(field, &alternative.stem);
-            let count = stats.doc_freq(&term).map_err(ToolError::internal)?;
+            let count = stats.doc_freq(&term).map_err(ToolError::internal_from)?;
             if count > 0 {
                 most_common = most_common.max(count);
                 let query = TermQuery::new(term, IndexRecordOption::WithFreqs);
@@ -166,7 +166,7 @@ fn concept_forms(
     if let Some(prefix) = &concept.prefix
         && stats
             .has_prefix(fields.title_words, prefix)
-            .map_err(ToolError::internal)?
+            .map_err(ToolError::internal_from)?
     {
         // The word as typed so far: the start of a title word (`kube` → kubernetes).
         let term = Term::from_field_text(fields.title_words, prefix);
@@ -178,7 +178,10 @@ fn concept_forms(
             let term = Term::from_field_text(fields.title_words, word);
             let fuzzy = FuzzyTermQuery::new(term, fuzzy_distance(word.chars().count()), true);
             // Only a close spelling some title holds counts: otherwise the word is unknown.
-            if stats.matches_any(&fuzzy).map_err(ToolError::internal)? {
+            if stats
+                .matches_any(&fuzzy)
+                .map_err(ToolError::internal_from)?
+            {
                 disjuncts.push(Box::new(BoostQuery::new(
                     Box::new(fuzzy),
                     FUZZY_TITLE_WEIGHT,
@@ -215,7 +218,7 @@ fn named_by_the_rarest(
         return Ok(());
     };
     let term = Term::from_field_text(fields.names, matched[rarest].0);
-    if stats.doc_freq(&term).map_err(ToolError::internal)? == 0 {
+    if stats.doc_freq(&term).map_err(ToolError::internal_from)? == 0 {
         return Ok(());
     }
     let named = ConstScoreQuery::new(
@@ -284,7 +287,7 @@ fn name_clauses(
     let mut held: Vec<Box<dyn Query>> = Vec::new();
     for name in &plan.names {
         let term = Term::from_field_text(fields.names, name);
-        if stats.doc_freq(&term).map_err(ToolError::internal)? > 0 {
+        if stats.doc_freq(&term).map_err(ToolError::internal_from)? > 0 {
             held.push(Box::new(TermQuery::new(
                 term.clone(),
                 IndexRecordOption::Basic,
@@ -299,7 +302,7 @@ fn name_clauses(
     if !held.is_empty() {
         built.name_holders = stats
             .count(&BooleanQuery::union(held))
-            .map_err(ToolError::internal)?;
+            .map_err(ToolError::internal_from)?;
     }
     built.exact_name = !names.is_empty();
     // Names one or two edits away: only for a need with a word no record holds (a typo), or
@@ -318,7 +321,7 @@ fn name_clauses(
             let fuzzy = FuzzyTermQuery::new(term, distance, true);
             built.name_holders = built
                 .name_holders
-                .max(stats.count(&fuzzy).map_err(ToolError::internal)?);
+                .max(stats.count(&fuzzy).map_err(ToolError::internal_from)?);
             names.push(Box::new(ConstScoreQuery::new(
                 Box::new(fuzzy),
                 full + bonus,

@@ -304,7 +304,7 @@ pub(super) async fn list_verification_asks(
             limit,
             offset,
         )?;
-        let shown = i64::try_from(asks.len()).map_err(ToolError::internal)?;
+        let shown = i64::try_from(asks.len()).map_err(ToolError::internal_from)?;
         let next_offset = (offset + shown < total).then_some(offset + shown);
         let mut data = json!({
             "asks": asks.iter().map(|ask| ask.to_json(now)).collect::<Vec<_>>(),

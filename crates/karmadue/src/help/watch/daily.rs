@@ -140,7 +140,7 @@ fn changes_since_last_check(
     let previous = load_seen(txn.conn(), agent_id)?;
     let mut found = Vec::new();
     for (position, target, resource_id) in items {
-        let position = usize::try_from(position).map_err(ToolError::internal)?;
+        let position = usize::try_from(position).map_err(ToolError::internal_from)?;
         match resource_id {
             Some(id) => {
                 let Some(resource) = model::load_resource(txn.conn(), &id)? else {

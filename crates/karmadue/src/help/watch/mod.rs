@@ -36,7 +36,7 @@ use crate::catalog::model::Resource;
 use crate::outcomes;
 use crate::preflight::{self, Target};
 use kd_kernel::Ctx;
-use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::error::ToolError;
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 
 /// Most targets one `quick_watch` call answers.
@@ -191,12 +191,9 @@ pub(super) fn resolve_real(
 ) -> Result<Result<preflight::Resolution, bool>, ToolError> {
     match preflight::resolve(conn, target, false) {
         Ok(resolution) => Ok(Ok(resolution)),
-        Err(error) if error.code == ErrorCode::NotFound => Ok(Err(error
-            .extra
-            .get("demo_available")
-            .and_then(Value::as_bool)
-            .unwrap_or(false))),
-        Err(error) => Err(error),
+        Err(preflight::PreflightError::DemoOnly) => Ok(Err(true)),
+        Err(preflight::PreflightError::NoMatch) => Ok(Err(false)),
+        Err(error) => Err(error.into()),
     }
 }
 
@@ -288,7 +285,7 @@ pub(super) fn store_item(
     target: &str,
     resolved: Option<(&str, &Seen)>,
 ) -> Result<(), ToolError> {
-    let position = i64::try_from(position).map_err(ToolError::internal)?;
+    let position = i64::try_from(position).map_err(ToolError::internal_from)?;
     super::store::upsert_item(conn, agent_id, position, target, resolved)?;
     Ok(())
 }
@@ -357,7 +354,7 @@ async fn set_watchlist(ctx: Ctx, input: SetWatchlist) -> Result<Value, ToolError
             }
         }
         let listed = resolved.iter().filter(|found| found.is_some()).count();
-        let count = i64::try_from(targets.len()).map_err(ToolError::internal)?;
+        let count = i64::try_from(targets.len()).map_err(ToolError::internal_from)?;
         super::store::upsert_watchlist(txn.conn(), &agent_id, count, txn.now_ms())?;
         let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
         let event = txn.record(
