@@ -50,7 +50,8 @@ label{display:block;margin:.6rem 0}input[type=text],input[type=email],input[type
 .error{color:#a40000}.code{font:700 2rem ui-monospace,monospace;letter-spacing:.2rem}form.inline{display:inline}\
 .third-party{border-left:4px solid #d9a400;background:#fffbe6;padding:.4rem .75rem;margin:.5rem 0}\
 .tp-label{font-size:13px;color:#6b5800;text-transform:uppercase;letter-spacing:.04em}\
-.demo{background:#fde7e7;border:1px solid #c62828;padding:.5rem .75rem}dt{font-weight:600}dd{margin:0 0 .4rem 0}";
+.demo{background:#fde7e7;border:1px solid #c62828;padding:.5rem .75rem}dt{font-weight:600}dd{margin:0 0 .4rem 0}\
+.post{min-width:0;overflow-wrap:anywhere}.post pre,.post code{white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-word}";
 
 /// Which links a page's navigation shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
