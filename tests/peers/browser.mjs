@@ -199,13 +199,22 @@ function newEmail(who) {
   return `${who}-${randomBytes(4).toString('hex')}@example.org`;
 }
 
-/** Signs a person up from the page they are on (which has the sign-up form) and checks /you. */
+/** Signs a person up from the page they are on (which has the sign-up form), follows the
+ *  link of the confirmation mail the sink received (decision 260) and checks /you. */
 async function signUp(page, displayName, email) {
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Your name').fill(displayName);
   await page.getByLabel('Password').fill(PASSWORD);
-  const response = await submit(page, page.getByRole('button', { name: 'Create account' }));
-  await check('sign-up redirects to You (303, then 200)', response?.status() === 200 && new URL(page.url()).pathname === '/you'
+  const sent = await submit(page, page.getByRole('button', { name: 'Create account' }));
+  await check('sign-up answers Check your email (303, then 200)', sent?.status() === 200 && new URL(page.url()).pathname === '/signup/sent',
+    `${sent?.status()} ${page.url()}`, page);
+  const mails = await waitForMail(email, { signUp: true });
+  const confirm = mails.find((mail) => mail.subject === 'Confirm your KarmaDue account');
+  const link = confirm?.body.match(/https?:\/\/\S+\/signup\/confirm\?token=kdsu_[0-9a-f]+/)?.[0];
+  await check('the confirmation mail carries a sign-up link', Boolean(link), confirm ?? 'no mail within 30 s');
+  await page.goto(link);
+  const response = await submit(page, page.getByRole('button', { name: 'Confirm my account and sign in' }));
+  await check('the link signs in and redirects to You (303, then 200)', response?.status() === 200 && new URL(page.url()).pathname === '/you'
     && (await response.request().redirectedFrom()?.response())?.status() === 303, `${response?.status()} ${page.url()}`, page);
   await expectPage(page, 'You says who is signed in', 'You', [`Signed in as ${displayName} (${email}).`]);
   return response;
@@ -347,17 +356,19 @@ async function claimUrl(browser) {
   return hub;
 }
 
-function mailsTo(address) {
+function mailsTo(address, { signUp = false } = {}) {
   return readdirSync(SMTP_DIR)
     .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
     .sort()
     .map((name) => JSON.parse(readFileSync(join(SMTP_DIR, name), 'utf8')))
-    .filter((mail) => mail.rcpt_tos.some((rcpt) => rcpt.toLowerCase() === address.toLowerCase()));
+    .filter((mail) => mail.rcpt_tos.some((rcpt) => rcpt.toLowerCase() === address.toLowerCase()))
+    // The person's own sign-up mail is not what scenario c counts (signUp: true keeps it).
+    .filter((mail) => signUp || mail.subject !== 'Confirm your KarmaDue account');
 }
 
-async function waitForMail(address, seconds = 30) {
+async function waitForMail(address, { signUp = false, seconds = 30 } = {}) {
   for (let i = 0; i < seconds * 10; i += 1) {
-    const found = mailsTo(address);
+    const found = mailsTo(address, { signUp });
     if (found.length > 0) return found;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

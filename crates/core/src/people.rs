@@ -281,6 +281,75 @@ pub fn end_session(conn: &Connection, token: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// How long a sign-up confirmation link works, in milliseconds (24 hours; DECISIONS 260).
+pub const SIGNUP_LINK_TTL_MS: i64 = 24 * 3600 * 1000;
+
+/// A sign-up waiting for its mailed link (`signup_links`; the token is kept as its SHA-256).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingSignUp {
+    /// Trimmed, lowercased email the link was mailed to.
+    pub email: String,
+    /// The name the person chose.
+    pub display_name: String,
+    /// The argon2id hash of the chosen password.
+    pub password_hash: String,
+}
+
+/// Stores a sign-up waiting for the link of `token` (only its SHA-256), working for
+/// [`SIGNUP_LINK_TTL_MS`], and forgets links that have expired. Nothing is logged.
+///
+/// # Errors
+/// [`StoreError`] when the store fails.
+pub fn hold_sign_up(
+    conn: &Connection,
+    token: &str,
+    pending: &PendingSignUp,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    conn.prepare_cached("DELETE FROM signup_links WHERE expires_ms <= ?1")?
+        .execute([now_ms])?;
+    conn.prepare_cached(
+        "INSERT INTO signup_links (token_sha256, email, display_name, password_hash, created_ms, expires_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        secret_sha256(token),
+        pending.email,
+        pending.display_name,
+        pending.password_hash,
+        now_ms,
+        now_ms + SIGNUP_LINK_TTL_MS
+    ])?;
+    Ok(())
+}
+
+/// The sign-up waiting for `token` at `now_ms` (`None`: unknown, used or expired).
+///
+/// # Errors
+/// [`StoreError`] when the store fails.
+pub fn held_sign_up(
+    conn: &Connection,
+    token: &str,
+    now_ms: i64,
+) -> Result<Option<PendingSignUp>, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT email, display_name, password_hash FROM signup_links WHERE token_sha256 = ?1 AND expires_ms > ?2")?
+        .query_row(params![secret_sha256(token), now_ms], |row| {
+            Ok(PendingSignUp { email: row.get(0)?, display_name: row.get(1)?, password_hash: row.get(2)? })
+        })
+        .optional()?)
+}
+
+/// Forgets every sign-up waiting for `email` (its link was used: the others must not make a
+/// second account).
+///
+/// # Errors
+/// [`StoreError`] when the store fails.
+pub fn drop_sign_ups(conn: &Connection, email: &str) -> Result<(), StoreError> {
+    conn.prepare_cached("DELETE FROM signup_links WHERE email = ?1")?
+        .execute([email])?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

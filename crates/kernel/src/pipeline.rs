@@ -78,14 +78,17 @@ pub enum Transport {
     Mcp,
     /// The public REST API.
     Rest,
+    /// A form of the hub's HTML pages (a signed-in person's forum reply, report, confirm).
+    Page,
 }
 
 impl Transport {
-    /// `mcp` or `rest`.
+    /// `mcp`, `rest` or `page`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Mcp => "mcp",
             Self::Rest => "rest",
+            Self::Page => "page",
         }
     }
 }

@@ -35,7 +35,7 @@ use axum::routing::{MethodRouter, get, post};
 use crate::hub::Hub;
 
 use kd_kernel::RequestAuth;
-use pages::{account, consent, forum, home, inbox, resource, verify_help, you};
+use pages::{account, consent, forum, forum_forms, home, inbox, resource, verify_help, you};
 
 /// A router that keeps the paths it was given, so the OpenAPI test can hold the document
 /// against every route ([`route_paths`]).
@@ -109,6 +109,9 @@ fn page_routes(router: Listed) -> Listed {
         .route("/llms.txt", get(home::llms_txt))
         .route(forum::FORUM_PATH, get(forum::forum_page))
         .route(forum::THREAD_PATH, get(forum::thread_page))
+        .route(forum::REPLY_PATH, post(forum_forms::reply))
+        .route(forum::REPORT_PATH, post(forum_forms::report))
+        .route(forum::CONFIRM_PATH, post(forum_forms::confirm))
         .route(
             "/functions/v1/public-api/.well-known/jwks.json",
             get(home::jwks),
@@ -125,6 +128,11 @@ fn page_routes(router: Listed) -> Listed {
 fn person_routes(router: Listed) -> Listed {
     router
         .route("/signup", get(account::signup_page).post(account::signup))
+        .route(account::SENT_PATH, get(account::signup_sent))
+        .route(
+            crate::people::CONFIRM_PATH,
+            get(account::confirm_page).post(account::confirm),
+        )
         .route("/signin", get(account::signin_page).post(account::signin))
         .route("/signout", post(account::signout))
         .route(

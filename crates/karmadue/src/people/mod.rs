@@ -34,7 +34,10 @@ pub use owners::{
     MAX_ACTIONS_PER_DAY, Overview, OwnedAgent, OwnerAction, PendingRequest, act_on_agent,
     decide_request, overview, pending_request, set_actions_per_day,
 };
-pub use sessions::{NewSession, sign_in, sign_out, sign_up, signed_in};
+pub use sessions::{
+    ALREADY_SUBJECT, CONFIRM_PATH, CONFIRM_SUBJECT, NewSession, confirm_sign_up, sign_in, sign_out,
+    sign_up, sign_up_link_works, signed_in,
+};
 
 use kd_core::db::Connection;
 
@@ -99,7 +102,7 @@ pub fn grant(conn: &Connection, agent_id: &str) -> Result<Option<Grant>, ToolErr
 }
 
 /// A refusal of an app flow, shown on the page (plain words; never names whether another
-/// account exists, except at sign-up where the address is the person's own).
+/// account exists: sign-up answers the same either way and says more only by mail, DECISIONS 260).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AppError {
     /// Bad form input; the message says what to fix.

@@ -2,7 +2,8 @@
 //! "Connecting to your person"). Stored by [`kd_core::people`]; the attempt limits and the
 //! argon2id bound ([`super::password_gate`]) are here.
 //!
-//! Events: `person.signed_up`.
+//! Sign-up is confirmed by a mailed link (DECISIONS 260). Events: `person.signed_up` (when
+//! the link is followed).
 
 use std::net::IpAddr;
 
@@ -29,52 +30,140 @@ fn new_session(hub: &Kernel) -> (String, String) {
     )
 }
 
-/// Creates an account and signs the person in. The cheap checks come first: the form, then
-/// the attempt limit (5 a minute per email and per address, like sign-in), then whether the
-/// email is taken; only then is the password hashed, behind the [`password_gate`].
+/// The path of the link a sign-up mail carries (`?token=kdsu_…`).
+pub const CONFIRM_PATH: &str = "/signup/confirm";
+/// The subject of the mail that carries a sign-up link.
+pub const CONFIRM_SUBJECT: &str = "Confirm your KarmaDue account";
+/// The subject of the mail sent when someone signs up with an address that has an account.
+pub const ALREADY_SUBJECT: &str = "Someone tried to sign up to KarmaDue with your address";
+
+/// Starts a sign-up (DECISIONS 260). The cheap checks come first: the form, then the attempt
+/// limit (5 a minute per email and per address, like sign-in); then the password is hashed,
+/// behind the [`password_gate`], whether or not the address has an account, so the answer
+/// takes as long and reads the same either way. A new address gets a mail with a single-use
+/// link (a `kdsu_` token, lasting [`accounts::SIGNUP_LINK_TTL_MS`]) and the sign-up waits in
+/// `signup_links`; an address with an account gets a mail saying so instead. Nothing is
+/// logged: the account (and `person.signed_up`) comes with [`confirm_sign_up`].
 ///
 /// # Errors
-/// [`AppError::Invalid`] for a bad email, name or password, or an email already in use;
-/// [`AppError::RateLimited`], [`AppError::Busy`], [`AppError::Internal`]. A refusal stores
-/// nothing but the counted attempt.
+/// [`AppError::Invalid`] for a bad email, name or password; [`AppError::RateLimited`],
+/// [`AppError::Busy`], [`AppError::Internal`]. A refusal stores nothing but the counted
+/// attempt.
 pub async fn sign_up(
     hub: &Kernel,
     email: &str,
     display_name: &str,
     password: &str,
     ip: Option<IpAddr>,
-) -> Result<NewSession, AppError> {
+) -> Result<(), AppError> {
     let (email, display_name) = check_sign_up(email, display_name, password)?;
     admit_attempt(hub, "signup", &email, ip).await?;
-    let lookup = email.clone();
-    let taken = hub
-        .store
-        .read(move |conn| accounts::find_by_email(conn, &lookup))
-        .await
-        .map_err(AppError::from)?
-        .is_some();
-    if taken {
-        return Err(email_taken());
-    }
     let salt = random_bytes::<16>(hub.random.as_ref());
     let password = password.to_owned();
     // argon2 is deliberately slow: hash off the async threads, outside the writer, a few at
     // a time.
-    let hash = password_gate(hub)?
+    let password_hash = password_gate(hub)?
         .run(move || accounts::hash_password(&password, salt))
         .await??;
+    let token = random_id::<32>(hub.random.as_ref(), "kdsu_");
+    let mail_id = random_id::<12>(hub.random.as_ref(), "kdm_");
+    let public_url = hub.config.public_url.clone();
+    let pending = accounts::PendingSignUp {
+        email,
+        display_name,
+        password_hash,
+    };
+    hub.store
+        .write(move |txn| -> Result<(), AppError> {
+            let now = txn.now_ms();
+            let taken = accounts::find_by_email(txn.conn(), &pending.email)?.is_some();
+            let (subject, body) = if taken {
+                (ALREADY_SUBJECT, already_mail(&public_url))
+            } else {
+                accounts::hold_sign_up(txn.conn(), &token, &pending, now)?;
+                (CONFIRM_SUBJECT, confirm_mail(&public_url, &token))
+            };
+            kd_core::outbox::queue(
+                txn.conn(),
+                &kd_core::outbox::Mail {
+                    mail_id,
+                    to_email: pending.email.clone(),
+                    subject: subject.into(),
+                    body,
+                    created_ms: now,
+                    sent_ms: None,
+                },
+            )?;
+            Ok(())
+        })
+        .await??;
+    super::mail::MailWakeup::notify(hub);
+    Ok(())
+}
+
+/// The mail with the sign-up link (the hub keeps only the token's SHA-256; the outbox drops
+/// the body once the relay has it).
+fn confirm_mail(public_url: &str, token: &str) -> String {
+    format!(
+        "Hello,\n\nSomeone (we hope you) asked to create a KarmaDue account with this email address.\n\n\
+         To finish, open this link within 24 hours. It works once:\n\
+         {public_url}{CONFIRM_PATH}?token={token}\n\n\
+         If this was not you, ignore this message: no account is made unless the link is opened.\n"
+    )
+}
+
+/// The mail to an address that already has an account: the same page answered the sign-up.
+fn already_mail(public_url: &str) -> String {
+    format!(
+        "Hello,\n\nSomeone (perhaps you) tried to create a KarmaDue account with this email address, \
+         which already has one. Nothing was changed.\n\n\
+         If it was you, sign in instead:\n{public_url}/signin\n\n\
+         If it was not you, ignore this message.\n"
+    )
+}
+
+/// Whether `token` names a sign-up link that still works (a read; nothing is changed).
+///
+/// # Errors
+/// [`AppError::Internal`].
+pub async fn sign_up_link_works(hub: &Kernel, token: &str) -> Result<bool, AppError> {
+    let token = token.to_owned();
+    let now_ms = hub.clock.now_ms();
+    Ok(hub
+        .store
+        .read(move |conn| accounts::held_sign_up(conn, &token, now_ms))
+        .await?
+        .is_some())
+}
+
+/// Follows a sign-up link: makes the account (`person.signed_up`), forgets every sign-up
+/// waiting for that address, and signs the person in, in one write.
+///
+/// # Errors
+/// [`AppError::Invalid`] "This link does not work…" for an unknown, used or expired token or
+/// an address that got an account meanwhile (nothing written); [`AppError::Internal`].
+pub async fn confirm_sign_up(hub: &Kernel, token: &str) -> Result<NewSession, AppError> {
+    let token = token.to_owned();
     let person_id = random_id::<12>(hub.random.as_ref(), "kdh_");
-    let (token, csrf) = new_session(hub);
-    let stored_token = token.clone();
+    let (session_token, csrf) = new_session(hub);
+    let stored_token = session_token.clone();
     let session = hub
         .store
         .write(move |txn| -> Result<Session, AppError> {
-            match accounts::sign_up(txn, &person_id, &email, &display_name, &hash) {
+            let pending =
+                accounts::held_sign_up(txn.conn(), &token, txn.now_ms())?.ok_or_else(dead_link)?;
+            match accounts::sign_up(
+                txn,
+                &person_id,
+                &pending.email,
+                &pending.display_name,
+                &pending.password_hash,
+            ) {
                 Ok(_) => {}
-                // Taken between the check above and this write.
-                Err(accounts::SignUpError::EmailTaken) => return Err(email_taken()),
+                Err(accounts::SignUpError::EmailTaken) => return Err(dead_link()),
                 Err(accounts::SignUpError::Store(error)) => return Err(error.into()),
             }
+            accounts::drop_sign_ups(txn.conn(), &pending.email)?;
             Ok(accounts::start_session(
                 txn.conn(),
                 &stored_token,
@@ -84,11 +173,17 @@ pub async fn sign_up(
             )?)
         })
         .await??;
-    Ok(NewSession { token, session })
+    Ok(NewSession {
+        token: session_token,
+        session,
+    })
 }
 
-fn email_taken() -> AppError {
-    AppError::Invalid("An account already uses this email. Sign in instead.".into())
+/// The refusal of a sign-up link that does not work.
+fn dead_link() -> AppError {
+    AppError::Invalid(
+        "This link does not work: it was already used, it expired (links last 24 hours), or it was mistyped. Sign up again, or sign in if you already have an account.".into(),
+    )
 }
 
 /// The sign-up form's checks, nothing stored: the normalized email and the trimmed name.

@@ -216,6 +216,10 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
     ("sessions", "working state: sign-in sessions"),
     ("signin_attempts", "working state: the sign-in limits"),
     (
+        "signup_links",
+        "working state: sign-ups waiting for their mailed link, kept as the token's SHA-256, never logged",
+    ),
+    (
         "connect_codes",
         "working state: connect codes, kept as their SHA-256, never logged",
     ),

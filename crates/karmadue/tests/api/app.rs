@@ -745,7 +745,8 @@ impl Browser<'_> {
         hidden(&page.text, "csrf")
     }
 
-    /// Signs up (email, name, password) and returns the session token.
+    /// Signs up (email, name, password), follows the link of the confirmation mail
+    /// ([`TestApp::signup_link`]) and returns the session token.
     pub fn sign_up(&self, email: &str, name: &str, password: &str) -> String {
         let csrf = self.csrf("/signup");
         let reply = self.post(
@@ -758,7 +759,65 @@ impl Browser<'_> {
             ],
         );
         assert_eq!(reply.status, 303, "{}", reply.text);
+        assert_eq!(reply.header("location"), Some("/signup/sent"));
+        let link = self.app.signup_link(email).expect("no confirmation mail");
+        let confirmed = self.confirm(&link);
+        assert_eq!(confirmed.status, 303, "{}", confirmed.text);
         self.cookie("kd_session").unwrap()
+    }
+
+    /// Opens a sign-up `link` (the path and query) and presses its button: the reply of the
+    /// POST (303 to `/you` when it worked).
+    pub fn confirm(&self, link: &str) -> Reply {
+        let page = self.get(link);
+        assert_eq!(page.status, 200, "{link}: {}", page.text);
+        let csrf = hidden(&page.text, "csrf");
+        let token = hidden(&page.text, "token");
+        self.post("/signup/confirm", &[("csrf", &csrf), ("token", &token)])
+    }
+}
+
+impl TestApp {
+    /// Mails in the outbox, delivered or not.
+    pub fn outbox_len(&self) -> usize {
+        self.hub
+            .store
+            .read_blocking(|conn| kd_core::outbox::list(conn, false))
+            .unwrap()
+            .len()
+    }
+
+    /// The path and query of the sign-up link in the newest waiting confirmation mail to
+    /// `email`, if any; the mail is then marked delivered, as the relay would (so tests that
+    /// count the outbox see the mails their own steps queued).
+    pub fn signup_link(&self, email: &str) -> Option<String> {
+        let email = email.trim().to_lowercase();
+        let mail = self
+            .hub
+            .store
+            .read_blocking(|conn| kd_core::outbox::list(conn, true))
+            .unwrap()
+            .into_iter()
+            .rev()
+            .find(|mail| {
+                mail.to_email == email && mail.subject == kd_karmadue::people::CONFIRM_SUBJECT
+            })?;
+        let line = mail
+            .body
+            .lines()
+            .find(|line| line.contains(kd_karmadue::people::CONFIRM_PATH))?;
+        let link = line[line.find(kd_karmadue::people::CONFIRM_PATH)?..]
+            .trim()
+            .to_owned();
+        let mail_id = mail.mail_id.clone();
+        self.block_on(
+            self.hub
+                .store
+                .write(move |txn| kd_core::outbox::mark_sent(txn.conn(), &mail_id, txn.now_ms())),
+        )
+        .unwrap()
+        .unwrap();
+        Some(link)
     }
 }
 

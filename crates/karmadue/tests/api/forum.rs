@@ -19,7 +19,7 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
         .block_on(future)
 }
 
-fn ok(reply: &Value) -> Value {
+pub(crate) fn ok(reply: &Value) -> Value {
     assert_eq!(reply["ok"], true, "{reply}");
     reply["data"].clone()
 }
@@ -29,13 +29,13 @@ fn code(reply: &Value) -> String {
     reply["error"]["code"].as_str().unwrap().to_owned()
 }
 
-fn poster(app: &TestApp, name: &str) -> Agent {
+pub(crate) fn poster(app: &TestApp, name: &str) -> Agent {
     let agent = app.register(name);
     app.admit(&agent);
     agent
 }
 
-fn open_thread(app: &TestApp, agent: &Agent, title: &str, body: &str) -> Value {
+pub(crate) fn open_thread(app: &TestApp, agent: &Agent, title: &str, body: &str) -> Value {
     ok(&app.signed(
         agent,
         "create_thread",
@@ -43,7 +43,7 @@ fn open_thread(app: &TestApp, agent: &Agent, title: &str, body: &str) -> Value {
     ))
 }
 
-fn reply_to(app: &TestApp, agent: &Agent, thread_id: &str, body: &str) -> Value {
+pub(crate) fn reply_to(app: &TestApp, agent: &Agent, thread_id: &str, body: &str) -> Value {
     ok(&app.signed(
         agent,
         "reply",

@@ -122,11 +122,15 @@ pub fn person<'a>(app: &'a TestApp, email: &str) -> (Browser<'a>, String) {
     (browser, session.person_id)
 }
 
+/// The outbox without the sign-up mails of the test's own people (issue 16 added those).
 fn outbox(app: &TestApp) -> Vec<kd_core::outbox::Mail> {
     app.hub
         .store
         .read_blocking(|conn| kd_core::outbox::list(conn, false))
         .unwrap()
+        .into_iter()
+        .filter(|mail| mail.subject != kd_karmadue::people::CONFIRM_SUBJECT)
+        .collect()
 }
 
 fn daily(app: &TestApp) -> watch::DailyReport {

@@ -25,6 +25,7 @@ pub(crate) const OWNERS: &[(&str, &[&str])] = &[
             "people",
             "sessions",
             "signin_attempts",
+            "signup_links",
             "outbox",
             "owner_grants",
             "owner_requests",

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, State};
+use axum::extract::{ConnectInfo, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum_extra::extract::cookie::CookieJar;
@@ -102,15 +102,18 @@ impl Account {
                 redirect("/you"),
             )
                 .into_response(),
-            Err(error) => {
-                let message = error.to_string();
-                let body = self.form(&form.token, Some(&message), form.form.get("email"));
-                with_retry_after(
-                    app_page(error_status(&error), self.title(), false, &body),
-                    &error,
-                )
-            }
+            Err(error) => self.refused(form, &error),
         }
+    }
+
+    /// The form again, as filled in, with the refusal's words and status.
+    fn refused(self, form: PreSignInForm, error: &AppError) -> Response {
+        let message = error.to_string();
+        let body = self.form(&form.token, Some(&message), form.form.get("email"));
+        with_retry_after(
+            app_page(error_status(error), self.title(), false, &body),
+            error,
+        )
     }
 }
 
@@ -132,9 +135,10 @@ pub async fn signin_page(
     Account { sign_up: false }.page(&hub, visitor, jar).await
 }
 
-/// `POST /signup` (`csrf`, `email`, `display_name`, `password`): creates the account, signs in
-/// and redirects to `/you`. Refusals re-show the form (400; 403 on a CSRF mismatch; 429 past
-/// 5 attempts a minute per email or address and 503 while password hashing is busy, both with
+/// `POST /signup` (`csrf`, `email`, `display_name`, `password`): starts a sign-up and
+/// answers 303 to `/signup/sent` whether or not the address has an account (the mail says
+/// which; DECISIONS 260). Refusals re-show the form (400; 403 on a CSRF mismatch; 429 past 5
+/// attempts a minute per email or address and 503 while password hashing is busy, both with
 /// `Retry-After`).
 pub async fn signup(
     State(hub): State<Arc<Hub>>,
@@ -150,7 +154,98 @@ pub async fn signup(
         Some(peer.ip()),
     )
     .await;
-    Account { sign_up: true }.answer(&hub, form, result)
+    match result {
+        Ok(()) => redirect(SENT_PATH),
+        Err(error) => Account { sign_up: true }.refused(form, &error),
+    }
+}
+
+/// Where a sign-up lands: the same page for every address.
+pub const SENT_PATH: &str = "/signup/sent";
+
+/// `GET /signup/sent`: "Check your email".
+pub async fn signup_sent() -> Response {
+    app_page(
+        StatusCode::OK,
+        "Check your email",
+        false,
+        &html! {
+            p { "We sent a mail to the address you gave. Open the link in it to finish signing up; it works once, for 24 hours." }
+            p { "If that address already has an account, the mail says so instead: then " a href="/signin" { "sign in" } "." }
+            p { "No mail after a few minutes? Look in your spam folder, or " a href="/signup" { "sign up again" } "." }
+        },
+    )
+}
+
+/// The `?token=` of a sign-up link.
+#[derive(Debug, serde::Deserialize)]
+pub struct LinkQuery {
+    /// The `kdsu_` token (missing reads as empty).
+    #[serde(default)]
+    token: String,
+}
+
+const CONFIRM_TITLE: &str = "Finish signing up";
+
+/// `GET /signup/confirm?token=`: a working link shows one button that makes the account and
+/// signs in (a POST, so a mail scanner that opens the link uses nothing; DECISIONS 260); a
+/// used, expired or mistyped one is answered 400 with what to do.
+pub async fn confirm_page(
+    State(hub): State<Arc<Hub>>,
+    Query(query): Query<LinkQuery>,
+    jar: CookieJar,
+) -> Response {
+    match people::sign_up_link_works(&hub, &query.token).await {
+        Ok(true) => {
+            let form_token = hub.form_tokens.mint(
+                hub.clock.now_ms(),
+                kd_core::random::random_bytes::<16>(hub.random.as_ref()),
+            );
+            let body = html! {
+                form method="post" action=(people::CONFIRM_PATH) {
+                    input type="hidden" name="csrf" value=(form_token);
+                    input type="hidden" name="token" value=(query.token);
+                    button type="submit" { "Confirm my account and sign in" }
+                }
+            };
+            (
+                with_form_cookie(&hub, jar, &form_token),
+                app_page(StatusCode::OK, CONFIRM_TITLE, false, &body),
+            )
+                .into_response()
+        }
+        Ok(false) => dead_link_page(None),
+        Err(error) => error_page(&error, false),
+    }
+}
+
+fn dead_link_page(message: Option<String>) -> Response {
+    let message = message.unwrap_or_else(|| {
+        "This link does not work: it was already used, it expired (links last 24 hours), or it was mistyped. Sign up again, or sign in if you already have an account.".into()
+    });
+    app_page(
+        StatusCode::BAD_REQUEST,
+        CONFIRM_TITLE,
+        false,
+        &html! {
+            p.error { (message) }
+            p { a href="/signup" { "Sign up" } " · " a href="/signin" { "Sign in" } }
+        },
+    )
+}
+
+/// `POST /signup/confirm` (`csrf`, `token`): makes the account, signs in and redirects to
+/// `/you`. A link that does not work is answered 400 and nothing is written.
+pub async fn confirm(State(hub): State<Arc<Hub>>, form: PreSignInForm) -> Response {
+    match people::confirm_sign_up(&hub, form.form.get("token")).await {
+        Ok(new) => (
+            signed_in_cookies(&hub, form.jar, &new.token),
+            redirect("/you"),
+        )
+            .into_response(),
+        Err(AppError::Invalid(message)) => dead_link_page(Some(message)),
+        Err(error) => error_page(&error, false),
+    }
 }
 
 /// `POST /signin` (`csrf`, `email`, `password`): 5 attempts a minute per email and per

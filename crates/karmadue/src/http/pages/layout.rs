@@ -50,7 +50,8 @@ label{display:block;margin:.6rem 0}input[type=text],input[type=email],input[type
 .error{color:#a40000}.code{font:700 2rem ui-monospace,monospace;letter-spacing:.2rem}form.inline{display:inline}\
 .third-party{border-left:4px solid #d9a400;background:#fffbe6;padding:.4rem .75rem;margin:.5rem 0}\
 .tp-label{font-size:13px;color:#6b5800;text-transform:uppercase;letter-spacing:.04em}\
-.demo{background:#fde7e7;border:1px solid #c62828;padding:.5rem .75rem}dt{font-weight:600}dd{margin:0 0 .4rem 0}";
+.demo{background:#fde7e7;border:1px solid #c62828;padding:.5rem .75rem}dt{font-weight:600}dd{margin:0 0 .4rem 0}\
+.post{min-width:0;overflow-wrap:anywhere}.post pre,.post code{white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-word}";
 
 /// Which links a page's navigation shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,16 +174,66 @@ pub fn error_line(message: Option<&str>) -> Markup {
 
 /// `303 See Other` to `to`, never stored.
 pub fn redirect(to: &'static str) -> Response {
+    redirect_to(to)
+}
+
+/// `303 See Other` to a path made at run time (`/` when it is no valid header value).
+pub fn redirect_to(to: &str) -> Response {
     let mut response = StatusCode::SEE_OTHER.into_response();
     let headers = response.headers_mut();
-    headers.insert(header::LOCATION, HeaderValue::from_static(to));
+    headers.insert(
+        header::LOCATION,
+        HeaderValue::from_str(to).unwrap_or_else(|_| HeaderValue::from_static("/")),
+    );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
+}
+
+/// A time as people read it (DECISIONS 261): `<time datetime="…" title="… UTC">3 Dec 2026,
+/// 17:04 UTC</time>`, the exact RFC 3339 value kept in `datetime` and in the tooltip. `at` is
+/// an RFC 3339 timestamp as the tools answer (`2026-12-03T17:04:05.123Z`); text that does not
+/// parse is shown as it is.
+pub fn time_html(at: &str) -> Markup {
+    let Ok(parsed) =
+        time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339)
+    else {
+        return html! { (at) };
+    };
+    let utc = parsed.to_offset(time::UtcOffset::UTC);
+    let format = time::macros::format_description!(
+        "[day padding:none] [month repr:short] [year], [hour]:[minute] UTC"
+    );
+    let shown = utc.format(&format).unwrap_or_else(|_| at.to_owned());
+    html! { time datetime=(at) title={ (at) " (UTC)" } { (shown) } }
+}
+
+/// [`time_html`] of a Unix-milliseconds time.
+pub fn time_ms(epoch_ms: i64) -> Markup {
+    time_html(&kd_core::clock::rfc3339_ms(epoch_ms))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_read_as_day_month_year_and_utc_minutes_with_the_exact_value_kept() {
+        assert_eq!(
+            time_html("2026-12-03T17:04:05.123Z").into_string(),
+            "<time datetime=\"2026-12-03T17:04:05.123Z\" title=\"2026-12-03T17:04:05.123Z (UTC)\">3 Dec 2026, 17:04 UTC</time>"
+        );
+        assert_eq!(
+            time_ms(1_760_163_000_000).into_string(),
+            "<time datetime=\"2025-10-11T06:10:00.000Z\" title=\"2025-10-11T06:10:00.000Z (UTC)\">11 Oct 2025, 06:10 UTC</time>"
+        );
+        // An offset is shown in UTC; what does not parse is shown as it is (escaped).
+        assert!(
+            time_html("2026-12-03T18:04:05+01:00")
+                .into_string()
+                .contains(">3 Dec 2026, 17:04 UTC<")
+        );
+        assert_eq!(time_html("soon <b>").into_string(), "soon &lt;b&gt;");
+    }
 
     #[test]
     fn third_party_text_is_escaped_with_quotes() {

@@ -4,7 +4,9 @@
 //! - [`home`]: `/` (the docs with the tool reference), the Markdown docs, the JWKS documents,
 //!   the log head and `/llms.txt`.
 //! - [`resource`]: the README badge (`badge.svg`) and the resource page (`/resource`).
-//! - [`forum`]: the forum's Human View (`/forum`, `/forum/thread`).
+//! - [`forum`]: the forum's Human View (`/forum`, `/forum/thread`); [`forum_forms`]: a
+//!   signed-in person's reply, report and confirm forms (`/forum/reply`, `/forum/report`,
+//!   `/forum/confirm`), which call the forum's tools.
 //! - The people's app: [`account`] (`/signup`, `/signin`, `/signout`, `/connect`), [`you`]
 //!   (`/you` and its forms), [`consent`] (`/oauth/consent`), [`inbox`] (`/inbox`,
 //!   `/findings/adopt`), [`verify_help`] (`/verify-help`). The rules live in
@@ -15,6 +17,7 @@
 pub mod account;
 pub mod consent;
 pub mod forum;
+pub mod forum_forms;
 pub mod home;
 pub mod inbox;
 pub mod layout;
