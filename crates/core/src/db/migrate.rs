@@ -30,6 +30,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0016_ronin_tasks.sql"),
     include_str!("../../migrations/0017_linkdbots.sql"),
     include_str!("../../migrations/0018_tlog.sql"),
+    include_str!("../../migrations/0019_tlog_hash_bytes.sql"),
 ];
 
 /// The schema version this binary writes: the number of [`MIGRATIONS`].
