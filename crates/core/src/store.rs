@@ -628,6 +628,16 @@ fn run_batch(
         tracing::error!(%error, "extending the transparency log failed");
         return (finishes, Err(error.to_string()));
     }
+    (finishes, commit_batch(conn, metrics, kept, size))
+}
+
+/// Commits the writer's batch of `size` jobs, `kept` of them kept, counting it.
+fn commit_batch(
+    conn: &Connection,
+    metrics: &StoreMetrics,
+    kept: u64,
+    size: usize,
+) -> Result<(), String> {
     let commit = std::time::Instant::now();
     match conn.execute_batch("COMMIT") {
         Ok(()) => {
@@ -637,11 +647,11 @@ fn run_batch(
             metrics.batches.increment(1);
             metrics.jobs.increment(kept);
             metrics.batch_size.record(size as f64);
-            (finishes, Ok(()))
+            Ok(())
         }
         Err(error) => {
             tracing::error!(%error, "batch commit failed");
-            (finishes, Err(error.to_string()))
+            Err(error.to_string())
         }
     }
 }
