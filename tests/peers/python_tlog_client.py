@@ -8,7 +8,7 @@ kd-mcp-v1 signing and the pass/fail count are python_receipts_client.py's).
 It checks, against a live hub:
 
 1. registration over REST, then signed writes (rename_agent, kd-mcp-v1 headers): each reply
-   carries a write receipt whose kd-receipt-v1 text, rebuilt from its fields (recipe, origin,
+   carries a write receipt whose kd-log-receipt-v1 text, rebuilt from its fields (recipe, origin,
    seq, row_hash, created_ms, key_id joined by LF), verifies with kd-passport-1 from
    /.well-known/jwks.json, and names the reply's event_seq;
 2. the checkpoint (GET /log/checkpoint, the tlog-tiles location, and /.well-known/kd-checkpoint):
@@ -269,8 +269,8 @@ def signed_write(key: Ed25519PrivateKey, agent_id: str, passport: Ed25519PublicK
     args = {"agent_id": agent_id, "name": "tlog peer " + secrets.token_hex(5)}
     status, renamed = tool("rename_agent", args, signed_headers(key, "rename_agent", agent_id, args))
     receipt = renamed.get("receipt", {})
-    check("a signed rename_agent answers a receipt", status == 200 and isinstance(receipt, dict) and receipt.get("recipe") == "kd-receipt-v1", renamed)
-    text = "\n".join(["kd-receipt-v1", receipt["origin"], str(receipt["seq"]), receipt["row_hash"], str(receipt["created_ms"]), receipt["key_id"]])
+    check("a signed rename_agent answers a receipt", status == 200 and isinstance(receipt, dict) and receipt.get("recipe") == "kd-log-receipt-v1", renamed)
+    text = "\n".join(["kd-log-receipt-v1", receipt["origin"], str(receipt["seq"]), receipt["row_hash"], str(receipt["created_ms"]), receipt["key_id"]])
     check("the receipt's text rebuilt from its fields is the hub's", text == receipt["signed_text"], (text, receipt["signed_text"]))
     check("the receipt names the write's event_seq and the log's origin", receipt["seq"] == renamed["data"]["event_seq"] and receipt["origin"] == origin, receipt)
     check("the receipt's signature verifies with kd-passport-1", verifies(passport, text, receipt["signature"]))

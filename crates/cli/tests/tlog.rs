@@ -85,10 +85,10 @@ fn checkpoints_receipts_the_monitor_and_ledger_verify_hold_the_hub_to_its_log() 
     let receipt = &renamed["receipt"];
     let seq = renamed["data"]["event_seq"].as_u64().unwrap();
     assert_eq!(receipt["seq"].as_u64(), Some(seq), "{renamed}");
-    assert_eq!(receipt["recipe"], "kd-receipt-v1");
+    assert_eq!(receipt["recipe"], "kd-log-receipt-v1");
     let text = receipt["signed_text"].as_str().unwrap();
     assert!(text.starts_with(&format!(
-        "kd-receipt-v1\n{}\n{seq}\n",
+        "kd-log-receipt-v1\n{}\n{seq}\n",
         kd_core::tlog::note::origin_of(&hub.url)
     )));
     let key = kd_core::keys::ServerKey::load(&data.join("keys"), kd_core::keys::PASSPORT_KEY_ID)

@@ -493,6 +493,8 @@ fn writer_loop(
     transparency: &AtomicBool,
 ) {
     let mut epoch = 0;
+    // The tree's right edge, kept across batches while the log is on (decision 272).
+    let mut tree = crate::tlog::store::WriterTree::default();
     while let Ok(first) = receiver.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -511,7 +513,10 @@ fn writer_loop(
             epoch += 1;
         }
         let committed_head = head.clone();
-        let tree = transparency.load(Ordering::Relaxed);
+        let on = transparency.load(Ordering::Relaxed);
+        if !on {
+            tree.forget();
+        }
         let (finishes, result) = run_batch(
             &conn,
             &mut head,
@@ -519,9 +524,11 @@ fn writer_loop(
             batch,
             clock.as_ref(),
             metrics,
-            tree,
+            on.then_some(&mut tree),
         );
         if result.is_err() {
+            // The edge may name hashes the rollback removed.
+            tree.forget();
             let _ = conn.execute_batch("ROLLBACK");
             head = ChainHead::load(&conn).unwrap_or(committed_head);
             // What the batch's jobs taught in-memory projections was rolled back with it.
@@ -547,9 +554,11 @@ fn run_batch(
     batch: Vec<Job>,
     clock: &dyn Clock,
     metrics: &StoreMetrics,
-    tree: bool,
+    tree: Option<&mut crate::tlog::store::WriterTree>,
 ) -> (Finished, Result<(), String>) {
     let mut finishes = Vec::with_capacity(batch.len());
+    // The rows of the jobs kept, in seq order: the tree's new leaves.
+    let mut appended = Vec::new();
     let size = batch.len();
     let mut kept: u64 = 0;
     if let Err(error) = dialect::begin_write(conn) {
@@ -584,6 +593,7 @@ fn run_batch(
             epoch: *epoch,
         };
         let (ok, finish) = job(&mut txn);
+        let rows = std::mem::take(&mut txn.appended);
         let mut own = None;
         let released = if ok {
             conn.execute_batch("RELEASE SAVEPOINT job")
@@ -591,7 +601,10 @@ fn run_batch(
             conn.execute_batch("ROLLBACK TO SAVEPOINT job; RELEASE SAVEPOINT job")
         };
         match released {
-            Ok(()) if ok => kept += 1,
+            Ok(()) if ok => {
+                kept += 1;
+                appended.extend(rows);
+            }
             Ok(()) => *head = before,
             Err(error) => {
                 // A job that swallowed a failed statement leaves a PostgreSQL transaction
@@ -610,10 +623,21 @@ fn run_batch(
         finishes.push((finish, own));
     }
     // The transparency log covers every row committed with it (kd_core::tlog).
-    if let Err(error) = tree.then(|| crate::tlog::store::extend(conn)).transpose() {
+    let extended = tree.map(|tree| tree.extend(conn, &appended, head.seq));
+    if let Some(Err(error)) = extended {
         tracing::error!(%error, "extending the transparency log failed");
         return (finishes, Err(error.to_string()));
     }
+    (finishes, commit_batch(conn, metrics, kept, size))
+}
+
+/// Commits the writer's batch of `size` jobs, `kept` of them kept, counting it.
+fn commit_batch(
+    conn: &Connection,
+    metrics: &StoreMetrics,
+    kept: u64,
+    size: usize,
+) -> Result<(), String> {
     let commit = std::time::Instant::now();
     match conn.execute_batch("COMMIT") {
         Ok(()) => {
@@ -623,11 +647,11 @@ fn run_batch(
             metrics.batches.increment(1);
             metrics.jobs.increment(kept);
             metrics.batch_size.record(size as f64);
-            (finishes, Ok(()))
+            Ok(())
         }
         Err(error) => {
             tracing::error!(%error, "batch commit failed");
-            (finishes, Err(error.to_string()))
+            Err(error.to_string())
         }
     }
 }

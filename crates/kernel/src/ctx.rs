@@ -28,7 +28,7 @@ pub struct Ctx {
     pub written: Arc<std::sync::Mutex<Option<Written>>>,
 }
 
-/// The event a signed write appended: what its receipt (kd-receipt-v1) names.
+/// The event a signed write appended: what its receipt (kd-log-receipt-v1) names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
     /// The event's seq.

@@ -31,6 +31,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0017_linkdbots.sql"),
     include_str!("../../migrations/0018_tlog.sql"),
     include_str!("../../migrations/0019_signup_links.sql"),
+    include_str!("../../migrations/0020_tlog_hash_bytes.sql"),
 ];
 
 /// The schema version this binary writes: the number of [`MIGRATIONS`].

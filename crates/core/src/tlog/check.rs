@@ -12,7 +12,7 @@ use crate::db::Connection;
 use super::note;
 use super::proof::{self, Hashes, MemHashes};
 use super::store::{checkpoints, size};
-use super::{Hash, event_leaf, parse_hex};
+use super::{Hash, event_leaf};
 use crate::keys::ServerKey;
 use crate::store::StoreError;
 
@@ -142,12 +142,12 @@ fn compare_stored(
         if problem.is_some() {
             return Ok(());
         }
-        let (level, index, text): (i64, i64, String) = (row.get(0)?, row.get(1)?, row.get(2)?);
+        let (level, index, bytes): (i64, i64, Vec<u8>) = (row.get(0)?, row.get(1)?, row.get(2)?);
         let (Ok(level), Ok(index)) = (u32::try_from(level), u64::try_from(index)) else {
             problem = Some(format!("a stored hash at ({level}, {index}) is out of range"));
             return Ok(());
         };
-        let stored: Option<Hash> = parse_hex(&text).ok();
+        let stored: Option<Hash> = super::store::stored_hash(&bytes).ok();
         let expected = tree.hash_at(level, index).ok();
         if expected.is_none() || stored != expected {
             problem = Some(format!(

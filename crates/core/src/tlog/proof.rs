@@ -31,25 +31,63 @@ fn split(n: u64) -> u64 {
     1 << (63 - (n - 1).leading_zeros())
 }
 
+/// The tree's right edge as a writer last saw it: the last hash stored at each level, with
+/// its index. A right child's left sibling is the last hash stored before it at its level, so
+/// a writer that keeps this across batches appends without reading the stored hashes back.
+/// A level it does not know (a fresh frontier, one behind the stored tree) is read from the
+/// hashes, so a partial frontier is never wrong, only slower.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Frontier {
+    /// Leaves in the tree this frontier is the edge of.
+    size: u64,
+    /// Per level, the last `(index, hash)` stored there.
+    last: Vec<Option<(u64, Hash)>>,
+}
+
+impl Frontier {
+    /// Leaves in the tree this frontier is the edge of.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+}
+
 /// Appends the leaf hashes `leaves` to a tree of `size` leaves, storing every complete
 /// subtree they finish. Returns the new size.
 ///
 /// # Errors
 /// [`StoreError`] from the hashes.
 pub fn append(hashes: &mut impl Hashes, size: u64, leaves: &[Hash]) -> Result<u64, StoreError> {
-    // The last hash stored at each level in this call: the left sibling a right child needs
-    // is usually the one stored just before it at its level.
-    let mut frontier: Vec<Option<(u64, Hash)>> = Vec::new();
+    append_with(hashes, &mut Frontier::default(), size, leaves)
+}
+
+/// [`append`] keeping the tree's right edge in `frontier` across calls: the left siblings it
+/// knows are not read from `hashes`. A frontier of another size than `size` is dropped first.
+/// After an error the frontier may name hashes that were not stored: drop it.
+///
+/// # Errors
+/// [`StoreError`] from the hashes.
+pub fn append_with(
+    hashes: &mut impl Hashes,
+    frontier: &mut Frontier,
+    size: u64,
+    leaves: &[Hash],
+) -> Result<u64, StoreError> {
+    if frontier.size != size {
+        *frontier = Frontier {
+            size,
+            last: Vec::new(),
+        };
+    }
     let mut index = size;
     for leaf in leaves {
         let (mut level, mut at, mut hash) = (0u32, index, *leaf);
         loop {
             hashes.put(level, at, &hash)?;
             let slot = level as usize;
-            if frontier.len() <= slot {
-                frontier.resize(slot + 1, None);
+            if frontier.last.len() <= slot {
+                frontier.last.resize(slot + 1, None);
             }
-            let previous = frontier[slot].replace((at, hash));
+            let previous = frontier.last[slot].replace((at, hash));
             if at & 1 == 0 {
                 break;
             }
@@ -62,6 +100,7 @@ pub fn append(hashes: &mut impl Hashes, size: u64, leaves: &[Hash]) -> Result<u6
             at >>= 1;
         }
         index += 1;
+        frontier.size = index;
     }
     Ok(index)
 }

@@ -4,9 +4,15 @@
 //! [`extend`] runs at the end of every write batch, in the batch's transaction (see
 //! `store::run_batch`): it reads the events after the tree's size and appends their leaves, so
 //! the tree always covers what was committed with it, whoever appended the rows (this process,
-//! another hub on the same database, an import).
+//! another hub on the same database, an import). The writer keeps the tree's right edge in
+//! memory across batches ([`WriterTree`], decision 272).
+//!
+//! A stored hash is 32 raw bytes (`BLOB`/`BYTEA`, schema 19 on, decision 271); the readers
+//! also take the 64 lowercase hex characters of schema 18, so `ledger verify` and the proof
+//! commands, which open a database read-only without migrating it, still read an older one.
 
 use crate::db::{Connection, OptionalExtension, params};
+use crate::eventlog::EventRow;
 
 use super::note::{self, Checkpoint};
 use super::proof::{self, Hashes};
@@ -31,22 +37,40 @@ impl<'c> DbHashes<'c> {
 
 impl Hashes for DbHashes<'_> {
     fn hash_at(&mut self, level: u32, index: u64) -> Result<Hash, StoreError> {
-        let text: Option<String> = self
+        let bytes: Option<Vec<u8>> = self
             .conn
             .prepare_cached("SELECT hash FROM tlog_hashes WHERE level = ?1 AND idx = ?2")?
             .query_row(params![i64::from(level), to_i64(index)?], |row| row.get(0))
             .optional()?;
-        let text = text.ok_or_else(|| {
+        let bytes = bytes.ok_or_else(|| {
             StoreError::Invalid(format!("the tree has no hash at ({level}, {index})"))
         })?;
-        parse_hex(&text).map_err(StoreError::Invalid)
+        stored_hash(&bytes).map_err(StoreError::Invalid)
     }
 
     fn put(&mut self, level: u32, index: u64, hash: &Hash) -> Result<(), StoreError> {
         self.conn
             .prepare_cached("INSERT INTO tlog_hashes (level, idx, hash) VALUES (?1, ?2, ?3)")?
-            .execute(params![i64::from(level), to_i64(index)?, hex::encode(hash)])?;
+            .execute(params![i64::from(level), to_i64(index)?, &hash[..]])?;
         Ok(())
+    }
+}
+
+/// A stored hash as read: 32 raw bytes, or (a database of schema 18, read without migrating
+/// it) 64 hex characters.
+///
+/// # Errors
+/// A message for any other length or a bad hex digit.
+pub fn stored_hash(bytes: &[u8]) -> Result<Hash, String> {
+    if let Ok(hash) = Hash::try_from(bytes) {
+        return Ok(hash);
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) if text.len() == 64 => parse_hex(text),
+        _ => Err(format!(
+            "a stored hash is {} bytes, not 32 (nor 64 hex characters)",
+            bytes.len()
+        )),
     }
 }
 
@@ -75,7 +99,15 @@ pub fn size(conn: &Connection) -> Result<u64, StoreError> {
 /// [`StoreError::Invalid`] when the rows after the tree are not contiguous from its size + 1
 /// or a row hash is not hex; [`StoreError`] when the store fails.
 pub fn extend(conn: &Connection) -> Result<u64, StoreError> {
-    let mut size = size(conn)?;
+    extend_from(conn, &mut proof::Frontier::default(), size(conn)?)
+}
+
+/// [`extend`] from a tree of `size` leaves, keeping its right edge in `frontier`.
+fn extend_from(
+    conn: &Connection,
+    frontier: &mut proof::Frontier,
+    mut size: u64,
+) -> Result<u64, StoreError> {
     let mut hashes = DbHashes::new(conn);
     loop {
         let rows: Vec<(i64, String)> = conn
@@ -86,9 +118,6 @@ pub fn extend(conn: &Connection) -> Result<u64, StoreError> {
                 Ok((row.get(0)?, row.get(1)?))
             })?
             .collect::<Result<_, _>>()?;
-        if rows.is_empty() {
-            return Ok(size);
-        }
         let mut leaves = Vec::with_capacity(rows.len());
         for (at, (seq, row_hash)) in rows.iter().enumerate() {
             if to_u64(*seq)? != size + at as u64 + 1 {
@@ -99,7 +128,71 @@ pub fn extend(conn: &Connection) -> Result<u64, StoreError> {
             }
             leaves.push(event_leaf(row_hash).map_err(StoreError::Invalid)?);
         }
-        size = proof::append(&mut hashes, size, &leaves)?;
+        size = proof::append_with(&mut hashes, frontier, size, &leaves)?;
+        // A short page was the end of the log.
+        if rows.len() < PAGE as usize {
+            return Ok(size);
+        }
+    }
+}
+
+/// The tree as the store's writer keeps it between batches (decision 272): the right edge of
+/// the stored tree, trusted only while the stored size is the size it was left at. Another
+/// hub on the same database, a checkpoint job's own [`extend`], a rolled-back batch (the
+/// writer calls [`WriterTree::forget`]) or rows deleted by hand change the stored size, and
+/// the edge is then rebuilt from the stored hashes as they are needed.
+#[derive(Debug, Default)]
+pub struct WriterTree {
+    frontier: Option<proof::Frontier>,
+}
+
+impl WriterTree {
+    /// Drops the right edge (a failed batch, the log turned off).
+    pub fn forget(&mut self) {
+        self.frontier = None;
+    }
+
+    /// Leaves of the tree the kept edge belongs to, if one is kept.
+    pub fn size(&self) -> Option<u64> {
+        self.frontier.as_ref().map(proof::Frontier::size)
+    }
+
+    /// Extends the stored tree to the log's last seq `head_seq`, at the end of a batch whose
+    /// kept jobs appended `appended` (in seq order). Their leaves come from memory when they
+    /// are exactly the rows after the stored tree; otherwise the rows are read, as [`extend`]
+    /// does. Returns the new size. On an error the edge is dropped.
+    ///
+    /// # Errors
+    /// As [`extend`].
+    pub fn extend(
+        &mut self,
+        conn: &Connection,
+        appended: &[EventRow],
+        head_seq: i64,
+    ) -> Result<u64, StoreError> {
+        let stored = size(conn)?;
+        let mut frontier = self
+            .frontier
+            .take()
+            .filter(|frontier| frontier.size() == stored)
+            .unwrap_or_default();
+        let follows = appended
+            .iter()
+            .zip(stored..)
+            .all(|(row, at)| u64::try_from(row.seq).ok() == Some(at + 1));
+        let ends = appended.last().map_or(to_i64(stored)?, |row| row.seq);
+        let size = if follows && ends == head_seq {
+            let leaves = appended
+                .iter()
+                .map(|row| event_leaf(&row.row_hash))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(StoreError::Invalid)?;
+            proof::append_with(&mut DbHashes::new(conn), &mut frontier, stored, &leaves)?
+        } else {
+            extend_from(conn, &mut frontier, stored)?
+        };
+        self.frontier = Some(frontier);
+        Ok(size)
     }
 }
 
@@ -114,15 +207,15 @@ pub fn hashes_at_level(
     from: u64,
     count: u64,
 ) -> Result<Vec<Hash>, StoreError> {
-    let texts: Vec<String> = conn
+    let stored: Vec<Vec<u8>> = conn
         .prepare_cached(
             "SELECT hash FROM tlog_hashes WHERE level = ?1 AND idx >= ?2 ORDER BY idx LIMIT CAST(?3 AS BIGINT)",
         )?
         .query_map(params![i64::from(level), to_i64(from)?, to_i64(count)?], |row| row.get(0))?
         .collect::<Result<_, _>>()?;
-    texts
+    stored
         .iter()
-        .map(|text| parse_hex(text).map_err(StoreError::Invalid))
+        .map(|bytes| stored_hash(bytes).map_err(StoreError::Invalid))
         .collect()
 }
 

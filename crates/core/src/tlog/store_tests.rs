@@ -5,13 +5,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::clock::ManualClock;
-use crate::db::{Backend, Connection, Location, params, testing};
-use crate::eventlog::{self, EventRow, NewEvent};
+use crate::db::{Backend, Connection, Location, dialect, migrate, params, testing};
+use crate::eventlog::{self, ChainHead, EventRow, NewEvent};
 use crate::keys::ServerKey;
 use crate::store::{Store, StoreError, StoreMetrics};
 
-use super::proof::{self, MemHashes};
-use super::{check, serve, store};
+use super::proof::{self, Hashes, MemHashes};
+use super::{Hash, check, event_leaf, serve, store};
 
 const ORIGIN: &str = "hub.example/kd-log";
 
@@ -280,5 +280,223 @@ fn a_checkpoint_signed_by_another_key_or_edited_is_caught() {
             "{}",
             broken(&conn)
         );
+    }
+}
+
+/// The RFC 6962 root of `rows`, computed in memory.
+fn root_of(rows: &[EventRow]) -> Hash {
+    let leaves: Vec<Hash> = rows
+        .iter()
+        .map(|row| event_leaf(&row.row_hash).unwrap())
+        .collect();
+    let mut tree = MemHashes::default();
+    proof::append(&mut tree, 0, &leaves).unwrap();
+    proof::root(&mut tree, leaves.len() as u64).unwrap()
+}
+
+/// Every stored hash is 32 raw bytes.
+fn assert_raw_hashes(conn: &Connection) {
+    let stored: Vec<Vec<u8>> = conn
+        .prepare_cached("SELECT hash FROM tlog_hashes")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(!stored.is_empty());
+    assert!(stored.iter().all(|hash| hash.len() == 32), "{stored:?}");
+}
+
+fn test_event(n: i64) -> NewEvent {
+    NewEvent {
+        kind: "test.event",
+        actor: "hub".into(),
+        subject: format!("s{n}"),
+        payload: serde_json::json!({ "n": n }),
+    }
+}
+
+/// Decision 272: the writer's kept right edge follows a checkpoint job's own extend in the
+/// middle of a batch, a refused job's rolled-back row, and hashes deleted behind its back.
+#[test]
+fn the_writer_s_kept_tree_follows_checkpoints_refusals_and_deleted_hashes() {
+    let dir = tempfile::tempdir().unwrap();
+    for location in locations(dir.path()) {
+        let store = Store::open_at(
+            &location,
+            Arc::new(ManualClock::new(1_000)),
+            StoreMetrics::default(),
+        )
+        .unwrap();
+        let rt = runtime();
+        append(&store, 0, 5);
+        assert_eq!(publish(&store), 5);
+        append(&store, 5, 3);
+        // One job appends, publishes a checkpoint (extending the tree itself), appends again.
+        let signer = key();
+        let published = rt
+            .block_on(store.write(move |txn| {
+                txn.append(test_event(100))?;
+                let now = txn.now_ms();
+                let checkpoint = store::publish(txn.conn(), &signer, ORIGIN, now)?;
+                txn.append(test_event(101))?;
+                Ok::<_, StoreError>(checkpoint.map(|checkpoint| checkpoint.size))
+            }))
+            .unwrap()
+            .unwrap();
+        assert_eq!(published, Some(9));
+        // A refused job's row is rolled back and is no leaf.
+        let refused = rt
+            .block_on(store.write(|txn| {
+                txn.append(test_event(200))?;
+                Err::<(), StoreError>(StoreError::Invalid("refused".into()))
+            }))
+            .unwrap();
+        assert!(refused.is_err());
+        append(&store, 10, 2);
+        // Hashes deleted behind the writer's back (as the CLI's tamper tests do): the next
+        // batch finds a stored size other than its own and rebuilds from the rows.
+        Connection::open(&location)
+            .unwrap()
+            .execute_batch("DELETE FROM tlog_hashes")
+            .unwrap();
+        append(&store, 12, 2);
+        assert_eq!(publish(&store), 14);
+        append(&store, 14, 3);
+        store.close();
+        let conn = Connection::open(&location).unwrap();
+        let all = rows(&conn);
+        assert_eq!(all.len(), 17, "{location:?}");
+        assert_eq!(store::size(&conn).unwrap(), 17);
+        let report = check::check(&conn, Some(&key())).unwrap().unwrap();
+        assert_eq!(report.size, 17);
+        let mut stored = store::DbHashes::new(&conn);
+        assert_eq!(proof::root(&mut stored, 17).unwrap(), root_of(&all));
+        assert_eq!(proof::root(&mut stored, 9).unwrap(), root_of(&all[..9]));
+        assert_raw_hashes(&conn);
+    }
+}
+
+/// The stored hashes of schema 18: 64 hex characters.
+struct HexRows<'c>(&'c Connection);
+
+impl Hashes for HexRows<'_> {
+    fn hash_at(&mut self, level: u32, index: u64) -> Result<Hash, StoreError> {
+        store::DbHashes::new(self.0).hash_at(level, index)
+    }
+
+    fn put(&mut self, level: u32, index: u64, hash: &Hash) -> Result<(), StoreError> {
+        self.0.execute(
+            "INSERT INTO tlog_hashes (level, idx, hash) VALUES (?1, ?2, ?3)",
+            params![i64::from(level), index as i64, hex::encode(hash)],
+        )?;
+        Ok(())
+    }
+}
+
+/// A database at schema 18 (hashes as hex) holding 7 events and their tree.
+fn version_18(location: &Location) -> Connection {
+    let conn = Connection::open(location).unwrap();
+    for source in &migrate::MIGRATIONS[..18] {
+        conn.execute_batch(&dialect::migration_text(source, conn.backend()))
+            .unwrap();
+    }
+    match conn.backend() {
+        Backend::Sqlite => conn.execute_batch("PRAGMA user_version = 18").unwrap(),
+        Backend::Postgres => {
+            migrate::version(&conn).unwrap();
+            for version in 1..=18_i64 {
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, applied_ms) VALUES (?1, 0)",
+                    [version],
+                )
+                .unwrap();
+            }
+        }
+    }
+    assert_eq!(migrate::version(&conn).unwrap(), 18);
+    let mut head = ChainHead::load(&conn).unwrap();
+    let mut leaves = Vec::new();
+    for n in 0..7 {
+        let row = eventlog::append(&conn, &mut head, 1_000 + n, test_event(n)).unwrap();
+        leaves.push(event_leaf(&row.row_hash).unwrap());
+    }
+    proof::append(&mut HexRows(&conn), 0, &leaves).unwrap();
+    conn
+}
+
+/// Decision 271: a schema-18 database (hex hashes) still verifies read-only, as `ledger
+/// verify` opens it, and migrating it to 19 turns every hash into its 32 bytes, the tree
+/// unchanged.
+#[test]
+fn a_schema_18_tree_of_hex_hashes_verifies_and_migrates_to_raw_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    for location in locations(dir.path()) {
+        let conn = version_18(&location);
+        let all = rows(&conn);
+        let hex: String = conn
+            .query_row(
+                "SELECT hash FROM tlog_hashes WHERE level = 0 AND idx = 0",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(hex.len(), 64);
+        let report = check::check(&conn, None).unwrap().unwrap();
+        assert_eq!((report.size, report.behind), (7, 0), "{location:?}");
+        let old_root = proof::root(&mut store::DbHashes::new(&conn), 7).unwrap();
+        assert_eq!(old_root, root_of(&all));
+        let proof_before = serve::inclusion(&conn, 3, Some(7)).unwrap().unwrap();
+
+        // As a hub does, on a connection of its own (PostgreSQL's cached plans would name
+        // the old column type).
+        drop(conn);
+        let conn = Connection::open(&location).unwrap();
+        migrate::migrate(&conn, 2_000).unwrap();
+        assert_eq!(migrate::version(&conn).unwrap(), migrate::latest());
+        assert_raw_hashes(&conn);
+        let first: Vec<u8> = conn
+            .query_row(
+                "SELECT hash FROM tlog_hashes WHERE level = 0 AND idx = 0",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(hex::encode(first), hex);
+        let kind = match location.backend() {
+            Backend::Sqlite => "SELECT typeof(hash) FROM tlog_hashes LIMIT 1",
+            Backend::Postgres => {
+                "SELECT data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'tlog_hashes' AND column_name = 'hash'"
+            }
+        };
+        let kind: String = conn.query_row(kind, [], |row| row.get(0)).unwrap();
+        assert!(kind == "blob" || kind == "bytea", "{kind}");
+        let report = check::check(&conn, None).unwrap().unwrap();
+        assert_eq!(report.size, 7);
+        assert_eq!(
+            proof::root(&mut store::DbHashes::new(&conn), 7).unwrap(),
+            old_root
+        );
+        assert_eq!(
+            serve::inclusion(&conn, 3, Some(7)).unwrap().unwrap(),
+            proof_before
+        );
+        // The writer goes on from the migrated tree.
+        drop(conn);
+        let store = Store::open_at(
+            &location,
+            Arc::new(ManualClock::new(3_000)),
+            StoreMetrics::default(),
+        )
+        .unwrap();
+        append(&store, 7, 3);
+        store.close();
+        let conn = Connection::open(&location).unwrap();
+        let all = rows(&conn);
+        assert_eq!(
+            proof::root(&mut store::DbHashes::new(&conn), 10).unwrap(),
+            root_of(&all)
+        );
+        check::check(&conn, None).unwrap().unwrap();
     }
 }

@@ -303,3 +303,71 @@ fn out_of_range_proofs_are_refused() {
         &[]
     ));
 }
+
+/// Memory hashes that count the reads of stored hashes.
+#[derive(Default)]
+struct Counted {
+    inner: MemHashes,
+    reads: usize,
+}
+
+impl proof::Hashes for Counted {
+    fn hash_at(&mut self, level: u32, index: u64) -> Result<Hash, crate::store::StoreError> {
+        self.reads += 1;
+        self.inner.hash_at(level, index)
+    }
+
+    fn put(&mut self, level: u32, index: u64, hash: &Hash) -> Result<(), crate::store::StoreError> {
+        self.inner.put(level, index, hash)
+    }
+}
+
+/// Decision 272: a frontier kept across many batches gives the reference root at every size
+/// and never reads a stored hash back; a frontier dropped (or of another size) reads what it
+/// needs and still gives the same tree.
+#[test]
+fn appending_across_many_batches_with_a_kept_frontier_gives_the_reference_roots() {
+    const N: u64 = 1000;
+    let leaves: Vec<Hash> = (0..N).map(|i| leaf_hash(&i.to_be_bytes())).collect();
+    let mut kept = Counted::default();
+    let mut frontier = proof::Frontier::default();
+    let mut fresh = Counted::default();
+    let (mut size, mut width) = (0_u64, 1_usize);
+    while size < N {
+        let end = (size as usize + width).min(leaves.len());
+        let batch = &leaves[size as usize..end];
+        let grown = proof::append_with(&mut kept, &mut frontier, size, batch).unwrap();
+        assert_eq!(proof::append(&mut fresh, size, batch).unwrap(), grown);
+        assert_eq!(frontier.size(), grown);
+        size = grown;
+        let reads = kept.reads;
+        assert_eq!(
+            proof::root(&mut kept.inner, size).unwrap(),
+            reference_root(&leaves[..size as usize]),
+            "size {size}"
+        );
+        assert_eq!(reads, 0, "the kept frontier read nothing back");
+        width = width % 13 + 1;
+    }
+    assert!(
+        fresh.reads > 0,
+        "a frontier per batch reads left siblings back"
+    );
+    for level in 0..10 {
+        for index in 0..(N >> level) {
+            assert_eq!(
+                kept.inner.hash_at(level, index).unwrap(),
+                fresh.inner.hash_at(level, index).unwrap()
+            );
+        }
+    }
+    // A frontier of another size is dropped: appending from the stored tree still agrees.
+    let more: Vec<Hash> = (N..N + 5).map(|i| leaf_hash(&i.to_be_bytes())).collect();
+    let mut stale = proof::Frontier::default();
+    let grown = proof::append_with(&mut kept, &mut stale, N, &more).unwrap();
+    let all: Vec<Hash> = leaves.iter().chain(&more).copied().collect();
+    assert_eq!(
+        proof::root(&mut kept.inner, grown).unwrap(),
+        reference_root(&all)
+    );
+}

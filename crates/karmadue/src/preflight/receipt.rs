@@ -187,4 +187,72 @@ mod tests {
         assert!(!receipt_id_well_formed("kdr_0123456789ABCDEF01234567"));
         assert!(!receipt_id_well_formed("kdr_12"));
     }
+
+    /// Decision 270: one key (kd-passport-1) signs both receipts, so each verifier refuses the
+    /// other's validly signed text.
+    #[test]
+    fn preflight_and_write_receipts_do_not_verify_as_each_other() {
+        let key = ServerKey::from_seed("kd-passport-1", [5; 32]);
+        let text = receipt_text(
+            "kdr_000000000000000000000001",
+            "kd:res:npm:x",
+            Some("1.0.0"),
+            None,
+            1_791_700_000,
+            Some("kd:agent:x"),
+        );
+        let preflight = Receipt {
+            receipt_id: "kdr_000000000000000000000001".into(),
+            resource_id: "kd:res:npm:x".into(),
+            version: Some("1.0.0".into()),
+            commit: None,
+            agent_id: Some("kd:agent:x".into()),
+            intended_action: None,
+            issued_ms: 1_791_700_000_000,
+            expires_ms: 1_791_700_000_000 + RECEIPT_TTL_MS,
+            signature: key.sign_text(&text),
+            signed_text: text,
+        };
+        assert!(preflight.verifies(&key));
+        let as_log =
+            kd_core::tlog::receipt::verify(&key, &preflight.signed_text, &preflight.signature);
+        assert_eq!(as_log, None);
+
+        let hash = "ab".repeat(32);
+        let write = kd_core::tlog::receipt::receipt(
+            &key,
+            "hub.example/kd-log",
+            "https://hub.example",
+            7,
+            &hash,
+            1_791_700_000_000,
+        );
+        let (text, signature) = (
+            write["signed_text"].as_str().unwrap(),
+            write["signature"].as_str().unwrap(),
+        );
+        assert!(kd_core::tlog::receipt::verify(&key, text, signature).is_some());
+        // The write receipt's six lines laid into a pre-flight receipt's fields.
+        let lines: Vec<&str> = text.split('\n').collect();
+        let forged = Receipt {
+            receipt_id: lines[1].into(),
+            resource_id: lines[2].into(),
+            version: Some(lines[3].into()),
+            commit: Some(lines[4].into()),
+            agent_id: Some(lines[5].into()),
+            signed_text: text.into(),
+            signature: signature.into(),
+            ..preflight
+        };
+        assert!(!forged.verifies(&key));
+        let rebuilt = receipt_text(
+            lines[1],
+            lines[2],
+            Some(lines[3]),
+            Some(lines[4]),
+            7,
+            Some(lines[5]),
+        );
+        assert!(!key.verify_text(&rebuilt, signature));
+    }
 }

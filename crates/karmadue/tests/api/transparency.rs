@@ -226,3 +226,111 @@ fn a_hub_with_its_transparency_log_off_keeps_no_tree_and_gives_no_receipt() {
         .unwrap()
         .unwrap();
 }
+
+/// The RFC 6962 root of the log's first `size` rows, computed here from the rows.
+fn root_of_rows(app: &TestApp, size: u64) -> tlog::Hash {
+    let rows = app
+        .hub
+        .store
+        .read_blocking(|conn| kd_core::eventlog::rows_after(conn, 0, 100_000))
+        .unwrap();
+    let leaves: Vec<tlog::Hash> = rows
+        .iter()
+        .take(usize::try_from(size).unwrap())
+        .map(|row| tlog::event_leaf(&row.row_hash).unwrap())
+        .collect();
+    let mut tree = proof::MemHashes::default();
+    proof::append(&mut tree, 0, &leaves).unwrap();
+    proof::root(&mut tree, size).unwrap()
+}
+
+#[test]
+fn the_live_head_names_a_signed_checkpoint_of_exactly_its_seq() {
+    let app = quiet_app(true);
+    let agent = app.register("Head Checkpoint");
+    rename(&app, &agent, "Head Checkpoint Two");
+    // The next day's head (decision 212): its job signs a checkpoint of the head's seq.
+    app.clock.advance_ms(86_400_000);
+    let report = app
+        .block_on(kd_karmadue::ledger::publish(&app.hub.kernel))
+        .unwrap();
+    let head_seq = u64::try_from(report.today.unwrap().seq).unwrap();
+    // The log grows and a later checkpoint is signed: the head still names its own.
+    rename(&app, &agent, "Head Checkpoint Three");
+    let later = publish(&app).unwrap();
+    assert!(later > head_seq);
+
+    let live = app
+        .request("GET", "/.well-known/kd-log-head.json", None, &[])
+        .json();
+    assert_eq!(live["seq"].as_u64(), Some(head_seq), "{live}");
+    let named = live["checkpoint"].as_str().unwrap();
+    let origin = note::origin_of(&app.base);
+    let signed = note::verify(named, &origin, &hub_key(&app)).unwrap();
+    assert_eq!(signed.size, head_seq);
+    assert_eq!(signed.root, root_of_rows(&app, head_seq));
+    // The head's row is the checkpoint's last leaf.
+    let proved = app
+        .request(
+            "GET",
+            &format!("/log/proof/inclusion?seq={head_seq}&size={head_seq}"),
+            None,
+            &[],
+        )
+        .json();
+    let row_hash = live["row_hash"].as_str().unwrap();
+    assert!(
+        proves(&proved, head_seq, row_hash, &signed.root),
+        "{proved}"
+    );
+    // An edited note does not verify.
+    let edited = named.replacen(&format!("\n{head_seq}\n"), &format!("\n{later}\n"), 1);
+    assert!(note::verify(&edited, &origin, &hub_key(&app)).is_err());
+}
+
+#[test]
+fn full_tiles_are_immutable_and_partial_tiles_are_cached_briefly() {
+    let app = quiet_app(true);
+    let agent = app.register("Tile Cache");
+    let mut n = 0;
+    while app.log_len() < 300 {
+        n += 1;
+        rename(&app, &agent, &format!("Tile Cache {n}"));
+    }
+    let size = publish(&app).unwrap();
+    assert!(size > 256);
+    let partial = size - 256;
+    for path in ["/log/tile/0/000", "/log/tile/entries/000"] {
+        let full = app.request("GET", path, None, &[]);
+        assert_eq!(full.status, 200, "{path}");
+        assert_eq!(
+            full.header("cache-control"),
+            Some("public, max-age=31536000, immutable"),
+            "{path}"
+        );
+        assert_eq!(
+            full.header("content-type"),
+            Some("application/octet-stream")
+        );
+    }
+    for path in [
+        format!("/log/tile/0/001.p/{partial}"),
+        format!("/log/tile/entries/001.p/{partial}"),
+        "/log/tile/1/000.p/1".to_owned(),
+    ] {
+        let short = app.request("GET", &path, None, &[]);
+        assert_eq!(short.status, 200, "{path}");
+        assert_eq!(
+            short.header("cache-control"),
+            Some("public, max-age=5"),
+            "{path}"
+        );
+    }
+    // A tile the tree does not hold yet is a 404, never cached as immutable.
+    let missing = app.request("GET", "/log/tile/0/001", None, &[]);
+    assert_eq!(missing.status, 404);
+    assert_ne!(
+        missing.header("cache-control"),
+        Some("public, max-age=31536000, immutable")
+    );
+}
