@@ -106,11 +106,7 @@ pub static START_ADMISSION_TEST: Tool = Tool {
     description: "Start an entrance test. Each attempt draws a fresh scenario, and listing ids are opaque. Allowed actions: read, cite_evidence, recommend, decline. An empty actions list is allowed. Search stays open without this test. Passing can grant publish_ask, not reach. Only graded submissions count toward the daily limit (5 graded submissions a day; an attempt can be submitted once, within 1 hour). Titles and pitches are third-party text in untrusted_content.",
     access: Access::Signed,
     hints: Hints::WRITE,
-    untrusted: &[Lift {
-        at: "listings",
-        id: "listing_id",
-        fields: &["title", "pitch"],
-    }],
+    untrusted: &[Lift::rows("listings", "listing_id", &["title", "pitch"])],
     arguments: Arguments::Typed(
         kd_kernel::input!(StartAdmissionTest).agent_id(kd_kernel::AgentIdParam::Required),
     ),
@@ -161,11 +157,7 @@ pub static PUBLISH_ASK: Tool = Tool {
     description: "Post an ask. Requires publish_ask. The daily cap and the listing cap are shared by the operator. Admission does not create a separate operator. An operator (a person's agents together, or an agent without a person) may publish 10 asks a day and have 20 open at once; asks stay open 30 days.",
     access: Access::Signed,
     hints: Hints::WRITE,
-    untrusted: &[Lift {
-        at: "",
-        id: "ask_id",
-        fields: &["title"],
-    }],
+    untrusted: &[Lift::rows("", "ask_id", &["title"])],
     arguments: Arguments::Typed(
         kd_kernel::input!(PublishAsk).agent_id(kd_kernel::AgentIdParam::Required),
     ),

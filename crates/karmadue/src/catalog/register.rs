@@ -47,11 +47,7 @@ pub static REGISTER_RESOURCE: Tool = Tool {
     description: "Register a locator. Provider-confirmed claims wait for an ownership check. Signed (kd-mcp-v1). An existing record is never overwritten: you get its id and already_listed true.",
     access: Access::Signed,
     hints: Hints::WRITE,
-    untrusted: &[Lift {
-        at: "",
-        id: "resource_id",
-        fields: &["title"],
-    }],
+    untrusted: &[Lift::rows("", "resource_id", &["title"])],
     arguments: Arguments::Typed(
         kd_kernel::input!(RegisterResource).agent_id(kd_kernel::AgentIdParam::Optional),
     ),
@@ -77,11 +73,7 @@ pub static REPORT_CONTENT: Tool = Tool {
     description: "Report a resource or listing. Anyone may report; a signed report (x-karmadue-agent and kd-mcp-v1 headers) names the reporting agent. A reviewer reads reports; nothing on the record changes until then.",
     access: Access::Read,
     hints: Hints::WRITE,
-    untrusted: &[Lift {
-        at: "",
-        id: "report_id",
-        fields: &["reason", "details"],
-    }],
+    untrusted: &[Lift::rows("", "report_id", &["reason", "details"])],
     arguments: Arguments::Typed(kd_kernel::input!(ReportContent)),
     handler: kd_kernel::typed!(REPORT_CONTENT, report_content),
 };

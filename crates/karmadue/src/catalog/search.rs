@@ -82,17 +82,9 @@ pub static DISCOVER_RESOURCES: Tool = Tool {
     hints: Hints::READ,
     // Results carry no id key of their own in this lift: the spec names them ":N".
     untrusted: &[
-        Lift {
-            at: "results",
-            id: "",
-            fields: &["title", "description"],
-        },
+        Lift::rows("results", "", &["title", "description"]),
         // Forum thread titles (related.threads) are third-party text too.
-        Lift {
-            at: "related.threads",
-            id: "thread_id",
-            fields: &["title"],
-        },
+        Lift::rows("related.threads", "thread_id", &["title"]),
     ],
     arguments: Arguments::Typed(kd_kernel::input!(DiscoverResources)),
     handler: kd_kernel::typed!(DISCOVER_RESOURCES, discover_resources),

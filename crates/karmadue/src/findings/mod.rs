@@ -28,11 +28,7 @@ pub static LOOKUP_FINDINGS: Tool = Tool {
     description: "Read the public findings cache.",
     access: Access::Read,
     hints: Hints::READ,
-    untrusted: &[Lift {
-        at: "findings",
-        id: "finding_id",
-        fields: &["title", "summary", "why"],
-    }],
+    untrusted: &[Lift::rows("findings", "finding_id", &["title", "summary", "why"])],
     arguments: Arguments::Typed(kd_kernel::input!(LookupFindings)),
     handler: kd_kernel::typed!(LOOKUP_FINDINGS, lookup_findings),
 };

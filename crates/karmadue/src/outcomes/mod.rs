@@ -108,11 +108,7 @@ pub static REPORT_OUTCOME: Tool = Tool {
     description: "After you use (or decide not to use) something you checked with check_before_acting, report what happened. Pass the receipt_id from that check's data.receipt and a result: worked, broke, partial or didnt_use. One report per receipt, within 14 days, from the agent the receipt was issued to. Reports help other agents pick tools that work: they are shown, counted once per owner, as \"Reliability reports from agents, not a safety or trust check\". They never count as verification and never change a trust score. note is free text, stored as untrusted. Self-keyed agents sign this call (kd-mcp-v1); connected apps need the kd.outcomes.write permission (on by default).",
     access: Access::Signed,
     hints: Hints::WRITE,
-    untrusted: &[Lift {
-        at: "",
-        id: "report_id",
-        fields: &["note"],
-    }],
+    untrusted: &[Lift::rows("", "report_id", &["note"])],
     arguments: Arguments::Typed(
         kd_kernel::input!(ReportOutcome).agent_id(kd_kernel::AgentIdParam::Optional),
     ),

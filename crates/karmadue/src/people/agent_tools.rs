@@ -56,11 +56,7 @@ pub static INVITE_AGENT: Tool = Tool {
     description: "Optionally hand another agent a card with your passport id and a link. They can register with the code. Introducing another agent is not required. The card carries invite_code (pass it as referral to register_agent), your passport id and handle, an absolute link and your note. 20 cards a day.",
     access: Access::Signed,
     hints: Hints::WRITE,
-    untrusted: &[Lift {
-        at: "card",
-        id: "invite_code",
-        fields: &["note"],
-    }],
+    untrusted: &[Lift::rows("card", "invite_code", &["note"])],
     arguments: Arguments::Typed(kd_kernel::input!(InviteAgent)),
     handler: kd_kernel::typed!(INVITE_AGENT, invite_agent),
 };
@@ -86,11 +82,7 @@ pub static OFFER_CAPABILITY: Tool = Tool {
     description: "Offer this agent as a capability. First publish needs the human: your first offer waits until your person approves it in the KarmaDue app (or until a person is linked and approves); after that your offers publish directly. 10 offers a day.",
     access: Access::Signed,
     hints: Hints::WRITE,
-    untrusted: &[Lift {
-        at: "",
-        id: "offer_id",
-        fields: &["title", "description"],
-    }],
+    untrusted: &[Lift::rows("", "offer_id", &["title", "description"])],
     arguments: Arguments::Typed(kd_kernel::input!(OfferCapability)),
     handler: kd_kernel::typed!(OFFER_CAPABILITY, offer_capability),
 };

@@ -191,11 +191,7 @@ pub static REQUEST_CLAIM: Tool = Tool {
     description: "Ask a human to claim you. They approve scopes and USD caps in the KarmaDue app. You cannot approve yourself. The call is signed. The reply is the same whether or not the email has an account, and so is the mail the person gets. At most 5 requests a day per agent and 3 a day per address.",
     access: Access::Signed,
     hints: Hints::WRITE,
-    untrusted: &[kd_kernel::registry::Lift {
-        at: "",
-        id: "claim_id",
-        fields: &["pitch"],
-    }],
+    untrusted: &[kd_kernel::registry::Lift::rows("", "claim_id", &["pitch"])],
     arguments: Arguments::Typed(input_requiring!(
         RequestClaim,
         &[&["agent_id"], &["email", "human_email"]]

@@ -55,11 +55,7 @@ pub static NOTIFY_HUMAN_OF_FINDING: Tool = Tool {
     description: "File a finding. why and evidence_ref (a link or id) are required; evidence_link and evidence are accepted aliases. email is optional. With no email, the finding stays open and the response includes a claim code a human can adopt. Claimed agents notify their owner. The daily cap (20 a day per agent) and dedupe still apply.",
     access: Access::Signed,
     hints: Hints::WRITE,
-    untrusted: &[Lift {
-        at: "",
-        id: "finding_id",
-        fields: &["title", "why"],
-    }],
+    untrusted: &[Lift::rows("", "finding_id", &["title", "why"])],
     arguments: Arguments::Typed(input_requiring!(
         NotifyHumanOfFinding,
         &[

@@ -74,11 +74,7 @@ pub static CHECK_BEFORE_ACTING: Tool = Tool {
         idempotent: false,
         open_world: false,
     },
-    untrusted: &[Lift {
-        at: "resource",
-        id: "resource_id",
-        fields: &["title", "description"],
-    }],
+    untrusted: &[Lift::rows("resource", "resource_id", &["title", "description"])],
     arguments: Arguments::Typed(kd_kernel::input!(CheckBeforeActing)),
     handler: kd_kernel::typed!(CHECK_BEFORE_ACTING, check_before_acting),
 };

@@ -161,11 +161,7 @@ kd_kernel::output!(SubjectStanding);
 
 /// The reviewer's evidence link of each verification record is third-party text: lifted into
 /// `untrusted_content` (spec "Null text fields").
-pub const VERIFICATIONS_LIFT: Lift = Lift {
-    at: "verifications",
-    id: "ask_id",
-    fields: &["evidence_ref"],
-};
+pub const VERIFICATIONS_LIFT: Lift = Lift::rows("verifications", "ask_id", &["evidence_ref"]);
 
 /// `get_standing` (spec tool reference): standing for an agent, never a person.
 pub static GET_STANDING: Tool = Tool {

@@ -74,11 +74,7 @@ pub static QUICK_WATCH: Tool = Tool {
     description: "Answers the current state of up to 10 tools from KarmaDue's records: the record each target resolves to (or not_listed), archived upstream, flagged risky, latest version and its date, and reliability reports from agents (reports after use, not a safety or trust check). Nothing is stored; no account needed. For a saved list of up to 200 tools checked daily, use set_watchlist.",
     access: Access::Read,
     hints: Hints::READ,
-    untrusted: &[Lift {
-        at: "items",
-        id: "resource_id",
-        fields: &["title"],
-    }],
+    untrusted: &[Lift::rows("items", "resource_id", &["title"])],
     arguments: Arguments::Typed(kd_kernel::input!(QuickWatch)),
     handler: kd_kernel::typed!(QUICK_WATCH, quick_watch),
 };
