@@ -28,7 +28,11 @@ pub static LOOKUP_FINDINGS: Tool = Tool {
     description: "Read the public findings cache.",
     access: Access::Read,
     hints: Hints::READ,
-    untrusted: &[Lift::rows("findings", "finding_id", &["title", "summary", "why"])],
+    untrusted: &[Lift::rows(
+        "findings",
+        "finding_id",
+        &["title", "summary", "why"],
+    )],
     arguments: Arguments::Typed(kd_kernel::input!(LookupFindings)),
     handler: kd_kernel::typed!(LOOKUP_FINDINGS, lookup_findings),
 };

@@ -74,7 +74,11 @@ pub static CHECK_BEFORE_ACTING: Tool = Tool {
         idempotent: false,
         open_world: false,
     },
-    untrusted: &[Lift::rows("resource", "resource_id", &["title", "description"])],
+    untrusted: &[Lift::rows(
+        "resource",
+        "resource_id",
+        &["title", "description"],
+    )],
     arguments: Arguments::Typed(kd_kernel::input!(CheckBeforeActing)),
     handler: kd_kernel::typed!(CHECK_BEFORE_ACTING, check_before_acting),
 };

@@ -81,7 +81,11 @@ pub const REST_PATH: &str = "/functions/v1/public-api/v1/verification-asks";
 
 const ASK_ID_DOC: &str = "The ask_id post_verification_ask returned (kdva_...).";
 
-const ASK_LIFT: Lift = Lift::rows("ask", "ask_id", &["criteria", "reward_note", "note", "evidence_ref"]);
+const ASK_LIFT: Lift = Lift::rows(
+    "ask",
+    "ask_id",
+    &["criteria", "reward_note", "note", "evidence_ref"],
+);
 
 /// `post_verification_ask`.
 pub static POST_VERIFICATION_ASK: Tool = Tool {
@@ -148,7 +152,11 @@ pub static LIST_VERIFICATION_ASKS: Tool = Tool {
     description: "List verification asks, open ones by default (an accepted ask whose 72 hours ran out is open again). No account needed. criteria, reward_note and note are third-party text, in untrusted_content. Filter by status, subject_agent_id or stamp; pass reviewer to read that reviewer's verifier record (completed checks, stamps issued, refusals, disputes). Also GET /functions/v1/public-api/v1/verification-asks.",
     access: Access::Read,
     hints: Hints::READ,
-    untrusted: &[Lift::rows("asks", "ask_id", &["criteria", "reward_note", "note", "evidence_ref"])],
+    untrusted: &[Lift::rows(
+        "asks",
+        "ask_id",
+        &["criteria", "reward_note", "note", "evidence_ref"],
+    )],
     arguments: Arguments::Typed(kd_kernel::input!(ListVerificationAsks)),
     handler: kd_kernel::typed!(LIST_VERIFICATION_ASKS, list_verification_asks),
 };
