@@ -4,11 +4,11 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use super::layout::time_ms;
 use axum::extract::{ConnectInfo, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum_extra::extract::cookie::CookieJar;
-use kd_core::clock::rfc3339_ms;
 use kd_core::people::Session;
 use maud::{Markup, html};
 
@@ -282,7 +282,7 @@ fn connect_body(
     html! {
         (error_line(message))
         @if let Some(code) = minted {
-            p { "Give your agent this code. It works once, until " (rfc3339_ms(code.expires_ms)) "." }
+            p { "Give your agent this code. It works once, until " (time_ms(code.expires_ms)) "." }
             p.code { (code.display) }
             p {
                 "Your agent calls " code { "connect_with_code" } " with it. Then approve the request on "

@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::layout::time_ms;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use kd_core::clock::rfc3339_ms;
 use maud::html;
 
 use super::account::csrf_field;
@@ -46,7 +46,7 @@ async fn inbox_response(
             section {
                 h2 { (Data(&item.title)) }
                 p {
-                    "From " code { (item.handle) } ", " (rfc3339_ms(item.created_ms))
+                    "From " code { (item.handle) } ", " (time_ms(item.created_ms))
                     @if let Some(kind) = &item.kind { " (" (Data(kind)) ")" }
                 }
                 blockquote { (Data(&item.why)) }

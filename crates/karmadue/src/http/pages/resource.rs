@@ -309,7 +309,7 @@ fn claims_table(claims: &[Claim]) -> Markup {
                         td.third-party { (Data(claim.value.as_deref().unwrap_or("unknown"))) }
                         td { (claim.kind_label()) }
                         td { (claim.evidence_label) }
-                        td { (kd_core::clock::rfc3339_ms(claim.observed_ms)) }
+                        td { (super::layout::time_ms(claim.observed_ms)) }
                         td { (if claim.counts_as_verification { "yes" } else { "no" }) }
                     }
                 }

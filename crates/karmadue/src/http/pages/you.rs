@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
+use super::layout::time_ms;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use kd_core::clock::rfc3339_ms;
 use kd_core::people::{Person, Session};
 use maud::{Markup, html};
 
@@ -60,7 +60,7 @@ fn pending_table(csrf: &Markup, pending: &[PendingRequest]) -> Markup {
                     @let id = ("request_id", request.request_id.as_str());
                     tr {
                         td { (Data(&request.name)) " " code { (request.handle) } }
-                        td { (rfc3339_ms(request.created_ms)) }
+                        td { (time_ms(request.created_ms)) }
                         td { (via(request)) }
                         td {
                             (inline_button(csrf, "/you/requests", id, ("decision", "approve", "Approve"))) " "
@@ -134,7 +134,7 @@ fn offers_section(csrf: &Markup, offers: &[PendingOffer]) -> Markup {
                 @let id = ("offer_id", offer.offer_id.as_str());
                 section {
                     h3 { (Data(&offer.title)) }
-                    p { "From " code { (offer.handle) } ", " (rfc3339_ms(offer.created_ms)) }
+                    p { "From " code { (offer.handle) } ", " (time_ms(offer.created_ms)) }
                     @if let Some(text) = &offer.description {
                         blockquote { (Data(text)) }
                     }
@@ -153,7 +153,7 @@ fn preferences_section(preferences: &[StoredPreferences]) -> Markup {
             p { "Stored for you to review (update_preferences); they change nothing by themselves. Shown as data." }
             @for stored in preferences {
                 section {
-                    p { code { (stored.handle) } ", version " (stored.version) ", " (rfc3339_ms(stored.updated_ms)) }
+                    p { code { (stored.handle) } ", version " (stored.version) ", " (time_ms(stored.updated_ms)) }
                     pre { (Data(&serde_json::to_string_pretty(&stored.preferences).unwrap_or_default())) }
                 }
             }
