@@ -25,6 +25,7 @@ import urllib.parse
 import aics_tlog
 import python_receipts_client as counted
 import python_tlog_client as peer
+from peer_checks import checks
 
 
 def read_checkpoint(reader: aics_tlog.HttpTileReader, log_key: aics_tlog.VKey, origin: str) -> tuple[int, bytes]:
@@ -72,15 +73,15 @@ def main() -> int:
     except (aics_tlog.TileMissingError, aics_tlog.TileVerificationError) as error:
         counted.check("aics-tlog: every tile and entry bundle authenticates", False, error)
 
-    print(f"{counted.passed} passed, {counted.failed} failed")
-    return 0 if counted.failed == 0 else 1
+    print(f"{checks.passed} passed, {checks.failed} failed")
+    return 0 if checks.failed == 0 else 1
 
 
 if __name__ == "__main__":
     try:
         sys.exit(main())
     except Exception as error:  # an unexpected answer shape is a failure, never a crash without a summary
-        counted.failed += 1
+        checks.failed += 1
         print(f"FAIL unexpected error: {error!r}")
-        print(f"{counted.passed} passed, {counted.failed} failed")
+        print(f"{checks.passed} passed, {checks.failed} failed")
         sys.exit(1)

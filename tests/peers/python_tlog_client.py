@@ -50,6 +50,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 # The kd-mcp-v1 signing, the REST tool call and the pass/fail count are the receipts peer's
 # (the peers' own code, not the hub's); everything about the log below is written here.
 import python_receipts_client as peer
+from peer_checks import checks
 from python_receipts_client import BASE, b64url, b64url_decode, check, tool, verifies
 
 TILE_WIDTH = 256
@@ -395,15 +396,15 @@ def main() -> int:
     check_inclusion(later, new_size, new_root)
     check_tiles(new_size, new_root)
 
-    print(f"{peer.passed} passed, {peer.failed} failed")
-    return 0 if peer.failed == 0 else 1
+    print(f"{checks.passed} passed, {checks.failed} failed")
+    return 0 if checks.failed == 0 else 1
 
 
 if __name__ == "__main__":
     try:
         sys.exit(main())
     except Exception as error:  # an unexpected answer shape is a failure, never a crash without a summary
-        peer.failed += 1
+        checks.failed += 1
         print(f"FAIL unexpected error: {error!r}")
-        print(f"{peer.passed} passed, {peer.failed} failed")
+        print(f"{checks.passed} passed, {checks.failed} failed")
         sys.exit(1)
