@@ -19,6 +19,7 @@
 pub mod clock;
 pub mod config;
 pub mod db;
+pub mod error;
 pub mod eventlog;
 pub mod heads;
 pub mod keys;

@@ -117,14 +117,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         if let Self::Internal(cause) = &self {
             // The one place a failure of Linkdbots' own is logged: its whole source chain.
-            let mut chain = cause.to_string();
-            let mut source = cause.source();
-            while let Some(next) = source {
-                chain.push_str(": ");
-                chain.push_str(&next.to_string());
-                source = next.source();
-            }
-            tracing::error!(cause = %chain, "linkdbots: internal error");
+            tracing::error!(cause = %kd_core::error::Chain(cause.as_ref()), "linkdbots: internal error");
         }
         let body = json!({ "error": { "code": self.code(), "message": self.to_string() } });
         crate::answer(self.status(), &body)

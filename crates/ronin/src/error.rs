@@ -158,14 +158,7 @@ impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
         if let RoninError::Internal { cause, .. } = &self.error {
             // The one place a failure of Ronin's own is logged: its whole source chain.
-            let mut chain = cause.to_string();
-            let mut source = cause.source();
-            while let Some(next) = source {
-                chain.push_str(": ");
-                chain.push_str(&next.to_string());
-                source = next.source();
-            }
-            tracing::error!(cause = %chain, "ronin: internal error");
+            tracing::error!(cause = %kd_core::error::Chain(cause.as_ref()), "ronin: internal error");
         }
         let mut body = json!({ "ok": false, "error": self.error.to_string() });
         if let Some(index) = self.index {
