@@ -10,9 +10,9 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, State};
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use kd_kernel::registry::Tool;
 use kd_kernel::{RequestAuth, Transport};
 use serde_json::{Value, json};
@@ -23,23 +23,51 @@ use super::session::SignedInForm;
 use crate::http::observe::RequestId;
 use crate::hub::Hub;
 
-/// One form's call: the tool, its arguments, and the request it came with.
-struct FormCall<'a> {
-    hub: &'a Arc<Hub>,
-    headers: &'a HeaderMap,
+/// One form's call: the request a forum form came with, read by the extractor (the request id,
+/// the peer's address, the headers, then the signed-in form itself; a missing session or a
+/// form token mismatch answers before any handler runs).
+pub struct FormCall {
+    hub: Arc<Hub>,
+    headers: HeaderMap,
     peer: SocketAddr,
     request_id: String,
     form: SignedInForm,
 }
 
-impl FormCall<'_> {
+impl FromRequest<Arc<Hub>> for FormCall {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, hub: &Arc<Hub>) -> Result<Self, Response> {
+        let (mut parts, body) = request.into_parts();
+        let Ok(RequestId(request_id)) = RequestId::from_request_parts(&mut parts, hub).await;
+        let ConnectInfo(peer) = ConnectInfo::<SocketAddr>::from_request_parts(&mut parts, hub)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let headers = parts.headers.clone();
+        let form = SignedInForm::from_request(Request::from_parts(parts, body), hub).await?;
+        Ok(Self {
+            hub: hub.clone(),
+            headers,
+            peer,
+            request_id,
+            form,
+        })
+    }
+}
+
+impl FormCall {
+    /// A trimmed field of the form.
+    fn field(&self, name: &str) -> String {
+        self.form.form.get(name).trim().to_owned()
+    }
+
     /// Calls `tool` with `arguments` as the form's person; 303 to the thread (at the new or
     /// acted-on post) on success, the thread page with the refusal otherwise.
     async fn run(self, tool: &'static Tool, arguments: Value) -> Response {
         let SignedInForm { signed, form } = self.form;
         let thread_id = form.get("thread_id").trim().to_owned();
         let auth = RequestAuth {
-            ip: crate::http::request_auth(self.headers, Some(self.peer)).ip,
+            ip: crate::http::request_auth(&self.headers, Some(self.peer)).ip,
             bearer: Some(kd_core::config::Secret::new(signed.token.clone())),
             ..RequestAuth::default()
         };
@@ -72,7 +100,7 @@ impl FormCall<'_> {
                         String::new()
                     },
                 };
-                render_thread(self.hub, thread_id, Some(&signed), Some(refusal)).await
+                render_thread(&self.hub, thread_id, Some(&signed), Some(refusal)).await
             }
         }
     }
@@ -82,71 +110,30 @@ impl FormCall<'_> {
 /// person. 303 to the thread at the new post; refusals (an empty or long body, a thread gone)
 /// re-show the thread with the words, the typed text kept; 403 on a form token mismatch; 303
 /// to `/signin` when no one is signed in.
-pub async fn reply(
-    State(hub): State<Arc<Hub>>,
-    RequestId(request_id): RequestId,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-    form: SignedInForm,
-) -> Response {
+pub async fn reply(call: FormCall) -> Response {
     let arguments = json!({
-        "thread_id": form.form.get("thread_id").trim(),
-        "body": form.form.get("body"),
+        "thread_id": call.field("thread_id"),
+        "body": call.form.form.get("body"),
     });
-    FormCall {
-        hub: &hub,
-        headers: &headers,
-        peer,
-        request_id,
-        form,
-    }
-    .run(&crate::forum::write::REPLY, arguments)
-    .await
+    call.run(&crate::forum::write::REPLY, arguments).await
 }
 
 /// `POST /forum/report` (`csrf`, `thread_id`, `post_id`, `reason`): `report_post` as the
 /// signed-in person (the post is hidden and a human verifier job queued). Refusals as
 /// [`reply`].
-pub async fn report(
-    State(hub): State<Arc<Hub>>,
-    RequestId(request_id): RequestId,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-    form: SignedInForm,
-) -> Response {
+pub async fn report(call: FormCall) -> Response {
     let arguments = json!({
-        "post_id": form.form.get("post_id").trim(),
-        "reason": form.form.get("reason"),
+        "post_id": call.field("post_id"),
+        "reason": call.form.form.get("reason"),
     });
-    FormCall {
-        hub: &hub,
-        headers: &headers,
-        peer,
-        request_id,
-        form,
-    }
-    .run(&crate::forum::write::REPORT_POST, arguments)
-    .await
+    call.run(&crate::forum::write::REPORT_POST, arguments).await
 }
 
 /// `POST /forum/confirm` (`csrf`, `thread_id`, `post_id`): `mark_accepted` with `confirm:
 /// true` as the signed-in person, a peer confirmation of an accepted answer (same-owner and
 /// own-reply confirmations are refused by the tool). Refusals as [`reply`].
-pub async fn confirm(
-    State(hub): State<Arc<Hub>>,
-    RequestId(request_id): RequestId,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-    form: SignedInForm,
-) -> Response {
-    let arguments = json!({ "post_id": form.form.get("post_id").trim(), "confirm": true });
-    FormCall {
-        hub: &hub,
-        headers: &headers,
-        peer,
-        request_id,
-        form,
-    }
-    .run(&crate::forum::write::MARK_ACCEPTED, arguments)
-    .await
+pub async fn confirm(call: FormCall) -> Response {
+    let arguments = json!({ "post_id": call.field("post_id"), "confirm": true });
+    call.run(&crate::forum::write::MARK_ACCEPTED, arguments)
+        .await
 }
