@@ -97,39 +97,36 @@ pub enum CanonicalError {
     },
 }
 
+/// Matches every variant of [`CanonicalError`] at once, binding its `field`.
+macro_rules! with_field {
+    ($error:expr, $field:ident => $body:expr) => {
+        match $error {
+            CanonicalError::Syntax { $field, .. }
+            | CanonicalError::ControlCharacter { $field, .. }
+            | CanonicalError::InvalidEscape { $field, .. }
+            | CanonicalError::NulCharacter { $field, .. }
+            | CanonicalError::LoneSurrogate { $field, .. }
+            | CanonicalError::RepeatedKey { $field, .. }
+            | CanonicalError::NumberTooLong { $field, .. }
+            | CanonicalError::NumberOutOfRange { $field, .. }
+            | CanonicalError::TooDeep { $field, .. } => $body,
+        }
+    };
+}
+
 impl CanonicalError {
     /// The top-level argument key under which the problem sits: for `{"a":{"b":1,"b":2}}` it is
     /// `Some("a")`, for a repeated top-level key `"x"` it is `Some("x")`. `None` when the problem
     /// is not inside a top-level member's value (the top level is not an object, or the problem
     /// is in the object's own syntax or in a top-level key's text).
     pub fn field(&self) -> Option<&str> {
-        match self {
-            Self::Syntax { field, .. }
-            | Self::ControlCharacter { field, .. }
-            | Self::InvalidEscape { field, .. }
-            | Self::NulCharacter { field, .. }
-            | Self::LoneSurrogate { field, .. }
-            | Self::RepeatedKey { field, .. }
-            | Self::NumberTooLong { field, .. }
-            | Self::NumberOutOfRange { field, .. }
-            | Self::TooDeep { field, .. } => field.as_deref(),
-        }
+        with_field!(self, field => field.as_deref())
     }
 
     pub(super) fn under_field(mut self, key: &str) -> Self {
-        match &mut self {
-            Self::Syntax { field, .. }
-            | Self::ControlCharacter { field, .. }
-            | Self::InvalidEscape { field, .. }
-            | Self::NulCharacter { field, .. }
-            | Self::LoneSurrogate { field, .. }
-            | Self::RepeatedKey { field, .. }
-            | Self::NumberTooLong { field, .. }
-            | Self::NumberOutOfRange { field, .. }
-            | Self::TooDeep { field, .. } => {
-                field.get_or_insert_with(|| key.to_owned());
-            }
-        }
+        with_field!(&mut self, field => {
+            field.get_or_insert_with(|| key.to_owned());
+        });
         self
     }
 }
