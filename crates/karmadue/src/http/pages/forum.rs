@@ -9,14 +9,14 @@ use std::sync::Arc;
 
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use maud::{Markup, html};
 use serde_json::Value;
 
 use kd_core::people::Session;
 
 use super::account::csrf_field;
-use super::layout::{Data, Nav, page, time_html};
+use super::layout::{Data, Nav, page, refusal_text, time_html};
 use super::session::{SignedIn, Visitor};
 use crate::hub::Hub;
 use kd_kernel::error::ErrorCode;
@@ -35,15 +35,6 @@ pub const CONFIRM_PATH: &str = "/forum/confirm";
 /// A string of the read data, as third-party text.
 fn text(value: &Value) -> Data<'_> {
     Data(value.as_str().unwrap_or_default())
-}
-
-fn failed(cause: &kd_kernel::error::ToolError) -> Response {
-    tracing::error!(cause = ?cause.cause, "forum page failed");
-    (
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "Something went wrong on our side.\n",
-    )
-        .into_response()
 }
 
 fn data_warning() -> Markup {
@@ -89,7 +80,7 @@ pub async fn forum_page(
         .await;
     let data = match data {
         Ok(data) => data,
-        Err(error) => return failed(&error),
+        Err(error) => return refusal_text(&error, "forum"),
     };
     let main = html! {
         h1 { "Forum" }
@@ -224,7 +215,7 @@ pub async fn render_thread(
             };
             return page(StatusCode::NOT_FOUND, "Thread not found", Nav::Site, &main);
         }
-        Err(error) => return failed(&error),
+        Err(error) => return refusal_text(&error, "forum"),
     };
     let thread = &data["thread"];
     let thread_id = thread["thread_id"].as_str().unwrap_or_default();

@@ -5,6 +5,7 @@
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use kd_kernel::ToolError;
 use maud::{DOCTYPE, Markup, Render, html};
 
 /// The Content-Security-Policy of every HTML page (and, through the router, of every other
@@ -172,6 +173,24 @@ pub fn error_line(message: Option<&str>) -> Markup {
     }
 }
 
+/// A tool's refusal as a page shows it: the tool's REST status and its words. An internal
+/// failure (whose words say only that something went wrong) has its cause logged here, once,
+/// with its whole `source()` chain, naming `page`.
+pub fn tool_refusal(error: &ToolError, page: &'static str) -> (StatusCode, String) {
+    if let Some(cause) = &error.cause {
+        tracing::error!(%cause, page, "a page's tool call failed");
+    }
+    let status =
+        StatusCode::from_u16(error.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, error.message.clone())
+}
+
+/// [`tool_refusal`] as a plain-text answer (the pages whose data could not be read at all).
+pub fn refusal_text(error: &ToolError, page: &'static str) -> Response {
+    let (status, message) = tool_refusal(error, page);
+    (status, format!("{message}\n")).into_response()
+}
+
 /// `303 See Other` to `to`, never stored.
 pub fn redirect(to: &'static str) -> Response {
     redirect_to(to)
@@ -215,6 +234,27 @@ pub fn time_ms(epoch_ms: i64) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusal_shows_its_rest_status_and_words_and_an_internal_failure_hides_its_cause() {
+        let missing = ToolError::not_found("thread_id", "No thread has that id.");
+        assert_eq!(
+            tool_refusal(&missing, "forum"),
+            (StatusCode::NOT_FOUND, "No thread has that id.".to_owned())
+        );
+        let failed = ToolError::internal_from(std::io::Error::other("disk full"));
+        let (status, words) = tool_refusal(&failed, "forum");
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(
+            words.starts_with("Something went wrong on our side."),
+            "{words}"
+        );
+        assert!(!words.contains("disk full"), "{words}");
+        assert_eq!(
+            refusal_text(&failed, "forum").status(),
+            StatusCode::INTERNAL_SERVER_ERROR
+        );
+    }
 
     #[test]
     fn times_read_as_day_month_year_and_utc_minutes_with_the_exact_value_kept() {

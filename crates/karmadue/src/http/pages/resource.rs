@@ -23,7 +23,7 @@ use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
 use serde_json::{Value, json};
 
-use super::layout::{Data, Nav, page};
+use super::layout::{Data, Nav, page, refusal_text};
 use crate::catalog::model::{self, Claim, Resource};
 use crate::catalog::{evidence_summary, resource_json};
 use crate::hub::Hub;
@@ -207,15 +207,6 @@ fn cached(mut response: Response, content_type: &'static str) -> Response {
     response
 }
 
-fn internal(error: &ToolError) -> Response {
-    tracing::error!(cause = ?error.cause, "resource page or badge failed");
-    (
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "Something went wrong on our side.\n",
-    )
-        .into_response()
-}
-
 /// `GET /functions/v1/public-api/v1/badge.svg?id=<resource id>[&format=json]`.
 pub async fn badge(
     State(hub): State<Arc<Hub>>,
@@ -234,7 +225,7 @@ pub async fn badge(
     };
     let record = match load(&hub, id.clone()).await {
         Ok(record) => record,
-        Err(error) => return internal(&error),
+        Err(error) => return refusal_text(&error, "resource"),
     };
     let state = badge_state(record.resource.as_ref(), &record.claims);
     if query.get("format").is_some_and(|format| format == "json") {
@@ -391,7 +382,7 @@ pub async fn resource_page(
     };
     let record = match load(&hub, id.clone()).await {
         Ok(record) => record,
-        Err(error) => return internal(&error),
+        Err(error) => return refusal_text(&error, "resource"),
     };
     match record.resource {
         Some(resource) => page(

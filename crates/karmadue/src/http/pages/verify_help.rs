@@ -12,7 +12,7 @@ use kd_core::clock::rfc3339_ms;
 use maud::{Markup, html};
 
 use super::account::csrf_field;
-use super::layout::{Data, app_page, error_line, redirect};
+use super::layout::{Data, app_page, error_line, redirect, tool_refusal};
 use super::session::{Fields, SignedIn, SignedInForm};
 use crate::help::verification::{self, Ask, Reviewer};
 use crate::hub::Hub;
@@ -199,16 +199,6 @@ async fn verify_help_data(hub: &Hub, signed: &SignedIn) -> Result<VerifyHelpData
         .await
 }
 
-/// The status and message a refusal of the verification functions shows: 400 validation,
-/// 403 forbidden, 404 not_found (the spec's REST table); internal failures are logged once.
-fn tool_refusal(error: &ToolError) -> (StatusCode, String) {
-    if let Some(cause) = &error.cause {
-        tracing::error!(cause = %cause, "verification help page failed");
-    }
-    let status = StatusCode::from_u16(error.code.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
-    (status, error.message.clone())
-}
-
 async fn verify_help_response(
     hub: &Hub,
     signed: &SignedIn,
@@ -219,7 +209,7 @@ async fn verify_help_response(
     let (status, body) = match verify_help_data(hub, signed).await {
         Ok(data) => (status, verify_help_body(signed, &data, message, prefill)),
         Err(error) => {
-            let (status, text) = tool_refusal(&error);
+            let (status, text) = tool_refusal(&error, "verify-help");
             (status, html! { p.error { (text) } })
         }
     };
@@ -240,7 +230,7 @@ pub async fn verify_help_accept(State(hub): State<Arc<Hub>>, posted: SignedInFor
     match verification::accept_as_person(&hub, &signed.person.person_id, form.get("ask_id")).await {
         Ok(_) => redirect(VERIFY_HELP_PATH),
         Err(error) => {
-            let (status, text) = tool_refusal(&error);
+            let (status, text) = tool_refusal(&error, "verify-help");
             verify_help_response(&hub, &signed, status, Some(&text), None).await
         }
     }
@@ -263,7 +253,7 @@ pub async fn verify_help_submit(State(hub): State<Arc<Hub>>, posted: SignedInFor
     {
         Ok(_) => redirect(VERIFY_HELP_PATH),
         Err(error) => {
-            let (status, text) = tool_refusal(&error);
+            let (status, text) = tool_refusal(&error, "verify-help");
             verify_help_response(&hub, &signed, status, Some(&text), Some(&form)).await
         }
     }
