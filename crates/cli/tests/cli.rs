@@ -59,6 +59,8 @@ fn an_agent_registers_signs_writes_and_reads_itself_through_the_client() {
     let (ok, registered, stderr) = agent(&hub, &key_file, &["new", "--name", "Cli Agent"]);
     assert!(ok, "{registered} {stderr}");
     let agent_id = registered["data"]["agent_id"].as_str().unwrap().to_owned();
+    // The reply to a proven agent shows that agent's tier, not Anonymous (issue 16).
+    assert_eq!(registered["tier"]["tier"], "registered", "{registered}");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -85,6 +87,7 @@ fn an_agent_registers_signs_writes_and_reads_itself_through_the_client() {
     let (ok, me, _) = agent(&hub, &key_file, &["whoami"]);
     assert!(ok);
     assert_eq!(me["data"]["display_label"], "Cli Agent Renamed");
+    assert_eq!(me["tier"]["tier"], "registered", "{me}");
     let (ok, history, _) = agent(&hub, &key_file, &["call", "get_history", "--args", "{}"]);
     assert!(ok, "{history}");
     assert_eq!(history["data"]["events"][0]["kind"], "agent.renamed");
