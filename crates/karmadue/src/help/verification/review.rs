@@ -297,14 +297,20 @@ pub(super) async fn resolve_verification(
             submitted_ask(txn.conn(), &ask_id, &signed.agent_id.to_string(), now)?;
         let actor = signed.actor();
         if accept {
-            decide_in(
-                txn,
-                &hub.passport_key,
-                &actor,
-                stamp_id,
-                &ask,
-                &reviewer_key,
-            )
+            // The independence rule again: an owner link approved since the ask was taken.
+            check_independent(txn.conn(), &Reviewer::from_key(&reviewer_key), &ask)?;
+            let stamp = match ask.result.as_deref() {
+                Some("met") => Some(review_stamp(
+                    txn,
+                    &hub.passport_key,
+                    &actor,
+                    stamp_id,
+                    &ask,
+                    &reviewer_key,
+                )?),
+                _ => None,
+            };
+            decide_in(txn, &actor, &ask, &reviewer_key, stamp)
         } else {
             dispute_in(txn, actor, &ask, &reviewer_key)
         }
@@ -312,26 +318,19 @@ pub(super) async fn resolve_verification(
     Ok(resolved.await?)
 }
 
-/// The requester accepts the submitted result of `ask`: a stamp signed with `key` when met, a
-/// public refusal when unmet; the reviewer's record is credited either way. Returns
+/// The requester accepts the submitted result of `ask`: `stamp` is the stamp issued for a
+/// met result (the caller issues it after the independence check), none for an unmet one,
+/// which is a public refusal; the reviewer's record is credited either way. Returns
 /// resolve_verification's answer.
 fn decide_in(
     txn: &mut WriteTxn<'_>,
-    key: &ServerKey,
     actor: &str,
-    stamp_id: String,
     ask: &Ask,
     reviewer_key: &str,
+    stamp: Option<stamps::Stamp>,
 ) -> Result<Resolved, ToolError> {
     let now = txn.now_ms();
-    // The independence rule again: an owner link approved since the ask was taken.
-    check_independent(txn.conn(), &Reviewer::from_key(reviewer_key), ask)?;
-    let met = ask.result.as_deref() == Some("met");
-    let stamp = if met {
-        Some(review_stamp(txn, key, actor, stamp_id, ask, reviewer_key)?)
-    } else {
-        None
-    };
+    let met = stamp.is_some();
     let resolution = if met { "stamped" } else { "refused" };
     let stamp_id = stamp.as_ref().map(|stamp| stamp.stamp_id.clone());
     crate::help::store::resolve_ask(txn.conn(), &ask.ask_id, resolution, now, stamp_id.clone())?;
