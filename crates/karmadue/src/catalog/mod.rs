@@ -3,21 +3,25 @@
 //! `discover_resources`.
 
 pub mod demo;
+pub mod error;
 pub mod first_start;
 pub mod import;
 pub mod model;
+pub mod output;
 pub mod register;
 pub mod replay;
 pub mod search;
 pub mod store;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
+pub use error::CatalogError;
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use model::{Claim, Resource};
+use output::{ClaimsView, ResourceView};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -80,19 +84,12 @@ pub fn require_resource(
     include_demo: bool,
 ) -> Result<Resource, ToolError> {
     if !resource_id.starts_with("kd:res:") {
-        return Err(ToolError::validation(
-            "resource_id",
-            "resource_id must be a KarmaDue id such as kd:res:github:owner/repo",
-        ));
+        return Err(CatalogError::ResourceIdShape.into());
     }
     match model::load_resource(conn, resource_id)? {
-        Some(resource) if resource.demo && !include_demo => Err(ToolError::not_found(
-            "resource_id",
-            "Only a demo example has this id. Pass include_demo true to inspect it; demo examples are never evidence.",
-        )
-        .with("demo_available", true)),
+        Some(resource) if resource.demo && !include_demo => Err(CatalogError::DemoOnly.into()),
         Some(resource) => Ok(resource),
-        None => Err(ToolError::not_found("resource_id", "No resource has this id.")),
+        None => Err(CatalogError::NoSuchResource("resource_id").into()),
     }
 }
 
@@ -127,33 +124,44 @@ pub fn evidence_summary(resource: &Resource, claims: &[Claim]) -> (bool, String)
     }
 }
 
-/// A resource as shown to callers, with its claims. Free text (title, description) is included
-/// here; the response boundary lifts it into `untrusted_content`.
-pub fn resource_json(resource: &Resource, claims: &[Claim]) -> Value {
+/// A resource as shown to callers, with its claims ([`ResourceView`]). Free text (title,
+/// description) is included here; the response boundary lifts it into `untrusted_content`.
+pub fn resource_view(resource: &Resource, claims: &[Claim]) -> ResourceView {
     let (counts, summary) = evidence_summary(resource, claims);
-    json!({
-        "resource_id": resource.resource_id,
-        "title": resource.title,
-        "type": resource.kind,
-        "locator": resource.locator,
-        "description": resource.description,
-        "source": resource.source,
-        "owner": resource.owner,
-        "license": resource.license,
-        "version": resource.version,
-        "released_at": resource.released_ms.map(kd_core::clock::rfc3339_ms),
-        "released_at_source": resource.released_source,
-        "popularity": resource.popularity_label,
-        "archived_upstream": resource.archived,
-        "demo": resource.demo,
-        "label": if resource.demo { "DEMO" } else { "" },
-        "evidence_summary": summary,
-        "counts_as_verification": counts,
-        "claims": claims.iter().map(Claim::to_json).collect::<Vec<_>>(),
-    })
+    ResourceView {
+        resource_id: resource.resource_id.clone(),
+        title: resource.title.clone(),
+        kind: resource.kind.clone(),
+        locator: resource.locator.clone(),
+        description: resource.description.clone(),
+        source: resource.source.clone(),
+        owner: resource.owner.clone(),
+        license: resource.license.clone(),
+        version: resource.version.clone(),
+        released_at: resource.released_ms.map(kd_core::clock::rfc3339_ms),
+        released_at_source: resource.released_source.clone(),
+        popularity: resource.popularity_label.clone(),
+        archived_upstream: resource.archived,
+        demo: resource.demo,
+        label: if resource.demo { "DEMO" } else { "" },
+        evidence_summary: summary,
+        counts_as_verification: counts,
+        claims: claims.iter().map(Claim::to_json).collect(),
+    }
 }
 
-async fn get_resource(ctx: Ctx, input: GetResource) -> Result<Value, ToolError> {
+/// [`resource_view`] as a JSON object, for answers that add keys of their own
+/// (check_before_acting) and the resource page.
+pub fn resource_json(resource: &Resource, claims: &[Claim]) -> Value {
+    serde_json::to_value(resource_view(resource, claims)).unwrap_or_default()
+}
+
+/// `get_resource`: one record with its claims.
+///
+/// # Errors
+/// `validation` (id shape) or `not_found` naming `resource_id`; `internal` when the store
+/// fails.
+async fn get_resource(ctx: Ctx, input: GetResource) -> Result<ResourceView, CatalogError> {
     let resource_id = input.resource_id.required_text("resource_id")?.to_owned();
     let include_demo = input.include_demo.unwrap_or(false);
     let (resource, claims) = ctx
@@ -163,10 +171,15 @@ async fn get_resource(ctx: Ctx, input: GetResource) -> Result<Value, ToolError> 
             Ok((resource, claims))
         })
         .await?;
-    Ok(resource_json(&resource, &claims))
+    Ok(resource_view(&resource, &claims))
 }
 
-async fn get_claims(ctx: Ctx, input: GetClaims) -> Result<Value, ToolError> {
+/// `get_claims`: a record's claims, for its current version or a pinned one.
+///
+/// # Errors
+/// `validation` (id shape) or `not_found` naming `resource_id`; `internal` when the store
+/// fails.
+async fn get_claims(ctx: Ctx, input: GetClaims) -> Result<ClaimsView, CatalogError> {
     let resource_id = input.resource_id.required_text("resource_id")?.to_owned();
     let version = input.version.text().map(str::to_owned);
     let include_demo = input.include_demo.unwrap_or(false);
@@ -179,13 +192,13 @@ async fn get_claims(ctx: Ctx, input: GetClaims) -> Result<Value, ToolError> {
         })
         .await?;
     let (counts, summary) = evidence_summary(&resource, &claims);
-    Ok(json!({
-        "resource_id": resource.resource_id,
-        "version_pinned": version.is_some(),
-        "version": version.or(resource.version.clone()),
-        "claims": claims.iter().map(Claim::to_json).collect::<Vec<_>>(),
-        "counts_as_verification": counts,
-        "evidence_summary": summary,
-        "demo": resource.demo,
-    }))
+    Ok(ClaimsView {
+        version_pinned: version.is_some(),
+        version: version.or(resource.version),
+        claims: claims.iter().map(Claim::to_json).collect(),
+        counts_as_verification: counts,
+        evidence_summary: summary,
+        demo: resource.demo,
+        resource_id: resource.resource_id,
+    })
 }

@@ -19,11 +19,13 @@ use kd_core::store::WriteTxn;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use super::CatalogError;
 use super::model::{self, Claim, Resource, claim_id};
+use super::output::{ContentReported, PendingClaim, Registered};
 use crate::preflight::{self, Target};
-use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
-use kd_kernel::registry::{Access, Arguments, HandlerFuture, Hints, Lift, Tool};
+use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use kd_kernel::{Caller, Ctx};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -142,88 +144,96 @@ pub fn identity(locator: &str) -> Result<(String, String, String, Vec<String>), 
             let host = bare.split('/').next().unwrap_or_default().to_owned();
             Ok((format!("kd:res:url:{bare}"), url, host, Vec::new()))
         }
-        Target::ResourceId(_) => Err(ToolError::validation(
-            "locator",
-            "locator is where the resource lives (a URL or npm:<package>), not a KarmaDue id",
-        )),
+        Target::ResourceId(_) => Err(CatalogError::LocatorIsId.into()),
     }
 }
 
-fn bounded_text(text: Option<&str>, name: &str, max: usize) -> Result<Option<String>, ToolError> {
+/// `text` when it is at most `max` characters without control characters (line breaks
+/// allowed).
+///
+/// # Errors
+/// `validation` naming `name`.
+fn bounded_text(
+    text: Option<&str>,
+    name: &'static str,
+    max: usize,
+) -> Result<Option<String>, CatalogError> {
     let Some(text) = text else {
         return Ok(None);
     };
     if text.chars().count() > max || text.chars().any(|c| c.is_control() && c != '\n') {
-        return Err(ToolError::validation(
-            name,
-            format!("{name} is at most {max} characters without control characters"),
-        ));
+        return Err(CatalogError::TextBounds { name, max });
     }
     Ok(Some(text.to_owned()))
 }
 
-fn register_resource(ctx: Ctx, input: RegisterResource) -> HandlerFuture {
-    Box::pin(async move {
-        let locator_given = input.locator.required_text("locator")?.to_owned();
-        let (resource_id, locator, owner, package_ids) = identity(&locator_given)?;
-        let title = bounded_text(input.title.text(), "title", MAX_TITLE_CHARS)?
-            .filter(|title| !title.contains('\n'))
-            .ok_or_else(|| {
-                ToolError::validation("title", "title is required: one line, up to 200 characters")
-            })?;
-        let kind = checked_kind(input.r#type.text())?;
-        ctx.signed_write(move |txn, signed| {
-            let agent_id = signed.agent_id.to_string();
-            let mut existing: Vec<String> = preflight::ids_ignoring_case(txn.conn(), &resource_id)?;
-            existing.extend(preflight::ids_by_locator(txn.conn(), &locator)?);
-            for id in existing {
-                if let Some(record) = model::load_resource(txn.conn(), &id)?.filter(|record| !record.demo) {
-                    return Ok(json!({
-                        "resource_id": record.resource_id,
-                        "registered": false,
-                        "already_listed": true,
-                        "source": record.source,
-                        "locator": record.locator,
-                        "title": Value::Null,
-                        "note": "A record for this locator already exists; it was not changed.",
-                    }));
-                }
+/// `register_resource`: lists a locator, or answers the record that already has it.
+///
+/// # Errors
+/// `validation` naming `locator`, `title` or `type`; the signature and quota refusals;
+/// `internal` when the store fails.
+async fn register_resource(ctx: Ctx, input: RegisterResource) -> Result<Registered, CatalogError> {
+    let locator_given = input.locator.required_text("locator")?.to_owned();
+    let (resource_id, locator, owner, package_ids) = identity(&locator_given)?;
+    let title = bounded_text(input.title.text(), "title", MAX_TITLE_CHARS)?
+        .filter(|title| !title.contains('\n'))
+        .ok_or(CatalogError::TitleRequired)?;
+    let kind = checked_kind(input.r#type.text())?;
+    let registered = ctx.signed_write(move |txn, signed| {
+        let agent_id = signed.agent_id.to_string();
+        let mut existing: Vec<String> = preflight::ids_ignoring_case(txn.conn(), &resource_id)?;
+        existing.extend(preflight::ids_by_locator(txn.conn(), &locator)?);
+        for id in existing {
+            if let Some(record) = model::load_resource(txn.conn(), &id)?.filter(|record| !record.demo) {
+                return Ok(Registered {
+                    resource_id: record.resource_id,
+                    registered: false,
+                    already_listed: true,
+                    source: record.source,
+                    locator: record.locator,
+                    title: None,
+                    kind: None,
+                    registered_by: None,
+                    pending_claims: None,
+                    note: "A record for this locator already exists; it was not changed.",
+                    event_seq: None,
+                });
             }
-            let now = txn.now_ms();
-            let (resource, claims) = Registration {
-                resource_id: &resource_id,
-                locator: &locator,
-                title: &title,
-                kind: &kind,
-                agent_id: &agent_id,
-            }
-            .record(owner, package_ids, now);
-            model::store_resource(txn.conn(), &resource, &claims, now)?;
-            let event = txn.record(
-                agent_id.clone(),
-                resource_id.clone(),
-                &events::ResourceRegistered { locator_given, resource, claims: claims.clone() },
-            )?;
-            Ok(json!({
-                "resource_id": resource_id,
-                "registered": true,
-                "already_listed": false,
-                "source": "registered",
-                "locator": locator,
-                "title": title,
-                "type": kind,
-                "registered_by": agent_id,
-                "pending_claims": claims.iter().map(|claim| json!({ "claim_id": claim.claim_id, "kind": claim.kind, "status": claim.status })).collect::<Vec<_>>(),
-                "note": "Listed. What the registration says about the maker waits for an ownership check and is not public until then; nothing here counts as verification.",
-                "event_seq": event.seq,
-            }))
+        }
+        let now = txn.now_ms();
+        let (resource, claims) = Registration {
+            resource_id: &resource_id,
+            locator: &locator,
+            title: &title,
+            kind: &kind,
+            agent_id: &agent_id,
+        }
+        .record(owner, package_ids, now);
+        model::store_resource(txn.conn(), &resource, &claims, now)?;
+        let event = txn.record(
+            agent_id.clone(),
+            resource_id.clone(),
+            &events::ResourceRegistered { locator_given, resource, claims: claims.clone() },
+        )?;
+        Ok(Registered {
+            resource_id,
+            registered: true,
+            already_listed: false,
+            source: "registered".into(),
+            locator,
+            title: Some(title),
+            kind: Some(kind),
+            registered_by: Some(agent_id),
+            pending_claims: Some(claims.into_iter().map(|claim| PendingClaim { claim_id: claim.claim_id, kind: claim.kind, status: claim.status }).collect()),
+            note: "Listed. What the registration says about the maker waits for an ownership check and is not public until then; nothing here counts as verification.",
+            event_seq: Some(event.seq),
         })
-        .await
-    })
+    });
+    Ok(registered.await?)
 }
 
 /// register_resource's `type`: a short code (default `other`).
-fn checked_kind(kind: Option<&str>) -> Result<String, ToolError> {
+fn checked_kind(kind: Option<&str>) -> Result<String, CatalogError> {
     let kind = kind.unwrap_or("other").to_owned();
     let kind_shaped = kind.len() <= 40
         && kind.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
@@ -231,10 +241,7 @@ fn checked_kind(kind: Option<&str>) -> Result<String, ToolError> {
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
     if !kind_shaped {
-        return Err(ToolError::validation(
-            "type",
-            "type is a short code such as mcp_server, package, repo, skill or api (lowercase, digits, _)",
-        ));
+        return Err(CatalogError::TypeShape);
     }
     Ok(kind)
 }
@@ -313,27 +320,21 @@ struct ContentReport {
     details: Option<String>,
 }
 
-fn content_target(target: Option<&Map<String, Value>>) -> Result<String, ToolError> {
-    let target = target.ok_or_else(|| {
-        ToolError::validation("target", "target is required: an object with resource_id")
-    })?;
+/// report_content's `target`: `{resource_id}` with a `kd:res:` id.
+///
+/// # Errors
+/// `validation` naming `target`, `target.<key>` or `target.resource_id`.
+fn content_target(target: Option<&Map<String, Value>>) -> Result<String, CatalogError> {
+    let target = target.ok_or(CatalogError::TargetRequired)?;
     if let Some(unknown) = target.keys().find(|key| *key != "resource_id") {
-        return Err(ToolError::validation(
-            format!("target.{unknown}"),
-            "target takes resource_id only",
-        ));
+        return Err(CatalogError::TargetKey(unknown.clone()));
     }
     let id = target
         .get("resource_id")
         .and_then(Value::as_str)
         .map(str::trim)
         .filter(|id| id.starts_with("kd:res:"))
-        .ok_or_else(|| {
-            ToolError::validation(
-                "target.resource_id",
-                "target.resource_id must be a KarmaDue id such as kd:res:github:owner/repo",
-            )
-        })?;
+        .ok_or(CatalogError::TargetResourceId)?;
     Ok(id.to_owned())
 }
 
@@ -343,13 +344,10 @@ fn store_content_report(
     report: ContentReport,
     agent_id: Option<String>,
     ip: Option<String>,
-) -> Result<Value, ToolError> {
+) -> Result<ContentReported, ToolError> {
     let now = txn.now_ms();
     if model::load_resource(txn.conn(), &report.resource_id)?.is_none() {
-        return Err(ToolError::not_found(
-            "target.resource_id",
-            "No resource has this id.",
-        ));
+        return Err(CatalogError::NoSuchResource("target.resource_id").into());
     }
     let times = super::store::content_report_times(
         txn.conn(),
@@ -360,15 +358,10 @@ fn store_content_report(
     if times.len() >= CONTENT_REPORTS_PER_HOUR {
         let leaving = times[times.len() - CONTENT_REPORTS_PER_HOUR];
         let retry_after_s = (leaving + HOUR_MS - now + 999).div_euclid(1000);
-        return Err(ToolError::new(
-            ErrorCode::RateLimited,
-            "Too many content reports: the limit is 10 an hour per reporter.",
-        )
-        .with("retry_after_s", retry_after_s.max(1))
-        .with(
-            "limit",
-            "10 content reports an hour per agent (or per address when unsigned)",
-        ));
+        return Err(CatalogError::ReportsSpent {
+            retry_after_s: retry_after_s.max(1),
+        }
+        .into());
     }
     super::store::insert_content_report(
         txn.conn(),
@@ -393,47 +386,47 @@ fn store_content_report(
             reporter: agent_id.clone(),
         },
     )?;
-    Ok(json!({
-        "report_id": report.report_id,
-        "resource_id": report.resource_id,
-        "reason": report.reason,
-        "details": report.details,
-        "reporter": agent_id,
-        "status": "received",
-        "note": "A reviewer reads reports. Nothing on the record changes until then.",
-        "event_seq": event.seq,
-    }))
+    Ok(ContentReported {
+        report_id: report.report_id,
+        resource_id: report.resource_id,
+        reason: report.reason,
+        details: report.details,
+        reporter: agent_id,
+        status: "received",
+        note: "A reviewer reads reports. Nothing on the record changes until then.",
+        event_seq: event.seq,
+    })
 }
 
-fn report_content(ctx: Ctx, input: ReportContent) -> HandlerFuture {
-    Box::pin(async move {
-        let resource_id = content_target(input.target.as_ref())?;
-        let reason =
-            bounded_text(input.reason.text(), "reason", MAX_REASON_CHARS)?.ok_or_else(|| {
-                ToolError::validation(
-                    "reason",
-                    "reason is required: why you are reporting it, up to 200 characters",
-                )
-            })?;
-        let details = bounded_text(input.details.text(), "details", MAX_DETAILS_CHARS)?;
-        let report = ContentReport {
-            report_id: random_id::<12>(ctx.kernel.random.as_ref(), "kdcr_"),
-            resource_id,
-            reason,
-            details,
-        };
-        match &ctx.caller {
-            Caller::Agent(_) => {
-                ctx.signed_write(move |txn, signed| {
-                    store_content_report(txn, report, Some(signed.agent_id.to_string()), None)
-                })
-                .await
-            }
-            Caller::Anonymous { ip } | Caller::Person { ip, .. } => {
-                let ip = ip.map(|ip| ip.to_string());
-                ctx.write(move |txn| store_content_report(txn, report, None, ip))
-                    .await
-            }
+/// `report_content`: files a report on a record for a reviewer, signed or anonymous.
+///
+/// # Errors
+/// `validation` naming the target, `reason` or `details`; `not_found` naming
+/// `target.resource_id`; `rate_limited` past [`CONTENT_REPORTS_PER_HOUR`]; `internal` when the
+/// store fails.
+async fn report_content(ctx: Ctx, input: ReportContent) -> Result<ContentReported, CatalogError> {
+    let resource_id = content_target(input.target.as_ref())?;
+    let reason = bounded_text(input.reason.text(), "reason", MAX_REASON_CHARS)?
+        .ok_or(CatalogError::ReasonRequired)?;
+    let details = bounded_text(input.details.text(), "details", MAX_DETAILS_CHARS)?;
+    let report = ContentReport {
+        report_id: random_id::<12>(ctx.kernel.random.as_ref(), "kdcr_"),
+        resource_id,
+        reason,
+        details,
+    };
+    let reported = match &ctx.caller {
+        Caller::Agent(_) => {
+            ctx.signed_write(move |txn, signed| {
+                store_content_report(txn, report, Some(signed.agent_id.to_string()), None)
+            })
+            .await
         }
-    })
+        Caller::Anonymous { ip } | Caller::Person { ip, .. } => {
+            let ip = ip.map(|ip| ip.to_string());
+            ctx.write(move |txn| store_content_report(txn, report, None, ip))
+                .await
+        }
+    };
+    Ok(reported?)
 }

@@ -51,18 +51,19 @@ mod rank;
 mod schema;
 mod words;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 pub use index::{Analyzers, Fields, Freshness, Live, Record, SearchIndex, Signals};
 pub use plan::{Category, MAX_NEED_CHARS, Plan};
 pub use rank::{Hit, Placement, Ranked, Ranking, Scored, TopRanked};
 
 use super::model;
-use super::{INCLUDE_DEMO_DOC, resource_json};
+use super::output::{Discovered, Related, SearchResult};
+use super::{CatalogError, INCLUDE_DEMO_DOC, resource_view};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
-use kd_kernel::registry::{Access, Arguments, HandlerFuture, Hints, Lift, Tool};
+use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -123,17 +124,15 @@ impl Request {
     /// # Errors
     /// `validation` naming `need` (over 500 characters), `limit` (not 1–50) or `offset`
     /// (not 0–10000).
-    fn from_input(input: &DiscoverResources) -> Result<Request, ToolError> {
+    fn from_input(input: &DiscoverResources) -> Result<Request, CatalogError> {
         let need = input.need.text().map(str::to_owned);
         if let Some(need) = &need {
             let chars = need.chars().count();
             if chars > MAX_NEED_CHARS {
-                return Err(ToolError::validation(
-                    "need",
-                    format!(
-                        "need is at most {MAX_NEED_CHARS} characters; this one has {chars}. Say what you need in a sentence."
-                    ),
-                ));
+                return Err(CatalogError::NeedTooLong {
+                    max: MAX_NEED_CHARS,
+                    chars,
+                });
             }
         }
         let limit = bounded(input.limit, "limit", 1, MAX_LIMIT, DEFAULT_LIMIT)?;
@@ -147,25 +146,24 @@ impl Request {
     }
 }
 
+/// `value` when it is in `low..=high`, `default` when absent.
+///
+/// # Errors
+/// `validation` naming `name` when it is out of range.
 fn bounded(
     value: Option<i64>,
-    name: &str,
+    name: &'static str,
     low: usize,
     high: usize,
     default: usize,
-) -> Result<usize, ToolError> {
+) -> Result<usize, CatalogError> {
     let Some(value) = value else {
         return Ok(default);
     };
     usize::try_from(value)
         .ok()
         .filter(|number| (low..=high).contains(number))
-        .ok_or_else(|| {
-            ToolError::validation(
-                name,
-                format!("{name} must be an integer from {low} to {high}"),
-            )
-        })
+        .ok_or(CatalogError::OutOfRange { name, low, high })
 }
 
 /// One page of ranked resource ids, before the records are read.
@@ -225,7 +223,7 @@ fn rank_plan(
         let collector = TopRanked { ranking, depth };
         let ranked = searcher
             .search_with_statistics_provider(built.query.as_ref(), &collector, &stats)
-            .map_err(ToolError::internal_from)?;
+            .map_err(CatalogError::Search)?;
         let complete = ranked.hits.len() as u64 >= ranked.total;
         let (order, certain) = rank::final_order(&ranked.hits, complete);
         if complete || certain >= wanted {
@@ -251,7 +249,7 @@ fn rank_plan(
 }
 
 /// Runs `discover_resources` on a store connection: brings the index up to the store's head,
-/// ranks, and reads the page's records and claims. Returns the tool's `data`:
+/// ranks, and reads the page's records and claims. Returns the tool's `data` ([`Discovered`]):
 /// `{results: [{resource_id, title, type, locator, description, license, version,
 /// evidence_summary, counts_as_verification, claims, ranking_note, reliability_reports?, ...}],
 /// total, offset, limit, next_offset, message, query, related: {challenges, threads}}`.
@@ -262,7 +260,7 @@ pub fn discover(
     search: &SearchIndex,
     conn: &kd_core::db::Connection,
     request: &Request,
-) -> Result<Value, ToolError> {
+) -> Result<Discovered, ToolError> {
     let (live, _) = search.current(conn)?;
     let page = rank_page(&live, search.analyzers(), request)?;
     let mut results = Vec::with_capacity(page.hits.len());
@@ -271,44 +269,39 @@ pub fn discover(
             continue;
         };
         let claims = model::load_claims(conn, &resource.resource_id, None)?;
-        let mut row = resource_json(&resource, &claims);
-        row["ranking_note"] = json!(notes::ranking_note(
-            &page,
-            hit,
-            *placement,
-            &resource,
-            &claims,
-            search.analyzers()
-        ));
-        row["rank"] = json!(request.offset + rank + 1);
-        if let Some(reports) = reliability_reports(conn, &resource.resource_id)? {
-            row["reliability_reports"] = reports;
-        }
-        results.push(row);
+        results.push(SearchResult {
+            ranking_note: notes::ranking_note(
+                &page,
+                hit,
+                *placement,
+                &resource,
+                &claims,
+                search.analyzers(),
+            ),
+            rank: request.offset + rank + 1,
+            reliability_reports: reliability_reports(conn, &resource.resource_id)?,
+            resource: resource_view(&resource, &claims),
+        });
     }
     let shown = request.offset + results.len();
-    let next_offset = if (shown as u64) < page.total && !results.is_empty() {
-        json!(shown)
-    } else {
-        Value::Null
-    };
-    Ok(json!({
-        "results": results,
-        "total": page.total,
-        "offset": request.offset,
-        "limit": request.limit,
-        "next_offset": next_offset,
-        "message": notes::message(&page, request),
-        "query": notes::query_json(&page),
-        "include_demo": request.include_demo,
-        "related": {
-            "challenges": [],
-            "threads": match &request.need {
+    let next_offset = ((shown as u64) < page.total && !results.is_empty()).then_some(shown);
+    Ok(Discovered {
+        results,
+        total: page.total,
+        offset: request.offset,
+        limit: request.limit,
+        next_offset,
+        message: notes::message(&page, request),
+        query: notes::query_json(&page),
+        include_demo: request.include_demo,
+        related: Related {
+            challenges: Vec::new(),
+            threads: match &request.need {
                 Some(need) => crate::forum::related_threads(conn, need, request.include_demo)?,
                 None => Vec::new(),
             },
         },
-    }))
+    })
 }
 
 /// Agents' reliability reports for a resource, when any exist (spec "reliability_reports"). They
@@ -320,22 +313,30 @@ fn reliability_reports(
     crate::outcomes::reliability_reports(conn, resource_id)
 }
 
-fn discover_resources(ctx: Ctx, input: DiscoverResources) -> HandlerFuture {
-    Box::pin(async move {
-        let request = Request::from_input(&input)?;
-        let kernel = std::sync::Arc::clone(&ctx.kernel);
-        ctx.read(move |conn| {
+/// `discover_resources`: the ranked page for the need (ranking contract v1, above).
+///
+/// # Errors
+/// `validation` naming `need`, `limit` or `offset`; `internal` when the store or the index
+/// fails.
+async fn discover_resources(
+    ctx: Ctx,
+    input: DiscoverResources,
+) -> Result<Discovered, CatalogError> {
+    let request = Request::from_input(&input)?;
+    let kernel = std::sync::Arc::clone(&ctx.kernel);
+    Ok(ctx
+        .read(move |conn| {
             let search = kernel.areas.require::<SearchIndex>()?;
             discover(search, conn, &request)
         })
-        .await
-    })
+        .await?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use kd_kernel::registry::lift_untrusted;
+    use serde_json::json;
 
     #[test]
     fn results_are_lifted_with_positional_ids() {

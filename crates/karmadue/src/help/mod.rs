@@ -9,10 +9,14 @@
 //!   `submit_verification` and `resolve_verification`: one check of one passport version by
 //!   an independent reviewer, ending in a signed stamp naming the reviewer or a public refusal.
 
+pub mod error;
+pub mod output;
 pub mod replay;
 pub mod store;
 pub mod verification;
 pub mod watch;
+
+pub use error::HelpError;
 
 /// One UTC day, in milliseconds.
 pub const DAY_MS: i64 = crate::standing::stamps::DAY_MS;

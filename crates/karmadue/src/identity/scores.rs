@@ -3,7 +3,7 @@
 //! DECISIONS 4).
 
 use kd_core::db::Connection;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{AgentRow, IdentityError, passport, require_agent};
 use kd_kernel::Ctx;
@@ -11,7 +11,7 @@ use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
 use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// `read_scores`.
 pub static READ_SCORES: Tool = Tool {
@@ -89,7 +89,112 @@ fn subject(input: &AgentSubject) -> Result<(String, &'static str), ToolError> {
     }
 }
 
-async fn read_scores(ctx: Ctx, input: AgentSubject) -> Result<Value, ToolError> {
+/// Where the score formulas are published.
+const FORMULA: &str = "/functions/v1/docs/docs/scores.md";
+
+/// read_scores' `data` (spec "read_scores").
+#[derive(Debug, Serialize)]
+pub struct ScoresRead {
+    /// The agent's id.
+    pub agent_id: String,
+    /// Its `kd_` handle.
+    pub handle: String,
+    /// Trust, 0–100.
+    pub trust_score: u8,
+    /// Technical, 0–100.
+    pub technical_score: u8,
+    /// "0-100".
+    pub trust_scale: &'static str,
+    /// "0-100".
+    pub technical_scale: &'static str,
+    /// What the scores rest on ([`Basis`]).
+    pub basis: Basis,
+    /// [`FORMULA`].
+    pub formula: &'static str,
+}
+
+/// What an agent's scores rest on (read_scores' `basis`).
+#[derive(Debug, Serialize)]
+pub struct Basis {
+    /// Outcome reviews counted (none recorded yet: 0).
+    pub outcome_reviews: i64,
+    /// Human and peer reviews together.
+    pub independent_reviews: i64,
+    /// Distinct people with a live human-reviewed stamp.
+    pub human_reviews: i64,
+    /// Distinct established agents with a live peer-reviewed stamp.
+    pub peer_reviews: i64,
+    /// Technical points from the admission test (0 or 2).
+    pub admission_bonus: u8,
+    /// How the scores move, in a sentence.
+    pub note: &'static str,
+}
+
+/// get_rating_card's `data` (spec "get_rating_card").
+#[derive(Debug, Serialize)]
+pub struct RatingCard {
+    /// The agent's id.
+    pub agent_id: String,
+    /// Its `kd_` handle.
+    pub handle: String,
+    /// Its passport id.
+    pub passport_id: String,
+    /// Its chosen display label.
+    pub display_label: String,
+    /// Identity is the handle and passport id, not the label.
+    pub identity_note: &'static str,
+    /// OVR, 0–99 ([`Scores::overall`]).
+    pub overall: u8,
+    /// "0-99".
+    pub overall_scale: &'static str,
+    /// Trust, 0–100.
+    pub trust_score: u8,
+    /// Technical, 0–100.
+    pub technical_score: u8,
+    /// The per-skill vector (the forum's accepted answers by topic).
+    pub skills: serde_json::Map<String, Value>,
+    /// [`FORMULA`].
+    pub formula: &'static str,
+}
+
+/// get_receipt's `data`: a pre-flight receipt or a passport, each with whether KarmaDue's
+/// signature on it verifies.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum ReceiptShown {
+    /// A `kdr_` pre-flight receipt (kd-receipt-v1), `kind` "receipt".
+    Receipt(Box<ShownReceipt>),
+    /// A passport (`kind` "passport", its state's label).
+    Passport {
+        /// The passport as [`passport::Passport::to_json`] shows it.
+        #[serde(flatten)]
+        passport: Value,
+        /// Whether the hub's signature verifies.
+        signature_valid: bool,
+    },
+}
+
+/// A `kdr_` pre-flight receipt as get_receipt shows it.
+#[derive(Debug, Serialize)]
+pub struct ShownReceipt {
+    /// The receipt as check_before_acting shows it.
+    #[serde(flatten)]
+    pub receipt: crate::preflight::output::ReceiptView,
+    /// "receipt".
+    pub kind: &'static str,
+    /// What a receipt is (not a verification).
+    pub label: &'static str,
+    /// Whether the hub's signature verifies.
+    pub signature_valid: bool,
+}
+
+kd_kernel::output!(ScoresRead, RatingCard, ReceiptShown);
+
+/// `read_scores`: an agent's trust and technical scores and what they rest on.
+///
+/// # Errors
+/// `validation` or `not_found` naming the reference sent; `internal` when the store fails.
+async fn read_scores(ctx: Ctx, input: AgentSubject) -> Result<ScoresRead, IdentityError> {
     let (reference, field) = subject(&input)?;
     let now_ms = ctx.kernel.clock.now_ms();
     let (agent, scores) = ctx
@@ -99,19 +204,23 @@ async fn read_scores(ctx: Ctx, input: AgentSubject) -> Result<Value, ToolError> 
             Ok((agent, scores))
         })
         .await?;
-    Ok(json!({
-        "agent_id": agent.agent_id,
-        "handle": agent.handle,
-        "trust_score": scores.trust,
-        "technical_score": scores.technical,
-        "trust_scale": "0-100",
-        "technical_scale": "0-100",
-        "basis": scores.basis(),
-        "formula": "/functions/v1/docs/docs/scores.md",
-    }))
+    Ok(ScoresRead {
+        agent_id: agent.agent_id,
+        handle: agent.handle,
+        trust_score: scores.trust,
+        technical_score: scores.technical,
+        trust_scale: "0-100",
+        technical_scale: "0-100",
+        basis: scores.basis(),
+        formula: FORMULA,
+    })
 }
 
-async fn get_rating_card(ctx: Ctx, input: AgentSubject) -> Result<Value, ToolError> {
+/// `get_rating_card`: an agent's OVR, scores and per-skill vector.
+///
+/// # Errors
+/// `validation` or `not_found` naming the reference sent; `internal` when the store fails.
+async fn get_rating_card(ctx: Ctx, input: AgentSubject) -> Result<RatingCard, IdentityError> {
     let (reference, field) = subject(&input)?;
     let now_ms = ctx.kernel.clock.now_ms();
     let (agent, scores, skills) = ctx
@@ -122,19 +231,19 @@ async fn get_rating_card(ctx: Ctx, input: AgentSubject) -> Result<Value, ToolErr
             Ok((agent, scores, skills))
         })
         .await?;
-    Ok(json!({
-        "agent_id": agent.agent_id,
-        "handle": agent.handle,
-        "passport_id": agent.credential_id,
-        "display_label": agent.name,
-        "identity_note": "Identity is the handle and passport id, never the display label.",
-        "overall": scores.overall(),
-        "overall_scale": "0-99",
-        "trust_score": scores.trust,
-        "technical_score": scores.technical,
-        "skills": skills,
-        "formula": "/functions/v1/docs/docs/scores.md",
-    }))
+    Ok(RatingCard {
+        agent_id: agent.agent_id,
+        handle: agent.handle,
+        passport_id: agent.credential_id,
+        display_label: agent.name,
+        identity_note: "Identity is the handle and passport id, never the display label.",
+        overall: scores.overall(),
+        overall_scale: "0-99",
+        trust_score: scores.trust,
+        technical_score: scores.technical,
+        skills,
+        formula: FORMULA,
+    })
 }
 
 /// The published score formulas (DECISIONS 4; docs page `scores.md`). Inputs that later areas
@@ -201,20 +310,25 @@ impl Scores {
         u8::try_from(mean.min(99)).unwrap_or(99)
     }
 
-    fn basis(&self) -> Value {
+    fn basis(&self) -> Basis {
         // The admission bonus is technical's only recorded input so far (see `Scores::of`).
-        json!({
-            "outcome_reviews": 0,
-            "independent_reviews": self.human_reviews + self.peer_reviews,
-            "human_reviews": self.human_reviews,
-            "peer_reviews": self.peer_reviews,
-            "admission_bonus": self.technical.min(crate::admission::TECHNICAL_BONUS),
-            "note": "New agents start at 0. Trust moves only with outcomes and independent human or peer review: 20 for each person and 10 for each agent whose review stamp is live, counting only reviewers registered 7 days or more before they stamped, human reviews at most 60 and peer reviews at most 30 together; a reviewer counts once. Passing the admission test adds 2 to technical, once per agent and once per owner, and never moves trust.",
-        })
+        Basis {
+            outcome_reviews: 0,
+            independent_reviews: self.human_reviews + self.peer_reviews,
+            human_reviews: self.human_reviews,
+            peer_reviews: self.peer_reviews,
+            admission_bonus: self.technical.min(crate::admission::TECHNICAL_BONUS),
+            note: "New agents start at 0. Trust moves only with outcomes and independent human or peer review: 20 for each person and 10 for each agent whose review stamp is live, counting only reviewers registered 7 days or more before they stamped, human reviews at most 60 and peer reviews at most 30 together; a reviewer counts once. Passing the admission test adds 2 to technical, once per agent and once per owner, and never moves trust.",
+        }
     }
 }
 
-async fn get_receipt(ctx: Ctx, input: GetReceipt) -> Result<Value, ToolError> {
+/// `get_receipt`: a pre-flight receipt (`kdr_`) or a passport by id.
+///
+/// # Errors
+/// `validation` when neither id has text; `not_found` naming the id sent; `internal` when the
+/// store fails.
+async fn get_receipt(ctx: Ctx, input: GetReceipt) -> Result<ReceiptShown, IdentityError> {
     let (id, field) = match input.receipt_id.text() {
         Some(id) => (id.to_owned(), "receipt_id"),
         None => (
@@ -225,28 +339,28 @@ async fn get_receipt(ctx: Ctx, input: GetReceipt) -> Result<Value, ToolError> {
             "credential_id",
         ),
     };
-    let missing = move || ToolError::from(IdentityError::NoSuchReceipt(field));
     let key = ctx.kernel.passport_key.clone();
     if id.starts_with("kdr_") {
         // A pre-flight receipt (kd-receipt-v1).
         let receipt = ctx
             .read(move |conn| crate::preflight::Receipt::load(conn, &id))
             .await?
-            .ok_or_else(missing)?;
-        let mut shown = receipt.to_json(&key);
-        shown["kind"] = json!("receipt");
-        shown["label"] =
-            json!("Pre-flight receipt (a record that a check was made, not a verification)");
-        shown["signature_valid"] = Value::Bool(receipt.verifies(&key));
-        return Ok(shown);
+            .ok_or(IdentityError::NoSuchReceipt(field))?;
+        return Ok(ReceiptShown::Receipt(Box::new(ShownReceipt {
+            receipt: receipt.view(&key),
+            kind: "receipt",
+            label: "Pre-flight receipt (a record that a check was made, not a verification)",
+            signature_valid: receipt.verifies(&key),
+        })));
     }
     let passport = ctx
         .read(move |conn| passport::load(conn, &id))
         .await?
-        .ok_or_else(missing)?;
-    let mut shown = passport.to_json(&key);
-    shown["signature_valid"] = Value::Bool(passport.signature_valid(&key));
-    Ok(shown)
+        .ok_or(IdentityError::NoSuchReceipt(field))?;
+    Ok(ReceiptShown::Passport {
+        passport: passport.to_json(&key),
+        signature_valid: passport.signature_valid(&key),
+    })
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::scores::Scores;
 use super::{AgentRow, IdentityError, READ_ONLY_SCOPES, passport, require_agent};
+use crate::standing::AgentStanding;
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
@@ -135,21 +136,126 @@ async fn get_signing_payload(
     })
 }
 
-/// Live permissions of an agent (spec "Live permissions"): revoked agents read permissions
+/// verify_agent's `data` (spec "verify_agent").
+#[derive(Debug, Serialize)]
+pub struct VerifiedAgent {
+    /// The agent's id.
+    pub agent_id: String,
+    /// Its `kd_` handle.
+    pub handle: String,
+    /// Its chosen display label.
+    pub display_label: String,
+    /// The platform it named.
+    pub platform: String,
+    /// active, revoked or released.
+    pub status: String,
+    /// Whether the message signature sent verifies; null when none was sent.
+    pub signature_valid: Option<bool>,
+    /// Its passport ([`passport::Passport::to_json`]), or null.
+    pub passport: Option<Value>,
+    /// Whether KarmaDue's signature on the passport verifies; null without a passport.
+    pub passport_signature_valid: Option<bool>,
+    /// Whether a person owns it.
+    pub owner_linked: bool,
+    /// Its tier's id; "revoked" for an agent that is not active.
+    pub standing_tier: Value,
+    /// Trust, 0–100.
+    pub trust_score: u8,
+    /// Technical, 0–100.
+    pub technical_score: u8,
+    /// "0-100".
+    pub trust_scale: &'static str,
+    /// Its live permissions ([`Current`]).
+    pub current: Current,
+    /// The help it gave as a reviewer; null for an agent that is not active.
+    pub verifier_record: Option<Value>,
+    /// Resolved asks about it; null for an agent that is not active.
+    pub verifications: Option<Vec<Value>>,
+    /// Whether the server holds its key (it should rotate to its own).
+    pub key_rotation_required: bool,
+    /// RFC 3339, milliseconds.
+    pub registered_at: String,
+}
+
+/// An agent's live permissions (spec "Live permissions"): revoked agents read permissions
 /// "none", scopes [], limits 0, no capabilities.
+#[derive(Debug, Serialize)]
+pub struct Current {
+    /// "read", or "none" for an agent that is not active.
+    pub permissions: &'static str,
+    /// "signature".
+    pub auth_method: &'static str,
+    /// Active and linked to an owner.
+    pub owner_linked: bool,
+    /// Whether its owner paused it.
+    pub paused: bool,
+    /// The read-only scopes, or the owner's grant's.
+    pub scopes: Vec<String>,
+    /// Its limits ([`Limits`]).
+    pub limits: Limits,
+    /// Live capabilities (empty when not active).
+    pub capabilities: Vec<Value>,
+    /// Live stamps (empty when not active).
+    pub stamps: Vec<Value>,
+    /// Its current key.
+    pub key: KeyView,
+}
+
+/// An agent's limits: the tier's per-minute limits and, for a linked agent, the owner's grant.
+/// All whole numbers.
+#[derive(Debug, Serialize)]
+pub struct Limits {
+    /// USD a day (0 unless granted).
+    pub spend_usd_per_day: i64,
+    /// USD per action (0 unless granted).
+    pub spend_usd_per_action: i64,
+    /// The tier's reads a minute (0 when not active).
+    pub reads_per_minute: Value,
+    /// The tier's writes a minute (0 when not active).
+    pub writes_per_minute: Value,
+    /// The grant's writes in a rolling 24 hours; absent without a grant.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actions_per_day: Option<i64>,
+}
+
+/// An agent's current key.
+#[derive(Debug, Serialize)]
+pub struct KeyView {
+    /// base64url Ed25519 public key.
+    pub public_key: String,
+    /// "Ed25519".
+    pub alg: &'static str,
+    /// "agent" (its own key) or "server".
+    pub custody: &'static str,
+}
+
+kd_kernel::output!(VerifiedAgent);
+
+/// Live permissions of an agent (spec "Live permissions").
 /// A linked agent also shows what its owner granted (`actions_per_day`, the grant's scopes and
 /// spend caps) and whether it is paused.
 /// `standing` is the agent's live standing (`standing::agent_standing`): its tier's limits and
 /// its capabilities with their expiry.
-fn current(agent: &AgentRow, grant: Option<&crate::people::Grant>, standing: &Value) -> Value {
+fn current(
+    agent: &AgentRow,
+    grant: Option<&crate::people::Grant>,
+    standing: &AgentStanding,
+) -> Current {
     let active = agent.status == "active";
-    let tier = &standing["tier"];
-    let mut limits = json!({
-        "spend_usd_per_day": 0,
-        "spend_usd_per_action": 0,
-        "reads_per_minute": if active { tier["reads_per_minute"].clone() } else { json!(0) },
-        "writes_per_minute": if active { tier["writes_per_minute"].clone() } else { json!(0) },
-    });
+    let tier_limit = |name: &str| {
+        if active {
+            standing.tier[name].clone()
+        } else {
+            json!(0)
+        }
+    };
+    let mut limits = Limits {
+        spend_usd_per_day: 0,
+        spend_usd_per_action: 0,
+        reads_per_minute: tier_limit("reads_per_minute"),
+        writes_per_minute: tier_limit("writes_per_minute"),
+        actions_per_day: None,
+    };
     let mut scopes: Vec<String> = if active {
         READ_ONLY_SCOPES
             .iter()
@@ -159,26 +265,38 @@ fn current(agent: &AgentRow, grant: Option<&crate::people::Grant>, standing: &Va
         Vec::new()
     };
     if let (true, Some(grant)) = (active, grant) {
-        limits["spend_usd_per_day"] = json!(grant.spend_usd_per_day);
-        limits["spend_usd_per_action"] = json!(grant.spend_usd_per_action);
-        limits["actions_per_day"] = json!(grant.actions_per_day);
+        limits.spend_usd_per_day = grant.spend_usd_per_day;
+        limits.spend_usd_per_action = grant.spend_usd_per_action;
+        limits.actions_per_day = Some(grant.actions_per_day);
         scopes.clone_from(&grant.scopes);
     }
-    json!({
-        "permissions": if active { "read" } else { "none" },
-        "auth_method": "signature",
-        "owner_linked": active && grant.is_some(),
-        "paused": agent.paused_ms.is_some(),
-        "scopes": scopes,
-        "limits": limits,
-        "capabilities": if active { standing["capabilities"].clone() } else { json!([]) },
-        "stamps": if active { standing["stamps"].clone() } else { json!([]) },
-        "key": {
-            "public_key": agent.public_key,
-            "alg": "Ed25519",
-            "custody": if agent.key_source == "agent" { "agent" } else { "server" },
+    Current {
+        permissions: if active { "read" } else { "none" },
+        auth_method: "signature",
+        owner_linked: active && grant.is_some(),
+        paused: agent.paused_ms.is_some(),
+        scopes,
+        limits,
+        capabilities: if active {
+            standing.capabilities.clone()
+        } else {
+            Vec::new()
         },
-    })
+        stamps: if active {
+            standing.stamps.clone()
+        } else {
+            Vec::new()
+        },
+        key: KeyView {
+            public_key: agent.public_key.clone(),
+            alg: "Ed25519",
+            custody: if agent.key_source == "agent" {
+                "agent"
+            } else {
+                "server"
+            },
+        },
+    }
 }
 
 /// `verify_agent`: an agent's passport, standing, scores and live permissions, and whether a
@@ -187,7 +305,7 @@ fn current(agent: &AgentRow, grant: Option<&crate::people::Grant>, standing: &Va
 /// # Errors
 /// `validation` naming `agent_id` (neither it nor `credential_id`) or `signature`;
 /// `not_found` naming `agent_id` or `credential_id`; `internal` when the store fails.
-async fn verify_agent(ctx: Ctx, input: VerifyAgent) -> Result<Value, IdentityError> {
+async fn verify_agent(ctx: Ctx, input: VerifyAgent) -> Result<VerifiedAgent, IdentityError> {
     let agent_ref = input.agent_id.text().map(str::to_owned);
     let credential = input.credential_id.text().map(str::to_owned);
     let message = input.signature.map(Value::Object);
@@ -211,42 +329,46 @@ async fn verify_agent(ctx: Ctx, input: VerifyAgent) -> Result<Value, IdentityErr
             };
             let passport = passport::load(conn, &agent.credential_id)?;
             let grant = crate::people::grant(conn, &agent.agent_id)?;
-            let standing = serde_json::to_value(crate::standing::agent_standing(
+            let standing = crate::standing::agent_standing(
                 conn,
                 &hub.config.access_tiers,
                 &agent.agent_id,
                 now_ms,
-            )?)
-            .map_err(ToolError::internal_from)?;
+            )?;
             let scores = Scores::of(conn, &agent, now_ms)?;
             Ok((agent, passport, grant, standing, scores))
         })
         .await?;
     let signature_valid = match message {
-        None => Value::Null,
-        Some(object) => Value::Bool(message_signature_valid(&agent, &object)?),
+        None => None,
+        Some(object) => Some(message_signature_valid(&agent, &object)?),
     };
     let key = &ctx.kernel.passport_key;
-    Ok(json!({
-        "agent_id": agent.agent_id,
-        "handle": agent.handle,
-        "display_label": agent.name,
-        "platform": agent.platform,
-        "status": agent.status,
-        "signature_valid": signature_valid,
-        "passport": passport.as_ref().map(|p| p.to_json(key)),
-        "passport_signature_valid": passport.as_ref().map(|p| p.signature_valid(key)),
-        "owner_linked": agent.owner_id.is_some(),
-        "standing_tier": if agent.status == "active" { standing["tier"]["tier"].clone() } else { json!("revoked") },
-        "trust_score": scores.trust,
-        "technical_score": scores.technical,
-        "trust_scale": "0-100",
-        "current": current(&agent, grant.as_ref(), &standing),
-        "verifier_record": standing["verifier_record"].clone(),
-        "verifications": standing["verifications"].clone(),
-        "key_rotation_required": agent.key_source != "agent",
-        "registered_at": rfc3339_ms(agent.created_ms),
-    }))
+    let active = agent.status == "active";
+    Ok(VerifiedAgent {
+        standing_tier: if active {
+            standing.tier["tier"].clone()
+        } else {
+            json!("revoked")
+        },
+        current: current(&agent, grant.as_ref(), &standing),
+        verifier_record: standing.verifier_record,
+        verifications: standing.verifications,
+        signature_valid,
+        passport: passport.as_ref().map(|p| p.to_json(key)),
+        passport_signature_valid: passport.as_ref().map(|p| p.signature_valid(key)),
+        owner_linked: agent.owner_id.is_some(),
+        trust_score: scores.trust,
+        technical_score: scores.technical,
+        trust_scale: "0-100",
+        key_rotation_required: agent.key_source != "agent",
+        registered_at: rfc3339_ms(agent.created_ms),
+        agent_id: agent.agent_id,
+        handle: agent.handle,
+        display_label: agent.name,
+        platform: agent.platform,
+        status: agent.status,
+    })
 }
 
 /// Checks `{key_id?, message, signature_b64}` against the agent's current key.

@@ -998,7 +998,7 @@ fn a_signed_in_person_takes_a_human_reviewed_ask_and_an_agent_cannot() {
     ))
     .unwrap();
     let reviewer = format!("person:{person_id}");
-    assert_eq!(taken["ask"]["reviewer"], reviewer.as_str());
+    assert_eq!(taken.ask["reviewer"], reviewer.as_str());
     let bad = block_on(verification::submit_as_person(
         &app.hub,
         &person_id,

@@ -399,6 +399,32 @@ fn history_lists_only_your_own_events() {
     assert_eq!(bad["error"]["field"], "limit");
 }
 
+/// verify_agent's typed answer prints what it printed as JSON values (issue 10): whole-number
+/// limits without ".0", `actions_per_day` absent without an owner's grant, and the fields that
+/// may be null present as null.
+#[test]
+fn verify_agent_prints_whole_number_limits_and_keeps_its_nulls() {
+    let app = TestApp::start();
+    let agent = app.register("Plain Limits");
+    let verified = app.call("verify_agent", json!({ "agent_id": agent.agent_id }));
+    let data = &verified["data"];
+    let limits = &data["current"]["limits"];
+    let printed = serde_json::to_string(limits).unwrap();
+    assert!(!printed.contains('.'), "{printed}");
+    assert_eq!(limits["spend_usd_per_day"], 0);
+    assert_eq!(limits["spend_usd_per_action"], 0);
+    assert!(
+        limits["reads_per_minute"].as_u64().unwrap() > 0,
+        "{printed}"
+    );
+    assert!(limits.get("actions_per_day").is_none(), "{printed}");
+    assert!(data["signature_valid"].is_null());
+    assert!(data.as_object().unwrap().contains_key("signature_valid"));
+    assert_eq!(data["passport_signature_valid"], true);
+    assert_eq!(data["current"]["key"]["custody"], "agent");
+    assert!(data["standing_tier"].is_string(), "{verified}");
+}
+
 #[test]
 fn scores_rating_card_and_receipt_read_without_a_signature() {
     let app = TestApp::start();

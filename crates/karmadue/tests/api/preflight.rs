@@ -698,6 +698,10 @@ fn register_resource_lists_a_new_locator_with_private_pending_claims_and_never_o
         );
         assert_eq!(again["data"]["already_listed"], true, "{again}");
         assert_eq!(again["data"]["registered"], false);
+        // The record left unchanged: no event, no new record's fields (issue 10's typed output).
+        for absent in ["event_seq", "type", "registered_by", "pending_claims"] {
+            assert!(again["data"].get(absent).is_none(), "{absent}: {again}");
+        }
     }
     assert_eq!(app.log_len(), before + 1);
     let servers = app.call("get_resource", json!({ "resource_id": SERVERS }));

@@ -6,8 +6,9 @@ use kd_core::db::{Connection, OptionalExtension};
 use serde_json::{Value, json};
 
 use super::MAX_SUBJECT_RECORDS;
+use crate::help::HelpError;
 use crate::standing::stamps::{HUMAN_REVIEWED, PEER_REVIEWED};
-use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::error::ToolError;
 
 /// Who reviews: a registered agent or a signed-in person.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,12 +91,15 @@ pub struct Ask {
 /// # Errors
 /// `internal` when the store fails.
 pub fn load_ask(conn: &Connection, ask_id: &str) -> Result<Option<Ask>, ToolError> {
-    Ok(crate::help::store::ask(conn, ask_id)?)
+    Ok(crate::help::store::ask(conn, ask_id).map_err(HelpError::Store)?)
 }
 
+/// Reads one ask that must exist.
+///
+/// # Errors
+/// `not_found` naming `ask_id`; `internal` when the store fails.
 pub(super) fn require_ask(conn: &Connection, ask_id: &str) -> Result<Ask, ToolError> {
-    load_ask(conn, ask_id)?
-        .ok_or_else(|| ToolError::not_found("ask_id", "No verification ask has this ask_id."))
+    load_ask(conn, ask_id)?.ok_or_else(|| HelpError::NoSuchAsk.into())
 }
 
 /// The open `human-reviewed` asks at `now_ms` (the ones a signed-in person takes; an accepted
@@ -184,12 +188,6 @@ impl Ask {
     }
 }
 
-pub(super) fn forbidden(reason: &str, message: impl Into<String>) -> ToolError {
-    ToolError::new(ErrorCode::Forbidden, message)
-        .with_field("ask_id")
-        .with("reason", reason)
-}
-
 fn owner_of(conn: &Connection, agent_id: &str) -> Result<Option<String>, ToolError> {
     Ok(crate::identity::store::owner_of(conn, agent_id)
         .optional()?
@@ -211,16 +209,10 @@ pub fn check_independent(
     let subject_owner = owner_of(conn, &ask.subject_id)?;
     let reviewer_owner = match reviewer {
         Reviewer::Agent(id) if *id == ask.requester_id => {
-            return Err(forbidden(
-                "own_ask",
-                "You posted this ask: another reviewer must take it.",
-            ));
+            return Err(HelpError::OwnAsk.into());
         }
         Reviewer::Agent(id) if *id == ask.subject_id => {
-            return Err(forbidden(
-                "own_passport",
-                "This ask is about your own passport: another reviewer must take it.",
-            ));
+            return Err(HelpError::OwnPassport.into());
         }
         Reviewer::Agent(id) => owner_of(conn, id)?,
         Reviewer::Person(person) => Some(person.clone()),
@@ -228,24 +220,15 @@ pub fn check_independent(
     if let Some(owner) = reviewer_owner
         && (requester_owner.as_ref() == Some(&owner) || subject_owner.as_ref() == Some(&owner))
     {
-        return Err(forbidden(
-            "shares_owner",
-            "You share an owner with the requester or the subject of this ask, so you cannot review it or have its stamp issued. Nothing was recorded.",
-        ));
+        return Err(HelpError::SharesOwner.into());
     }
     Ok(())
 }
 
 pub(super) fn check_fit(reviewer: &Reviewer, stamp: &str) -> Result<(), ToolError> {
     match (reviewer, stamp) {
-        (Reviewer::Agent(_), HUMAN_REVIEWED) => Err(forbidden(
-            "needs_person",
-            "A human-reviewed ask is taken by a signed-in person (the app's /verify-help page), not by an agent.",
-        )),
-        (Reviewer::Person(_), PEER_REVIEWED) => Err(forbidden(
-            "needs_agent",
-            "A peer-reviewed ask is taken by a registered agent of another owner (accept_verification_ask).",
-        )),
+        (Reviewer::Agent(_), HUMAN_REVIEWED) => Err(HelpError::NeedsPerson.into()),
+        (Reviewer::Person(_), PEER_REVIEWED) => Err(HelpError::NeedsAgent.into()),
         _ => Ok(()),
     }
 }

@@ -3,7 +3,6 @@
 use crate::events::help as events;
 use kd_core::clock::rfc3339_ms;
 use kd_core::random::random_id;
-use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::ask::{require_ask, verifier_record};
@@ -11,10 +10,11 @@ use super::{
     ACCEPT_WINDOW_MS, CRITERIA_NAMES, ListVerificationAsks, MAX_ASKS_PER_DAY, MAX_CRITERIA_CHARS,
     MAX_DEADLINE_MS, MAX_EVIDENCE_CHARS, MAX_REWARD_CHARS, PASSPORT_NAMES, PostVerificationAsk,
 };
-use crate::help::DAY_MS;
+use crate::help::output::{AskList, AskPosted};
+use crate::help::{DAY_MS, HelpError};
 use crate::identity::find_agent;
 use crate::standing::stamps::{HUMAN_REVIEWED, PEER_REVIEWED};
-use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
 use kd_kernel::{Ctx, Kernel};
 
@@ -39,11 +39,11 @@ pub(super) fn bounded(
     };
     let Some(text) = text else { return Ok(None) };
     if text.chars().count() > max {
-        let field = named(names, values);
-        return Err(ToolError::validation(
-            field,
-            format!("{field} is at most {max} characters"),
-        ));
+        return Err(HelpError::TooLong {
+            field: named(names, values).to_owned(),
+            max,
+        }
+        .into());
     }
     Ok(Some(text.to_owned()))
 }
@@ -73,12 +73,7 @@ pub fn check_evidence(text: &str, field: &str) -> Result<String, ToolError> {
                 && !matches!(c, '"' | '<' | '>' | '\\' | '^' | '`' | '{' | '|' | '}')
         });
     if !shaped {
-        return Err(ToolError::validation(
-            field,
-            format!(
-                "{field} must be an https URL on one line (ASCII, no quotes, spaces or angle brackets), up to {MAX_EVIDENCE_CHARS} characters"
-            ),
-        ));
+        return Err(HelpError::EvidenceShape(field.to_owned()).into());
     }
     Ok(text.to_owned())
 }
@@ -102,7 +97,7 @@ struct AskRequest {
 ///
 /// # Errors
 /// `validation` naming the argument.
-fn ask_request(input: &PostVerificationAsk, kernel: &Kernel) -> Result<AskRequest, ToolError> {
+fn ask_request(input: &PostVerificationAsk, kernel: &Kernel) -> Result<AskRequest, HelpError> {
     let subject_ref = input
         .subject_agent_id
         .required_text("subject_agent_id")?
@@ -118,12 +113,7 @@ fn ask_request(input: &PostVerificationAsk, kernel: &Kernel) -> Result<AskReques
     let stamp: &'static str = match input.stamp.as_str() {
         HUMAN_REVIEWED => HUMAN_REVIEWED,
         PEER_REVIEWED => PEER_REVIEWED,
-        _ => {
-            return Err(ToolError::validation(
-                "stamp",
-                "stamp must be one of: human-reviewed, peer-reviewed",
-            ));
-        }
+        _ => return Err(HelpError::StampChoice),
     };
     let criteria = bounded(
         &CRITERIA_NAMES,
@@ -139,22 +129,13 @@ fn ask_request(input: &PostVerificationAsk, kernel: &Kernel) -> Result<AskReques
         false,
     )?;
     let deadline_text = input.deadline.required_text("deadline")?;
-    let deadline_ms = parse_time(deadline_text).ok_or_else(|| {
-        ToolError::validation(
-            "deadline",
-            "deadline must be an RFC 3339 time such as 2026-10-20T12:00:00Z",
-        )
-    })?;
+    let deadline_ms = parse_time(deadline_text).ok_or(HelpError::DeadlineShape)?;
     let now = kernel.clock.now_ms();
     if deadline_ms <= now || deadline_ms > now + MAX_DEADLINE_MS {
-        return Err(ToolError::validation(
-            "deadline",
-            format!(
-                "deadline must be in the future and at most 30 days ahead (now {}, latest {})",
-                rfc3339_ms(now),
-                rfc3339_ms(now + MAX_DEADLINE_MS)
-            ),
-        ));
+        return Err(HelpError::DeadlineRange {
+            now: rfc3339_ms(now),
+            latest: rfc3339_ms(now + MAX_DEADLINE_MS),
+        });
     }
     Ok(AskRequest {
         subject_ref,
@@ -167,10 +148,16 @@ fn ask_request(input: &PostVerificationAsk, kernel: &Kernel) -> Result<AskReques
     })
 }
 
+/// `post_verification_ask`: asks for one check of one passport version.
+///
+/// # Errors
+/// `validation` naming the argument, the subject's state or an unresolved ask of the
+/// requester's; `not_found` naming `subject_agent_id`; `rate_limited` past
+/// [`MAX_ASKS_PER_DAY`]; the signature refusals; `internal` when the store fails.
 pub(super) async fn post_verification_ask(
     ctx: Ctx,
     input: PostVerificationAsk,
-) -> Result<Value, ToolError> {
+) -> Result<AskPosted, HelpError> {
     let AskRequest {
         subject_ref,
         passport_field,
@@ -189,36 +176,19 @@ pub(super) async fn post_verification_ask(
             if posted >= MAX_ASKS_PER_DAY {
                 let retry_after_s =
                     (oldest.unwrap_or(now) + DAY_MS - now + 999).div_euclid(1000).max(1);
-                return Err(ToolError::new(
-                    ErrorCode::RateLimited,
-                    format!("An agent can post {MAX_ASKS_PER_DAY} verification asks a day. Try again in {retry_after_s} seconds."),
-                )
-                .with("retry_after_s", retry_after_s));
+                return Err(HelpError::AsksSpent { max: MAX_ASKS_PER_DAY, retry_after_s }.into());
             }
             let subject = find_agent(txn.conn(), &subject_ref, "subject_agent_id")?
-                .ok_or_else(|| ToolError::not_found("subject_agent_id", "No agent has this subject_agent_id."))?;
+                .ok_or(HelpError::NoSuchSubject)?;
             if subject.status != "active" {
-                return Err(ToolError::validation(
-                    "subject_agent_id",
-                    "The subject agent is revoked: its passport can no longer be reviewed.",
-                ));
+                return Err(HelpError::SubjectRevoked.into());
             }
             if subject.credential_id != passport_id {
-                return Err(ToolError::validation(
-                    passport_field,
-                    format!(
-                        "{passport_field} is not the subject's current passport: ask about its current version, {} (verify_agent shows it as passport_id).",
-                        subject.credential_id
-                    ),
-                ));
+                return Err(HelpError::NotCurrentPassport { field: passport_field, current: subject.credential_id }.into());
             }
             let existing: Option<String> = crate::help::store::unresolved_ask(txn.conn(), &requester_id, &subject.agent_id, &passport_id, stamp, txn.now_ms())?;
             if let Some(existing) = existing {
-                return Err(ToolError::validation(
-                    "stamp",
-                    format!("You already have an unresolved ask for this stamp on this passport: {existing}."),
-                )
-                .with("ask_id", existing));
+                return Err(HelpError::AlreadyAsked(existing).into());
             }
             let now = txn.now_ms();
             crate::help::store::insert_ask(txn.conn(), &crate::help::store::NewAsk { ask_id: &ask_id, requester_id: &requester_id, subject_id: &subject.agent_id, passport_id: &passport_id, stamp, criteria: &criteria, reward_note: reward_note.as_deref(), deadline_ms, now })?;
@@ -237,46 +207,44 @@ pub(super) async fn post_verification_ask(
                 },
             )?;
             let ask = require_ask(txn.conn(), &ask_id)?;
-            Ok(json!({
-                "ask": ask.to_json(now),
-                "event_seq": event.seq,
-                "message": "Posted. It is listed in list_verification_asks until someone takes it; you accept or dispute their result with resolve_verification. Payouts are off.",
-            }))
+            Ok(AskPosted {
+                ask: ask.to_json(now),
+                event_seq: event.seq,
+                message: "Posted. It is listed in list_verification_asks until someone takes it; you accept or dispute their result with resolve_verification. Payouts are off.",
+            })
         })
         .await?;
     Ok(answer)
 }
 
+/// `list_verification_asks`: asks by status, subject, stamp or reviewer, newest first, with
+/// the reviewer's record when one is named.
+///
+/// # Errors
+/// `validation` naming `limit` or `offset`; `not_found` naming `subject_agent_id` or
+/// `reviewer`; `internal` when the store fails.
 pub(super) async fn list_verification_asks(
     ctx: Ctx,
     input: ListVerificationAsks,
-) -> Result<Value, ToolError> {
+) -> Result<AskList, HelpError> {
     let status = input.status.as_deref().unwrap_or("open").to_owned();
     let limit = input.limit.unwrap_or(20);
     if !(1..=50).contains(&limit) {
-        return Err(ToolError::validation("limit", "limit must be from 1 to 50"));
+        return Err(HelpError::LimitRange);
     }
     let offset = input.offset.unwrap_or(0);
     if !(0..=10_000).contains(&offset) {
-        return Err(ToolError::validation(
-            "offset",
-            "offset must be from 0 to 10000",
-        ));
+        return Err(HelpError::OffsetRange);
     }
     let subject_ref = input.subject_agent_id.text().map(str::to_owned);
     let stamp = input.stamp;
     let reviewer_ref = input.reviewer.text().map(str::to_owned);
     let now = ctx.kernel.clock.now_ms();
-    ctx.read(move |conn| {
+    let listed = ctx.read(move |conn| {
         let subject = match &subject_ref {
             Some(reference) => Some(
                 find_agent(conn, reference, "subject_agent_id")?
-                    .ok_or_else(|| {
-                        ToolError::not_found(
-                            "subject_agent_id",
-                            "No agent has this subject_agent_id.",
-                        )
-                    })?
+                    .ok_or(HelpError::NoSuchSubject)?
                     .agent_id,
             ),
             None => None,
@@ -285,9 +253,7 @@ pub(super) async fn list_verification_asks(
             Some(reference) if reference.starts_with("person:") => Some(reference.clone()),
             Some(reference) => Some(
                 find_agent(conn, reference, "reviewer")?
-                    .ok_or_else(|| {
-                        ToolError::not_found("reviewer", "No agent has this reviewer id.")
-                    })?
+                    .ok_or(HelpError::NoSuchReviewer)?
                     .agent_id,
             ),
             None => None,
@@ -306,20 +272,20 @@ pub(super) async fn list_verification_asks(
         )?;
         let shown = i64::try_from(asks.len()).map_err(ToolError::internal_from)?;
         let next_offset = (offset + shown < total).then_some(offset + shown);
-        let mut data = json!({
-            "asks": asks.iter().map(|ask| ask.to_json(now)).collect::<Vec<_>>(),
-            "status": status,
-            "total": total,
-            "offset": offset,
-            "limit": limit,
-            "next_offset": next_offset,
-            "accept_window_hours": ACCEPT_WINDOW_MS / 3_600_000,
-            "payouts": "off",
-        });
-        if let Some(reviewer) = &reviewer {
-            data["verifier_record"] = verifier_record(conn, reviewer)?;
-        }
-        Ok(data)
-    })
-    .await
+        Ok(AskList {
+            asks: asks.iter().map(|ask| ask.to_json(now)).collect(),
+            status,
+            total,
+            offset,
+            limit,
+            next_offset,
+            accept_window_hours: ACCEPT_WINDOW_MS / 3_600_000,
+            payouts: "off",
+            verifier_record: match &reviewer {
+                Some(reviewer) => Some(verifier_record(conn, reviewer)?),
+                None => None,
+            },
+        })
+    });
+    Ok(listed.await?)
 }

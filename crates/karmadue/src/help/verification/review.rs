@@ -9,16 +9,16 @@ use kd_core::db::Connection;
 use kd_core::keys::ServerKey;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::ask::{
-    Ask, Reviewer, check_fit, check_independent, forbidden, require_ask, verifier_record,
-};
+use super::ask::{Ask, Reviewer, check_fit, check_independent, require_ask, verifier_record};
 use super::post::{bounded, check_evidence, first_sent, named, text_sha256};
 use super::{
     ACCEPT_WINDOW_MS, AcceptVerificationAsk, EVIDENCE_NAMES, MAX_NOTE_CHARS, RESULTS,
     ResolveVerification, STAMP_RECIPE, SubmitVerification,
 };
+use crate::help::HelpError;
+use crate::help::output::{AskAccepted, Decided, Refusal, Resolved, ResultSubmitted};
 use crate::standing::stamps::{self, HUMAN_REVIEWED, NewStamp, PEER_REVIEWED};
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
@@ -30,51 +30,25 @@ fn accept_in(
     reviewer: &Reviewer,
     actor: String,
     ask_id: &str,
-) -> Result<Value, ToolError> {
+) -> Result<AskAccepted, ToolError> {
     let now = txn.now_ms();
     let ask = require_ask(txn.conn(), ask_id)?;
     let me = reviewer.key();
+    let until = || rfc3339_ms(ask.accept_until_ms.unwrap_or(now));
     match ask.state(now) {
         "open" => {}
         "accepted" if ask.reviewer.as_deref() == Some(me.as_str()) => {
-            return Err(ToolError::validation(
-                "ask_id",
-                format!(
-                    "You already hold this ask until {}. Submit your result with submit_verification.",
-                    rfc3339_ms(ask.accept_until_ms.unwrap_or(now))
-                ),
-            ));
+            return Err(HelpError::AlreadyHeld(until()).into());
         }
-        "accepted" => {
-            return Err(ToolError::validation(
-                "ask_id",
-                format!(
-                    "Another reviewer holds this ask until {}; it reopens then if they have not submitted.",
-                    rfc3339_ms(ask.accept_until_ms.unwrap_or(now))
-                ),
-            ));
-        }
-        "expired" => {
-            return Err(ToolError::validation(
-                "ask_id",
-                "This ask's deadline has passed; it can no longer be taken.",
-            ));
-        }
-        state => {
-            return Err(ToolError::validation(
-                "ask_id",
-                format!("This ask is {state}; only open asks can be taken."),
-            ));
-        }
+        "accepted" => return Err(HelpError::HeldByAnother(until()).into()),
+        "expired" => return Err(HelpError::AskExpired.into()),
+        state => return Err(HelpError::AskNotOpen(state).into()),
     }
     check_fit(reviewer, &ask.stamp)?;
     check_independent(txn.conn(), reviewer, &ask)?;
     let disputed: bool = crate::help::store::disputed(txn.conn(), ask_id, &me)?;
     if disputed {
-        return Err(forbidden(
-            "disputed_before",
-            "The requester disputed your earlier result on this ask; another reviewer must take it.",
-        ));
+        return Err(HelpError::DisputedBefore.into());
     }
     let until = (now + ACCEPT_WINDOW_MS).min(ask.deadline_ms);
     // A lapsed taker's hold ended: the ask reopened and this reviewer takes it.
@@ -93,12 +67,12 @@ fn accept_in(
         },
     )?;
     let ask = require_ask(txn.conn(), ask_id)?;
-    Ok(json!({
-        "ask": ask.to_json(now),
-        "must_submit_by": rfc3339_ms(until),
-        "event_seq": event.seq,
-        "message": "You hold this ask. Check the passport against the criteria and submit met or unmet with an evidence link (submit_verification) before must_submit_by; after that it reopens for others.",
-    }))
+    Ok(AskAccepted {
+        ask: ask.to_json(now),
+        must_submit_by: rfc3339_ms(until),
+        event_seq: event.seq,
+        message: "You hold this ask. Check the passport against the criteria and submit met or unmet with an evidence link (submit_verification) before must_submit_by; after that it reopens for others.",
+    })
 }
 
 /// Submits a result for `reviewer`, in the writer's transaction.
@@ -110,34 +84,19 @@ fn submit_in(
     result: &str,
     evidence_ref: &str,
     note: Option<&str>,
-) -> Result<Value, ToolError> {
+) -> Result<ResultSubmitted, ToolError> {
     let now = txn.now_ms();
     let ask = require_ask(txn.conn(), ask_id)?;
     let me = reviewer.key();
     let mine = ask.reviewer.as_deref() == Some(me.as_str());
     match (ask.state(now), mine) {
         ("accepted", true) => {}
-        ("submitted", true) => {
-            return Err(ToolError::validation(
-                "ask_id",
-                "You already submitted a result for this ask; the requester resolves it.",
-            ));
-        }
+        ("submitted", true) => return Err(HelpError::AlreadySubmitted.into()),
         ("open" | "expired", true) if ask.status == "accepted" => {
-            return Err(ToolError::validation(
-                "ask_id",
-                format!(
-                    "Your 72-hour hold ended at {}; the ask reopened. Take it again if it is still open.",
-                    rfc3339_ms(ask.accept_until_ms.unwrap_or(now))
-                ),
-            ));
+            let ended = rfc3339_ms(ask.accept_until_ms.unwrap_or(now));
+            return Err(HelpError::HoldEnded(ended).into());
         }
-        _ => {
-            return Err(forbidden(
-                "not_reviewer",
-                "Only the reviewer holding this ask can submit a result: take it with accept_verification_ask first.",
-            ));
-        }
+        _ => return Err(HelpError::NotReviewer.into()),
     }
     check_independent(txn.conn(), reviewer, &ask)?;
     crate::help::store::submit_result(txn.conn(), ask_id, result, evidence_ref, note, now)?;
@@ -153,20 +112,21 @@ fn submit_in(
         },
     )?;
     let ask = require_ask(txn.conn(), ask_id)?;
-    Ok(json!({
-        "ask": ask.to_json(now),
-        "event_seq": event.seq,
-        "message": "Submitted. The requester accepts (a stamp when met, a public refusal when unmet; both credit your verifier record) or disputes it.",
-    }))
+    Ok(ResultSubmitted {
+        ask: ask.to_json(now),
+        event_seq: event.seq,
+        message: "Submitted. The requester accepts (a stamp when met, a public refusal when unmet; both credit your verifier record) or disputes it.",
+    })
 }
 
-fn result_arg(result: &str) -> Result<String, ToolError> {
+/// `result`: met or unmet.
+///
+/// # Errors
+/// `validation` naming `result`.
+fn result_arg(result: &str) -> Result<String, HelpError> {
     match result {
         result if RESULTS.contains(&result) => Ok(result.to_owned()),
-        _ => Err(ToolError::validation(
-            "result",
-            "result must be one of: met, unmet",
-        )),
+        _ => Err(HelpError::ResultChoice),
     }
 }
 
@@ -179,27 +139,37 @@ fn evidence_arg(input: &SubmitVerification) -> Result<String, ToolError> {
     )
 }
 
+/// `accept_verification_ask`: an agent takes an open peer-reviewed ask for 72 hours.
+///
+/// # Errors
+/// `not_found`, `validation` (not open), `forbidden` (`reason`: `needs_person`, `own_ask`,
+/// `own_passport`, `shares_owner`, `disputed_before`), the signature refusals, `internal`.
 pub(super) async fn accept_verification_ask(
     ctx: Ctx,
     input: AcceptVerificationAsk,
-) -> Result<Value, ToolError> {
+) -> Result<AskAccepted, HelpError> {
     let ask_id = input.ask_id.required_text("ask_id")?.to_owned();
-    ctx.signed_write(move |txn, signed| {
+    let accepted = ctx.signed_write(move |txn, signed| {
         let reviewer = Reviewer::Agent(signed.agent_id.to_string());
         accept_in(txn, &reviewer, signed.actor(), &ask_id)
-    })
-    .await
+    });
+    Ok(accepted.await?)
 }
 
+/// `submit_verification`: the reviewer holding an ask submits met or unmet with evidence.
+///
+/// # Errors
+/// `validation` (`result`, the evidence link, `note`, or the ask's state), `forbidden`
+/// (`not_reviewer`, `shares_owner`), `not_found`, the signature refusals, `internal`.
 pub(super) async fn submit_verification(
     ctx: Ctx,
     input: SubmitVerification,
-) -> Result<Value, ToolError> {
+) -> Result<ResultSubmitted, HelpError> {
     let ask_id = input.ask_id.required_text("ask_id")?.to_owned();
     let result = result_arg(&input.result)?;
     let evidence_ref = evidence_arg(&input)?;
     let note = bounded(&["note"], &[&input.note], MAX_NOTE_CHARS, false)?;
-    ctx.signed_write(move |txn, signed| {
+    let submitted = ctx.signed_write(move |txn, signed| {
         let reviewer = Reviewer::Agent(signed.agent_id.to_string());
         submit_in(
             txn,
@@ -210,8 +180,8 @@ pub(super) async fn submit_verification(
             &evidence_ref,
             note.as_deref(),
         )
-    })
-    .await
+    });
+    Ok(submitted.await?)
 }
 
 /// A signed-in person takes a `human-reviewed` ask (the app's /verify-help page). Same rules
@@ -224,7 +194,7 @@ pub async fn accept_as_person(
     hub: &Kernel,
     person_id: &str,
     ask_id: &str,
-) -> Result<Value, ToolError> {
+) -> Result<AskAccepted, ToolError> {
     let reviewer = Reviewer::Person(person_id.to_owned());
     let ask_id = ask_id.trim().to_owned();
     hub.store
@@ -248,12 +218,9 @@ pub async fn submit_as_person(
     result: &str,
     evidence_ref: &str,
     note: Option<&str>,
-) -> Result<Value, ToolError> {
+) -> Result<ResultSubmitted, ToolError> {
     if !RESULTS.contains(&result) {
-        return Err(ToolError::validation(
-            "result",
-            "result must be one of: met, unmet",
-        ));
+        return Err(HelpError::ResultChoice.into());
     }
     let evidence_ref = check_evidence(evidence_ref, "evidence_ref")?;
     let note = note
@@ -264,10 +231,11 @@ pub async fn submit_as_person(
         .as_deref()
         .is_some_and(|note| note.chars().count() > MAX_NOTE_CHARS)
     {
-        return Err(ToolError::validation(
-            "note",
-            "note is at most 1000 characters",
-        ));
+        return Err(HelpError::TooLong {
+            field: "note".into(),
+            max: MAX_NOTE_CHARS,
+        }
+        .into());
     }
     let reviewer = Reviewer::Person(person_id.to_owned());
     let (ask_id, result) = (ask_id.trim().to_owned(), result.to_owned());
@@ -305,77 +273,103 @@ pub fn stamp_text(
     )
 }
 
+/// `resolve_verification`: the requester accepts the submitted result (a stamp when met, a
+/// public refusal when unmet; both credit the reviewer) or disputes it.
+///
+/// # Errors
+/// `validation` (`decision`, not submitted), `forbidden` (`not_requester`, `shares_owner`),
+/// `not_found`, the signature refusals, `internal`.
 pub(super) async fn resolve_verification(
     ctx: Ctx,
     input: ResolveVerification,
-) -> Result<Value, ToolError> {
+) -> Result<Resolved, HelpError> {
     let ask_id = input.ask_id.required_text("ask_id")?.to_owned();
     let accept = match input.decision.as_str() {
         "accept" => true,
         "dispute" => false,
-        _ => {
-            return Err(ToolError::validation(
-                "decision",
-                "decision must be one of: accept, dispute",
-            ));
-        }
+        _ => return Err(HelpError::DecisionChoice),
     };
     let stamp_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdst_");
     let hub = Arc::clone(&ctx.kernel);
-    ctx.signed_write(move |txn, signed| {
+    let resolved = ctx.signed_write(move |txn, signed| {
         let now = txn.now_ms();
         let (ask, reviewer_key) =
             submitted_ask(txn.conn(), &ask_id, &signed.agent_id.to_string(), now)?;
-        let reviewer = Reviewer::from_key(&reviewer_key);
         let actor = signed.actor();
-        if !accept {
-            return dispute_in(txn, actor, &ask, &reviewer_key);
-        }
-        // The independence rule again: an owner link approved since the ask was taken.
-        check_independent(txn.conn(), &reviewer, &ask)?;
-        let met = ask.result.as_deref() == Some("met");
-        let stamp = if met {
-            Some(review_stamp(txn, &hub.passport_key, &actor, stamp_id.clone(), &ask, &reviewer_key)?)
+        if accept {
+            // The independence rule again: an owner link approved since the ask was taken.
+            check_independent(txn.conn(), &Reviewer::from_key(&reviewer_key), &ask)?;
+            let stamp = match ask.result.as_deref() {
+                Some("met") => Some(review_stamp(
+                    txn,
+                    &hub.passport_key,
+                    &actor,
+                    stamp_id,
+                    &ask,
+                    &reviewer_key,
+                )?),
+                _ => None,
+            };
+            decide_in(txn, &actor, &ask, &reviewer_key, stamp)
         } else {
-            None
-        };
-        let resolution = if met { "stamped" } else { "refused" };
-        crate::help::store::resolve_ask(txn.conn(), &ask.ask_id, resolution, now, stamp.as_ref().map(|stamp| stamp.stamp_id.clone()))?;
-        let event = txn.record(
-            actor,
-            ask.subject_id.clone(),
-            &events::VerificationResolved {
-                ask_id: ask.ask_id.clone(),
-                subject_agent_id: ask.subject_id.clone(),
-                passport_id: ask.credential_id.clone(),
-                stamp: ask.stamp.clone(),
-                reviewer: reviewer_key.clone(),
-                result: ask.result.clone(),
-                resolution: resolution.to_owned(),
-                evidence_ref: ask.evidence_ref.clone(),
-                stamp_id: stamp.as_ref().map(|stamp| stamp.stamp_id.clone()),
-            },
-        )?;
-        let after = require_ask(txn.conn(), &ask.ask_id)?;
-        Ok(json!({
-            "ask": after.to_json(now),
-            "resolution": resolution,
-            "stamp": stamp.as_ref().map(stamps::Stamp::to_json),
-            "refusal": (!met).then(|| json!({
-                "ask_id": ask.ask_id,
-                "subject_agent_id": ask.subject_id,
-                "passport_id": ask.credential_id,
-                "stamp": ask.stamp,
-                "reviewer": reviewer_key,
-                "evidence_ref": ask.evidence_ref,
-                "public": true,
-                "line": format!("The reviewer found the criteria unmet; no {} stamp was issued.", ask.stamp),
-            })),
-            "verifier_record": verifier_record(txn.conn(), &reviewer_key)?,
-            "event_seq": event.seq,
-        }))
-    })
-    .await
+            dispute_in(txn, actor, &ask, &reviewer_key)
+        }
+    });
+    Ok(resolved.await?)
+}
+
+/// The requester accepts the submitted result of `ask`: `stamp` is the stamp issued for a
+/// met result (the caller issues it after the independence check), none for an unmet one,
+/// which is a public refusal; the reviewer's record is credited either way. Returns
+/// resolve_verification's answer.
+fn decide_in(
+    txn: &mut WriteTxn<'_>,
+    actor: &str,
+    ask: &Ask,
+    reviewer_key: &str,
+    stamp: Option<stamps::Stamp>,
+) -> Result<Resolved, ToolError> {
+    let now = txn.now_ms();
+    let met = stamp.is_some();
+    let resolution = if met { "stamped" } else { "refused" };
+    let stamp_id = stamp.as_ref().map(|stamp| stamp.stamp_id.clone());
+    crate::help::store::resolve_ask(txn.conn(), &ask.ask_id, resolution, now, stamp_id.clone())?;
+    let event = txn.record(
+        actor.to_owned(),
+        ask.subject_id.clone(),
+        &events::VerificationResolved {
+            ask_id: ask.ask_id.clone(),
+            subject_agent_id: ask.subject_id.clone(),
+            passport_id: ask.credential_id.clone(),
+            stamp: ask.stamp.clone(),
+            reviewer: reviewer_key.to_owned(),
+            result: ask.result.clone(),
+            resolution: resolution.to_owned(),
+            evidence_ref: ask.evidence_ref.clone(),
+            stamp_id,
+        },
+    )?;
+    let after = require_ask(txn.conn(), &ask.ask_id)?;
+    Ok(Resolved::Decided(Box::new(Decided {
+        ask: after.to_json(now),
+        resolution,
+        stamp: stamp.as_ref().map(stamps::Stamp::to_json),
+        refusal: (!met).then(|| Refusal {
+            ask_id: ask.ask_id.clone(),
+            subject_agent_id: ask.subject_id.clone(),
+            passport_id: ask.credential_id.clone(),
+            stamp: ask.stamp.clone(),
+            reviewer: reviewer_key.to_owned(),
+            evidence_ref: ask.evidence_ref.clone(),
+            public: true,
+            line: format!(
+                "The reviewer found the criteria unmet; no {} stamp was issued.",
+                ask.stamp
+            ),
+        }),
+        verifier_record: verifier_record(txn.conn(), reviewer_key)?,
+        event_seq: event.seq,
+    })))
 }
 
 /// The ask `ask_id` with a submitted result `requester_id` may resolve at `now`, and its
@@ -391,24 +385,12 @@ fn submitted_ask(
 ) -> Result<(Ask, String), ToolError> {
     let ask = require_ask(conn, ask_id)?;
     if ask.requester_id != requester_id {
-        return Err(forbidden(
-            "not_requester",
-            "Only the agent that posted this ask can resolve it.",
-        ));
+        return Err(HelpError::NotRequester.into());
     }
     if ask.state(now) != "submitted" {
-        return Err(ToolError::validation(
-            "ask_id",
-            format!(
-                "This ask is {}; only a submitted result can be resolved.",
-                ask.state(now)
-            ),
-        ));
+        return Err(HelpError::NotSubmitted(ask.state(now)).into());
     }
-    let reviewer_key = ask
-        .reviewer
-        .clone()
-        .ok_or_else(|| ToolError::internal("a submitted ask without a reviewer"))?;
+    let reviewer_key = ask.reviewer.clone().ok_or(HelpError::Unreviewed)?;
     Ok((ask, reviewer_key))
 }
 
@@ -419,7 +401,7 @@ fn dispute_in(
     actor: String,
     ask: &Ask,
     reviewer_key: &str,
-) -> Result<Value, ToolError> {
+) -> Result<Resolved, ToolError> {
     let now = txn.now_ms();
     let reopened = ask.deadline_ms > now;
     let event = txn.record(
@@ -439,17 +421,17 @@ fn dispute_in(
         crate::help::store::close_disputed(txn.conn(), &ask.ask_id, now)?;
     }
     let after = require_ask(txn.conn(), &ask.ask_id)?;
-    Ok(json!({
-        "ask": after.to_json(now),
-        "resolution": "disputed",
-        "reopened": reopened,
-        "event_seq": event.seq,
-        "message": if reopened {
+    Ok(Resolved::Disputed {
+        ask: after.to_json(now),
+        resolution: "disputed",
+        reopened,
+        event_seq: event.seq,
+        message: if reopened {
             "Disputed: the reviewer gets no credit and the ask is open again for another reviewer."
         } else {
             "Disputed: the reviewer gets no credit; the deadline has passed, so the ask is closed."
         },
-    }))
+    })
 }
 
 /// Issues the stamp `ask` sought on its subject's passport, signed over kd-stamp-v1 with

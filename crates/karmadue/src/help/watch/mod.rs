@@ -29,9 +29,13 @@ use kd_core::clock::rfc3339_ms;
 use kd_core::db::Connection;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::HelpError;
+use super::output::{
+    ListedItem, OutcomeCounts, QuickWatched, SavedItem, WatchItem, WatchlistSaved,
+};
 use crate::catalog::model::Resource;
 use crate::outcomes;
 use crate::preflight::{self, Target};
@@ -146,20 +150,14 @@ pub fn parse_tools(
     at_least_one: bool,
 ) -> Result<Vec<(String, Target)>, ToolError> {
     if items.len() > max {
-        return Err(ToolError::validation(
-            "tools",
-            format!(
-                "tools holds at most {max} targets; this call sent {}. Nothing was stored.",
-                items.len()
-            ),
-        )
-        .with("max", max));
+        return Err(HelpError::TooManyTools {
+            max,
+            sent: items.len(),
+        }
+        .into());
     }
     if at_least_one && items.is_empty() {
-        return Err(ToolError::validation(
-            "tools",
-            "tools needs at least one target",
-        ));
+        return Err(HelpError::NoTools.into());
     }
     items
         .iter()
@@ -167,12 +165,7 @@ pub fn parse_tools(
         .map(|(index, item)| {
             let field = format!("tools[{index}]");
             let Some(text) = item.as_str() else {
-                return Err(ToolError::validation(
-                    field.clone(),
-                    format!(
-                        "{field} must be a string such as kd:res:github:owner/repo or npm:<package>"
-                    ),
-                ));
+                return Err(HelpError::ToolNotText(field).into());
             };
             let target = preflight::parse_target_text(text, &field)?;
             Ok((text.trim().to_owned(), target))
@@ -193,7 +186,11 @@ pub(super) fn resolve_real(
     }
 }
 
-async fn quick_watch(ctx: Ctx, input: QuickWatch) -> Result<Value, ToolError> {
+/// `quick_watch`: the state of up to [`QUICK_WATCH_MAX`] tools now; nothing stored.
+///
+/// # Errors
+/// `validation` naming `tools` or `tools[i]`; `internal` when the store fails.
+async fn quick_watch(ctx: Ctx, input: QuickWatch) -> Result<QuickWatched, HelpError> {
     let targets = parse_tools(&input.tools, QUICK_WATCH_MAX, true)?;
     let now = ctx.kernel.clock.now_ms();
     let items = ctx
@@ -202,59 +199,68 @@ async fn quick_watch(ctx: Ctx, input: QuickWatch) -> Result<Value, ToolError> {
                 .iter()
                 .enumerate()
                 .map(|(index, (text, target))| watch_item(conn, index, text, target, now))
-                .collect::<Result<Vec<Value>, ToolError>>()
+                .collect::<Result<Vec<WatchItem>, ToolError>>()
         })
         .await?;
     let listed = items
         .iter()
-        .filter(|item| item["status"] == "listed")
+        .filter(|item| matches!(item, WatchItem::Listed(_)))
         .count();
-    Ok(json!({
-        "items": items,
-        "count": items.len(),
-        "listed": listed,
-        "not_listed": items.len() - listed,
-        "checked_at": rfc3339_ms(now),
-        "stored": false,
-        "note": "Nothing was stored. To have up to 200 tools checked daily, save them with set_watchlist. reliability_reports are agents' own reports after use, not a safety or trust check.",
-    }))
+    Ok(QuickWatched {
+        count: items.len(),
+        listed,
+        not_listed: items.len() - listed,
+        items,
+        checked_at: rfc3339_ms(now),
+        stored: false,
+        note: "Nothing was stored. To have up to 200 tools checked daily, save them with set_watchlist. reliability_reports are agents' own reports after use, not a safety or trust check.",
+    })
 }
 
+/// One quick_watch target's state at `now` (Unix ms).
+///
+/// # Errors
+/// `internal` when the store fails.
 fn watch_item(
     conn: &Connection,
     index: usize,
     text: &str,
     target: &Target,
     now: i64,
-) -> Result<Value, ToolError> {
+) -> Result<WatchItem, ToolError> {
     match resolve_real(conn, target)? {
         Ok(resolution) => {
-            let resource = &resolution.resource;
-            let seen = Seen::of(conn, resource)?;
-            Ok(json!({
-                "index": index,
-                "target": text,
-                "status": "listed",
-                "resource_id": resource.resource_id,
-                "matched_by": resolution.matched_by,
-                "title": resource.title,
-                "archived_upstream": resource.archived,
-                "risky": resource.risky,
-                "version": resource.version,
-                "released_at": resource.released_ms.map(rfc3339_ms),
-                "released_at_source": resource.released_source,
-                "outcome_reports": { "reports": seen.reports, "broke": seen.broke },
-                "reliability_reports": outcomes::reliability_reports_at(conn, &resource.resource_id, now)?,
-            }))
+            let resource = resolution.resource;
+            let seen = Seen::of(conn, &resource)?;
+            let reliability_reports =
+                outcomes::reliability_reports_at(conn, &resource.resource_id, now)?;
+            Ok(WatchItem::Listed(Box::new(ListedItem {
+                index,
+                target: text.to_owned(),
+                status: "listed",
+                matched_by: resolution.matched_by,
+                archived_upstream: resource.archived,
+                risky: resource.risky,
+                released_at: resource.released_ms.map(rfc3339_ms),
+                released_at_source: resource.released_source,
+                outcome_reports: OutcomeCounts {
+                    reports: seen.reports,
+                    broke: seen.broke,
+                },
+                reliability_reports,
+                resource_id: resource.resource_id,
+                title: resource.title,
+                version: resource.version,
+            })))
         }
-        Err(demo_available) => Ok(json!({
-            "index": index,
-            "target": text,
-            "status": "not_listed",
-            "resource_id": null,
-            "demo_available": demo_available,
-            "message": "No real record matches this target. Try discover_resources, or register it with register_resource.",
-        })),
+        Err(demo_available) => Ok(WatchItem::NotListed {
+            index,
+            target: text.to_owned(),
+            status: "not_listed",
+            resource_id: None,
+            demo_available,
+            message: "No real record matches this target. Try discover_resources, or register it with register_resource.",
+        }),
     }
 }
 
@@ -304,12 +310,12 @@ fn resolve_all(
                     .as_ref()
                     .is_some_and(|earlier| earlier.resource.resource_id == *id)
             }) {
-                return Err(ToolError::validation(
-                    format!("tools[{index}]"),
-                    format!(
-                        "tools[{index}] names the same record as tools[{first}] ({id}). List each tool once. Nothing was stored."
-                    ),
-                ));
+                return Err(HelpError::SameRecord {
+                    index,
+                    first,
+                    resource_id: id.clone(),
+                }
+                .into());
             }
         }
         resolved.push(found);
@@ -317,7 +323,13 @@ fn resolve_all(
     Ok(resolved)
 }
 
-async fn set_watchlist(ctx: Ctx, input: SetWatchlist) -> Result<Value, ToolError> {
+/// `set_watchlist`: saves the signed agent's list of up to [`WATCHLIST_MAX`] tools (replacing
+/// the old one), for the daily check.
+///
+/// # Errors
+/// `validation` naming `tools` or `tools[i]` (nothing stored); the signature refusals;
+/// `internal` when the store fails.
+async fn set_watchlist(ctx: Ctx, input: SetWatchlist) -> Result<WatchlistSaved, HelpError> {
     let targets = parse_tools(&input.tools, WATCHLIST_MAX, false)?;
     let digest = list_sha256(&targets);
     // Resolve everything first, on a read connection (up to 200 lookups, some of them
@@ -325,7 +337,7 @@ async fn set_watchlist(ctx: Ctx, input: SetWatchlist) -> Result<Value, ToolError
     // old list.
     let to_resolve = targets.clone();
     let resolved = ctx.read(move |conn| resolve_all(conn, &to_resolve)).await?;
-    ctx.signed_write(move |txn, signed| {
+    let saved = ctx.signed_write(move |txn, signed| {
         let agent_id = signed.agent_id.to_string();
         // What the daily check saw of a record stays when the record stays on the list, so
         // that re-saving a list never hides a change.
@@ -341,11 +353,11 @@ async fn set_watchlist(ctx: Ctx, input: SetWatchlist) -> Result<Value, ToolError
                         None => Seen::of(txn.conn(), &found.resource)?,
                     };
                     store_item(txn.conn(), &agent_id, index, text, Some((id, &seen)))?;
-                    items.push(json!({ "index": index, "target": text, "status": "listed", "resource_id": id }));
+                    items.push(SavedItem { index, target: text.clone(), status: "listed", resource_id: Some(id.to_owned()) });
                 }
                 None => {
                     store_item(txn.conn(), &agent_id, index, text, None)?;
-                    items.push(json!({ "index": index, "target": text, "status": "not_listed", "resource_id": null }));
+                    items.push(SavedItem { index, target: text.clone(), status: "not_listed", resource_id: None });
                 }
             }
         }
@@ -364,22 +376,22 @@ async fn set_watchlist(ctx: Ctx, input: SetWatchlist) -> Result<Value, ToolError
                 list_sha256: digest.clone(),
             },
         )?;
-        Ok(json!({
-            "agent_id": agent_id,
-            "items": items,
-            "count": targets.len(),
-            "listed": listed,
-            "not_listed": targets.len() - listed,
-            "max": WATCHLIST_MAX,
-            "checked": "daily (once per UTC day)",
-            "alerts_to": if owner.is_some() { "owner" } else { "history" },
-            "alerts_note": if owner.is_some() {
+        Ok(WatchlistSaved {
+            agent_id,
+            items,
+            count: targets.len(),
+            listed,
+            not_listed: targets.len() - listed,
+            max: WATCHLIST_MAX,
+            checked: "daily (once per UTC day)",
+            alerts_to: if owner.is_some() { "owner" } else { "history" },
+            alerts_note: if owner.is_some() {
                 "Changes are mailed to your owner and recorded as watchlist.alerted in get_history."
             } else {
                 "Changes are recorded as watchlist.alerted in your get_history. Link an owner (connect_with_code) to have them mailed to your person."
             },
-            "event_seq": event.seq,
-        }))
-    })
-    .await
+            event_seq: event.seq,
+        })
+    });
+    Ok(saved.await?)
 }
