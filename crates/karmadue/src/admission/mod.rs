@@ -18,12 +18,15 @@
 
 mod asks;
 mod attempts;
+pub mod error;
 mod grading;
+pub mod output;
 mod scenario;
 pub mod store;
 
 pub use asks::{HOW_TO_GET_PUBLISH_ASK, operator};
 pub use attempts::technical_bonus;
+pub use error::AdmissionError;
 pub use grading::{Grade, Miss, Submission, chosen, grade, repeats_pitch, submission};
 pub use scenario::{AnswerKey, LicenseClass, Listing, Scenario, draw, license_class};
 
