@@ -17,7 +17,7 @@ pub struct Started {
     /// [`super::TASK`].
     pub task: &'static str,
     /// The three listings: `listing_id`, `resource_id`, `title`, `pitch`.
-    pub listings: Value,
+    pub listings: Vec<super::PublicListing>,
     /// [`super::ALLOWED_ACTIONS`].
     pub allowed_actions: [&'static str; 4],
     /// RFC 3339, milliseconds: when the attempt stops taking a submission.

@@ -359,3 +359,28 @@ pub async fn signed_in(hub: &Kernel, token: &str) -> Result<Option<(Person, Sess
         })
         .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_flow_charges_its_own_keys_under_people_in_the_one_limiter() {
+        let ip: IpAddr = "::ffff:203.0.113.9".parse().unwrap();
+        assert_eq!(
+            attempt_keys("signin", "a@example.org", Some(ip)),
+            ["people:email:a@example.org", "people:ip:203.0.113.9"]
+        );
+        assert_eq!(
+            attempt_keys("signup", "a@example.org", Some(ip)),
+            [
+                "people:signup-email:a@example.org",
+                "people:signup-ip:203.0.113.9"
+            ]
+        );
+        assert_eq!(
+            attempt_keys("signin", "a@example.org", None),
+            ["people:email:a@example.org"]
+        );
+    }
+}
