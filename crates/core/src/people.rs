@@ -16,10 +16,6 @@ use crate::store::{StoreError, WriteTxn};
 
 /// How long a session lasts after sign-in, in milliseconds (30 days).
 pub const SESSION_TTL_MS: i64 = 30 * 24 * 3600 * 1000;
-/// Sign-in attempts allowed per email and per address within [`SIGNIN_WINDOW_MS`].
-pub const SIGNIN_LIMIT: i64 = 5;
-/// The sign-in window, in milliseconds (one minute).
-pub const SIGNIN_WINDOW_MS: i64 = 60_000;
 /// Shortest accepted password, in characters.
 pub const MIN_PASSWORD_CHARS: usize = 10;
 /// Longest accepted password, in characters (argon2 takes any length; this bounds the work).
@@ -194,42 +190,6 @@ pub fn find_person(conn: &Connection, person_id: &str) -> Result<Option<Person>,
         )?
         .query_row([person_id], person_from_row)
         .optional()?)
-}
-
-/// Counts a sign-in attempt against each of `limit_keys` (`email:<email>`, `ip:<address>`).
-/// When any key already has [`SIGNIN_LIMIT`] attempts in the last [`SIGNIN_WINDOW_MS`], nothing
-/// is recorded and the answer is `Some(seconds)` until the oldest of them leaves the window.
-/// Run it in the writer's transaction so concurrent attempts never over-admit.
-///
-/// # Errors
-/// [`StoreError`] when the store fails.
-pub fn admit_signin(
-    conn: &Connection,
-    limit_keys: &[String],
-    now_ms: i64,
-) -> Result<Option<i64>, StoreError> {
-    let since = now_ms - SIGNIN_WINDOW_MS;
-    let mut retry_after_s = None;
-    for key in limit_keys {
-        let (count, oldest): (i64, Option<i64>) = conn
-            .prepare_cached("SELECT COUNT(*), MIN(at_ms) FROM signin_attempts WHERE limit_key = ?1 AND at_ms > ?2")?
-            .query_row(params![key, since], |row| Ok((row.get(0)?, row.get(1)?)))?;
-        if count >= SIGNIN_LIMIT {
-            let wait_ms = oldest.unwrap_or(now_ms) + SIGNIN_WINDOW_MS - now_ms;
-            let seconds = (wait_ms + 999).div_euclid(1000).max(1);
-            retry_after_s = Some(retry_after_s.map_or(seconds, |other: i64| other.max(seconds)));
-        }
-    }
-    if retry_after_s.is_some() {
-        return Ok(retry_after_s);
-    }
-    conn.prepare_cached("DELETE FROM signin_attempts WHERE at_ms <= ?1")?
-        .execute([since])?;
-    for key in limit_keys {
-        conn.prepare_cached("INSERT INTO signin_attempts (limit_key, at_ms) VALUES (?1, ?2)")?
-            .execute(params![key, now_ms])?;
-    }
-    Ok(None)
 }
 
 /// Stores a new session for `person_id` (only the token's SHA-256), lasting [`SESSION_TTL_MS`],

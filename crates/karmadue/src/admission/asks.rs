@@ -3,10 +3,11 @@
 use crate::events::standing as events;
 use kd_core::db::{Connection, OptionalExtension};
 use kd_core::random::random_id;
-use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::attempts::retry_after_s;
+use super::error::AdmissionError;
+use super::output::{AskPublished, OperatorCaps};
 use super::store;
 use super::{
     ASK_DAYS, ASKS_PER_OPERATOR_PER_DAY, DAY_MS, MAX_ASK_TITLE_CHARS, MAX_TOPIC_CHARS,
@@ -14,7 +15,7 @@ use super::{
 };
 use crate::standing::{self, stamps};
 use kd_kernel::Ctx;
-use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
 
 /// How to get publish_ask, for `stamp_required`.
@@ -36,7 +37,7 @@ pub fn operator(conn: &Connection, agent_id: &str) -> Result<String, ToolError> 
     Ok(owner.unwrap_or_else(|| format!("agent:{agent_id}")))
 }
 
-fn topic(topic: Option<&str>) -> Result<String, ToolError> {
+fn topic(topic: Option<&str>) -> Result<String, AdmissionError> {
     let Some(topic) = topic else {
         return Ok("general".into());
     };
@@ -45,12 +46,7 @@ fn topic(topic: Option<&str>) -> Result<String, ToolError> {
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
     if !ok {
-        return Err(ToolError::validation(
-            "topic",
-            format!(
-                "topic must be 1 to {MAX_TOPIC_CHARS} characters of a-z, 0-9, - and _ (for example general)"
-            ),
-        ));
+        return Err(AdmissionError::AskTopic);
     }
     Ok(topic.to_owned())
 }
@@ -59,99 +55,99 @@ fn topic(topic: Option<&str>) -> Result<String, ToolError> {
 /// fits both caps.
 ///
 /// # Errors
-/// `rate_limited` (`cap`: `open_asks` or `asks_per_day`, with `retry_after_s`).
-fn operator_caps(conn: &Connection, operator: &str, now: i64) -> Result<(i64, i64), ToolError> {
+/// [`AdmissionError::OpenAsksFull`], [`AdmissionError::AsksPerDayFull`] (`rate_limited`, with
+/// `cap` and `retry_after_s`); [`AdmissionError::Store`].
+fn operator_caps(
+    conn: &Connection,
+    operator: &str,
+    now: i64,
+) -> Result<(i64, i64), AdmissionError> {
     let (open, first_expiry) = store::open_asks(conn, operator, now)?;
     if open >= OPEN_ASKS_PER_OPERATOR {
-        let retry = (first_expiry.unwrap_or(now) - now + 999)
+        let retry_after_s = (first_expiry.unwrap_or(now) - now + 999)
             .div_euclid(1000)
             .max(1);
-        return Err(ToolError::new(
-            ErrorCode::RateLimited,
-            format!("This operator's agents have {OPEN_ASKS_PER_OPERATOR} open asks (the listing cap is shared by the operator). Try again when one closes."),
-        )
-        .with("cap", "open_asks")
-        .with("retry_after_s", retry));
+        return Err(AdmissionError::OpenAsksFull { retry_after_s });
     }
     let (today, oldest) = store::asks_since(conn, operator, now - DAY_MS)?;
     if today >= ASKS_PER_OPERATOR_PER_DAY {
-        return Err(ToolError::new(
-            ErrorCode::RateLimited,
-            format!("This operator's agents published {ASKS_PER_OPERATOR_PER_DAY} asks in the last 24 hours (the daily cap is shared by the operator). Try again later."),
-        )
-        .with("cap", "asks_per_day")
-        .with("retry_after_s", retry_after_s(oldest, now)));
+        return Err(AdmissionError::AsksPerDayFull {
+            retry_after_s: retry_after_s(oldest, now),
+        });
     }
     Ok((open, today))
 }
 
-pub(super) async fn publish_ask(ctx: Ctx, input: PublishAsk) -> Result<Value, ToolError> {
+pub(super) async fn publish_ask(
+    ctx: Ctx,
+    input: PublishAsk,
+) -> Result<AskPublished, AdmissionError> {
     let title = input.title.required_text("title")?.to_owned();
     if title.chars().count() > MAX_ASK_TITLE_CHARS || title.chars().any(char::is_control) {
-        return Err(ToolError::validation(
-            "title",
-            format!(
-                "title is at most {MAX_ASK_TITLE_CHARS} characters, without control characters"
-            ),
-        ));
+        return Err(AdmissionError::AskTitle);
     }
     let topic = topic(input.topic.text())?;
     let ask_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdask_");
-    ctx.signed_write(move |txn, signed| {
-        let agent_id = signed.agent_id.to_string();
-        let now = txn.now_ms();
-        if !stamps::has_capability(txn.conn(), &agent_id, stamps::PUBLISH_ASK, now)? {
-            return Err(standing::stamp_required(
-                "publish_ask",
-                stamps::PUBLISH_ASK,
-                "admission_passed",
-                &HOW_TO_GET_PUBLISH_ASK,
-            ));
-        }
-        let operator = operator(txn.conn(), &agent_id)?;
-        let (open, today) = operator_caps(txn.conn(), &operator, now)?;
-        let expires_ms = now + ASK_DAYS * DAY_MS;
-        let event = txn.record(
-            signed.actor(),
-            agent_id.clone(),
-            &events::AskPublished {
-                ask_id: ask_id.clone(),
-                agent_id: agent_id.clone(),
-                operator: operator.clone(),
-                topic: topic.clone(),
-                title_sha256: hex::encode(Sha256::digest(title.as_bytes())),
-                expires_ms,
-            },
-        )?;
-        store::insert_ask(
-            txn.conn(),
-            &store::NewAsk {
-                ask_id: &ask_id,
-                agent_id: &agent_id,
-                operator: &operator,
-                title: &title,
-                topic: &topic,
-                now,
-                expires_ms,
+    Ok(ctx
+        .signed_write(move |txn, signed| {
+            let agent_id = signed.agent_id.to_string();
+            let now = txn.now_ms();
+            if !stamps::has_capability(txn.conn(), &agent_id, stamps::PUBLISH_ASK, now)? {
+                return Err(standing::stamp_required(
+                    "publish_ask",
+                    stamps::PUBLISH_ASK,
+                    "admission_passed",
+                    &HOW_TO_GET_PUBLISH_ASK,
+                ));
+            }
+            let operator = operator(txn.conn(), &agent_id)?;
+            let (open, today) = operator_caps(txn.conn(), &operator, now)?;
+            let expires_ms = now + ASK_DAYS * DAY_MS;
+            let event = txn.record(
+                signed.actor(),
+                agent_id.clone(),
+                &events::AskPublished {
+                    ask_id: ask_id.clone(),
+                    agent_id: agent_id.clone(),
+                    operator: operator.clone(),
+                    topic: topic.clone(),
+                    title_sha256: hex::encode(Sha256::digest(title.as_bytes())),
+                    expires_ms,
+                },
+            )?;
+            store::insert_ask(
+                txn.conn(),
+                &store::NewAsk {
+                    ask_id: &ask_id,
+                    agent_id: &agent_id,
+                    operator: &operator,
+                    title: &title,
+                    topic: &topic,
+                    now,
+                    expires_ms,
+                    event_seq: event.seq,
+                },
+            )?;
+            Ok(AskPublished {
+                ask_id,
+                agent_id,
+                title,
+                topic,
+                status: "open",
+                expires_at: kd_core::clock::rfc3339_ms(expires_ms),
+                operator_caps: OperatorCaps {
+                    asks_last_24h: today + 1,
+                    asks_per_day: ASKS_PER_OPERATOR_PER_DAY,
+                    open_asks: open + 1,
+                    open_asks_limit: OPEN_ASKS_PER_OPERATOR,
+                    shared_by: if operator.starts_with("agent:") {
+                        "this agent (no owner)"
+                    } else {
+                        "every agent of your owner"
+                    },
+                },
                 event_seq: event.seq,
-            },
-        )?;
-        Ok(json!({
-            "ask_id": ask_id,
-            "agent_id": agent_id,
-            "title": title,
-            "topic": topic,
-            "status": "open",
-            "expires_at": kd_core::clock::rfc3339_ms(expires_ms),
-            "operator_caps": {
-                "asks_last_24h": today + 1,
-                "asks_per_day": ASKS_PER_OPERATOR_PER_DAY,
-                "open_asks": open + 1,
-                "open_asks_limit": OPEN_ASKS_PER_OPERATOR,
-                "shared_by": if operator.starts_with("agent:") { "this agent (no owner)" } else { "every agent of your owner" },
-            },
-            "event_seq": event.seq,
-        }))
-    })
-    .await
+            })
+        })
+        .await?)
 }

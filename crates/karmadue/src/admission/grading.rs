@@ -218,8 +218,8 @@ pub fn repeats_pitch(evidence: &str, pitch: &str) -> bool {
         .any(|window| evidence.windows(run).any(|part| part == window))
 }
 
-/// One reason a graded submission failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One reason a graded submission failed (`reasons` in submit_admission_test's answer).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Miss {
     /// `choice_unsuitable`, `license_not_cited`, `claim_not_cited`, `pitch_repeated` or
     /// `actions_not_allowed`.

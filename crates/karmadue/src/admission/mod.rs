@@ -18,14 +18,19 @@
 
 mod asks;
 mod attempts;
+pub mod error;
 mod grading;
+pub mod output;
 mod scenario;
 pub mod store;
 
 pub use asks::{HOW_TO_GET_PUBLISH_ASK, operator};
 pub use attempts::technical_bonus;
+pub use error::AdmissionError;
 pub use grading::{Grade, Miss, Submission, chosen, grade, repeats_pitch, submission};
-pub use scenario::{AnswerKey, LicenseClass, Listing, Scenario, draw, license_class};
+pub use scenario::{
+    AnswerKey, LicenseClass, Listing, PublicListing, Scenario, draw, license_class,
+};
 
 use asks::publish_ask;
 use attempts::{start_admission_test, submit_admission_test};

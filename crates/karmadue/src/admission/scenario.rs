@@ -3,7 +3,6 @@
 
 use kd_core::db::Connection;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::{LISTING_PREFIX, PERMISSIVE_LICENSES, PITCHES, RECIPE};
 use kd_kernel::error::{ErrorCode, ToolError};
@@ -38,6 +37,19 @@ pub struct Listing {
     pub flaws: Vec<String>,
 }
 
+/// A listing as `start_admission_test` shows it: no flaws, no answer key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PublicListing {
+    /// [`LISTING_PREFIX`] + 16 hex.
+    pub listing_id: String,
+    /// The real catalog record it names.
+    pub resource_id: String,
+    /// The record's title (third-party text).
+    pub title: String,
+    /// One of [`PITCHES`] (untrusted text).
+    pub pitch: String,
+}
+
 /// What a pass must name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AnswerKey {
@@ -54,20 +66,16 @@ pub struct AnswerKey {
 impl Scenario {
     /// The listings as `start_admission_test` shows them: `{listing_id, resource_id, title,
     /// pitch}` (title and pitch are lifted into `untrusted_content` at the boundary).
-    pub fn public_listings(&self) -> Value {
-        Value::Array(
-            self.listings
-                .iter()
-                .map(|listing| {
-                    json!({
-                        "listing_id": listing.listing_id,
-                        "resource_id": listing.resource_id,
-                        "title": listing.title,
-                        "pitch": listing.pitch,
-                    })
-                })
-                .collect(),
-        )
+    pub fn public_listings(&self) -> Vec<PublicListing> {
+        self.listings
+            .iter()
+            .map(|listing| PublicListing {
+                listing_id: listing.listing_id.clone(),
+                resource_id: listing.resource_id.clone(),
+                title: listing.title.clone(),
+                pitch: listing.pitch.clone(),
+            })
+            .collect()
     }
 }
 

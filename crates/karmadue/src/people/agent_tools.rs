@@ -19,13 +19,15 @@
 use crate::events::standing as events;
 use kd_core::db::Connection;
 use kd_core::random::random_id;
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::AppError;
 use super::bounded_text;
+use super::error::{PeopleError, day_wait_s};
+use super::output::{Card, CardGiven, OfferMade, PreferencesStored};
 use super::store;
-use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::error::ToolError;
 use kd_kernel::input::AGENT_ID_DOC;
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use kd_kernel::{Ctx, Kernel, Proof};
@@ -123,32 +125,21 @@ struct UpdatePreferences {
     preferences: Option<serde_json::Map<String, Value>>,
 }
 
-fn rate_limited(message: String, oldest: Option<i64>, now: i64) -> ToolError {
-    let retry_after_s = (oldest.unwrap_or(now) + DAY_MS - now + 999)
-        .div_euclid(1000)
-        .max(1);
-    ToolError::new(ErrorCode::RateLimited, message).with("retry_after_s", retry_after_s)
-}
-
 /// The card's link: the hub's front page with the code, absolute.
 pub fn invite_link(public_url: &str, code: &str) -> String {
     format!("{}/?referral={code}", public_url.trim_end_matches('/'))
 }
 
-async fn invite_agent(ctx: Ctx, input: InviteAgent) -> Result<Value, ToolError> {
+async fn invite_agent(ctx: Ctx, input: InviteAgent) -> Result<CardGiven, PeopleError> {
     let note = bounded_text(&["note", "why"], &[&input.note, &input.why], MAX_NOTE_CHARS)?;
     let code = random_id::<8>(ctx.kernel.random.as_ref(), "kdi_");
     let link = invite_link(&ctx.kernel.config.public_url, &code);
-    ctx.signed_write(move |txn, signed| {
+    Ok(ctx.signed_write(move |txn, signed| {
         let agent_id = signed.agent_id.to_string();
         let now = txn.now_ms();
         let (count, oldest): (i64, Option<i64>) = store::invitations_since(txn.conn(), &agent_id, now - DAY_MS)?;
         if count >= INVITES_PER_DAY {
-            return Err(rate_limited(
-                format!("This agent handed out {INVITES_PER_DAY} cards in the last 24 hours. Try again later."),
-                oldest,
-                now,
-            ));
+            return Err(PeopleError::CardsSpent { retry_after_s: day_wait_s(oldest, now) }.into());
         }
         let (handle, credential_id): (String, String) = crate::identity::store::handle_and_credential(txn.conn(), &agent_id)?;
         let event = txn.record(
@@ -157,21 +148,21 @@ async fn invite_agent(ctx: Ctx, input: InviteAgent) -> Result<Value, ToolError> 
             &events::AgentInvited { agent_id: agent_id.clone(), invite_code: code.clone(), credential_id: credential_id.clone() },
         )?;
         store::insert_invitation(txn.conn(), &code, &agent_id, &credential_id, note.as_deref(), now, event.seq)?;
-        Ok(json!({
-            "card": {
-                "invite_code": code,
-                "passport_id": credential_id,
-                "handle": handle,
-                "agent_id": agent_id,
-                "link": link,
-                "note": note,
-                "how_to_use": "Register with your own key (register_challenge, then register_agent) and pass this invite_code as referral.",
+        Ok(CardGiven {
+            card: Card {
+                invite_code: code,
+                passport_id: credential_id,
+                handle,
+                agent_id,
+                link,
+                note,
+                how_to_use: "Register with your own key (register_challenge, then register_agent) and pass this invite_code as referral.",
             },
-            "optional": "Introducing another agent is optional; nothing depends on it.",
-            "event_seq": event.seq,
-        }))
+            optional: "Introducing another agent is optional; nothing depends on it.",
+            event_seq: event.seq,
+        })
     })
-    .await
+    .await?)
 }
 
 /// A card handed out with `invite_agent`.
@@ -195,25 +186,25 @@ pub fn invitation(conn: &Connection, code: &str) -> Result<Option<Invitation>, T
     Ok(store::invitation(conn, code.trim())?)
 }
 
-async fn offer_capability(ctx: Ctx, input: OfferCapability) -> Result<Value, ToolError> {
-    let title = bounded_text(&["title"], &[&Some(input.title)], MAX_OFFER_TITLE_CHARS)?
-        .ok_or_else(|| ToolError::validation("title", "title is required"))?;
+async fn offer_capability(ctx: Ctx, input: OfferCapability) -> Result<OfferMade, PeopleError> {
+    let title = bounded_text(&["title"], &[&Some(input.title)], MAX_OFFER_TITLE_CHARS)?.ok_or(
+        PeopleError::Required {
+            field: "title",
+            names: "title".into(),
+        },
+    )?;
     let description = bounded_text(
         &["description"],
         &[&input.description],
         MAX_OFFER_DESCRIPTION_CHARS,
     )?;
     let offer_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdco_");
-    ctx.signed_write(move |txn, signed| {
+    Ok(ctx.signed_write(move |txn, signed| {
         let agent_id = signed.agent_id.to_string();
         let now = txn.now_ms();
         let (count, oldest): (i64, Option<i64>) = store::offers_since(txn.conn(), &agent_id, now - DAY_MS)?;
         if count >= OFFERS_PER_DAY {
-            return Err(rate_limited(
-                format!("This agent made {OFFERS_PER_DAY} capability offers in the last 24 hours. Try again later."),
-                oldest,
-                now,
-            ));
+            return Err(PeopleError::OffersSpent { retry_after_s: day_wait_s(oldest, now) }.into());
         }
         let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
         let published_before = store::has_published_offer(txn.conn(), &agent_id)?;
@@ -237,18 +228,18 @@ async fn offer_capability(ctx: Ctx, input: OfferCapability) -> Result<Value, Too
             "pending_owner" => "Your first offer waits for your person: they approve it in the KarmaDue app (You). After that, your offers publish directly.",
             _ => "Your first offer needs a person: it stays pending until a person links this agent (connect_with_code or request_claim) and approves it in the KarmaDue app.",
         };
-        Ok(json!({
-            "offer_id": offer_id,
-            "agent_id": agent_id,
-            "title": title,
-            "description": description,
-            "status": status,
-            "published": status == "published",
-            "message": message,
-            "event_seq": event.seq,
-        }))
+        Ok(OfferMade {
+            offer_id,
+            agent_id,
+            title,
+            description,
+            status,
+            published: status == "published",
+            message,
+            event_seq: event.seq,
+        })
     })
-    .await
+    .await?)
 }
 
 /// A capability offer waiting for its person.
@@ -320,31 +311,25 @@ pub async fn decide_offer(
         .await?
 }
 
-async fn update_preferences(ctx: Ctx, input: UpdatePreferences) -> Result<Value, ToolError> {
-    let preferences = input.preferences.map(Value::Object).ok_or_else(|| {
-        ToolError::validation(
-            "preferences",
-            "preferences is required: an object for your person to review",
-        )
-    })?;
+async fn update_preferences(
+    ctx: Ctx,
+    input: UpdatePreferences,
+) -> Result<PreferencesStored, PeopleError> {
+    let preferences = input
+        .preferences
+        .map(Value::Object)
+        .ok_or(PeopleError::PreferencesMissing)?;
     let text = kd_protocol::canonical::canonical_value_text(&preferences);
     if text.len() > MAX_PREFERENCES_BYTES {
-        return Err(ToolError::validation(
-            "preferences",
-            format!("preferences is at most {MAX_PREFERENCES_BYTES} bytes of canonical JSON text"),
-        ));
+        return Err(PeopleError::PreferencesTooLarge);
     }
     let sha256 = hex::encode(Sha256::digest(text.as_bytes()));
-    ctx.signed_write(move |txn, signed| {
+    Ok(ctx.signed_write(move |txn, signed| {
         let agent_id = signed.agent_id.to_string();
         let now = txn.now_ms();
         let (count, oldest): (i64, Option<i64>) = store::preference_updates_since(txn.conn(), &agent_id, now - DAY_MS)?;
         if count >= PREFERENCE_UPDATES_PER_DAY {
-            return Err(rate_limited(
-                format!("This agent updated its preferences {PREFERENCE_UPDATES_PER_DAY} times in the last 24 hours. Try again later."),
-                oldest,
-                now,
-            ));
+            return Err(PeopleError::PreferenceUpdatesSpent { retry_after_s: day_wait_s(oldest, now) }.into());
         }
         let version: i64 = store::next_preferences_version(txn.conn(), &agent_id)?;
         let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
@@ -359,17 +344,17 @@ async fn update_preferences(ctx: Ctx, input: UpdatePreferences) -> Result<Value,
         } else {
             ("needs_owner", "Stored. No person is linked yet: once one links this agent, they can review it. Nothing takes effect until then.")
         };
-        Ok(json!({
-            "agent_id": agent_id,
-            "version": version,
-            "status": status,
-            "preferences_sha256": sha256,
-            "bytes": text.len(),
-            "message": message,
-            "event_seq": event.seq,
-        }))
+        Ok(PreferencesStored {
+            agent_id,
+            version,
+            status,
+            preferences_sha256: sha256,
+            bytes: text.len(),
+            message,
+            event_seq: event.seq,
+        })
     })
-    .await
+    .await?)
 }
 
 /// Stored preferences of one of a person's agents.

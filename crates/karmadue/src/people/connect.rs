@@ -8,14 +8,15 @@ use crate::events::people as events;
 use kd_core::people as accounts;
 use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;
-use serde_json::{Value, json};
 
+use super::error::{PeopleError, day_wait_s};
+use super::output::{ClaimSent, LinkRequest};
 use super::{
     AppError, CODE_ALPHABET, CODE_ATTEMPTS_PER_HOUR, CODE_LEN, CODE_TTL_MS, CODES_PER_HOUR,
     HOUR_MS, mail, store,
 };
 use crate::identity::require_agent;
-use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::error::ToolError;
 use kd_kernel::input::first_sent;
 use kd_kernel::input::{AGENT_ID_DOC, Text};
 use kd_kernel::input_requiring;
@@ -84,14 +85,6 @@ pub async fn mint_connect_code(hub: &Kernel, person_id: &str) -> Result<MintedCo
     })
 }
 
-fn invalid_code() -> ToolError {
-    ToolError::new(
-        ErrorCode::InvalidCode,
-        "This code is wrong, expired or already used. Ask your person for a fresh code from Connect your agent.",
-    )
-    .with_field("code")
-}
-
 /// `connect_with_code`.
 pub static CONNECT_WITH_CODE: Tool = Tool {
     name: "connect_with_code",
@@ -115,14 +108,14 @@ struct ConnectWithCode {
     code: String,
 }
 
-async fn connect_with_code(ctx: Ctx, input: ConnectWithCode) -> Result<Value, ToolError> {
+async fn connect_with_code(ctx: Ctx, input: ConnectWithCode) -> Result<LinkRequest, PeopleError> {
     let code = normalize_code(input.code.required_text("code")?);
     let request_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdl_");
     // The outer result rolls back (nothing written); the inner refusal is committed with
     // its connect.refused event and the counted attempt (docs/decisions.md 55).
     let answer = ctx
         .signed_write(
-            move |txn, signed| -> Result<Result<Value, ToolError>, ToolError> {
+            move |txn, signed| -> Result<Result<LinkRequest, PeopleError>, ToolError> {
                 let agent_id = signed.agent_id.to_string();
                 let actor = signed.actor();
                 let now = txn.now_ms();
@@ -131,13 +124,9 @@ async fn connect_with_code(ctx: Ctx, input: ConnectWithCode) -> Result<Value, To
                     store::code_attempts(txn.conn(), &agent_id, hour)?.unwrap_or((0, 0));
                 if attempts >= CODE_ATTEMPTS_PER_HOUR {
                     let retry_after_s = ((hour + 1) * HOUR_MS - now + 999).div_euclid(1000).max(1);
-                    let refusal = ToolError::new(
-                        ErrorCode::RateLimited,
-                        "Too many code attempts. Try again later.",
-                    )
-                    .with("retry_after_s", retry_after_s);
+                    let refusal = PeopleError::CodeAttemptsSpent { retry_after_s };
                     if refusal_logged != 0 {
-                        return Err(refusal);
+                        return Err(refusal.into());
                     }
                     store::mark_refusal_logged(txn.conn(), &agent_id, hour)?;
                     txn.record(
@@ -163,7 +152,7 @@ async fn connect_with_code(ctx: Ctx, input: ConnectWithCode) -> Result<Value, To
                             reason: "invalid_code".into(),
                         },
                     )?;
-                    return Ok(Err(invalid_code()));
+                    return Ok(Err(PeopleError::InvalidCode));
                 };
                 store::use_connect_code(txn.conn(), &hashed, now)?;
                 file_request(txn, &request_id, &agent_id, &person_id, "code", &actor).map(Ok)
@@ -183,6 +172,28 @@ pub const MAX_PITCH_CHARS: usize = 500;
 pub const DEFAULT_PITCH: &str = "This agent asks you to claim it.";
 
 const DAY_MS: i64 = 24 * HOUR_MS;
+
+/// request_claim's address and pitch, checked before anything is written.
+///
+/// # Errors
+/// `validation` naming `email` or `human_email`, or `pitch`.
+fn claim_arguments(input: &RequestClaim) -> Result<(String, String), PeopleError> {
+    let email = accounts::normalize_email(
+        first_sent(&[&input.email, &input.human_email])
+            .required_text_of(&["email", "human_email"])?,
+    )
+    .ok_or(PeopleError::EmailInvalid(if input.email.text().is_some() {
+        "email"
+    } else {
+        "human_email"
+    }))?;
+    let pitch = input.pitch.text().unwrap_or(DEFAULT_PITCH).to_owned();
+    if pitch.chars().count() > MAX_PITCH_CHARS || pitch.chars().any(|c| c.is_control() && c != '\n')
+    {
+        return Err(PeopleError::PitchInvalid);
+    }
+    Ok((email, pitch))
+}
 
 /// `request_claim`.
 pub static REQUEST_CLAIM: Tool = Tool {
@@ -215,44 +226,27 @@ struct RequestClaim {
     pitch: Option<String>,
 }
 
-async fn request_claim(ctx: Ctx, input: RequestClaim) -> Result<Value, ToolError> {
-    let email = accounts::normalize_email(
-        first_sent(&[&input.email, &input.human_email])
-            .required_text_of(&["email", "human_email"])?,
-    )
-    .ok_or_else(|| {
-        ToolError::validation(
-            if input.email.text().is_some() {
-                "email"
-            } else {
-                "human_email"
-            },
-            "email must be an address like person@example.org",
-        )
-    })?;
-    let pitch = input.pitch.text().unwrap_or(DEFAULT_PITCH).to_owned();
-    if pitch.chars().count() > MAX_PITCH_CHARS || pitch.chars().any(|c| c.is_control() && c != '\n')
-    {
-        return Err(ToolError::validation(
-            "pitch",
-            "pitch must be at most 500 characters, no control characters",
-        ));
-    }
+async fn request_claim(ctx: Ctx, input: RequestClaim) -> Result<ClaimSent, PeopleError> {
+    let (email, pitch) = claim_arguments(&input)?;
     let claim_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdl_");
     let mail_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdm_");
     let public_url = ctx.kernel.config.public_url.clone();
     let answer = ctx.signed_write(move |txn, signed| {
         let agent_id = signed.agent_id.to_string();
         let now = txn.now_ms();
-        for (column, key, limit, what) in [
-            ("agent_id", agent_id.as_str(), CLAIMS_PER_AGENT_PER_DAY, "This agent has made 5 claim requests today."),
-            ("email", email.as_str(), CLAIMS_PER_EMAIL_PER_DAY, "This address has had 3 claim requests today."),
+        for (column, key, limit) in [
+            ("agent_id", agent_id.as_str(), CLAIMS_PER_AGENT_PER_DAY),
+            ("email", email.as_str(), CLAIMS_PER_EMAIL_PER_DAY),
         ] {
             let (count, oldest) = store::claims_since(txn.conn(), column, key, now - DAY_MS)?;
             if count >= limit {
-                let retry_after_s = (oldest.unwrap_or(now) + DAY_MS - now + 999).div_euclid(1000).max(1);
-                return Err(ToolError::new(ErrorCode::RateLimited, format!("{what} Try again later."))
-                    .with("retry_after_s", retry_after_s));
+                let retry_after_s = day_wait_s(oldest, now);
+                return Err(if column == "email" {
+                    PeopleError::EmailClaimsSpent { retry_after_s }
+                } else {
+                    PeopleError::AgentClaimsSpent { retry_after_s }
+                }
+                .into());
             }
         }
         let agent = require_agent(txn.conn(), &agent_id, "agent_id")?;
@@ -276,15 +270,15 @@ async fn request_claim(ctx: Ctx, input: RequestClaim) -> Result<Value, ToolError
             },
         )?;
         let event = txn.record(signed.actor(), agent_id.clone(), &events::ClaimRequested { agent_id: agent_id.clone(), claim_id: claim_id.clone() })?;
-        Ok(json!({
-            "agent_id": agent_id,
-            "claim_id": claim_id,
-            "status": "sent",
-            "owner_linked": agent.owner_id.is_some(),
-            "pitch": pitch,
-            "event_seq": event.seq,
-            "message": "Sent. If this address has a KarmaDue account, its owner can approve or decline you in the app; nothing changes until they approve. Call verify_agent: owner_linked turns true once they do.",
-        }))
+        Ok(ClaimSent {
+            agent_id,
+            claim_id,
+            status: "sent",
+            owner_linked: agent.owner_id.is_some(),
+            pitch,
+            event_seq: event.seq,
+            message: "Sent. If this address has a KarmaDue account, its owner can approve or decline you in the app; nothing changes until they approve. Call verify_agent: owner_linked turns true once they do.",
+        })
     })
     .await?;
     // Mail may have been queued: let the sender (when a relay is configured) send it now.
@@ -311,15 +305,17 @@ fn file_request(
     person_id: &str,
     via: &str,
     actor: &str,
-) -> Result<Value, ToolError> {
+) -> Result<LinkRequest, ToolError> {
     let agent = require_agent(txn.conn(), agent_id, "agent_id")?;
     if agent.owner_id.as_deref() == Some(person_id) {
-        return Ok(json!({
-            "agent_id": agent_id,
-            "status": "approved",
-            "owner_linked": true,
-            "message": "This person already owns this agent; nothing to approve.",
-        }));
+        return Ok(LinkRequest {
+            agent_id: agent_id.to_owned(),
+            request_id: None,
+            status: "approved",
+            owner_linked: true,
+            event_seq: None,
+            message: "This person already owns this agent; nothing to approve.",
+        });
     }
     store::insert_owner_request(
         txn.conn(),
@@ -339,14 +335,14 @@ fn file_request(
             via: via.to_owned(),
         },
     )?;
-    Ok(json!({
-        "agent_id": agent_id,
-        "request_id": request_id,
-        "status": "pending",
-        "owner_linked": false,
-        "event_seq": event.seq,
-        "message": "Request filed. Nothing changes until your person approves it on the You page of the KarmaDue app. Call verify_agent: owner_linked turns true once they approve.",
-    }))
+    Ok(LinkRequest {
+        agent_id: agent_id.to_owned(),
+        request_id: Some(request_id.to_owned()),
+        status: "pending",
+        owner_linked: false,
+        event_seq: Some(event.seq),
+        message: "Request filed. Nothing changes until your person approves it on the You page of the KarmaDue app. Call verify_agent: owner_linked turns true once they approve.",
+    })
 }
 
 #[cfg(test)]

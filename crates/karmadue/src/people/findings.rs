@@ -10,17 +10,22 @@
 use crate::events::people as events;
 use kd_core::people as accounts;
 use kd_core::random::{random_bytes, random_id};
-use serde_json::{Value, json};
 
 use super::bounded_text;
+use super::error::{PeopleError, day_wait_s};
+use super::output::{
+    Adopted, Filing as FilingOutput, FindingDeduplicated, FindingFiled, Withdrawn,
+};
 use super::store;
-use super::{AppError, CODE_ALPHABET, normalize_code};
-use kd_kernel::error::{ErrorCode, ToolError};
+use super::{CODE_ALPHABET, normalize_code};
+use kd_kernel::error::ToolError;
 use kd_kernel::input::{AGENT_ID_DOC, Text};
 use kd_kernel::input::{first_sent, sent_name};
 use kd_kernel::input_requiring;
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use kd_kernel::{Caller, Ctx, Kernel};
+
+pub use super::inbox::{InboxItem, decide, inbox};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -154,9 +159,10 @@ fn bounded(
     names: &'static [&'static str],
     values: &[&Option<String>],
     max: usize,
-) -> Result<String, ToolError> {
-    bounded_text(names, values, max)?.ok_or_else(|| {
-        ToolError::validation(names[0], format!("{} is required", names.join(" or ")))
+) -> Result<String, PeopleError> {
+    bounded_text(names, values, max)?.ok_or_else(|| PeopleError::Required {
+        field: names[0],
+        names: names.join(" or "),
     })
 }
 
@@ -179,7 +185,7 @@ struct Filing {
 }
 
 impl Filing {
-    fn check(input: NotifyHumanOfFinding) -> Result<Self, ToolError> {
+    fn check(input: NotifyHumanOfFinding) -> Result<Self, PeopleError> {
         let title = bounded(&["title"], &[&Some(input.title)], MAX_TITLE_CHARS)?;
         let why = bounded(
             &["why", "reason"],
@@ -193,20 +199,19 @@ impl Filing {
         )?;
         let dedupe_key = match input.dedupe_key.text() {
             Some(key) if key.chars().count() > MAX_REF_CHARS => {
-                return Err(ToolError::validation(
-                    "dedupe_key",
-                    "dedupe_key is at most 500 characters",
-                ));
+                return Err(PeopleError::TooLong {
+                    field: "dedupe_key",
+                    max: MAX_REF_CHARS,
+                });
             }
             key => key.map(str::to_owned),
         };
         let email = match first_sent(&[&input.email, &input.human_email]).text() {
             Some(text) => Some(accounts::normalize_email(text).ok_or_else(|| {
-                let field = sent_name(
+                PeopleError::EmailInvalid(sent_name(
                     &["email", "human_email"],
                     &[&input.email, &input.human_email],
-                );
-                ToolError::validation(field, "email must be an address like person@example.org")
+                ))
             })?),
             None => None,
         };
@@ -232,40 +237,35 @@ impl Filing {
 
     /// The reply: the finding as filed, and for an open finding its claim code and link.
     fn answer(
-        &self,
-        finding_id: &str,
-        delivery: &str,
-        status: &str,
+        self,
+        finding_id: String,
+        delivery: &'static str,
+        status: &'static str,
         seq: i64,
         claim: &Claim,
-    ) -> Value {
-        let mut answer = json!({
-            "finding_id": finding_id,
-            "deduplicated": false,
-            "delivery": delivery,
-            "status": if delivery == "email" { "sent" } else { status },
-            "kind": self.kind,
-            "title": self.title,
-            "why": self.why,
-            "evidence_ref": self.evidence_ref,
-            "dedupe_key": self.dedupe_key,
-            "event_seq": seq,
-        });
-        match delivery {
-            "open" => {
-                answer["claim_code"] = json!(claim.code);
-                answer["claim_url"] = json!(claim.url());
-                answer["message"] = json!(
+    ) -> FindingFiled {
+        let open = delivery == "open";
+        FindingFiled {
+            finding_id,
+            deduplicated: false,
+            delivery,
+            status: if delivery == "email" { "sent" } else { status },
+            kind: self.kind,
+            title: self.title,
+            why: self.why,
+            evidence_ref: self.evidence_ref,
+            dedupe_key: self.dedupe_key,
+            event_seq: seq,
+            claim_code: open.then(|| claim.code.clone()),
+            claim_url: open.then(|| claim.url()),
+            message: match delivery {
+                "open" => {
                     "Open finding: give claim_url to a person. They sign in and adopt it; it then appears in their Inbox."
-                );
-            }
-            "owner" => {
-                answer["message"] =
-                    json!("Sent to your owner's Inbox for them to approve or dismiss.")
-            }
-            _ => answer["message"] = json!("Sent. The person reads it in the KarmaDue app."),
+                }
+                "owner" => "Sent to your owner's Inbox for them to approve or dismiss.",
+                _ => "Sent. The person reads it in the KarmaDue app.",
+            },
         }
-        answer
     }
 }
 
@@ -286,19 +286,19 @@ fn already_filed(
     conn: &kd_core::db::Connection,
     agent_id: &str,
     key: &str,
-) -> Result<Option<Value>, ToolError> {
+) -> Result<Option<FindingDeduplicated>, PeopleError> {
     let existing: Option<(String, String, String)> =
         store::finding_by_dedupe_key(conn, agent_id, key)?;
-    Ok(existing.map(|(finding_id, status, delivery)| {
-        json!({
-            "finding_id": finding_id,
-            "deduplicated": true,
-            "delivery": delivery,
-            "status": status,
-            "dedupe_key": key,
-            "message": "A finding with this dedupe_key is already filed; nothing new was sent.",
-        })
-    }))
+    Ok(
+        existing.map(|(finding_id, status, delivery)| FindingDeduplicated {
+            finding_id,
+            deduplicated: true,
+            delivery,
+            status,
+            dedupe_key: key.to_owned(),
+            message: "A finding with this dedupe_key is already filed; nothing new was sent.",
+        }),
+    )
 }
 
 /// Queues the finding's mail to `address`: the same words whether or not the address has an
@@ -310,7 +310,7 @@ fn queue_finding_mail(
     agent_id: &str,
     claim: &Claim,
     now: i64,
-) -> Result<(), ToolError> {
+) -> Result<(), PeopleError> {
     let handle: String = crate::identity::store::handle_and_credential(conn, agent_id)?.0;
     kd_core::outbox::queue(
         conn,
@@ -331,10 +331,54 @@ fn queue_finding_mail(
     Ok(())
 }
 
+/// Where a finding goes, after the daily cap and the principal check: an address; else the
+/// owner; else it stays open with a claim code. `(delivery, status, person, claimable)`.
+///
+/// # Errors
+/// [`PeopleError::FindingsSpent`], [`PeopleError::NotYourOwner`]; `internal`.
+fn route(
+    conn: &kd_core::db::Connection,
+    filing: &Filing,
+    agent_id: &str,
+    now: i64,
+) -> Result<(&'static str, &'static str, Option<String>, bool), PeopleError> {
+    let (count, oldest): (i64, Option<i64>) = store::findings_since(conn, agent_id, now - DAY_MS)?;
+    if count >= FINDINGS_PER_AGENT_PER_DAY {
+        return Err(PeopleError::FindingsSpent {
+            retry_after_s: day_wait_s(oldest, now),
+        });
+    }
+    let owner: Option<String> = crate::identity::store::owner_of(conn, agent_id)?;
+    if let Some(principal) = &filing.principal
+        && owner.as_deref() != Some(principal.as_str())
+    {
+        return Err(PeopleError::NotYourOwner(filing.principal_field));
+    }
+    let claimed_by_email = filing
+        .email
+        .as_deref()
+        .map(|address| accounts::find_by_email(conn, address))
+        .transpose()?
+        .flatten()
+        .map(|(person, _)| person.person_id);
+    Ok(match (&filing.email, owner) {
+        (Some(_), _) => {
+            let status = if claimed_by_email.is_some() {
+                "inbox"
+            } else {
+                "open"
+            };
+            ("email", status, claimed_by_email, true)
+        }
+        (None, Some(owner)) => ("owner", "inbox", Some(owner), false),
+        (None, None) => ("open", "open", None, true),
+    })
+}
+
 async fn notify_human_of_finding(
     ctx: Ctx,
     input: NotifyHumanOfFinding,
-) -> Result<Value, ToolError> {
+) -> Result<FilingOutput, PeopleError> {
     let filing = Filing::check(input)?;
     let finding_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdf_");
     let mail_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdm_");
@@ -345,94 +389,96 @@ async fn notify_human_of_finding(
             .collect(),
         public_url: ctx.kernel.config.public_url.clone(),
     };
-    let answer = ctx.signed_write(move |txn, signed| {
-        let agent_id = signed.agent_id.to_string();
-        let now = txn.now_ms();
-        if let Some(key) = &filing.dedupe_key
-            && let Some(answer) = already_filed(txn.conn(), &agent_id, key)?
-        {
-            return Ok(answer);
-        }
-        let (count, oldest): (i64, Option<i64>) = store::findings_since(txn.conn(), &agent_id, now - DAY_MS)?;
-        if count >= FINDINGS_PER_AGENT_PER_DAY {
-            let retry_after_s = (oldest.unwrap_or(now) + DAY_MS - now + 999).div_euclid(1000).max(1);
-            return Err(ToolError::new(
-                ErrorCode::RateLimited,
-                "This agent has filed 20 findings in the last 24 hours. Try again later.",
-            )
-            .with("retry_after_s", retry_after_s));
-        }
-        let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
-        if let Some(principal) = &filing.principal
-            && owner.as_deref() != Some(principal.as_str())
-        {
-            return Err(ToolError::not_found(
-                filing.principal_field,
-                "principal_id must be your owner's id. To reach someone else, pass their email.",
-            ));
-        }
-        // Where it goes: an address; else the owner; else it stays open with a claim code.
-        let claimed_by_email = filing.email
-            .as_deref()
-            .map(|address| accounts::find_by_email(txn.conn(), address))
-            .transpose()?
-            .flatten()
-            .map(|(person, _)| person.person_id);
-        let (delivery, status, person_id, claimable) = match (&filing.email, &owner) {
-            (Some(_), _) => ("email", if claimed_by_email.is_some() { "inbox" } else { "open" }, claimed_by_email, true),
-            (None, Some(owner)) => ("owner", "inbox", Some(owner.clone()), false),
-            (None, None) => ("open", "open", None, true),
-        };
-        let claim_sha256 = claimable.then(|| accounts::secret_sha256(&claim.code));
-        store::insert_finding(txn.conn(), &store::NewFinding { finding_id: &finding_id, agent_id: &agent_id, kind: filing.kind.as_deref(), title: &filing.title, why: &filing.why, evidence_ref: &filing.evidence_ref, dedupe_key: filing.dedupe_key.as_deref(), delivery, status, person_id: person_id.as_deref(), claim_sha256: claim_sha256.as_deref(), now })?;
-        if let Some(address) = &filing.email {
-            queue_finding_mail(txn.conn(), mail_id, address, &agent_id, &claim, now)?;
-        }
-        let event = txn.record(
-            signed.actor(),
-            agent_id.clone(),
-            &events::FindingFiled { finding_id: finding_id.clone(), agent_id: agent_id.clone(), kind: filing.kind.clone(), delivery: delivery.to_owned() },
-        )?;
-        Ok(filing.answer(&finding_id, delivery, status, event.seq, &claim))
-    })
-    .await?;
+    let answer = ctx
+        .signed_write(move |txn, signed| {
+            let agent_id = signed.agent_id.to_string();
+            let now = txn.now_ms();
+            if let Some(key) = &filing.dedupe_key
+                && let Some(answer) = already_filed(txn.conn(), &agent_id, key)?
+            {
+                return Ok(FilingOutput::Deduplicated(answer));
+            }
+            let (delivery, status, person_id, claimable) =
+                route(txn.conn(), &filing, &agent_id, now)?;
+            let claim_sha256 = claimable.then(|| accounts::secret_sha256(&claim.code));
+            store::insert_finding(
+                txn.conn(),
+                &store::NewFinding {
+                    finding_id: &finding_id,
+                    agent_id: &agent_id,
+                    kind: filing.kind.as_deref(),
+                    title: &filing.title,
+                    why: &filing.why,
+                    evidence_ref: &filing.evidence_ref,
+                    dedupe_key: filing.dedupe_key.as_deref(),
+                    delivery,
+                    status,
+                    person_id: person_id.as_deref(),
+                    claim_sha256: claim_sha256.as_deref(),
+                    now,
+                },
+            )?;
+            if let Some(address) = &filing.email {
+                queue_finding_mail(txn.conn(), mail_id, address, &agent_id, &claim, now)?;
+            }
+            let event = txn.record(
+                signed.actor(),
+                agent_id.clone(),
+                &events::FindingFiled {
+                    finding_id: finding_id.clone(),
+                    agent_id: agent_id.clone(),
+                    kind: filing.kind.clone(),
+                    delivery: delivery.to_owned(),
+                },
+            )?;
+            Ok(FilingOutput::Filed(
+                filing.answer(finding_id, delivery, status, event.seq, &claim),
+            ))
+        })
+        .await?;
     // Mail may have been queued: let the sender (when a relay is configured) send it now.
     crate::people::mail::MailWakeup::notify(&ctx.kernel);
     Ok(answer)
 }
 
-async fn withdraw_finding(ctx: Ctx, input: WithdrawFinding) -> Result<Value, ToolError> {
+async fn withdraw_finding(ctx: Ctx, input: WithdrawFinding) -> Result<Withdrawn, PeopleError> {
     let finding_id = input.finding_id.required_text("finding_id")?.to_owned();
     let reason = input.reason.text().map(str::to_owned);
     if reason
         .as_deref()
         .is_some_and(|text| text.chars().count() > 200)
     {
-        return Err(ToolError::validation(
-            "reason",
-            "reason is at most 200 characters",
-        ));
+        return Err(PeopleError::TooLong {
+            field: "reason",
+            max: 200,
+        });
     }
-    ctx.signed_write(move |txn, signed| {
-        let agent_id = signed.agent_id.to_string();
-        // "Open" is every finding nobody has decided on yet: unclaimed, or waiting in an Inbox.
-        let changed = store::withdraw_finding(txn.conn(), &finding_id, &agent_id, txn.now_ms())?;
-        if changed == 0 {
-            return Err(ToolError::not_found("finding_id", "No open finding of yours has this finding_id."));
-        }
-        let finding = events::FindingRef { finding_id: finding_id.clone(), agent_id: agent_id.clone() };
-        let event = txn.record(signed.actor(), agent_id.clone(), &events::FindingWithdrawn(finding))?;
-        Ok(json!({ "finding_id": finding_id, "status": "withdrawn", "reason": reason, "event_seq": event.seq }))
-    })
-    .await
-}
-
-fn invalid_claim_code() -> ToolError {
-    ToolError::new(
-        ErrorCode::InvalidCode,
-        "This claim code is wrong, withdrawn or already adopted by someone else.",
-    )
-    .with_field("claim_code")
+    Ok(ctx
+        .signed_write(move |txn, signed| {
+            let agent_id = signed.agent_id.to_string();
+            // "Open" is every finding nobody has decided on yet: unclaimed, or waiting in an Inbox.
+            let changed =
+                store::withdraw_finding(txn.conn(), &finding_id, &agent_id, txn.now_ms())?;
+            if changed == 0 {
+                return Err(PeopleError::NoOpenFinding.into());
+            }
+            let finding = events::FindingRef {
+                finding_id: finding_id.clone(),
+                agent_id: agent_id.clone(),
+            };
+            let event = txn.record(
+                signed.actor(),
+                agent_id.clone(),
+                &events::FindingWithdrawn(finding),
+            )?;
+            Ok(Withdrawn {
+                finding_id,
+                status: "withdrawn",
+                reason,
+                event_seq: event.seq,
+            })
+        })
+        .await?)
 }
 
 /// A signed-in person adopts the open finding of `code` (dashes and case ignored): it moves to
@@ -440,39 +486,49 @@ fn invalid_claim_code() -> ToolError {
 /// same and appends nothing.
 ///
 /// # Errors
-/// `invalid_code` for a wrong, withdrawn or someone else's code; `internal`.
-pub async fn adopt(hub: &Kernel, person_id: &str, code: &str) -> Result<Value, ToolError> {
+/// [`PeopleError::InvalidClaimCode`] (`invalid_code`) for a wrong, withdrawn or someone
+/// else's code; `internal`.
+pub async fn adopt(hub: &Kernel, person_id: &str, code: &str) -> Result<Adopted, PeopleError> {
     let hashed = accounts::secret_sha256(&normalize_code(code));
     let person_id = person_id.to_owned();
+    let adopted = |finding_id, event_seq| Adopted {
+        finding_id,
+        status: "inbox",
+        inbox: "/inbox",
+        event_seq,
+    };
     hub.store
-        .write(move |txn| -> Result<Value, ToolError> {
-            let row: Option<(String, String, String, Option<String>)> = store::finding_by_claim(txn.conn(), &hashed)?;
+        .write(move |txn| -> Result<Adopted, PeopleError> {
+            let row: Option<(String, String, String, Option<String>)> =
+                store::finding_by_claim(txn.conn(), &hashed)?;
             let Some((finding_id, agent_id, status, holder)) = row else {
-                return Err(invalid_claim_code());
+                return Err(PeopleError::InvalidClaimCode);
             };
             match (status.as_str(), holder.as_deref()) {
                 ("inbox", Some(holder)) if holder == person_id => {
-                    return Ok(json!({ "finding_id": finding_id, "status": "inbox", "inbox": "/inbox" }));
+                    return Ok(adopted(finding_id, None));
                 }
                 ("open", _) => {}
-                _ => return Err(invalid_claim_code()),
+                _ => return Err(PeopleError::InvalidClaimCode),
             }
             store::adopt_finding(txn.conn(), &finding_id, &person_id)?;
             let event = txn.record(
                 format!("person:{person_id}"),
                 agent_id.clone(),
-                &events::FindingAdopted { finding_id: finding_id.clone(), agent_id: agent_id.clone(), person_id: person_id.clone() },
+                &events::FindingAdopted {
+                    finding_id: finding_id.clone(),
+                    agent_id: agent_id.clone(),
+                    person_id: person_id.clone(),
+                },
             )?;
-            Ok(json!({ "finding_id": finding_id, "status": "inbox", "inbox": "/inbox", "event_seq": event.seq }))
+            Ok(adopted(finding_id, Some(event.seq)))
         })
         .await?
 }
 
-async fn adopt_finding(ctx: Ctx, input: AdoptFinding) -> Result<Value, ToolError> {
+async fn adopt_finding(ctx: Ctx, input: AdoptFinding) -> Result<Adopted, PeopleError> {
     let Caller::Person { person_id, .. } = &ctx.caller else {
-        return Err(ToolError::internal(
-            "adopt_finding without a signed-in person",
-        ));
+        return Err(ToolError::internal("adopt_finding without a signed-in person").into());
     };
     adopt(
         &ctx.kernel,
@@ -480,75 +536,4 @@ async fn adopt_finding(ctx: Ctx, input: AdoptFinding) -> Result<Value, ToolError
         input.claim_code.required_text("claim_code")?,
     )
     .await
-}
-
-/// A finding in a person's Inbox. `title` and `why` are third-party text: escape them.
-#[derive(Debug, Clone)]
-pub struct InboxItem {
-    /// `kdf_` id.
-    pub finding_id: String,
-    /// The filing agent's handle.
-    pub handle: String,
-    /// One of [`KINDS`], if given.
-    pub kind: Option<String>,
-    /// What was found.
-    pub title: String,
-    /// Why it matches.
-    pub why: String,
-    /// The evidence link or id.
-    pub evidence_ref: String,
-    /// Unix milliseconds.
-    pub created_ms: i64,
-}
-
-/// The findings waiting in `person_id`'s Inbox, newest first.
-///
-/// # Errors
-/// [`AppError::Internal`].
-pub async fn inbox(hub: &Kernel, person_id: &str) -> Result<Vec<InboxItem>, AppError> {
-    let person_id = person_id.to_owned();
-    hub.store
-        .read(move |conn| -> Result<Vec<InboxItem>, AppError> {
-            let items = store::inbox(conn, &person_id)?;
-            Ok(items)
-        })
-        .await
-}
-
-/// Approves or dismisses a finding in `person_id`'s Inbox (`finding.approved` /
-/// `finding.dismissed`). Approval keeps it in the person's private records; nothing is
-/// published.
-///
-/// # Errors
-/// [`AppError::NotFound`] when it is not waiting in their Inbox; [`AppError::Internal`].
-pub async fn decide(
-    hub: &Kernel,
-    person_id: &str,
-    finding_id: &str,
-    approve: bool,
-) -> Result<(), AppError> {
-    let person_id = person_id.to_owned();
-    let finding_id = finding_id.to_owned();
-    hub.store
-        .write(move |txn| -> Result<(), AppError> {
-            let status = if approve { "approved" } else { "dismissed" };
-            let agent_id: Option<String> =
-                store::inbox_finding_agent(txn.conn(), &finding_id, &person_id)?;
-            let agent_id = agent_id.ok_or(AppError::NotFound)?;
-            store::decide_finding(txn.conn(), &finding_id, status, txn.now_ms())?;
-            let (actor, finding) = (
-                format!("person:{person_id}"),
-                events::FindingRef {
-                    finding_id: finding_id.clone(),
-                    agent_id: agent_id.clone(),
-                },
-            );
-            if approve {
-                txn.record(actor, agent_id.clone(), &events::FindingApproved(finding))?;
-            } else {
-                txn.record(actor, agent_id.clone(), &events::FindingDismissed(finding))?;
-            }
-            Ok(())
-        })
-        .await?
 }

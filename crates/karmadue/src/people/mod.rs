@@ -14,12 +14,17 @@
 //! - `connect`: connect codes, connect_with_code, request_claim (the agent asks).
 //! - `owners`: the You page, approving requests, grants, pause, resume, release (the person
 //!   decides).
-//! - [`findings`], [`agent_tools`]: findings for people; cards, offers and preferences.
+//! - [`findings`], [`agent_tools`]: findings for people (`inbox`: a person's Inbox of them);
+//!   cards, offers and preferences.
+//! - [`error`], [`output`]: the tools' refusals ([`PeopleError`]) and answers.
 
 pub mod agent_tools;
 mod connect;
+pub mod error;
 pub mod findings;
+mod inbox;
 pub mod mail;
+pub mod output;
 mod owners;
 pub mod password_gate;
 pub mod replay;
@@ -30,6 +35,7 @@ pub use connect::{
     CLAIMS_PER_AGENT_PER_DAY, CLAIMS_PER_EMAIL_PER_DAY, CONNECT_WITH_CODE, DEFAULT_PITCH,
     MAX_PITCH_CHARS, MintedCode, REQUEST_CLAIM, display_code, mint_connect_code, normalize_code,
 };
+pub use error::PeopleError;
 pub use owners::{
     MAX_ACTIONS_PER_DAY, Overview, OwnedAgent, OwnerAction, PendingRequest, act_on_agent,
     decide_request, overview, pending_request, set_actions_per_day,
@@ -169,21 +175,19 @@ impl From<kd_core::db::DbError> for AppError {
 /// characters; `None` when it is absent or empty.
 ///
 /// # Errors
-/// `validation` "`x` is at most `max` characters", naming the name that carried the text.
+/// [`PeopleError::TooLong`] ("`x` is at most `max` characters"), naming the name that carried
+/// the text.
 fn bounded_text(
     names: &[&'static str],
     values: &[&Option<String>],
     max: usize,
-) -> Result<Option<String>, ToolError> {
+) -> Result<Option<String>, PeopleError> {
     let Some(text) = first_sent(values).text() else {
         return Ok(None);
     };
     if text.chars().count() > max {
         let field = kd_kernel::input::sent_name(names, values);
-        return Err(ToolError::validation(
-            field,
-            format!("{field} is at most {max} characters"),
-        ));
+        return Err(PeopleError::TooLong { field, max });
     }
     Ok(Some(text.to_owned()))
 }

@@ -7,6 +7,7 @@
 
 use std::net::IpAddr;
 
+use kd_core::limits::Charge;
 use kd_core::people::{self as accounts, Person, Session};
 use kd_core::random::{random_bytes, random_id};
 
@@ -226,36 +227,49 @@ fn check_sign_up(
     Ok((email, display_name))
 }
 
-/// Counts one `flow` attempt (`signin`, `signup`) against the email and the address: the
-/// sign-in limiter of [`accounts::admit_signin`] (5 a minute per key), each flow with its own
-/// keys. Sign-in keeps the keys it always had (`email:`, `ip:`).
+/// Sign-in (and sign-up) attempts allowed per email and per address in a rolling minute.
+pub const ATTEMPTS_PER_MINUTE: u32 = 5;
+
+/// The limiter buckets one `flow` attempt (`signin`, `signup`) is charged to: the email and
+/// the address, each flow with its own keys. Sign-in keeps the keys it always had (`email:`,
+/// `ip:`), sign-up has `signup-email:` and `signup-ip:`; all under `people:` in the hub's one
+/// limiter, so they never share a bucket with the pipeline's or Ronin's (`ip:<addr>`).
+fn attempt_keys(flow: &str, email: &str, ip: Option<IpAddr>) -> Vec<String> {
+    let prefix = if flow == "signin" {
+        String::new()
+    } else {
+        format!("{flow}-")
+    };
+    let mut keys = vec![format!("people:{prefix}email:{email}")];
+    if let Some(ip) = ip {
+        keys.push(format!("people:{prefix}ip:{}", ip.to_canonical()));
+    }
+    keys
+}
+
+/// Counts one `flow` attempt against the email and the address in the hub's limiter
+/// ([`kd_core::limits::Limiter`], [`ATTEMPTS_PER_MINUTE`] a minute per key; decision 286: in
+/// memory on a SQLite hub, shared in the database on PostgreSQL). A refused attempt takes no
+/// slot in any bucket.
 ///
 /// # Errors
-/// [`AppError::RateLimited`] (nothing counted), [`AppError::Internal`].
+/// [`AppError::RateLimited`] with the whole seconds until the full bucket has room (nothing
+/// counted), [`AppError::Internal`] when the shared counts cannot be read.
 async fn admit_attempt(
     hub: &Kernel,
     flow: &str,
     email: &str,
     ip: Option<IpAddr>,
 ) -> Result<(), AppError> {
-    let prefix = if flow == "signin" {
-        String::new()
-    } else {
-        format!("{flow}-")
-    };
-    let mut keys = vec![format!("{prefix}email:{email}")];
-    if let Some(ip) = ip {
-        keys.push(format!("{prefix}ip:{}", ip.to_canonical()));
-    }
-    let refused = hub
-        .store
-        .write(move |txn| -> Result<Option<i64>, AppError> {
-            Ok(accounts::admit_signin(txn.conn(), &keys, txn.now_ms())?)
-        })
-        .await??;
-    match refused {
-        Some(retry_after_s) => Err(AppError::RateLimited { retry_after_s }),
-        None => Ok(()),
+    let charges: Vec<Charge> = attempt_keys(flow, email, ip)
+        .into_iter()
+        .map(|key| Charge::one(key, ATTEMPTS_PER_MINUTE))
+        .collect();
+    match hub.limiter.take(&charges, hub.clock.now_ms()).await? {
+        Ok(()) => Ok(()),
+        Err(limited) => Err(AppError::RateLimited {
+            retry_after_s: (limited.retry_after_ms + 999).div_euclid(1000).max(1),
+        }),
     }
 }
 
@@ -344,4 +358,29 @@ pub async fn signed_in(hub: &Kernel, token: &str) -> Result<Option<(Person, Sess
             Ok(accounts::find_person(conn, &session.person_id)?.map(|person| (person, session)))
         })
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_flow_charges_its_own_keys_under_people_in_the_one_limiter() {
+        let ip: IpAddr = "::ffff:203.0.113.9".parse().unwrap();
+        assert_eq!(
+            attempt_keys("signin", "a@example.org", Some(ip)),
+            ["people:email:a@example.org", "people:ip:203.0.113.9"]
+        );
+        assert_eq!(
+            attempt_keys("signup", "a@example.org", Some(ip)),
+            [
+                "people:signup-email:a@example.org",
+                "people:signup-ip:203.0.113.9"
+            ]
+        );
+        assert_eq!(
+            attempt_keys("signin", "a@example.org", None),
+            ["people:email:a@example.org"]
+        );
+    }
 }

@@ -214,7 +214,6 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
         "accounts: email and password hash are never logged (person.signed_up has the id and display name)",
     ),
     ("sessions", "working state: sign-in sessions"),
-    ("signin_attempts", "working state: the sign-in limits"),
     (
         "signup_links",
         "working state: sign-ups waiting for their mailed link, kept as the token's SHA-256, never logged",
