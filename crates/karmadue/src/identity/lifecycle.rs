@@ -13,7 +13,7 @@ use super::register::check_free;
 use super::{IdentityError, names, passport, require_agent, store};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
-use kd_kernel::input::{AGENT_ID_DOC, Alias, Text};
+use kd_kernel::input::{Alias, Text};
 use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -26,7 +26,10 @@ pub static RENAME_AGENT: Tool = Tool {
     access: Access::Signed,
     hints: Hints::IDEMPOTENT_WRITE,
     untrusted: &[],
-    arguments: Arguments::Typed(kd_kernel::input!(RenameAgent, &RENAME_AGENT_ALIASES)),
+    arguments: Arguments::Typed(
+        kd_kernel::input!(RenameAgent, &RENAME_AGENT_ALIASES)
+            .agent_id(kd_kernel::AgentIdParam::Required),
+    ),
     handler: kd_kernel::typed!(RENAME_AGENT, rename_agent),
 };
 
@@ -36,9 +39,6 @@ static RENAME_AGENT_ALIASES: [Alias; 1] = [Alias::new("label", "name")];
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RenameAgent {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[allow(dead_code)]
-    agent_id: String,
     /// New display label. label is an alias.
     name: String,
 }
@@ -51,7 +51,9 @@ pub static REVOKE_AGENT: Tool = Tool {
     access: Access::Signed,
     hints: Hints::DESTRUCTIVE,
     untrusted: &[],
-    arguments: Arguments::Typed(kd_kernel::input!(SigningAgent)),
+    arguments: Arguments::Typed(
+        kd_kernel::input!(SigningAgent).agent_id(kd_kernel::AgentIdParam::Required),
+    ),
     handler: kd_kernel::typed!(REVOKE_AGENT, revoke_agent),
 };
 
@@ -63,7 +65,9 @@ pub static RELEASE_AGENT: Tool = Tool {
     access: Access::Signed,
     hints: Hints::DESTRUCTIVE,
     untrusted: &[],
-    arguments: Arguments::Typed(kd_kernel::input!(SigningAgent)),
+    arguments: Arguments::Typed(
+        kd_kernel::input!(SigningAgent).agent_id(kd_kernel::AgentIdParam::Required),
+    ),
     handler: kd_kernel::typed!(RELEASE_AGENT, release_agent),
 };
 
@@ -71,11 +75,7 @@ pub static RELEASE_AGENT: Tool = Tool {
 /// release_agent).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct SigningAgent {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[allow(dead_code)]
-    agent_id: String,
-}
+struct SigningAgent {}
 
 /// `get_history`.
 pub static GET_HISTORY: Tool = Tool {
@@ -85,7 +85,9 @@ pub static GET_HISTORY: Tool = Tool {
     access: Access::Signed,
     hints: Hints::IDEMPOTENT_WRITE,
     untrusted: &[],
-    arguments: Arguments::Typed(kd_kernel::input!(GetHistory)),
+    arguments: Arguments::Typed(
+        kd_kernel::input!(GetHistory).agent_id(kd_kernel::AgentIdParam::Required),
+    ),
     handler: kd_kernel::typed!(GET_HISTORY, get_history),
 };
 
@@ -93,9 +95,6 @@ pub static GET_HISTORY: Tool = Tool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetHistory {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[allow(dead_code)]
-    agent_id: String,
     /// How many events to return, from 1 to 200. Default 50.
     limit: Option<i64>,
 }

@@ -19,7 +19,7 @@ use super::{
 };
 use kd_kernel::Ctx;
 use kd_kernel::error::{ErrorCode, ToolError};
-use kd_kernel::input::{AGENT_ID_DOC, Alias, Text};
+use kd_kernel::input::{Alias, Text};
 use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -96,7 +96,9 @@ pub static ROTATE_AGENT_KEY: Tool = Tool {
         open_world: false,
     },
     untrusted: &[],
-    arguments: Arguments::Typed(kd_kernel::input!(RotateAgentKey)),
+    arguments: Arguments::Typed(
+        kd_kernel::input!(RotateAgentKey).agent_id(kd_kernel::AgentIdParam::Required),
+    ),
     handler: kd_kernel::typed!(ROTATE_AGENT_KEY, rotate_agent_key),
 };
 
@@ -104,9 +106,6 @@ pub static ROTATE_AGENT_KEY: Tool = Tool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RotateAgentKey {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[allow(dead_code)]
-    agent_id: String,
     /// New base64url Ed25519 public key.
     public_key: String,
     /// Id from register_challenge, signed by the new key.

@@ -17,8 +17,8 @@ use super::{
 };
 use crate::identity::require_agent;
 use kd_kernel::error::ToolError;
+use kd_kernel::input::Text;
 use kd_kernel::input::first_sent;
-use kd_kernel::input::{AGENT_ID_DOC, Text};
 use kd_kernel::input_requiring;
 use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use kd_kernel::{Ctx, Kernel};
@@ -93,7 +93,9 @@ pub static CONNECT_WITH_CODE: Tool = Tool {
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[],
-    arguments: Arguments::Typed(kd_kernel::input!(ConnectWithCode)),
+    arguments: Arguments::Typed(
+        kd_kernel::input!(ConnectWithCode).agent_id(kd_kernel::AgentIdParam::Required),
+    ),
     handler: kd_kernel::typed!(CONNECT_WITH_CODE, connect_with_code),
 };
 
@@ -101,9 +103,6 @@ pub static CONNECT_WITH_CODE: Tool = Tool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ConnectWithCode {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[allow(dead_code)]
-    agent_id: String,
     /// The connect code your person gave you, like ABCD-EF23. Dashes and case are ignored.
     code: String,
 }
@@ -203,10 +202,10 @@ pub static REQUEST_CLAIM: Tool = Tool {
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[kd_kernel::registry::Lift::rows("", "claim_id", &["pitch"])],
-    arguments: Arguments::Typed(input_requiring!(
-        RequestClaim,
-        &[&["agent_id"], &["email", "human_email"]]
-    )),
+    arguments: Arguments::Typed(
+        input_requiring!(RequestClaim, &[&["email", "human_email"]])
+            .agent_id(kd_kernel::AgentIdParam::Required),
+    ),
     handler: kd_kernel::typed!(REQUEST_CLAIM, request_claim),
 };
 
@@ -215,9 +214,6 @@ pub static REQUEST_CLAIM: Tool = Tool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RequestClaim {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[allow(dead_code)]
-    agent_id: String,
     /// Email of a person who already has a KarmaDue account.
     email: Option<String>,
     /// Alias for email.

@@ -19,7 +19,7 @@ use super::output::{
 use super::store;
 use super::{CODE_ALPHABET, normalize_code};
 use kd_kernel::error::ToolError;
-use kd_kernel::input::{AGENT_ID_DOC, Text};
+use kd_kernel::input::Text;
 use kd_kernel::input::{first_sent, sent_name};
 use kd_kernel::input_requiring;
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
@@ -61,15 +61,17 @@ pub static NOTIFY_HUMAN_OF_FINDING: Tool = Tool {
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[Lift::rows("", "finding_id", &["title", "why"])],
-    arguments: Arguments::Typed(input_requiring!(
-        NotifyHumanOfFinding,
-        &[
-            &["agent_id"],
-            &["title"],
-            &["why", "reason"],
-            &["evidence_ref", "evidence", "evidence_link"],
-        ]
-    )),
+    arguments: Arguments::Typed(
+        input_requiring!(
+            NotifyHumanOfFinding,
+            &[
+                &["title"],
+                &["why", "reason"],
+                &["evidence_ref", "evidence", "evidence_link"],
+            ]
+        )
+        .agent_id(kd_kernel::AgentIdParam::Required),
+    ),
     handler: kd_kernel::typed!(NOTIFY_HUMAN_OF_FINDING, notify_human_of_finding),
 };
 
@@ -78,9 +80,6 @@ pub static NOTIFY_HUMAN_OF_FINDING: Tool = Tool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct NotifyHumanOfFinding {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[allow(dead_code)]
-    agent_id: String,
     /// Optional. Email of the human who should see this. Omit it to file an open finding.
     email: Option<String>,
     /// Alias for email.
@@ -116,7 +115,9 @@ pub static WITHDRAW_FINDING: Tool = Tool {
     access: Access::Signed,
     hints: Hints::DESTRUCTIVE,
     untrusted: &[],
-    arguments: Arguments::Typed(kd_kernel::input!(WithdrawFinding)),
+    arguments: Arguments::Typed(
+        kd_kernel::input!(WithdrawFinding).agent_id(kd_kernel::AgentIdParam::Required),
+    ),
     handler: kd_kernel::typed!(WITHDRAW_FINDING, withdraw_finding),
 };
 
@@ -124,9 +125,6 @@ pub static WITHDRAW_FINDING: Tool = Tool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct WithdrawFinding {
-    #[schemars(description = AGENT_ID_DOC)]
-    #[allow(dead_code)]
-    agent_id: String,
     /// The finding_id that notify_human_of_finding returned.
     finding_id: String,
     /// Optional short reason, up to 200 characters.
