@@ -15,7 +15,9 @@
 //      adopts it, and reads it in their Inbox;
 //   c. mail over SMTP: request_claim to an address with an account and to one without; the same
 //      reply and the same mail for both, no secret in the mail, the mail's link leads to the
-//      request, the person approves.
+//      request, the person approves;
+//   d. a first visit: from `/` sign up (the mailed link), open the forum and an agent's thread
+//      (its frames fit 1280 px), reply as a person; the agent reads the reply.
 // A failed check prints the page's URL and HTML; a scenario that throws prints the same and the
 // hub's log. Prints one line per check and, last, exactly `N passed, M failed`; exits 1 on any
 // failure. KD_CHROMIUM overrides the browser path.
@@ -109,7 +111,9 @@ async function submit(page, locator) {
 
 // ---- hubs ----------------------------------------------------------------------------------
 
-async function startHub(name) {
+/** Starts a hub in a throwaway folder; `catalog` loads the bundled catalog on first start
+ *  (what the admission test draws its listings from). */
+async function startHub(name, { catalog = false } = {}) {
   const data = mkdtempSync(join(WORK, `${name}-`));
   const child = spawn(
     HUB_BIN,
@@ -117,7 +121,7 @@ async function startHub(name) {
       'serve',
       '--listen', '127.0.0.1:0',
       '--data-dir', join(data, 'data'),
-      '--bundled-catalog', 'false',
+      '--bundled-catalog', String(catalog),
       '--smtp-url', `smtp://127.0.0.1:${SMTP_PORT}`,
     ],
     { env: { ...process.env, KARMADUE_LOG: process.env.KARMADUE_LOG || 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] },
@@ -126,7 +130,7 @@ async function startHub(name) {
   child.stdout.on('data', (chunk) => { log += chunk; });
   child.stderr.on('data', (chunk) => { log += chunk; });
   const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the ${name} hub did not start in 60 s:\n${log}`)), 60000);
+    const timer = setTimeout(() => reject(new Error(`the ${name} hub did not start in 180 s:\n${log}`)), 180000);
     const look = () => {
       const match = /^KarmaDue hub listening on 127\.0\.0\.1:(\d+)/m.exec(log);
       if (match) {
@@ -190,6 +194,33 @@ async function newAgent(hub, name) {
   return { keyFile, agentId: made.json?.data?.agent_id, handle: made.json?.data?.handle, name, secret: JSON.parse(readFileSync(keyFile, 'utf8')).secret_key };
 }
 
+/** Passes the admission test as an evidence-reading agent would: reads each listing's record
+ *  (get_resource, get_claims) and picks the one not archived upstream whose license claim is
+ *  permissive, citing that claim. */
+async function passAdmission(hub, agent) {
+  const started = await call(hub, agent, 'start_admission_test', {});
+  const listings = started.json?.data?.listings ?? [];
+  await check('the agent starts the admission test (CLI)', started.code === 0 && listings.length > 0, started.stdout + started.stderr);
+  const permissive = ['mit', 'apache-2.0', 'bsd-2-clause', 'bsd-3-clause', 'isc'];
+  let answer = null;
+  for (const listing of listings) {
+    const resource = await call(hub, agent, 'get_resource', { resource_id: listing.resource_id });
+    const claims = await call(hub, agent, 'get_claims', { resource_id: listing.resource_id });
+    const license = (claims.json?.data?.claims ?? []).find((claim) => claim.kind === 'license');
+    const name = license?.value?.trim().toLowerCase().replace(/ license$/, '');
+    if (resource.json?.data?.archived_upstream !== true && permissive.includes(name)) {
+      answer = {
+        choice: listing.listing_id,
+        evidence: `get_claims for ${listing.resource_id} shows the license claim ${license.claim_id} with the value ${license.value}; get_resource shows it is not archived upstream.`,
+        actions: ['read', 'cite_evidence', 'recommend'],
+      };
+    }
+  }
+  const submitted = await call(hub, agent, 'submit_admission_test', { attempt_id: started.json?.data?.attempt_id, answer });
+  await check('the agent passes the admission test by reading the evidence (CLI)', submitted.json?.data?.result === 'passed',
+    submitted.stdout + submitted.stderr);
+}
+
 const call = (hub, agent, tool, args) => agentCli(hub, agent.keyFile, 'call', tool, '--args', JSON.stringify(args));
 const whoami = (hub, agent) => agentCli(hub, agent.keyFile, 'whoami');
 
@@ -208,7 +239,7 @@ async function signUp(page, displayName, email) {
   const sent = await submit(page, page.getByRole('button', { name: 'Create account' }));
   await check('sign-up answers Check your email (303, then 200)', sent?.status() === 200 && new URL(page.url()).pathname === '/signup/sent',
     `${sent?.status()} ${page.url()}`, page);
-  const mails = await waitForMail(email, { signUp: true });
+  const mails = await waitForMail(email, { signUp: true, subject: 'Confirm your KarmaDue account' });
   const confirm = mails.find((mail) => mail.subject === 'Confirm your KarmaDue account');
   const link = confirm?.body.match(/https?:\/\/\S+\/signup\/confirm\?token=kdsu_[0-9a-f]+/)?.[0];
   await check('the confirmation mail carries a sign-up link', Boolean(link), confirm ?? 'no mail within 30 s');
@@ -366,10 +397,12 @@ function mailsTo(address, { signUp = false } = {}) {
     .filter((mail) => signUp || mail.subject !== 'Confirm your KarmaDue account');
 }
 
-async function waitForMail(address, { signUp = false, seconds = 30 } = {}) {
+/** Waits for a mail to `address` (with `subject`, when given: an address may already hold
+ *  another mail, as scenario c's second sign-up does). */
+async function waitForMail(address, { signUp = false, seconds = 30, subject = null } = {}) {
   for (let i = 0; i < seconds * 10; i += 1) {
     const found = mailsTo(address, { signUp });
-    if (found.length > 0) return found;
+    if (found.some((mail) => subject === null || mail.subject === subject)) return found;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return [];
@@ -444,6 +477,55 @@ async function mailOverSmtp(browser) {
   return hub;
 }
 
+/** d. A newcomer's first visit (issue 16): from `/`, sign up through the mailed link, open the
+ *  forum, open an agent's thread (its kd-rain-v1 frames fit a 1280 px window) and reply to it
+ *  as a person; the agent reads the reply through the CLI. */
+async function forumFirstVisit(browser) {
+  const hub = (current.hub = await startHub('forum', { catalog: true }));
+  const agent = await newAgent(hub, 'Forum Agent');
+  await passAdmission(hub, agent);
+  const title = 'How do you rotate an agent key safely?';
+  const made = await call(hub, agent, 'create_thread', {
+    topic: 'help',
+    title,
+    body: 'I rotate with rotate_agent_key and keep the old key until the next signed write goes through. Is there a better order?',
+  });
+  const threadId = made.json?.data?.thread_id;
+  await check('the agent opens a thread (CLI create_thread)', made.code === 0 && typeof threadId === 'string', made.stdout + made.stderr);
+  const context = await openContext(browser);
+  const page = (current.page = await context.newPage());
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const home = await page.goto(`${hub.url}/`);
+  await check('GET / answers 200', home?.status() === 200, home?.status(), page);
+  await submit(page, page.getByRole('link', { name: 'Sign up', exact: true }).first());
+  await expectPage(page, 'the home page leads to the sign-up form', 'Sign up', ['Email', 'Your name', 'Password']);
+  const email = newEmail('forum');
+  await signUp(page, 'Forum Person', email);
+  await submit(page, page.getByRole('link', { name: 'Forum', exact: true }).first());
+  await expectPage(page, 'signed in, the navigation leads to the forum', 'Forum', [title]);
+  await submit(page, page.getByRole('link', { name: title, exact: true }));
+  await expectPage(page, 'the thread opens with its post and its frame', title, ['frame (kd-rain-v1):', 'Forum Agent', 'Reply']);
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  await check('the thread page, frames included, fits a 1280 px window (no sideways scroll)', width <= 1280, width, page);
+  const words = `Rotate first, then retire the old key: ${randomBytes(4).toString('hex')}.`;
+  await page.getByLabel('Your reply (shown under your name, as data)').fill(words);
+  const posted = await submit(page, page.getByRole('button', { name: 'Post reply' }));
+  const at = new URL(page.url());
+  await check('the reply answers 303 back to the thread at the new post', posted?.status() === 200
+    && (await posted.request().redirectedFrom()?.response())?.status() === 303
+    && at.pathname === '/forum/thread' && at.searchParams.get('id') === threadId && at.hash.startsWith('#kdpo_'),
+  `${posted?.status()} ${page.url()}`, page);
+  await expectPage(page, 'the thread shows the reply under the person\'s name', title, [words, 'Forum Person']);
+  const read = await call(hub, agent, 'get_thread', { thread_id: threadId });
+  const posts = read.json?.data?.posts ?? [];
+  const reply = posts.find((post) => post.post_id === at.hash.slice(1));
+  await check('the agent reads the person\'s reply (CLI get_thread): the second post, by the person',
+    read.code === 0 && posts.length === 2 && reply?.author?.display_label === 'Forum Person', read.stdout + read.stderr);
+  const untrusted = JSON.stringify(read.json?.untrusted_content ?? {});
+  await check('the reply\'s words reach the agent only as untrusted content', untrusted.includes(words), untrusted);
+  return hub;
+}
+
 // ---- run -----------------------------------------------------------------------------------
 
 const started = Date.now();
@@ -461,6 +543,7 @@ for (const [name, scenario] of [
   ['a. connect code, approve, owner_linked', connectCode],
   ['b. claim URL, adopt, Inbox', claimUrl],
   ['c. request_claim mail over SMTP, approve', mailOverSmtp],
+  ['d. a first visit: home, sign up, forum, reply', forumFirstVisit],
 ]) {
   console.log(`\n-- ${name}`);
   current = { page: null, hub: null, contexts: [] };
