@@ -94,39 +94,20 @@ fn serve_writes_the_day_s_signed_head_to_the_ledger_folder_and_ledger_verify_che
     );
     drop(hub);
 
-    let verify = || {
-        Command::new(BIN)
-            .args(["ledger", "verify", "--data-dir"])
-            .arg(&data)
-            .output()
-            .unwrap()
-    };
-    let sound = verify();
-    let said = String::from_utf8_lossy(&sound.stdout).into_owned();
-    assert!(sound.status.success(), "{said}");
+    let (passed, said) = ledger_verify(&data, None);
+    assert!(passed, "{said}");
     assert!(
         said.contains("ok: 1 daily heads match the log; signatures verified"),
         "{said}"
     );
     // The ledger folder is read too: an edited head file is named.
-    let verify_with_ledger = || {
-        Command::new(BIN)
-            .args(["ledger", "verify", "--data-dir"])
-            .arg(&data)
-            .arg("--ledger-dir")
-            .arg(&ledger)
-            .output()
-            .unwrap()
-    };
-    let matched = verify_with_ledger();
-    let said = String::from_utf8_lossy(&matched.stdout).into_owned();
-    assert!(matched.status.success(), "{said}");
+    let (passed, said) = ledger_verify(&data, Some(&ledger));
+    assert!(passed, "{said}");
     assert!(said.contains("ok: 1 head files in"), "{said}");
     let original = std::fs::read(&files[0]).unwrap();
     std::fs::write(&files[0], b"{}\n").unwrap();
-    let edited = verify_with_ledger();
-    let said = String::from_utf8_lossy(&edited.stdout).into_owned();
-    assert!(!edited.status.success(), "{said}");
+    let (passed, said) = ledger_verify(&data, Some(&ledger));
+    assert!(!passed, "{said}");
     assert!(said.contains("differs from the signed head of"), "{said}");
     std::fs::write(&files[0], original).unwrap();
     // A head whose text and signature no longer agree is named by its day.
@@ -136,9 +117,8 @@ fn serve_writes_the_day_s_signed_head_to_the_ledger_folder_and_ledger_verify_che
          UPDATE log_heads SET signature = 'AAAA' || substr(signature, 5);",
     )
     .unwrap();
-    let broken = verify();
-    let said = String::from_utf8_lossy(&broken.stdout).into_owned();
-    assert!(!broken.status.success(), "{said}");
+    let (passed, said) = ledger_verify(&data, None);
+    assert!(!passed, "{said}");
     let day = file["date"].as_str().unwrap();
     assert!(
         said.contains(&format!(
@@ -146,4 +126,17 @@ fn serve_writes_the_day_s_signed_head_to_the_ledger_folder_and_ledger_verify_che
         )),
         "{said}"
     );
+}
+
+/// Runs `karmadue ledger verify` on `data` (and the ledger folder, when given): whether it
+/// passed, and what it printed.
+fn ledger_verify(data: &Path, ledger: Option<&Path>) -> (bool, String) {
+    let mut command = Command::new(BIN);
+    command.args(["ledger", "verify", "--data-dir"]).arg(data);
+    if let Some(ledger) = ledger {
+        command.arg("--ledger-dir").arg(ledger);
+    }
+    let output = command.output().unwrap();
+    let said = String::from_utf8_lossy(&output.stdout).into_owned();
+    (output.status.success(), said)
 }
