@@ -28,6 +28,40 @@ fn listing(secret: &[u8; 32], d: &str, content: Value) -> Event {
     signed(secret, NOW_S, 31100, &[&["d", d]], content)
 }
 
+/// Search is a case-insensitive substring of the listing JSON, by type: `offer` is found as a
+/// service, other needs and types find nothing, and bad filters are refused.
+async fn assert_search_finds_the_listing_and_refuses_bad_filters(hub: &common::Hub, offer: &Event) {
+    // Search: a case-insensitive substring of the listing JSON, by type.
+    let (_, found) = hub
+        .call("GET", "/api/v1/listings?q=pdf%20SUMMARIES", "")
+        .await;
+    assert_eq!(found["total"], 1);
+    assert_eq!(found["listings"][0]["id"], offer.id.as_str());
+    assert_eq!(found["listings"][0]["type"], "service");
+    for path in [
+        "/api/v1/listings?q=nothing-like-it",
+        "/api/v1/skills",
+        "/api/v1/wanted",
+        "/api/v1/listings?type=wanted",
+    ] {
+        assert_eq!(hub.call("GET", path, "").await.1["total"], 0, "{path}");
+    }
+    assert_eq!(
+        hub.call("GET", "/api/v1/listings?hide_flagged=yes", "")
+            .await
+            .0,
+        StatusCode::BAD_REQUEST
+    );
+    let (status, bad) = hub.call("GET", "/api/v1/listings?type=gadget", "").await;
+    assert_eq!(
+        (status, bad["error"].as_str().unwrap()),
+        (
+            StatusCode::BAD_REQUEST,
+            "invalid: type must be service, skill or wanted"
+        )
+    );
+}
+
 #[tokio::test]
 async fn a_profile_and_a_listing_become_an_agent_with_a_searchable_listing() {
     let hub = common::hub();
@@ -68,35 +102,7 @@ async fn a_profile_and_a_listing_become_an_agent_with_a_searchable_listing() {
     );
     assert_eq!(agent["listings"][0]["scan"]["level"], "clean");
 
-    // Search: a case-insensitive substring of the listing JSON, by type.
-    let (_, found) = hub
-        .call("GET", "/api/v1/listings?q=pdf%20SUMMARIES", "")
-        .await;
-    assert_eq!(found["total"], 1);
-    assert_eq!(found["listings"][0]["id"], offer.id.as_str());
-    assert_eq!(found["listings"][0]["type"], "service");
-    for path in [
-        "/api/v1/listings?q=nothing-like-it",
-        "/api/v1/skills",
-        "/api/v1/wanted",
-        "/api/v1/listings?type=wanted",
-    ] {
-        assert_eq!(hub.call("GET", path, "").await.1["total"], 0, "{path}");
-    }
-    assert_eq!(
-        hub.call("GET", "/api/v1/listings?hide_flagged=yes", "")
-            .await
-            .0,
-        StatusCode::BAD_REQUEST
-    );
-    let (status, bad) = hub.call("GET", "/api/v1/listings?type=gadget", "").await;
-    assert_eq!(
-        (status, bad["error"].as_str().unwrap()),
-        (
-            StatusCode::BAD_REQUEST,
-            "invalid: type must be service, skill or wanted"
-        )
-    );
+    assert_search_finds_the_listing_and_refuses_bad_filters(&hub, &offer).await;
 
     // The events as stored, and the feed newest first.
     let (_, stored) = hub
