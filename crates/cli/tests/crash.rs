@@ -43,6 +43,16 @@ fn register(hub_url: &str, key_file: &Path, n: u64) -> Option<String> {
     reply["data"]["agent_id"].as_str().map(str::to_owned)
 }
 
+/// Copies the key files of the data folder `from` into `to/keys`, so a second hub signs with
+/// the same keys.
+fn copy_keys(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to.join("keys")).unwrap();
+    for entry in std::fs::read_dir(from.join("keys")).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, to.join("keys").join(path.file_name().unwrap())).unwrap();
+    }
+}
+
 #[test]
 fn a_hub_killed_under_write_load_loses_no_acknowledged_write() {
     let Some(url) = kd_core::db::testing::scratch_postgres() else {
@@ -60,20 +70,7 @@ fn a_hub_killed_under_write_load_loses_no_acknowledged_write() {
     .unwrap();
     let victim = start(&dir.path().join("a"), &url, &tiers);
     // The second process signs with the same keys (decision 153).
-    std::fs::create_dir_all(dir.path().join("b")).unwrap();
-    let keys = dir.path().join("a").join("keys");
-    std::fs::create_dir_all(dir.path().join("b").join("keys")).unwrap();
-    for entry in std::fs::read_dir(&keys).unwrap() {
-        let path = entry.unwrap().path();
-        std::fs::copy(
-            &path,
-            dir.path()
-                .join("b")
-                .join("keys")
-                .join(path.file_name().unwrap()),
-        )
-        .unwrap();
-    }
+    copy_keys(&dir.path().join("a"), &dir.path().join("b"));
     let survivor = start(&dir.path().join("b"), &url, &tiers);
     let urls = [victim.url.clone(), survivor.url.clone()];
     let victim = Arc::new(Mutex::new(Some(victim)));

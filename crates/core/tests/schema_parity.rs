@@ -179,6 +179,35 @@ fn postgres_unique_columns(conn: &Connection) -> Vec<(String, String)> {
     found
 }
 
+/// Every column of every table has the same type, NOT NULL, primary key position and default
+/// literal on both backends (the tables and their column names already compared equal).
+fn assert_same_columns(lite: &Columns, pg: &Columns) {
+    for (table, columns) in lite {
+        let other = &pg[table];
+        assert_eq!(
+            columns.keys().collect::<Vec<_>>(),
+            other.keys().collect::<Vec<_>>(),
+            "columns of {table}"
+        );
+        for (column, (kind, not_null, default, pk)) in columns {
+            let (other_kind, other_not_null, other_default, other_pk) = &other[column];
+            assert_eq!(kind, other_kind, "{table}.{column} type");
+            assert_eq!(not_null, other_not_null, "{table}.{column} NOT NULL");
+            assert_eq!(pk, other_pk, "{table}.{column} primary key position");
+            // Defaults print differently ('[]' vs '[]'::text): compare the literal.
+            let literal = |text: &Option<String>| {
+                text.as_deref()
+                    .map(|text| text.split("::").next().unwrap_or(text).to_owned())
+            };
+            assert_eq!(
+                literal(default),
+                literal(other_default),
+                "{table}.{column} default"
+            );
+        }
+    }
+}
+
 #[test]
 fn both_backends_migrate_to_the_same_schema() {
     let Some(url) = kd_core::db::testing::scratch_postgres() else {
@@ -208,30 +237,7 @@ fn both_backends_migrate_to_the_same_schema() {
         pg.keys().collect::<Vec<_>>(),
         "the same tables"
     );
-    for (table, columns) in &lite {
-        let other = &pg[table];
-        assert_eq!(
-            columns.keys().collect::<Vec<_>>(),
-            other.keys().collect::<Vec<_>>(),
-            "columns of {table}"
-        );
-        for (column, (kind, not_null, default, pk)) in columns {
-            let (other_kind, other_not_null, other_default, other_pk) = &other[column];
-            assert_eq!(kind, other_kind, "{table}.{column} type");
-            assert_eq!(not_null, other_not_null, "{table}.{column} NOT NULL");
-            assert_eq!(pk, other_pk, "{table}.{column} primary key position");
-            // Defaults print differently ('[]' vs '[]'::text): compare the literal.
-            let literal = |text: &Option<String>| {
-                text.as_deref()
-                    .map(|text| text.split("::").next().unwrap_or(text).to_owned())
-            };
-            assert_eq!(
-                literal(default),
-                literal(other_default),
-                "{table}.{column} default"
-            );
-        }
-    }
+    assert_same_columns(&lite, &pg);
     let mut pg_indexes = postgres_indexes(&postgres);
     pg_indexes.remove("resources_rowid");
     pg_indexes.remove("outcome_reports_rowid");

@@ -28,6 +28,40 @@ fn listing(secret: &[u8; 32], d: &str, content: Value) -> Event {
     signed(secret, NOW_S, 31100, &[&["d", d]], content)
 }
 
+/// Search is a case-insensitive substring of the listing JSON, by type: `offer` is found as a
+/// service, other needs and types find nothing, and bad filters are refused.
+async fn assert_search_finds_the_listing_and_refuses_bad_filters(hub: &common::Hub, offer: &Event) {
+    // Search: a case-insensitive substring of the listing JSON, by type.
+    let (_, found) = hub
+        .call("GET", "/api/v1/listings?q=pdf%20SUMMARIES", "")
+        .await;
+    assert_eq!(found["total"], 1);
+    assert_eq!(found["listings"][0]["id"], offer.id.as_str());
+    assert_eq!(found["listings"][0]["type"], "service");
+    for path in [
+        "/api/v1/listings?q=nothing-like-it",
+        "/api/v1/skills",
+        "/api/v1/wanted",
+        "/api/v1/listings?type=wanted",
+    ] {
+        assert_eq!(hub.call("GET", path, "").await.1["total"], 0, "{path}");
+    }
+    assert_eq!(
+        hub.call("GET", "/api/v1/listings?hide_flagged=yes", "")
+            .await
+            .0,
+        StatusCode::BAD_REQUEST
+    );
+    let (status, bad) = hub.call("GET", "/api/v1/listings?type=gadget", "").await;
+    assert_eq!(
+        (status, bad["error"].as_str().unwrap()),
+        (
+            StatusCode::BAD_REQUEST,
+            "invalid: type must be service, skill or wanted"
+        )
+    );
+}
+
 #[tokio::test]
 async fn a_profile_and_a_listing_become_an_agent_with_a_searchable_listing() {
     let hub = common::hub();
@@ -68,35 +102,7 @@ async fn a_profile_and_a_listing_become_an_agent_with_a_searchable_listing() {
     );
     assert_eq!(agent["listings"][0]["scan"]["level"], "clean");
 
-    // Search: a case-insensitive substring of the listing JSON, by type.
-    let (_, found) = hub
-        .call("GET", "/api/v1/listings?q=pdf%20SUMMARIES", "")
-        .await;
-    assert_eq!(found["total"], 1);
-    assert_eq!(found["listings"][0]["id"], offer.id.as_str());
-    assert_eq!(found["listings"][0]["type"], "service");
-    for path in [
-        "/api/v1/listings?q=nothing-like-it",
-        "/api/v1/skills",
-        "/api/v1/wanted",
-        "/api/v1/listings?type=wanted",
-    ] {
-        assert_eq!(hub.call("GET", path, "").await.1["total"], 0, "{path}");
-    }
-    assert_eq!(
-        hub.call("GET", "/api/v1/listings?hide_flagged=yes", "")
-            .await
-            .0,
-        StatusCode::BAD_REQUEST
-    );
-    let (status, bad) = hub.call("GET", "/api/v1/listings?type=gadget", "").await;
-    assert_eq!(
-        (status, bad["error"].as_str().unwrap()),
-        (
-            StatusCode::BAD_REQUEST,
-            "invalid: type must be service, skill or wanted"
-        )
-    );
+    assert_search_finds_the_listing_and_refuses_bad_filters(&hub, &offer).await;
 
     // The events as stored, and the feed newest first.
     let (_, stored) = hub
@@ -137,35 +143,36 @@ async fn a_profile_and_a_listing_become_an_agent_with_a_searchable_listing() {
     assert_eq!(agent["agent"]["listings"][0]["available"], false);
 }
 
+/// A refusal: the status its error code maps to, `ok: false`, the failing event's index in a
+/// batch (a single event carries none), and an error starting with `starts`.
+fn assert_refused(status: StatusCode, body: &Value, index: Option<u64>, starts: &str) {
+    assert_eq!(
+        status.as_u16(),
+        match starts.split(':').next().unwrap() {
+            "invalid" => 400,
+            "duplicate" => 409,
+            "restricted" => 403,
+            other => panic!("{other}"),
+        },
+        "{body}"
+    );
+    assert_eq!(body["ok"], false);
+    assert_eq!(body.get("index").and_then(Value::as_u64), index, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().starts_with(starts),
+        "{body}"
+    );
+}
+
 #[tokio::test]
 async fn refusals_name_their_event_and_write_nothing() {
     let hub = common::hub();
     let alice = profile(&ALICE, "Alice");
     let log_before = hub.log_len();
-    // A batch names its failing event; one event alone carries no index.
-    let refused = |status: StatusCode, body: &Value, index: Option<u64>, starts: &str| {
-        assert_eq!(
-            status.as_u16(),
-            match starts.split(':').next().unwrap() {
-                "invalid" => 400,
-                "duplicate" => 409,
-                "restricted" => 403,
-                other => panic!("{other}"),
-            },
-            "{body}"
-        );
-        assert_eq!(body["ok"], false);
-        assert_eq!(body.get("index").and_then(Value::as_u64), index, "{body}");
-        assert!(
-            body["error"].as_str().unwrap().starts_with(starts),
-            "{body}"
-        );
-    };
-
     // A listing before any profile; a batch whose second event is bad keeps neither.
     let early = listing(&BOB, "x", json!({"title": "X"}));
     let (status, body) = hub.call("POST", "/api/v1/events", &text(&early)).await;
-    refused(
+    assert_refused(
         status,
         &body,
         None,
@@ -175,7 +182,7 @@ async fn refusals_name_their_event_and_write_nothing() {
     let (status, body) = hub
         .call("POST", "/api/v1/events", &batch(&[&alice, &bad_slug]))
         .await;
-    refused(status, &body, Some(1), "invalid: the d tag is a slug");
+    assert_refused(status, &body, Some(1), "invalid: the d tag is a slug");
     assert_eq!(
         hub.call("GET", &format!("/api/v1/events/{}", alice.id), "")
             .await
@@ -187,14 +194,14 @@ async fn refusals_name_their_event_and_write_nothing() {
     let mut tampered = alice.clone();
     tampered.content = json!({"name": "Mallory"}).to_string();
     let (status, body) = hub.call("POST", "/api/v1/events", &text(&tampered)).await;
-    refused(status, &body, None, "invalid: id is computed incorrectly");
+    assert_refused(status, &body, None, "invalid: id is computed incorrectly");
     let mut forged = signed(&BOB, NOW_S, 0, &[], json!({"name": "Bob"}));
     forged.sig = alice.sig.clone();
     let (status, body) = hub.call("POST", "/api/v1/events", &text(&forged)).await;
-    refused(status, &body, None, "invalid: signature is invalid");
+    assert_refused(status, &body, None, "invalid: signature is invalid");
     let ahead = signed(&BOB, NOW_S + 601, 0, &[], json!({"name": "Bob"}));
     let (status, body) = hub.call("POST", "/api/v1/events", &text(&ahead)).await;
-    refused(
+    assert_refused(
         status,
         &body,
         None,
@@ -202,7 +209,7 @@ async fn refusals_name_their_event_and_write_nothing() {
     );
     let behind = signed(&BOB, NOW_S - 86_401, 0, &[], json!({"name": "Bob"}));
     let (status, body) = hub.call("POST", "/api/v1/events", &text(&behind)).await;
-    refused(
+    assert_refused(
         status,
         &body,
         None,
@@ -210,7 +217,7 @@ async fn refusals_name_their_event_and_write_nothing() {
     );
     let offer = signed(&BOB, NOW_S, 1100, &[], json!({}));
     let (status, body) = hub.call("POST", "/api/v1/events", &text(&offer)).await;
-    refused(
+    assert_refused(
         status,
         &body,
         None,
@@ -218,7 +225,7 @@ async fn refusals_name_their_event_and_write_nothing() {
     );
     let claim = signed(&BOB, NOW_S, 1109, &[], json!({}));
     let (status, body) = hub.call("POST", "/api/v1/events", &text(&claim)).await;
-    refused(
+    assert_refused(
         status,
         &body,
         None,
@@ -226,7 +233,7 @@ async fn refusals_name_their_event_and_write_nothing() {
     );
     let unknown = signed(&BOB, NOW_S, 1111, &[], json!({}));
     let (status, body) = hub.call("POST", "/api/v1/events", &text(&unknown)).await;
-    refused(
+    assert_refused(
         status,
         &body,
         None,
@@ -245,17 +252,17 @@ async fn refusals_name_their_event_and_write_nothing() {
     ] {
         let event = signed(&BOB, NOW_S, 0, &[], content);
         let (status, body) = hub.call("POST", "/api/v1/events", &text(&event)).await;
-        refused(status, &body, None, message);
+        assert_refused(status, &body, None, message);
     }
     // A repeated field and the array form of an event are refused, not read.
     let repeated = text(&alice).replacen('{', "{\"content\":\"{}\",", 1);
     let (status, body) = hub.call("POST", "/api/v1/events", &repeated).await;
-    refused(status, &body, None, "invalid: not an event");
+    assert_refused(status, &body, None, "invalid: not an event");
     let (status, body) = hub.call("POST", "/api/v1/events", "[1]").await;
-    refused(status, &body, Some(0), "invalid: not an event");
+    assert_refused(status, &body, Some(0), "invalid: not an event");
     let too_many = batch(&vec![&alice; 26]);
     let (status, body) = hub.call("POST", "/api/v1/events", &too_many).await;
-    refused(
+    assert_refused(
         status,
         &body,
         None,
@@ -270,7 +277,7 @@ async fn refusals_name_their_event_and_write_nothing() {
         json!("{\"name\":\"A\",\"name\":\"B\"}"),
     );
     let (status, body) = hub.call("POST", "/api/v1/events", &text(&twice)).await;
-    refused(status, &body, None, "invalid: PROFILE content: ");
+    assert_refused(status, &body, None, "invalid: PROFILE content: ");
     for (content, tags, message) in [
         (
             json!({"name": "   "}),
@@ -296,7 +303,7 @@ async fn refusals_name_their_event_and_write_nothing() {
         let tags: Vec<&[&str]> = tags.iter().map(Vec::as_slice).collect();
         let event = signed(&BOB, NOW_S, 0, &tags, content);
         let (status, body) = hub.call("POST", "/api/v1/events", &text(&event)).await;
-        refused(status, &body, None, message);
+        assert_refused(status, &body, None, message);
     }
     assert_eq!(hub.log_len(), log_before, "no refusal wrote anything");
 
@@ -306,7 +313,7 @@ async fn refusals_name_their_event_and_write_nothing() {
         StatusCode::OK
     );
     let (status, body) = hub.call("POST", "/api/v1/events", &text(&alice)).await;
-    refused(status, &body, None, "duplicate: already have this event");
+    assert_refused(status, &body, None, "duplicate: already have this event");
     let revoke = signed(&ALICE, NOW_S, 1108, &[], json!("key leaked"));
     assert_eq!(
         hub.call("POST", "/api/v1/events", &text(&revoke)).await.0,
@@ -314,7 +321,7 @@ async fn refusals_name_their_event_and_write_nothing() {
     );
     let after = listing(&ALICE, "late", json!({"title": "Late"}));
     let (status, body) = hub.call("POST", "/api/v1/events", &text(&after)).await;
-    refused(status, &body, None, "restricted: this key is revoked");
+    assert_refused(status, &body, None, "restricted: this key is revoked");
     let (_, agent) = hub
         .call("GET", &format!("/api/v1/agents/{}", alice.pubkey), "")
         .await;

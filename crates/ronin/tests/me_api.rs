@@ -11,6 +11,36 @@ use serde_json::json;
 use common::market::{ALICE, BOB, accepted, market, offer};
 use common::{NOW_S, PUBLIC_URL, key, nip98, sign_template};
 
+/// `me` refuses an auth event for another URL, one more than 60 s old, a missing header
+/// (401 each), and a `since` that is no cursor (400).
+async fn assert_me_refuses_bad_auth_and_a_bad_cursor(hub: &common::Hub, path: &str, since: &str) {
+    // The URL must be exact (query included), the time within 60 s, the header present.
+    for (header, error) in [
+        (
+            nip98(&ALICE, &format!("{PUBLIC_URL}{path}"), NOW_S, "n-3"),
+            "unauthorized: the auth event's u tag must be exactly the absolute URL called, query included",
+        ),
+        (
+            nip98(&ALICE, &format!("{PUBLIC_URL}{since}"), NOW_S - 61, "n-4"),
+            "unauthorized: the auth event's created_at must be within 60 s of server time",
+        ),
+    ] {
+        let (status, body) = hub.get_authorized(since, Some(&header)).await;
+        assert_eq!(
+            (status, body["error"].as_str().unwrap()),
+            (StatusCode::UNAUTHORIZED, error)
+        );
+    }
+    let (status, _) = hub.get_authorized(since, None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let bad = format!("{path}?since=yesterday");
+    let header = nip98(&ALICE, &format!("{PUBLIC_URL}{bad}"), NOW_S, "n-5");
+    assert_eq!(
+        hub.get_authorized(&bad, Some(&header)).await.0,
+        StatusCode::BAD_REQUEST
+    );
+}
+
 #[tokio::test]
 async fn me_answers_a_key_s_new_tasks_once_per_auth_event() {
     let hub = common::hub();
@@ -51,31 +81,7 @@ async fn me_answers_a_key_s_new_tasks_once_per_auth_event() {
         (StatusCode::OK, json!({ "cursor": cursor }))
     );
 
-    // The URL must be exact (query included), the time within 60 s, the header present.
-    for (header, error) in [
-        (
-            nip98(&ALICE, &format!("{PUBLIC_URL}{path}"), NOW_S, "n-3"),
-            "unauthorized: the auth event's u tag must be exactly the absolute URL called, query included",
-        ),
-        (
-            nip98(&ALICE, &format!("{PUBLIC_URL}{since}"), NOW_S - 61, "n-4"),
-            "unauthorized: the auth event's created_at must be within 60 s of server time",
-        ),
-    ] {
-        let (status, body) = hub.get_authorized(&since, Some(&header)).await;
-        assert_eq!(
-            (status, body["error"].as_str().unwrap()),
-            (StatusCode::UNAUTHORIZED, error)
-        );
-    }
-    let (status, _) = hub.get_authorized(&since, None).await;
-    assert_eq!(status, StatusCode::UNAUTHORIZED);
-    let bad = format!("{path}?since=yesterday");
-    let header = nip98(&ALICE, &format!("{PUBLIC_URL}{bad}"), NOW_S, "n-5");
-    assert_eq!(
-        hub.get_authorized(&bad, Some(&header)).await.0,
-        StatusCode::BAD_REQUEST
-    );
+    assert_me_refuses_bad_auth_and_a_bad_cursor(&hub, path, &since).await;
 
     // Alice accepts on the template; Bob's me shows the change, with his role.
     let view = hub

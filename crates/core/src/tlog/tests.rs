@@ -186,6 +186,91 @@ fn tampered(hash: &Hash) -> Hash {
     bad
 }
 
+/// The inclusion proof of leaf `index` in the tree of `size` verifies, and fails once the
+/// leaf, the root, the index or any step of the path is changed, or the path is longer.
+fn check_inclusion(tree: &mut MemHashes, leaves: &[Hash], index: u64, size: u64, root: &Hash) {
+    let root = *root;
+    let path = proof::inclusion(tree, index, size).unwrap();
+    let leaf = leaves[index as usize];
+    assert!(
+        proof::verify_inclusion(index, size, &leaf, &path, &root),
+        "{index} in {size}"
+    );
+    assert!(!proof::verify_inclusion(
+        index,
+        size,
+        &tampered(&leaf),
+        &path,
+        &root
+    ));
+    assert!(!proof::verify_inclusion(
+        index,
+        size,
+        &leaf,
+        &path,
+        &tampered(&root)
+    ));
+    if index + 1 < size {
+        assert!(!proof::verify_inclusion(
+            index + 1,
+            size,
+            &leaf,
+            &path,
+            &root
+        ));
+    }
+    for at in 0..path.len() {
+        let mut bad = path.clone();
+        bad[at] = tampered(&bad[at]);
+        assert!(!proof::verify_inclusion(index, size, &leaf, &bad, &root));
+    }
+    let mut longer = path.clone();
+    longer.push(root);
+    assert!(!proof::verify_inclusion(index, size, &leaf, &longer, &root));
+}
+
+/// The consistency proof from `old` to `size` verifies, and fails once either root or any step
+/// of the path is changed, or the path is shortened.
+fn check_consistency(tree: &mut MemHashes, roots: &[Hash], old: u64, size: u64, root: &Hash) {
+    let root = *root;
+    let path = proof::consistency(tree, old, size).unwrap();
+    let old_root = roots[old as usize];
+    assert!(
+        proof::verify_consistency(old, size, &old_root, &root, &path),
+        "{old} to {size}"
+    );
+    assert!(!proof::verify_consistency(
+        old,
+        size,
+        &tampered(&old_root),
+        &root,
+        &path
+    ));
+    assert!(!proof::verify_consistency(
+        old,
+        size,
+        &old_root,
+        &tampered(&root),
+        &path
+    ));
+    for at in 0..path.len() {
+        let mut bad = path.clone();
+        bad[at] = tampered(&bad[at]);
+        assert!(!proof::verify_consistency(
+            old, size, &old_root, &root, &bad
+        ));
+    }
+    if !path.is_empty() {
+        assert!(!proof::verify_consistency(
+            old,
+            size,
+            &old_root,
+            &root,
+            &path[1..]
+        ));
+    }
+}
+
 #[test]
 fn every_proof_up_to_70_leaves_verifies_and_tampering_fails() {
     const N: u64 = 70;
@@ -203,81 +288,10 @@ fn every_proof_up_to_70_leaves_verifies_and_tampering_fails() {
         let root = proof::root(&mut tree, size).unwrap();
         assert_eq!(root, roots[size as usize], "root of {size}");
         for index in 0..size {
-            let path = proof::inclusion(&mut tree, index, size).unwrap();
-            let leaf = leaves[index as usize];
-            assert!(
-                proof::verify_inclusion(index, size, &leaf, &path, &root),
-                "{index} in {size}"
-            );
-            assert!(!proof::verify_inclusion(
-                index,
-                size,
-                &tampered(&leaf),
-                &path,
-                &root
-            ));
-            assert!(!proof::verify_inclusion(
-                index,
-                size,
-                &leaf,
-                &path,
-                &tampered(&root)
-            ));
-            if index + 1 < size {
-                assert!(!proof::verify_inclusion(
-                    index + 1,
-                    size,
-                    &leaf,
-                    &path,
-                    &root
-                ));
-            }
-            for at in 0..path.len() {
-                let mut bad = path.clone();
-                bad[at] = tampered(&bad[at]);
-                assert!(!proof::verify_inclusion(index, size, &leaf, &bad, &root));
-            }
-            let mut longer = path.clone();
-            longer.push(root);
-            assert!(!proof::verify_inclusion(index, size, &leaf, &longer, &root));
+            check_inclusion(&mut tree, &leaves, index, size, &root);
         }
         for old in 1..=size {
-            let path = proof::consistency(&mut tree, old, size).unwrap();
-            let old_root = roots[old as usize];
-            assert!(
-                proof::verify_consistency(old, size, &old_root, &root, &path),
-                "{old} to {size}"
-            );
-            assert!(!proof::verify_consistency(
-                old,
-                size,
-                &tampered(&old_root),
-                &root,
-                &path
-            ));
-            assert!(!proof::verify_consistency(
-                old,
-                size,
-                &old_root,
-                &tampered(&root),
-                &path
-            ));
-            for at in 0..path.len() {
-                let mut bad = path.clone();
-                bad[at] = tampered(&bad[at]);
-                assert!(!proof::verify_consistency(
-                    old, size, &old_root, &root, &bad
-                ));
-            }
-            if !path.is_empty() {
-                assert!(!proof::verify_consistency(
-                    old,
-                    size,
-                    &old_root,
-                    &root,
-                    &path[1..]
-                ));
-            }
+            check_consistency(&mut tree, &roots, old, size, &root);
         }
     }
 }

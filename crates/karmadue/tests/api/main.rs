@@ -1,5 +1,5 @@
 //! The hub's integration tests: one binary, a real server on port 0 per test, spoken to over
-//! HTTP. See `app.rs` for the [`app::TestApp`] builder.
+//! HTTP. See `app/mod.rs` for the [`app::TestApp`] builder.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 

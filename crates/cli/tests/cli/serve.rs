@@ -1,0 +1,147 @@
+//! `serve`: its data folder and key, trusted proxies, the connection cap, logs and SIGTERM.
+
+use super::*;
+
+#[test]
+fn serve_makes_its_data_folder_and_key_with_owner_only_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("fresh");
+    // The modes are the hub's own, not the umask's: a permissive umask changes nothing.
+    let permissive = || {
+        let mut shell = Command::new("sh");
+        shell.args(["-c", "umask 000 && exec \"$0\" \"$@\"", BIN]);
+        shell
+    };
+    let hub = start_hub_as(permissive(), &data, &[]);
+    assert!(data.join("karmadue.sqlite").exists());
+    let key = data.join("keys").join("kd-passport-1.key");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&key), 0o600);
+        assert_eq!(mode(&data), 0o700, "the data folder");
+        for file in [
+            "karmadue.sqlite",
+            "karmadue.sqlite-wal",
+            "karmadue.sqlite-shm",
+        ] {
+            assert_eq!(mode(&data.join(file)), 0o600, "{file}");
+        }
+        // A folder made before (by hand, or by an earlier version) is tightened at start.
+        drop(hub);
+        std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(
+            data.join("karmadue.sqlite"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
+        let _again = start_hub_as(permissive(), &data, &[]);
+        assert_eq!(mode(&data), 0o700);
+        assert_eq!(mode(&data.join("karmadue.sqlite")), 0o600);
+    }
+}
+
+#[test]
+fn serve_names_its_trusted_proxies_and_refuses_one_that_is_not_an_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let refused = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .args(["--trusted-proxies", "127.0.0.1, proxy.local"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("--trusted-proxies") && stderr.contains("\"proxy.local\""),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("data").exists(),
+        "a refused flag starts nothing"
+    );
+    let hub = start_hub_with(
+        &dir.path().join("data"),
+        &["--trusted-proxies".as_ref(), "10.0.0.0/8,::1".as_ref()],
+    );
+    assert!(
+        hub.banner
+            .iter()
+            .any(|line| line.contains("trusted proxies 10.0.0.0/8, ::1/128")),
+        "{:?}",
+        hub.banner
+    );
+}
+
+#[test]
+fn a_connection_cap_below_one_is_refused_by_flag_and_by_environment_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let flag = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--max-connections", "0"])
+        .arg("--data-dir")
+        .arg(&data)
+        .output()
+        .unwrap();
+    let env = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(&data)
+        .env("KARMADUE_MAX_CONNECTIONS", "none")
+        .output()
+        .unwrap();
+    for output in [flag, env] {
+        assert!(!output.status.success());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("--max-connections") && stderr.contains("1 or more"),
+            "{stderr}"
+        );
+    }
+    assert!(!data.exists(), "nothing was made");
+}
+
+/// A log written to a pipe or a file carries no ANSI colour codes, and SIGTERM ends the hub
+/// with a shutdown line.
+#[test]
+fn logs_to_a_pipe_are_plain_text_and_sigterm_says_it_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--bundled-catalog",
+            "false",
+            "--data-dir",
+        ])
+        .arg(dir.path().join("data"))
+        .env("KARMADUE_LOG", "info")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut BufReader::new(stdout), &mut text).unwrap();
+        text
+    });
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    let text = reader.join().unwrap();
+    assert!(status.success(), "{status:?}: {text}");
+    assert!(text.contains("KarmaDue hub listening on"), "{text}");
+    assert!(
+        !text.contains('\u{1b}'),
+        "colour codes in a piped log: {text:?}"
+    );
+    assert!(
+        text.contains("shutting down") && text.contains("stopped"),
+        "{text}"
+    );
+}
