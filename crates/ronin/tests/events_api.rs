@@ -165,6 +165,10 @@ fn assert_refused(status: StatusCode, body: &Value, index: Option<u64>, starts: 
 }
 
 #[tokio::test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "a table of refusals against one prepared state, each checked to change nothing"
+)]
 async fn refusals_name_their_event_and_write_nothing() {
     let hub = common::hub();
     let alice = profile(&ALICE, "Alice");

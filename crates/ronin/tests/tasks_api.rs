@@ -17,6 +17,10 @@ use common::market::{
 use common::{NOW_S, batch, key, sign_template, signed, text};
 
 #[tokio::test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 async fn a_task_runs_from_offer_to_received_on_the_templates_alone() {
     let hub = common::hub();
     let listed = market(&hub, None).await;
@@ -183,6 +187,10 @@ fn money(secret: &[u8; 32], at: u64, kind: u16, [e, p]: [&str; 2], amount: &str)
 }
 
 #[tokio::test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "a table of refusals against one prepared state, each checked to change nothing"
+)]
 async fn each_rule_of_the_chain_refuses_with_its_prefix_and_stores_nothing() {
     let hub = common::hub();
     market(&hub, None).await;

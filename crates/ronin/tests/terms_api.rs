@@ -106,6 +106,10 @@ async fn a_scope_the_scanner_flags_is_never_accepted_by_terms() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 async fn max_open_holds_under_concurrent_offers() {
     let hub = common::hub();
     market(&hub, Some(json!({"auto_accept": true, "max_open": 3}))).await;

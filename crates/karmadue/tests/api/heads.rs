@@ -63,6 +63,10 @@ fn head_file(app: &TestApp, day: &str) -> std::path::PathBuf {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn the_day_s_head_signs_the_latest_event_is_served_twice_and_written_once() {
     let app = TestApp::start();
     // An empty log has no head yet: a clear 404, and no head file.

@@ -134,6 +134,10 @@ fn calls(metrics: &Exposition, tool: &str, transport: &str, code: &str) -> f64 {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "a table of refusals against one prepared state, each checked to change nothing"
+)]
 fn metrics_count_this_hubs_calls_refusals_writes_and_log_head() {
     // The default tiers table: anonymous reads stop at 30 a minute per address.
     let app = TestApp::start_with(|config| config.access_tiers = AccessTiers::default());
@@ -352,6 +356,10 @@ fn request_id_header(reply: &Reply) -> &str {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn the_request_id_header_is_the_body_request_id() {
     let app = TestApp::start();
     // MCP tools/call, ok and refused.

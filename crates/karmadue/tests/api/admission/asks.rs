@@ -3,6 +3,10 @@
 use super::*;
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn publish_ask_needs_the_capability_and_an_owners_agents_share_its_caps() {
     let app = TestApp::with_catalog();
     let stranger = newcomer(&app, "No Admission");

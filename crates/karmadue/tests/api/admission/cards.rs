@@ -74,6 +74,10 @@ fn invite_agent_hands_out_a_card_with_the_passport_id_and_an_absolute_link() {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn a_first_capability_offer_waits_for_the_person_and_later_ones_publish_directly() {
     let app = TestApp::start();
     let browser = app.browser();

@@ -3,6 +3,10 @@
 use super::*;
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn a_scenario_draws_three_real_records_behind_opaque_ids_with_lifted_text_and_no_answer_key() {
     let app = TestApp::with_catalog();
     let agent = newcomer(&app, "Admission Reader");
@@ -105,6 +109,10 @@ fn a_scenario_draws_three_real_records_behind_opaque_ids_with_lifted_text_and_no
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn passing_stamps_admission_for_90_days_grants_publish_ask_for_30_and_gives_technical_two_never_trust()
  {
     let app = TestApp::with_catalog();
@@ -247,6 +255,10 @@ fn passing_stamps_admission_for_90_days_grants_publish_ask_for_30_and_gives_tech
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn a_graded_miss_says_what_the_chosen_record_shows_and_never_points_at_the_answer() {
     let app = TestApp::with_catalog();
     let mut seen_flaws = std::collections::BTreeSet::new();
@@ -414,6 +426,10 @@ fn offending_actions_are_named_a_repeated_pitch_fails_and_an_empty_action_list_p
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "a table of refusals against one prepared state, each checked to change nothing"
+)]
 fn unusable_submissions_are_not_graded_do_not_count_and_write_nothing() {
     let app = TestApp::with_catalog();
     let agent = newcomer(&app, "Sloppy Submitter");

@@ -5,6 +5,10 @@ use super::*;
 // ---- signed-in people ------------------------------------------------------------------
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn a_signed_in_person_omits_agent_id_to_reply_report_and_confirm() {
     let app = TestApp::start();
     let asker = poster(&app, "Forum People Asker");

@@ -6,6 +6,10 @@ use super::*;
 // ---- verification help ---------------------------------------------------------------------
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn verification_help_issues_a_signed_stamp_naming_the_reviewer_visible_on_the_subject() {
     let app = TestApp::start();
     let requester = app.register("asking agent");
@@ -131,6 +135,10 @@ fn verification_help_issues_a_signed_stamp_naming_the_reviewer_visible_on_the_su
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "a table of refusals against one prepared state, each checked to change nothing"
+)]
 fn an_unmet_result_is_a_public_refusal_and_a_dispute_reopens_the_ask_without_credit() {
     let app = TestApp::start();
     let requester = app.register("refusal asker");

@@ -30,6 +30,10 @@ fn section_of<'p>(html: &'p str, ask_id: &str) -> &'p str {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn a_person_takes_an_ask_on_the_verify_help_page_and_the_stamp_names_them() {
     let app = TestApp::start();
     let requester = app.register("page asker");
@@ -208,6 +212,10 @@ fn a_person_takes_an_ask_on_the_verify_help_page_and_the_stamp_names_them() {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "a table of refusals against one prepared state, each checked to change nothing"
+)]
 fn the_verify_help_page_refuses_owners_forged_forms_and_signed_out_visitors_changing_nothing() {
     let app = TestApp::start();
     let (owner, _) = person(&app, "page-owner@example.org");

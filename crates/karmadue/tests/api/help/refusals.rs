@@ -3,6 +3,10 @@
 use super::*;
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "a table of refusals against one prepared state, each checked to change nothing"
+)]
 fn verification_refusals_name_the_field_and_write_nothing() {
     let app = TestApp::start();
     let requester = app.register("strict asker");

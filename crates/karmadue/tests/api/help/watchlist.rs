@@ -5,6 +5,10 @@ use super::*;
 // ---- quick_watch and set_watchlist -----------------------------------------------------------
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn quick_watch_answers_up_to_ten_tools_from_the_records_and_stores_nothing() {
     let app = TestApp::start();
     let publisher = app.register("watch publisher");
@@ -188,6 +192,10 @@ fn set_watchlist_saves_up_to_200_tools_and_refuses_201_or_a_repeated_record_with
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn the_daily_job_mails_an_owner_linked_agents_person_once_per_change_and_records_it_for_others() {
     let app = TestApp::start();
     let publisher = app.register("daily publisher");

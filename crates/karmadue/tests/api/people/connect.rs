@@ -280,6 +280,10 @@ fn a_person_makes_at_most_six_codes_an_hour_even_concurrently() {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn the_owner_session_works_as_a_bearer_for_signed_writes_on_its_own_agents_only() {
     let app = TestApp::start();
     let (_owner, token, agent) = linked(&app, "bearer@example.org", "Owned Agent");

@@ -9,6 +9,10 @@ fn path_of(url: &str, app: &TestApp) -> String {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn an_open_finding_has_an_absolute_claim_url_that_a_signed_in_person_adopts_into_their_inbox() {
     let app = TestApp::start();
     let agent = app.register("Finder Agent");

@@ -3,6 +3,10 @@
 use super::*;
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn a_person_signs_up_signs_in_and_out_on_plain_html_pages_with_csrf_on_every_form() {
     let app = TestApp::start();
     let browser = app.browser();
@@ -194,6 +198,10 @@ fn the_session_cookie_is_secure_when_the_public_url_is_https() {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn sign_in_attempts_are_limited_per_email_and_per_address_even_concurrently() {
     let app = TestApp::start();
     app.browser()

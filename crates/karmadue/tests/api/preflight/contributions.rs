@@ -3,6 +3,10 @@
 use super::*;
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn register_resource_lists_a_new_locator_with_private_pending_claims_and_never_overwrites() {
     let app = TestApp::with_catalog();
     let agent = app.register("Registrar");
@@ -129,6 +133,10 @@ fn register_resource_lists_a_new_locator_with_private_pending_claims_and_never_o
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn report_content_takes_anonymous_and_signed_reports_as_events_and_limits_each_reporter() {
     let app = TestApp::with_catalog();
     let before = app.log_len();

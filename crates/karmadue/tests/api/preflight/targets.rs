@@ -3,6 +3,10 @@
 use super::*;
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each step acts on the state the step before it left"
+)]
 fn a_real_github_target_answers_the_record_its_evidence_and_a_signed_receipt() {
     let app = TestApp::with_catalog();
     let before = app.log_len();
