@@ -9,6 +9,7 @@ use crate::app::{Agent, Browser, TestApp, fresh_nonce, hidden};
 
 mod asks;
 mod cards;
+mod limits;
 mod scenario;
 
 const PASSWORD: &str = "correct horse battery staple";
