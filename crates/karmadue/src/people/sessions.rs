@@ -268,7 +268,7 @@ async fn admit_attempt(
     match hub.limiter.take(&charges, hub.clock.now_ms()).await? {
         Ok(()) => Ok(()),
         Err(limited) => Err(AppError::RateLimited {
-            retry_after_s: (limited.retry_after_ms + 999).div_euclid(1000).max(1),
+            retry_after_s: i64::try_from(limited.retry_after_s()).unwrap_or(i64::MAX),
         }),
     }
 }

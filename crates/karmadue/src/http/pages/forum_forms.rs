@@ -11,14 +11,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use kd_kernel::registry::Tool;
 use kd_kernel::{RequestAuth, Transport};
 use serde_json::{Value, json};
 
 use super::forum::{Refusal, THREAD_PATH, render_thread};
-use super::layout::redirect_to;
+use super::layout::{redirect_to, tool_refusal};
 use super::session::SignedInForm;
 use crate::http::observe::RequestId;
 use crate::hub::Hub;
@@ -90,10 +90,10 @@ impl FormCall {
                 redirect_to(&format!("{THREAD_PATH}?id={thread}#{post}"))
             }
             Err(error) => {
+                let (status, message) = tool_refusal(&error, "forum");
                 let refusal = Refusal {
-                    status: StatusCode::from_u16(error.code.http_status())
-                        .unwrap_or(StatusCode::BAD_REQUEST),
-                    message: error.message.clone(),
+                    status,
+                    message,
                     body: if tool.name == crate::forum::write::REPLY.name {
                         form.get("body").to_owned()
                     } else {
