@@ -8,9 +8,10 @@ kd-mcp-v1 signing and the pass/fail count are python_receipts_client.py's).
 It checks, against a live hub:
 
 1. registration over REST, then signed writes (rename_agent, kd-mcp-v1 headers): each reply
-   carries a write receipt whose kd-log-receipt-v1 text, rebuilt from its fields (recipe, origin,
-   seq, row_hash, created_ms, key_id joined by LF), verifies with kd-passport-1 from
-   /.well-known/jwks.json, and names the reply's event_seq;
+   carries a write receipt (kd-log-batch-v1) whose batch text, rebuilt from its fields
+   (recipe, origin, first_seq, size, root, time_ms, key_id joined by LF), verifies with
+   kd-passport-1 from /.well-known/jwks.json, whose row's leaf is in the signed batch tree
+   (RFC 9162 inclusion at seq - first_seq), and which names the reply's event_seq;
 2. the checkpoint (GET /log/checkpoint, the tlog-tiles location, and /.well-known/kd-checkpoint):
    a signed note whose body is a tlog-checkpoint (origin, size, base64 root), whose signature
    line is under the origin as key name, with the 4-byte key hash of the C2SP verifier key
@@ -270,13 +271,22 @@ def signed_write(key: Ed25519PrivateKey, agent_id: str, passport: Ed25519PublicK
     args = {"agent_id": agent_id, "name": "tlog peer " + secrets.token_hex(5)}
     status, renamed = tool("rename_agent", args, signed_headers(key, "rename_agent", agent_id, args))
     receipt = renamed.get("receipt", {})
-    check("a signed rename_agent answers a receipt", status == 200 and isinstance(receipt, dict) and receipt.get("recipe") == "kd-log-receipt-v1", renamed)
-    text = "\n".join(["kd-log-receipt-v1", receipt["origin"], str(receipt["seq"]), receipt["row_hash"], str(receipt["created_ms"]), receipt["key_id"]])
-    check("the receipt's text rebuilt from its fields is the hub's", text == receipt["signed_text"], (text, receipt["signed_text"]))
+    check("a signed rename_agent answers a receipt", status == 200 and isinstance(receipt, dict) and receipt.get("recipe") == "kd-log-batch-v1", renamed)
+    batch = receipt["batch"]
+    text = "\n".join(["kd-log-batch-v1", receipt["origin"], str(batch["first_seq"]), str(batch["size"]), batch["root"], str(batch["time_ms"]), batch["key_id"]])
+    check("the batch's text rebuilt from its fields is the hub's", text == batch["signed_text"], (text, batch["signed_text"]))
     check("the receipt names the write's event_seq and the log's origin", receipt["seq"] == renamed["data"]["event_seq"] and receipt["origin"] == origin, receipt)
-    check("the receipt's signature verifies with kd-passport-1", verifies(passport, text, receipt["signature"]))
-    forged = text.replace(receipt["row_hash"], "0" * 64)
-    check("a receipt with another row hash does not verify", not verifies(passport, forged, receipt["signature"]))
+    check("the batch's signature verifies with kd-passport-1", verifies(passport, text, batch["signature"]))
+    forged = text.replace(batch["root"], base64.b64encode(bytes(32)).decode())
+    check("a batch text with another root does not verify", not verifies(passport, forged, batch["signature"]))
+    index = receipt["seq"] - batch["first_seq"]
+    leaf = leaf_hash(bytes.fromhex(receipt["row_hash"]))
+    path = [base64.b64decode(h) for h in receipt["path"]]
+    batch_root = base64.b64decode(batch["root"])
+    check("the receipt's index is its seq's place in the batch", index == receipt["index"] and 0 <= index < batch["size"], receipt)
+    check("the row's leaf is in the signed batch tree (RFC 9162 2.1.3.2)", verify_inclusion(index, batch["size"], leaf, path, batch_root))
+    other = leaf_hash(bytes.fromhex("0" * 64))
+    check("another row's leaf is not", not verify_inclusion(index, batch["size"], other, path, batch_root))
     return receipt
 
 

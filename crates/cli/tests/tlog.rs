@@ -85,16 +85,21 @@ fn checkpoints_receipts_the_monitor_and_ledger_verify_hold_the_hub_to_its_log() 
     let receipt = &renamed["receipt"];
     let seq = renamed["data"]["event_seq"].as_u64().unwrap();
     assert_eq!(receipt["seq"].as_u64(), Some(seq), "{renamed}");
-    assert_eq!(receipt["recipe"], "kd-log-receipt-v1");
-    let text = receipt["signed_text"].as_str().unwrap();
+    assert_eq!(receipt["recipe"], "kd-log-batch-v1");
+    let text = receipt["batch"]["signed_text"].as_str().unwrap();
     assert!(text.starts_with(&format!(
-        "kd-log-receipt-v1\n{}\n{seq}\n",
+        "kd-log-batch-v1\n{}\n{seq}\n1\n",
         kd_core::tlog::note::origin_of(&hub.url)
     )));
     let key = kd_core::keys::ServerKey::load(&data.join("keys"), kd_core::keys::PASSPORT_KEY_ID)
         .unwrap()
         .unwrap();
-    assert!(key.verify_text(text, receipt["signature"].as_str().unwrap()));
+    let verifier = kd_core::tlog::receipt::Verifier {
+        key_id: key.key_id(),
+        public_key: &key.public_key_bytes(),
+    };
+    let signed = kd_core::tlog::receipt::verify_receipt(verifier, receipt).unwrap();
+    assert_eq!((signed.first_seq, signed.size), (i64::try_from(seq).unwrap(), 1));
 
     let first = checkpoint(&hub, events(&data));
     let state = dir.path().join("monitor.txt");

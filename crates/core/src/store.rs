@@ -84,6 +84,7 @@ pub struct WriteTxn<'c> {
     now_ms: i64,
     appended: Vec<EventRow>,
     epoch: u64,
+    batch: &'c crate::tlog::receipt::BatchSlot,
 }
 
 impl<'c> WriteTxn<'c> {
@@ -95,6 +96,14 @@ impl<'c> WriteTxn<'c> {
     /// The time this job started, Unix milliseconds (from the store's clock).
     pub fn now_ms(&self) -> i64 {
         self.now_ms
+    }
+
+    /// Where the writer leaves this job's batch once it is committed with the transparency log
+    /// on: the rows every kept job of the batch appended, from which a write receipt is made
+    /// ([`crate::tlog::receipt::Batch::receipt`]). Empty until the batch commits; stays empty
+    /// when the log is off or the job's batch failed.
+    pub fn batch_slot(&self) -> crate::tlog::receipt::BatchSlot {
+        std::sync::Arc::clone(self.batch)
     }
 
     /// Appends one event to the global log, linked to the previous row.

@@ -28,8 +28,8 @@ pub struct Ctx {
     pub written: Arc<std::sync::Mutex<Option<Written>>>,
 }
 
-/// The event a signed write appended: what its receipt (kd-log-receipt-v1) names.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The event a signed write appended: what its receipt (kd-log-batch-v1) names.
+#[derive(Debug, Clone)]
 pub struct Written {
     /// The event's seq.
     pub seq: i64,
@@ -37,6 +37,8 @@ pub struct Written {
     pub row_hash: String,
     /// Its time, Unix milliseconds.
     pub created_ms: i64,
+    /// The writer batch it was committed in, once committed with the transparency log on.
+    pub batch: kd_core::tlog::receipt::BatchSlot,
 }
 
 impl Ctx {
@@ -89,6 +91,7 @@ impl Ctx {
                     seq: event.seq,
                     row_hash: event.row_hash.clone(),
                     created_ms: event.created_ms,
+                    batch: txn.batch_slot(),
                 });
             }
             Ok(result)

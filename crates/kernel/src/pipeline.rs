@@ -255,14 +255,13 @@ impl Kernel {
         let written = written.lock().ok().and_then(|slot| slot.clone());
         // No receipt from a hub that keeps no transparency log (kd-bench's baseline).
         let written = written.filter(|_| self.config.transparency);
-        let receipt = written.map(|event| {
-            kd_core::tlog::receipt::receipt(
+        // One signature per writer batch, made by the first of its writes to get here.
+        let receipt = written.and_then(|event| {
+            event.batch.get()?.receipt(
                 &self.passport_key,
                 &kd_core::tlog::note::origin_of(&self.config.public_url),
                 &self.config.public_url,
                 event.seq,
-                &event.row_hash,
-                event.created_ms,
             )
         });
         Ok(Answer {

@@ -44,7 +44,7 @@ pub struct Answer {
     pub untrusted: Vec<Value>,
     /// The tool declares free text (so `untrusted_content` is shown even when empty).
     pub lifts: bool,
-    /// The write receipt (kd-log-receipt-v1, `kd_core::tlog::receipt`) of an acknowledged signed
+    /// The write receipt (kd-log-batch-v1, `kd_core::tlog::receipt`) of an acknowledged signed
     /// write: the reply's top-level `receipt`.
     pub receipt: Option<Value>,
 }

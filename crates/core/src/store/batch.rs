@@ -89,6 +89,7 @@ fn run_batch(
     let mut appended = Vec::new();
     let size = batch.len();
     let mut kept: u64 = 0;
+    let slot = crate::tlog::receipt::BatchSlot::default();
     if let Err(error) = dialect::begin_write(conn) {
         tracing::error!(%error, "could not begin a write batch");
         // Dropping the jobs unrun tells each caller the store failed.
@@ -119,6 +120,7 @@ fn run_batch(
             now_ms: clock.now_ms(),
             appended: Vec::new(),
             epoch: *epoch,
+            batch: &slot,
         };
         let (ok, finish) = job(&mut txn);
         let rows = std::mem::take(&mut txn.appended);
@@ -152,9 +154,19 @@ fn run_batch(
     }
     // The transparency log covers every row committed with it (kd_core::tlog).
     let extended = tree.map(|tree| tree.extend(conn, &appended, head.seq));
-    if let Some(Err(error)) = extended {
-        tracing::error!(%error, "extending the transparency log failed");
-        return (finishes, Err(error.to_string()));
+    match extended {
+        Some(Err(error)) => {
+            tracing::error!(%error, "extending the transparency log failed");
+            return (finishes, Err(error.to_string()));
+        }
+        // The batch's rows, for its jobs' receipts (signed later, once, off this thread).
+        Some(Ok(_)) if !appended.is_empty() => {
+            let first_seq = appended[0].seq;
+            let rows = appended.into_iter().map(|row| row.row_hash).collect();
+            let batch = crate::tlog::receipt::Batch::new(first_seq, rows, clock.now_ms());
+            let _ = slot.set(std::sync::Arc::new(batch));
+        }
+        _ => {}
     }
     (finishes, commit_batch(conn, metrics, kept, size))
 }

@@ -500,3 +500,82 @@ fn a_schema_18_tree_of_hex_hashes_verifies_and_migrates_to_raw_bytes() {
         check::check(&conn, None).unwrap().unwrap();
     }
 }
+
+/// Decision 258: the jobs the writer commits in one batch share one [`super::receipt::Batch`]
+/// over the rows they kept (a refused job's row is no leaf), signed once; each job's receipt
+/// proves its row under the batch root, which is RFC 6962's root over exactly those rows.
+#[test]
+fn the_jobs_of_one_batch_share_one_signed_batch_over_the_rows_they_kept() {
+    use super::receipt::{self, BatchSlot, Verifier};
+    let dir = tempfile::tempdir().unwrap();
+    for location in locations(dir.path()) {
+        let store = Store::open_at(
+            &location,
+            Arc::new(ManualClock::new(1_000)),
+            StoreMetrics::default(),
+        )
+        .unwrap();
+        append(&store, 0, 3);
+        let rt = runtime();
+        let written: Vec<Result<(i64, BatchSlot), StoreError>> = rt.block_on(async {
+            // The first job holds the writer while the next five queue: they are one batch.
+            let blocker = store.write(|txn| {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                let row = txn.append(test_event(10))?;
+                Ok::<_, StoreError>((row.seq, txn.batch_slot()))
+            });
+            let queued: Vec<_> = (11..16)
+                .map(|n| {
+                    let store = store.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        store
+                            .write(move |txn| {
+                                let row = txn.append(test_event(n))?;
+                                if n == 13 {
+                                    return Err(StoreError::Invalid("refused".into()));
+                                }
+                                Ok((row.seq, txn.batch_slot()))
+                            })
+                            .await
+                            .unwrap()
+                    })
+                })
+                .collect();
+            let mut all = vec![blocker.await.unwrap()];
+            for handle in queued {
+                all.push(handle.await.unwrap());
+            }
+            all
+        });
+        let mut kept: Vec<(i64, BatchSlot)> =
+            written.into_iter().filter_map(Result::ok).collect();
+        kept.sort_by_key(|(seq, _)| *seq);
+        assert_eq!(kept.len(), 5, "{location:?}");
+        let (seqs, slots): (Vec<i64>, Vec<BatchSlot>) = kept.into_iter().unzip();
+        assert_eq!(seqs, vec![4, 5, 6, 7, 8], "the refused row's seq was reused");
+        let batch = slots[1].get().unwrap();
+        assert!(slots[1..].iter().all(|slot| Arc::ptr_eq(slot.get().unwrap(), batch)));
+        assert!(!Arc::ptr_eq(slots[0].get().unwrap(), batch));
+        let signer = key();
+        let public_key = signer.public_key_bytes();
+        let verifier = Verifier {
+            key_id: signer.key_id(),
+            public_key: &public_key,
+        };
+        let receipts: Vec<_> = seqs[1..]
+            .iter()
+            .map(|seq| batch.receipt(&signer, ORIGIN, "https://hub.example", *seq).unwrap())
+            .collect();
+        store.close();
+        let conn = Connection::open(&location).unwrap();
+        let all = rows(&conn);
+        for receipt in &receipts {
+            assert_eq!(receipt["batch"], receipts[0]["batch"]);
+            let signed = receipt::verify_receipt(verifier, receipt).unwrap();
+            assert_eq!((signed.first_seq, signed.size, signed.time_ms), (5, 4, 1_000));
+            assert_eq!(signed.root, root_of(&all[4..8]));
+        }
+        assert!(batch.receipt(&signer, ORIGIN, "https://h", 4).is_none());
+    }
+}

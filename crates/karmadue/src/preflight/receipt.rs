@@ -214,32 +214,37 @@ mod tests {
             signed_text: text,
         };
         assert!(preflight.verifies(&key));
-        let as_log =
-            kd_core::tlog::receipt::verify(&key, &preflight.signed_text, &preflight.signature);
+        let public_key = key.public_key_bytes();
+        let verifier = kd_core::tlog::receipt::Verifier {
+            key_id: key.key_id(),
+            public_key: &public_key,
+        };
+        let as_log = kd_core::tlog::receipt::verify_text(
+            verifier,
+            &preflight.signed_text,
+            &preflight.signature,
+        );
         assert_eq!(as_log, None);
 
         let hash = "ab".repeat(32);
-        let write = kd_core::tlog::receipt::receipt(
-            &key,
-            "hub.example/kd-log",
-            "https://hub.example",
-            7,
-            &hash,
-            1_791_700_000_000,
-        );
+        let batch = kd_core::tlog::receipt::Batch::new(7, vec![hash], 1_791_700_000_000);
+        let write = batch
+            .receipt(&key, "hub.example/kd-log", "https://hub.example", 7)
+            .unwrap();
         let (text, signature) = (
-            write["signed_text"].as_str().unwrap(),
-            write["signature"].as_str().unwrap(),
+            write["batch"]["signed_text"].as_str().unwrap(),
+            write["batch"]["signature"].as_str().unwrap(),
         );
-        assert!(kd_core::tlog::receipt::verify(&key, text, signature).is_some());
-        // The write receipt's six lines laid into a pre-flight receipt's fields.
+        assert!(kd_core::tlog::receipt::verify_text(verifier, text, signature).is_some());
+        // The write batch's seven lines laid into a pre-flight receipt's fields.
         let lines: Vec<&str> = text.split('\n').collect();
+        assert_eq!(lines.len(), 7);
         let forged = Receipt {
             receipt_id: lines[1].into(),
             resource_id: lines[2].into(),
             version: Some(lines[3].into()),
             commit: Some(lines[4].into()),
-            agent_id: Some(lines[5].into()),
+            agent_id: Some(lines[6].into()),
             signed_text: text.into(),
             signature: signature.into(),
             ..preflight
@@ -250,8 +255,8 @@ mod tests {
             lines[2],
             Some(lines[3]),
             Some(lines[4]),
-            7,
-            Some(lines[5]),
+            lines[5].parse::<i64>().unwrap() / 1000,
+            Some(lines[6]),
         );
         assert!(!key.verify_text(&rebuilt, signature));
     }

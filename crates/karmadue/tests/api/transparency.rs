@@ -68,6 +68,19 @@ fn rename(app: &TestApp, agent: &crate::app::Agent, name: &str) -> Value {
         json!({ "agent_id": agent.agent_id, "name": name }),
     );
     assert_eq!(renamed["ok"], true, "{renamed}");
+    // Decision 258: the receipt proves the write's row under its batch's signed root.
+    if let Some(receipt) = renamed.get("receipt") {
+        let public_key = hub_key(app);
+        let verifier = tlog::receipt::Verifier {
+            key_id: "kd-passport-1",
+            public_key: &public_key,
+        };
+        let signed = tlog::receipt::verify_receipt(verifier, receipt).unwrap();
+        assert_eq!(receipt["seq"], renamed["data"]["event_seq"], "{renamed}");
+        assert_eq!(signed.origin, note::origin_of(&app.base));
+        let seq = receipt["seq"].as_i64().unwrap();
+        assert!(signed.first_seq <= seq && seq < signed.first_seq + signed.size as i64);
+    }
     renamed
 }
 
