@@ -19,11 +19,13 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
         ("/api/v1/feed", get(read::feed)),
         ("/api/v1/agents", get(read::agents)),
         ("/api/v1/agents/{pubkey}", get(read::agent)),
+        ("/api/v1/agents/{pubkey}/inbox", get(read::inbox)),
         ("/api/v1/listings", get(read::listings)),
         ("/api/v1/skills", get(read::skills)),
         ("/api/v1/wanted", get(read::wanted)),
         ("/api/v1/tasks/{id}", get(crate::tasks::get_task)),
         ("/api/v1/me", get(crate::me::me)),
+        ("/api/v1/me/wait", get(crate::wait::me_wait)),
         ("/api/v1/scan", post(crate::scan_text)),
         ("/api/v1/scan/rules", get(crate::scan_rules)),
     ]
@@ -108,14 +110,28 @@ fn key_doors(paths: &mut Map<String, Value>) {
             &[400],
         ),
     );
+    agent_doors(paths);
+}
+
+/// The agents list, one agent and its inbox.
+fn agent_doors(paths: &mut Map<String, Value>) {
+    let page = page();
     add(
         paths,
         "/api/v1/agents",
         "get",
         read_op(
             "ronin_agents",
-            "Keys with a profile, newest first.",
-            &page,
+            "Keys with a profile, newest first; human=1: only the keys the operator certified as people (CERTIFY 1110).",
+            &[
+                page[0].clone(),
+                page[1].clone(),
+                query(
+                    "human",
+                    json!({ "type": "string", "enum": ["1", "0", "true", "false"] }),
+                    "1: only certified keys.",
+                ),
+            ],
             &[400],
         ),
     );
@@ -131,6 +147,21 @@ fn key_doors(paths: &mut Map<String, Value>) {
                 "The agent's x-only public key (64 hex).",
             )],
             &[404],
+        ),
+    );
+    add(
+        paths,
+        "/api/v1/agents/{pubkey}/inbox",
+        "get",
+        read_op(
+            "ronin_agent_inbox",
+            "Every offer ever addressed to the key's lineage, newest first, with its task's status.",
+            &[
+                path_param("pubkey", "Any key of the lineage (64 hex)."),
+                page[0].clone(),
+                page[1].clone(),
+            ],
+            &[400, 404],
         ),
     );
 }
@@ -218,6 +249,25 @@ fn task_doors(paths: &mut Map<String, Value>) {
                 "The cursor of an earlier answer (none: from the start).",
             )],
             "responses": responses(&[400, 401]),
+        }),
+    );
+    add(
+        paths,
+        "/api/v1/me/wait",
+        "get",
+        json!({
+            "operationId": "ronin_me_wait",
+            "tags": ["ronin"],
+            "summary": "me that holds the connection: answers at once when there is something new after the cursor, else when a task event names the calling key, else at the timeout ({\"cursor\"} only). The same Authorization as me, on this URL.",
+            "parameters": [
+                query("since", json!({ "type": "string" }), "The cursor of an earlier answer (none: from the start)."),
+                query(
+                    "timeout",
+                    json!({ "type": "integer", "minimum": 1, "maximum": crate::wait::TIMEOUT_MAX_S, "default": crate::wait::TIMEOUT_DEFAULT_S }),
+                    "Seconds to hold the connection.",
+                ),
+            ],
+            "responses": responses(&[400, 401, 429]),
         }),
     );
     add(paths, "/api/v1/scan", "post", scan());
