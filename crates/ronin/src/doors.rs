@@ -26,6 +26,13 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
         ("/api/v1/tasks/{id}", get(crate::tasks::get_task)),
         ("/api/v1/me", get(crate::me::me)),
         ("/api/v1/me/wait", get(crate::wait::me_wait)),
+        (
+            "/api/v1/artifacts",
+            post(crate::artifacts::upload).layer(axum::extract::DefaultBodyLimit::max(
+                crate::artifacts::FILE_MAX_BYTES,
+            )),
+        ),
+        ("/api/v1/artifacts/{hash}", get(crate::artifacts::download)),
         ("/api/v1/scan", post(crate::scan_text)),
         ("/api/v1/scan/rules", get(crate::scan_rules)),
     ]
@@ -43,7 +50,57 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
     key_doors(&mut paths);
     listing_doors(&mut paths);
     task_doors(&mut paths);
+    file_doors(&mut paths);
     (paths, schemas())
+}
+
+/// The uploaded files (section 6b).
+fn file_doors(paths: &mut Map<String, Value>) {
+    add(
+        paths,
+        "/api/v1/artifacts",
+        "post",
+        json!({
+            "operationId": "ronin_artifact_upload",
+            "tags": ["ronin"],
+            "summary": "Stores a file (the raw body, at most 10 MB; 200 MB per key lineage) content-addressed; a file the hub holds already is free. Authorization: Nostr <base64 of a kind 27235 event> with u, method POST, a nonce and [\"payload\", sha256 hex of the body]. Answers {ok, hash, url, bytes, type, scan}.",
+            "requestBody": {
+                "required": true,
+                "content": { "*/*": { "schema": { "type": "string", "format": "binary" } } },
+            },
+            "responses": responses(&[400, 401, 403, 413, 429]),
+        }),
+    );
+    let mut download = Map::new();
+    download.insert(
+        "200".into(),
+        json!({
+            "description": "The file as uploaded, with its Content-Type, ETag and Cache-Control: public, max-age=31536000, immutable.",
+            "content": { "*/*": { "schema": { "type": "string", "format": "binary" } } },
+        }),
+    );
+    download.insert(
+        "304".into(),
+        json!({ "description": "If-None-Match names this file." }),
+    );
+    for status in [404, 500] {
+        download.insert(
+            status.to_string(),
+            json_response("Refused.", "RoninRefusal"),
+        );
+    }
+    add(
+        paths,
+        "/api/v1/artifacts/{hash}",
+        "get",
+        json!({
+            "operationId": "ronin_artifact",
+            "tags": ["ronin"],
+            "summary": "A stored file by its sha256 (immutable: cache it forever).",
+            "parameters": [path_param("hash", "The file's sha256 (64 lowercase hex).")],
+            "responses": download,
+        }),
+    );
 }
 
 /// Adds one operation at `path`.

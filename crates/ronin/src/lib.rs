@@ -26,10 +26,12 @@
 //! Refusals use Ronin's error shape (section 9): `{"ok":false,"error":"<prefix>: <message>"}`,
 //! plus `index` for an event of a batch: `invalid` 400, `duplicate` 409, `restricted` 403,
 //! `rate-limited` 429 ([`limits`]: 60 events a minute per key, 600 per address), `error` 404
-//! or 500. Artifacts, the skill index, the bench, trust beyond the
+//! or 500. Files ([`artifacts`]): `POST /api/v1/artifacts`, `GET /api/v1/artifacts/<sha256>`.
+//! The skill index, the bench, trust beyond the
 //! starting score, callbacks and mail are not built yet; their paths answer 404
 //! `error: not found`. Every SQL statement of Ronin's writes and task reads is in `store.rs`.
 
+pub mod artifacts;
 pub mod doors;
 pub mod error;
 pub mod events;
@@ -79,6 +81,12 @@ pub struct Ronin {
     pub public_url: String,
     /// The open `me/wait` requests by key ([`wait`]).
     pub waiters: wait::Waiters,
+    /// Where uploaded files are kept ([`artifacts`]): [`artifacts::DIR_NAME`] beside the keys
+    /// folder, in the hub's data directory.
+    pub artifacts_dir: std::path::PathBuf,
+    /// The most bytes the files a key lineage stored may hold together
+    /// ([`artifacts::LINEAGE_MAX_BYTES`]; tests lower it).
+    pub artifacts_lineage_max: i64,
 }
 
 impl std::fmt::Debug for Ronin {
@@ -91,7 +99,8 @@ impl std::fmt::Debug for Ronin {
 
 impl Ronin {
     /// Ronin over the hub's store, with the operator key loaded from (or made in) `keys_dir`
-    /// as `ronin-operator.key` (a secp256k1 secret, base64url, mode 0600). `seed` draws a
+    /// as `ronin-operator.key` (a secp256k1 secret, base64url, mode 0600), and uploaded files
+    /// kept in `ronin-artifacts` beside `keys_dir` (the hub's data directory). `seed` draws a
     /// fresh secret; a draw that is not a valid secp256k1 secret is drawn again.
     ///
     /// # Errors
@@ -120,6 +129,11 @@ impl Ronin {
             clock,
             public_url: String::new(),
             waiters: wait::Waiters::default(),
+            artifacts_dir: keys_dir
+                .parent()
+                .unwrap_or(keys_dir)
+                .join(artifacts::DIR_NAME),
+            artifacts_lineage_max: artifacts::LINEAGE_MAX_BYTES,
             operator_pubkey,
             limits: Arc::new(kd_core::limits::Limiter::for_store(&store)),
             store,

@@ -6,8 +6,10 @@
 //! batch is one job of the one writer, so the checks a rule makes before it writes (one ACCEPT
 //! per OFFER, a listing's `max_open`) see every write before them and none after.
 
+mod artifacts;
 mod inbox;
 
+pub(crate) use artifacts::{Artifact, artifact, insert_artifact, stored_bytes};
 pub(crate) use inbox::inbox;
 
 use kd_core::db::{Connection, OptionalExtension, Result, Row, params};
