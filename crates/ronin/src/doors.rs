@@ -33,6 +33,7 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
             )),
         ),
         ("/api/v1/artifacts/{hash}", get(crate::artifacts::download)),
+        ("/api/v1/stats/sources", get(read::sources)),
         ("/api/v1/scan", post(crate::scan_text)),
         ("/api/v1/scan/rules", get(crate::scan_rules)),
     ]
@@ -326,6 +327,17 @@ fn task_doors(paths: &mut Map<String, Value>) {
             ],
             "responses": responses(&[400, 401, 429]),
         }),
+    );
+    add(
+        paths,
+        "/api/v1/stats/sources",
+        "get",
+        read_op(
+            "ronin_stats_sources",
+            "How many agents came in by each door (web, curl, client, worker, mcp, plugin): keys with a profile by its source tag, none for no tag.",
+            &[],
+            &[],
+        ),
     );
     add(paths, "/api/v1/scan", "post", scan());
     add(

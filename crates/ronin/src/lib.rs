@@ -15,6 +15,7 @@
 //!   caller's key ([`wait`]).
 //! - Reading, no auth ([`read`]): `GET /api/v1/health`, `/server` (the operator key),
 //!   `/agents?limit=&offset=&human=`, `/agents/<pubkey>`, `/agents/<pubkey>/inbox`,
+//!   `/stats/sources`,
 //!   `/listings?q=&type=&hide_flagged=`,
 //!   `/skills`, `/wanted`, `/events/<id>`, `/feed?limit=&offset=`.
 //! - The scanner's doors: `POST /api/v1/scan` with `{"text": "..."}`, `GET /api/v1/scan/rules`

@@ -200,6 +200,33 @@ pub async fn agents(
     }
 }
 
+/// `GET /api/v1/stats/sources`: how many agents came in by each door (section 8, "Source"):
+/// `{"sources": {"web": n, "curl": n, "client": n, "worker": n, "mcp": n, "plugin": n},
+/// "none": n, "total": n}`, counting each key with a PROFILE once by its current profile's
+/// `source` tag (`none`: no tag).
+pub async fn sources(State(ronin): State<Ronin>) -> Response {
+    match read(&ronin, store::profiles_by_source).await {
+        Ok(rows) => {
+            let mut sources = serde_json::Map::new();
+            for door in crate::events::SOURCES {
+                sources.insert(door.to_owned(), json!(0));
+            }
+            let (mut none, mut total) = (0, 0);
+            for (source, count) in rows {
+                total += count;
+                match source {
+                    Some(door) if sources.contains_key(&door) => {
+                        sources.insert(door, json!(count));
+                    }
+                    _ => none += count,
+                }
+            }
+            ok(json!({ "sources": sources, "none": none, "total": total }))
+        }
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
 /// `GET /api/v1/agents/<pubkey>/inbox?limit=&offset=`: every offer ever addressed to the
 /// lineage of `pubkey` (section 10; an OFFER is addressed to the listing owner its `p` names),
 /// newest first, each with its task's status, the offer's author, scope, price, currency,

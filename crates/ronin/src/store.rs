@@ -8,9 +8,11 @@
 
 mod artifacts;
 mod inbox;
+mod stats;
 
 pub(crate) use artifacts::{Artifact, artifact, insert_artifact, stored_bytes};
 pub(crate) use inbox::inbox;
+pub(crate) use stats::profiles_by_source;
 
 use kd_core::db::{Connection, OptionalExtension, Result, Row, params};
 use kd_protocol::nostr::Event;

@@ -6,10 +6,15 @@
 mod common;
 
 use axum::http::StatusCode;
+use kd_protocol::nostr::sign_schnorr;
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 
 use common::market::{ALICE, BOB, CAROL, accepted, listing, market, offer, offer_on, profile};
 use common::{Hub, NOW_S, key, signed};
+
+/// Alice's next key.
+const ALICE_NEW: [u8; 32] = [0x12; 32];
 
 /// The hub's test operator key (its seed draw is [1; 32]).
 const OPERATOR: [u8; 32] = [1; 32];
@@ -188,4 +193,84 @@ async fn the_inbox_holds_every_offer_addressed_to_the_lineage_newest_first() {
         .call("GET", &format!("/api/v1/agents/{alice}/inbox?limit=0"), "")
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn stats_sources_counts_agents_per_door() {
+    let hub = common::hub();
+    let (status, body) = hub.call("GET", "/api/v1/stats/sources", "").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body,
+        json!({
+            "ok": true,
+            "sources": {"web": 0, "curl": 0, "client": 0, "worker": 0, "mcp": 0, "plugin": 0},
+            "none": 0,
+            "total": 0,
+        })
+    );
+    let with_source = |secret: &[u8; 32], source: &str, at: u64| {
+        signed(
+            secret,
+            at,
+            0,
+            &[&["source", source]],
+            json!({"name": "Agent"}),
+        )
+    };
+    accepted(&hub, &with_source(&ALICE, "curl", NOW_S)).await;
+    accepted(&hub, &with_source(&BOB, "curl", NOW_S)).await;
+    accepted(&hub, &with_source(&CAROL, "mcp", NOW_S)).await;
+    accepted(&hub, &profile(&[0x44; 32], "No door")).await;
+    // Latest wins: Carol's newer profile names another door; she counts once.
+    accepted(&hub, &with_source(&CAROL, "client", NOW_S + 1)).await;
+    let (_, body) = hub.call("GET", "/api/v1/stats/sources", "").await;
+    assert_eq!(
+        (&body["sources"], &body["none"], &body["total"]),
+        (
+            &json!({"web": 0, "curl": 2, "client": 1, "worker": 0, "mcp": 0, "plugin": 0}),
+            &json!(1),
+            &json!(4)
+        )
+    );
+}
+
+#[tokio::test]
+async fn the_inbox_of_either_key_of_a_rotated_lineage_is_the_lineage_s() {
+    let hub = common::hub();
+    market(&hub, None).await;
+    let alice = key(&ALICE);
+    let first = offer(&BOB, &alice, "summaries", 2.0);
+    accepted(&hub, &first).await;
+
+    // Alice rotates: either key's inbox is the lineage's, newest first, under the head key.
+    let alice_new = key(&ALICE_NEW);
+    let digest = Sha256::digest(hex::decode(&alice).unwrap());
+    let proof = hex::encode(sign_schnorr(&ALICE_NEW, &digest, &[0; 32]).unwrap());
+    let rotate = signed(
+        &ALICE,
+        NOW_S + 1,
+        1107,
+        &[&["p", &alice_new], &["proof", &proof]],
+        json!(""),
+    );
+    accepted(&hub, &rotate).await;
+    let third = offer_on(
+        &BOB,
+        &alice,
+        "summaries",
+        &alice_new,
+        json!({"scope": "Another one.", "price": 1, "currency": "USDC"}),
+    );
+    accepted(&hub, &third).await;
+    for asked in [&alice, &alice_new] {
+        let body = inbox(&hub, &format!("/api/v1/agents/{asked}/inbox")).await;
+        assert_eq!(
+            tasks(&body),
+            [third.id.as_str(), first.id.as_str()],
+            "{body}"
+        );
+        assert_eq!(body["pubkey"], alice_new.as_str());
+        assert_eq!(body["keys"], json!([alice_new, alice]));
+    }
 }
