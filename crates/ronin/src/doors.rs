@@ -19,11 +19,21 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
         ("/api/v1/feed", get(read::feed)),
         ("/api/v1/agents", get(read::agents)),
         ("/api/v1/agents/{pubkey}", get(read::agent)),
+        ("/api/v1/agents/{pubkey}/inbox", get(read::inbox)),
         ("/api/v1/listings", get(read::listings)),
         ("/api/v1/skills", get(read::skills)),
         ("/api/v1/wanted", get(read::wanted)),
         ("/api/v1/tasks/{id}", get(crate::tasks::get_task)),
         ("/api/v1/me", get(crate::me::me)),
+        ("/api/v1/me/wait", get(crate::wait::me_wait)),
+        (
+            "/api/v1/artifacts",
+            post(crate::artifacts::upload).layer(axum::extract::DefaultBodyLimit::max(
+                crate::artifacts::FILE_MAX_BYTES,
+            )),
+        ),
+        ("/api/v1/artifacts/{hash}", get(crate::artifacts::download)),
+        ("/api/v1/stats/sources", get(read::sources)),
         ("/api/v1/scan", post(crate::scan_text)),
         ("/api/v1/scan/rules", get(crate::scan_rules)),
     ]
@@ -41,7 +51,57 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
     key_doors(&mut paths);
     listing_doors(&mut paths);
     task_doors(&mut paths);
+    file_doors(&mut paths);
     (paths, schemas())
+}
+
+/// The uploaded files (section 6b).
+fn file_doors(paths: &mut Map<String, Value>) {
+    add(
+        paths,
+        "/api/v1/artifacts",
+        "post",
+        json!({
+            "operationId": "ronin_artifact_upload",
+            "tags": ["ronin"],
+            "summary": "Stores a file (the raw body, at most 10 MB; 200 MB per key lineage) content-addressed; a file the hub holds already is free. Authorization: Nostr <base64 of a kind 27235 event> with u, method POST, a nonce and [\"payload\", sha256 hex of the body]. Answers {ok, hash, url, bytes, type, scan}.",
+            "requestBody": {
+                "required": true,
+                "content": { "*/*": { "schema": { "type": "string", "format": "binary" } } },
+            },
+            "responses": responses(&[400, 401, 403, 413, 429]),
+        }),
+    );
+    let mut download = Map::new();
+    download.insert(
+        "200".into(),
+        json!({
+            "description": "The file as uploaded, with its Content-Type, ETag and Cache-Control: public, max-age=31536000, immutable.",
+            "content": { "*/*": { "schema": { "type": "string", "format": "binary" } } },
+        }),
+    );
+    download.insert(
+        "304".into(),
+        json!({ "description": "If-None-Match names this file." }),
+    );
+    for status in [404, 500] {
+        download.insert(
+            status.to_string(),
+            json_response("Refused.", "RoninRefusal"),
+        );
+    }
+    add(
+        paths,
+        "/api/v1/artifacts/{hash}",
+        "get",
+        json!({
+            "operationId": "ronin_artifact",
+            "tags": ["ronin"],
+            "summary": "A stored file by its sha256 (immutable: cache it forever).",
+            "parameters": [path_param("hash", "The file's sha256 (64 lowercase hex).")],
+            "responses": download,
+        }),
+    );
 }
 
 /// Adds one operation at `path`.
@@ -108,14 +168,28 @@ fn key_doors(paths: &mut Map<String, Value>) {
             &[400],
         ),
     );
+    agent_doors(paths);
+}
+
+/// The agents list, one agent and its inbox.
+fn agent_doors(paths: &mut Map<String, Value>) {
+    let page = page();
     add(
         paths,
         "/api/v1/agents",
         "get",
         read_op(
             "ronin_agents",
-            "Keys with a profile, newest first.",
-            &page,
+            "Keys with a profile, newest first; human=1: only the keys the operator certified as people (CERTIFY 1110).",
+            &[
+                page[0].clone(),
+                page[1].clone(),
+                query(
+                    "human",
+                    json!({ "type": "string", "enum": ["1", "0", "true", "false"] }),
+                    "1: only certified keys.",
+                ),
+            ],
             &[400],
         ),
     );
@@ -131,6 +205,21 @@ fn key_doors(paths: &mut Map<String, Value>) {
                 "The agent's x-only public key (64 hex).",
             )],
             &[404],
+        ),
+    );
+    add(
+        paths,
+        "/api/v1/agents/{pubkey}/inbox",
+        "get",
+        read_op(
+            "ronin_agent_inbox",
+            "Every offer ever addressed to the key's lineage, newest first, with its task's status.",
+            &[
+                path_param("pubkey", "Any key of the lineage (64 hex)."),
+                page[0].clone(),
+                page[1].clone(),
+            ],
+            &[400, 404],
         ),
     );
 }
@@ -219,6 +308,36 @@ fn task_doors(paths: &mut Map<String, Value>) {
             )],
             "responses": responses(&[400, 401]),
         }),
+    );
+    add(
+        paths,
+        "/api/v1/me/wait",
+        "get",
+        json!({
+            "operationId": "ronin_me_wait",
+            "tags": ["ronin"],
+            "summary": "me that holds the connection: answers at once when there is something new after the cursor, else when a task event names the calling key, else at the timeout ({\"cursor\"} only). The same Authorization as me, on this URL.",
+            "parameters": [
+                query("since", json!({ "type": "string" }), "The cursor of an earlier answer (none: from the start)."),
+                query(
+                    "timeout",
+                    json!({ "type": "integer", "minimum": 1, "maximum": crate::wait::TIMEOUT_MAX_S, "default": crate::wait::TIMEOUT_DEFAULT_S }),
+                    "Seconds to hold the connection.",
+                ),
+            ],
+            "responses": responses(&[400, 401, 429]),
+        }),
+    );
+    add(
+        paths,
+        "/api/v1/stats/sources",
+        "get",
+        read_op(
+            "ronin_stats_sources",
+            "How many agents came in by each door (web, curl, client, worker, mcp, plugin): keys with a profile by its source tag, none for no tag.",
+            &[],
+            &[],
+        ),
     );
     add(paths, "/api/v1/scan", "post", scan());
     add(

@@ -10,9 +10,13 @@
 //!   one event): `task` is the compact view of the task the batch's last task event touched
 //!   (`?full=1`: the whole view), `next` that event's signer's templates ([`tasks`]).
 //! - `GET /api/v1/tasks/<offer id>?as=<pubkey>`: the whole task view and `as`'s templates.
-//! - `GET /api/v1/me?since=<cursor>` with NIP-98 auth: the caller's new tasks ([`me`]).
+//! - `GET /api/v1/me?since=<cursor>` with NIP-98 auth: the caller's new tasks ([`me`]);
+//!   `GET /api/v1/me/wait?since=&timeout=1..55`, the same held until a task event names the
+//!   caller's key ([`wait`]).
 //! - Reading, no auth ([`read`]): `GET /api/v1/health`, `/server` (the operator key),
-//!   `/agents?limit=&offset=`, `/agents/<pubkey>`, `/listings?q=&type=&hide_flagged=`,
+//!   `/agents?limit=&offset=&human=`, `/agents/<pubkey>`, `/agents/<pubkey>/inbox`,
+//!   `/stats/sources`,
+//!   `/listings?q=&type=&hide_flagged=`,
 //!   `/skills`, `/wanted`, `/events/<id>`, `/feed?limit=&offset=`.
 //! - The scanner's doors: `POST /api/v1/scan` with `{"text": "..."}`, `GET /api/v1/scan/rules`
 //!   ([`kd_core::scanner`]).
@@ -23,10 +27,12 @@
 //! Refusals use Ronin's error shape (section 9): `{"ok":false,"error":"<prefix>: <message>"}`,
 //! plus `index` for an event of a batch: `invalid` 400, `duplicate` 409, `restricted` 403,
 //! `rate-limited` 429 ([`limits`]: 60 events a minute per key, 600 per address), `error` 404
-//! or 500. `me/wait`, artifacts, the skill index, the bench, trust beyond the
+//! or 500. Files ([`artifacts`]): `POST /api/v1/artifacts`, `GET /api/v1/artifacts/<sha256>`.
+//! The skill index, the bench, trust beyond the
 //! starting score, callbacks and mail are not built yet; their paths answer 404
 //! `error: not found`. Every SQL statement of Ronin's writes and task reads is in `store.rs`.
 
+pub mod artifacts;
 pub mod doors;
 pub mod error;
 pub mod events;
@@ -35,6 +41,7 @@ pub mod me;
 pub mod read;
 mod store;
 pub mod tasks;
+pub mod wait;
 
 pub use error::{Refusal, RoninError};
 
@@ -73,6 +80,14 @@ pub struct Ronin {
     /// The hub's public URL (scheme, host, port; no trailing slash): NIP-98's `u` tag is
     /// checked against it plus the path called ([`me`]). Empty until [`Ronin::with_public_url`].
     pub public_url: String,
+    /// The open `me/wait` requests by key ([`wait`]).
+    pub waiters: wait::Waiters,
+    /// Where uploaded files are kept ([`artifacts`]): [`artifacts::DIR_NAME`] beside the keys
+    /// folder, in the hub's data directory.
+    pub artifacts_dir: std::path::PathBuf,
+    /// The most bytes the files a key lineage stored may hold together
+    /// ([`artifacts::LINEAGE_MAX_BYTES`]; tests lower it).
+    pub artifacts_lineage_max: i64,
 }
 
 impl std::fmt::Debug for Ronin {
@@ -85,7 +100,8 @@ impl std::fmt::Debug for Ronin {
 
 impl Ronin {
     /// Ronin over the hub's store, with the operator key loaded from (or made in) `keys_dir`
-    /// as `ronin-operator.key` (a secp256k1 secret, base64url, mode 0600). `seed` draws a
+    /// as `ronin-operator.key` (a secp256k1 secret, base64url, mode 0600), and uploaded files
+    /// kept in `ronin-artifacts` beside `keys_dir` (the hub's data directory). `seed` draws a
     /// fresh secret; a draw that is not a valid secp256k1 secret is drawn again.
     ///
     /// # Errors
@@ -113,6 +129,12 @@ impl Ronin {
         Ok(Self {
             clock,
             public_url: String::new(),
+            waiters: wait::Waiters::default(),
+            artifacts_dir: keys_dir
+                .parent()
+                .unwrap_or(keys_dir)
+                .join(artifacts::DIR_NAME),
+            artifacts_lineage_max: artifacts::LINEAGE_MAX_BYTES,
             operator_pubkey,
             limits: Arc::new(kd_core::limits::Limiter::for_store(&store)),
             store,
@@ -217,6 +239,10 @@ pub(crate) async fn post_events(
         .map_err(|refusal| if single { refusal.alone() } else { refusal })
     {
         Ok(accepted) => {
+            // After the commit: the waiters of the tasks' keys read the store again.
+            ronin
+                .waiters
+                .wake(accepted.touched.iter().map(String::as_str));
             let mut body = json!({
                 "ok": true,
                 "ids": accepted.ids,
@@ -241,9 +267,29 @@ async fn charge_limits(
     batch: &[events::Checked],
     extensions: &axum::http::Extensions,
 ) -> Result<(), Response> {
+    charge_writes(
+        ronin,
+        &batch
+            .iter()
+            .map(events::Checked::pubkey)
+            .collect::<Vec<_>>(),
+        extensions,
+    )
+    .await
+}
+
+/// Charges one write per entry of `signers` (a key may repeat) to each signer and to the
+/// caller's address (section 9: 60 a minute per key, 600 per address). `Err` is the answer,
+/// `rate-limited:` with `Retry-After`.
+pub(crate) async fn charge_writes(
+    ronin: &Ronin,
+    signers: &[&str],
+    extensions: &axum::http::Extensions,
+) -> Result<(), Response> {
+    let batch = signers;
     let mut charges: Vec<kd_core::limits::Charge> = Vec::new();
-    for checked in batch {
-        let key = format!("key:{}", checked.pubkey());
+    for signer in signers {
+        let key = format!("key:{signer}");
         match charges.iter_mut().find(|charge| charge.key == key) {
             Some(charge) => charge.cost += 1,
             None => charges.push(kd_core::limits::Charge::one(key, limits::PER_KEY)),

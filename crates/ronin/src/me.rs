@@ -28,12 +28,8 @@ pub const PAGE: usize = 20;
 /// How long a taken auth event id is remembered, in milliseconds (twice its 60 s window).
 pub const AUTH_KEEP_MS: i64 = 120_000;
 
-fn unauthorized(message: impl Into<String>) -> Response {
-    Refusal::unauthorized(message).into_response()
-}
-
 /// Reads `since`: absent or empty is the start; else a cursor this door gave.
-fn since(query: &HashMap<String, String>) -> Result<i64, Refusal> {
+pub(crate) fn since(query: &HashMap<String, String>) -> Result<i64, Refusal> {
     match query.get("since").map(String::as_str) {
         None | Some("") => Ok(0),
         Some(cursor) => cursor
@@ -44,6 +40,76 @@ fn since(query: &HashMap<String, String>) -> Result<i64, Refusal> {
     }
 }
 
+/// The URL a request was called at, as the public sees it: the hub's public URL, then the
+/// path and query as called (the mount included).
+fn public_url(ronin: &Ronin, uri: &axum::http::Uri) -> String {
+    let path = uri
+        .path_and_query()
+        .map_or_else(|| uri.path(), |path| path.as_str());
+    format!("{}{path}", ronin.public_url.trim_end_matches('/'))
+}
+
+/// Checks a request's NIP-98 `Authorization` (nothing is written): the exact URL, `method`,
+/// 60 s, the nonce, and the `payload` tag over `body` when `payload_required` (section 6b).
+/// Returns the verified auth event; take its id with [`take_auth`] before answering.
+///
+/// # Errors
+/// `unauthorized:` (401) naming the failed check.
+pub(crate) fn check_auth(
+    ronin: &Ronin,
+    uri: &axum::http::Uri,
+    headers: &HeaderMap,
+    method: &str,
+    body: &[u8],
+    payload_required: bool,
+) -> Result<kd_protocol::nostr::Event, Refusal> {
+    let url = public_url(ronin, uri);
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .ok_or_else(|| {
+            Refusal::unauthorized(
+                "Authorization must be \"Nostr <base64 of a signed kind 27235 event>\"",
+            )
+        })?;
+    let request = HttpRequest {
+        url: &url,
+        method,
+        body,
+        payload_required,
+        now_s: u64::try_from(ronin.clock.now_unix()).unwrap_or(0),
+    };
+    verify_http_auth(authorization, &request)
+        .map_err(|error| Refusal::unauthorized(error.to_string()))
+}
+
+/// Takes an auth event id once (the first write of an authenticated request).
+///
+/// # Errors
+/// `unauthorized: this auth event was used already`, or `error:` when the store fails.
+pub(crate) async fn take_auth(ronin: &Ronin, id: String) -> Result<(), Refusal> {
+    let now_ms = ronin.clock.now_ms();
+    let taken = ronin
+        .store
+        .write(move |txn| store::take_auth(txn.conn(), &id, now_ms, AUTH_KEEP_MS))
+        .await;
+    match taken {
+        Ok(Ok(true)) => Ok(()),
+        Ok(Ok(false)) => Err(Refusal::unauthorized("this auth event was used already")),
+        Ok(Err(error)) => Err(Refusal::server(error)),
+        Err(error) => Err(Refusal::server(error)),
+    }
+}
+
+/// What is new for `pubkey` after `since`, read off the async threads.
+pub(crate) async fn read_news(ronin: &Ronin, pubkey: String, since: i64) -> Result<Value, Refusal> {
+    ronin
+        .store
+        .read(move |conn| news(conn, &pubkey, since).map_err(kd_core::store::StoreError::from))
+        .await
+        .map_err(Refusal::server)
+}
+
 /// `GET /api/v1/me?since=`.
 pub async fn me(
     State(ronin): State<Ronin>,
@@ -51,53 +117,15 @@ pub async fn me(
     Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> Response {
-    let path = uri
-        .path_and_query()
-        .map_or_else(|| uri.path(), |path| path.as_str());
-    let url = format!("{}{path}", ronin.public_url.trim_end_matches('/'));
-    let Some(authorization) = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-    else {
-        return unauthorized(
-            "Authorization must be \"Nostr <base64 of a signed kind 27235 event>\"",
-        );
+    let answered = async {
+        let auth = check_auth(&ronin, &uri, &headers, "GET", b"", false)?;
+        let since = since(&query)?;
+        take_auth(&ronin, auth.id).await?;
+        read_news(&ronin, auth.pubkey, since).await
     };
-    let request = HttpRequest {
-        url: &url,
-        method: "GET",
-        body: b"",
-        payload_required: false,
-        now_s: u64::try_from(ronin.clock.now_unix()).unwrap_or(0),
-    };
-    let auth = match verify_http_auth(authorization, &request) {
-        Ok(auth) => auth,
-        Err(error) => return unauthorized(error.to_string()),
-    };
-    let since = match since(&query) {
-        Ok(since) => since,
-        Err(refusal) => return refusal.into_response(),
-    };
-    let id = auth.id.clone();
-    let now_ms = ronin.clock.now_ms();
-    let taken = ronin
-        .store
-        .write(move |txn| store::take_auth(txn.conn(), &id, now_ms, AUTH_KEEP_MS))
-        .await;
-    match taken {
-        Ok(Ok(true)) => {}
-        Ok(Ok(false)) => return unauthorized("this auth event was used already"),
-        Ok(Err(error)) => return Refusal::server(error).into_response(),
-        Err(error) => return Refusal::server(error).into_response(),
-    }
-    let pubkey = auth.pubkey;
-    let found = ronin
-        .store
-        .read(move |conn| news(conn, &pubkey, since).map_err(kd_core::store::StoreError::from))
-        .await;
-    match found {
+    match answered.await {
         Ok(body) => answer(StatusCode::OK, &body),
-        Err(error) => Refusal::server(error).into_response(),
+        Err(refusal) => refusal.into_response(),
     }
 }
 

@@ -152,19 +152,89 @@ fn agent_summary(row: &kd_core::db::Row<'_>) -> kd_core::db::Result<Value> {
         "name": row.get::<Option<String>>("name")?,
         "about": row.get::<Option<String>>("about")?,
         "human": row.get::<Option<bool>>("human")?.unwrap_or(false),
-        "certified": false,
+        "certified": row.get::<Option<bool>>("certified")?.unwrap_or(false),
         "status": row.get::<String>("status")?,
         "trust": { "score": STARTING_TRUST, "ratings": 0 },
     }))
 }
 
 const AGENT_SELECT: &str = "SELECT k.pubkey, k.status, p.name, p.about, p.human, p.source,
-        p.referred_by, p.event_id AS profile, k.first_seen_ms
-     FROM ronin_keys k LEFT JOIN ronin_profiles p ON p.pubkey = k.pubkey";
+        p.referred_by, p.event_id AS profile, k.first_seen_ms, c.human AS certified
+     FROM ronin_keys k LEFT JOIN ronin_profiles p ON p.pubkey = k.pubkey
+       LEFT JOIN ronin_certifications c ON c.pubkey = k.pubkey";
 
-/// `GET /api/v1/agents?limit=&offset=`: keys with a profile, newest first.
+/// Reads `human`: absent, empty, `0` or `false` lists every agent; `1` or `true` only the
+/// keys the operator certified as people (CERTIFY 1110 with `{"human": true}`, latest wins).
+fn human_only(query: &HashMap<String, String>) -> Result<bool, Refusal> {
+    match query.get("human").map(String::as_str) {
+        None | Some("" | "0" | "false") => Ok(false),
+        Some("1" | "true") => Ok(true),
+        Some(_) => Err(Refusal::invalid("human must be 1 or 0")),
+    }
+}
+
+/// `GET /api/v1/agents?limit=&offset=&human=`: keys with a profile, newest first; with
+/// `human=1` only the keys the operator certified (section 8, "People"), each
+/// `certified: true`.
 pub async fn agents(
     State(ronin): State<Ronin>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let ((limit, offset), human) =
+        match page(&query).and_then(|page| Ok((page, human_only(&query)?))) {
+            Ok(read) => read,
+            Err(refusal) => return refusal.into_response(),
+        };
+    let found = read(&ronin, move |conn| {
+        let mut statement = conn.prepare_cached(&format!(
+            "{AGENT_SELECT} WHERE p.pubkey IS NOT NULL AND (CAST(?3 AS BIGINT) = 0 OR c.human = 1)
+             ORDER BY k.first_seen_ms DESC, k.pubkey LIMIT CAST(?1 AS BIGINT) OFFSET ?2"
+        ))?;
+        let rows = statement.query_map(params![limit, offset, i64::from(human)], agent_summary)?;
+        rows.collect::<kd_core::db::Result<Vec<_>>>()
+    })
+    .await;
+    match found {
+        Ok(agents) => ok(json!({ "agents": agents, "limit": limit, "offset": offset })),
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+/// `GET /api/v1/stats/sources`: how many agents came in by each door (section 8, "Source"):
+/// `{"sources": {"web": n, "curl": n, "client": n, "worker": n, "mcp": n, "plugin": n},
+/// "none": n, "total": n}`, counting each key with a PROFILE once by its current profile's
+/// `source` tag (`none`: no tag).
+pub async fn sources(State(ronin): State<Ronin>) -> Response {
+    match read(&ronin, store::profiles_by_source).await {
+        Ok(rows) => {
+            let mut sources = serde_json::Map::new();
+            for door in crate::events::SOURCES {
+                sources.insert(door.to_owned(), json!(0));
+            }
+            let (mut none, mut total) = (0, 0);
+            for (source, count) in rows {
+                total += count;
+                match source {
+                    Some(door) if sources.contains_key(&door) => {
+                        sources.insert(door, json!(count));
+                    }
+                    _ => none += count,
+                }
+            }
+            ok(json!({ "sources": sources, "none": none, "total": total }))
+        }
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+/// `GET /api/v1/agents/<pubkey>/inbox?limit=&offset=`: every offer ever addressed to the
+/// lineage of `pubkey` (section 10; an OFFER is addressed to the listing owner its `p` names),
+/// newest first, each with its task's status, the offer's author, scope, price, currency,
+/// deadline and the scanner's verdict on the scope; `total` counts them all. 404 for a key
+/// never seen on this hub.
+pub async fn inbox(
+    State(ronin): State<Ronin>,
+    Path(pubkey): Path<String>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
     let (limit, offset) = match page(&query) {
@@ -172,16 +242,19 @@ pub async fn agents(
         Err(refusal) => return refusal.into_response(),
     };
     let found = read(&ronin, move |conn| {
-        let mut statement = conn.prepare_cached(&format!(
-            "{AGENT_SELECT} WHERE p.pubkey IS NOT NULL
-             ORDER BY k.first_seen_ms DESC, k.pubkey LIMIT CAST(?1 AS BIGINT) OFFSET ?2"
-        ))?;
-        let rows = statement.query_map(params![limit, offset], agent_summary)?;
-        rows.collect::<kd_core::db::Result<Vec<_>>>()
+        store::inbox(conn, &pubkey, limit, offset)
     })
     .await;
     match found {
-        Ok(agents) => ok(json!({ "agents": agents, "limit": limit, "offset": offset })),
+        Ok(Some((offers, total))) => ok(json!({
+            "pubkey": offers.pubkey,
+            "keys": offers.keys,
+            "offers": offers.items,
+            "total": total,
+            "limit": limit,
+            "offset": offset,
+        })),
+        Ok(None) => Refusal::not_found().into_response(),
         Err(refusal) => refusal.into_response(),
     }
 }

@@ -6,6 +6,14 @@
 //! batch is one job of the one writer, so the checks a rule makes before it writes (one ACCEPT
 //! per OFFER, a listing's `max_open`) see every write before them and none after.
 
+mod artifacts;
+mod inbox;
+mod stats;
+
+pub(crate) use artifacts::{Artifact, artifact, insert_artifact, stored_bytes};
+pub(crate) use inbox::inbox;
+pub(crate) use stats::profiles_by_source;
+
 use kd_core::db::{Connection, OptionalExtension, Result, Row, params};
 use kd_protocol::nostr::Event;
 use serde_json::Value;

@@ -93,7 +93,20 @@ fn add_full(conn: &Connection, task: &Task, view: &mut Value) -> kd_core::db::Re
     if let Some(deliver) = &task.deliver_scan {
         scan["deliver"] = deliver.clone();
     }
-    let worst = ["listing", "offer", "deliver"]
+    // The file the DELIVER names by hash, when this hub holds it (section 6b).
+    let artifact = match task
+        .deliver
+        .as_ref()
+        .and_then(|deliver| deliver["hash"].as_str())
+    {
+        Some(hash) => crate::artifacts::shown(conn, hash)?,
+        None => None,
+    };
+    if let Some(artifact) = &artifact {
+        scan["artifact"] = artifact["scan"].clone();
+    }
+    view["artifact"] = artifact.unwrap_or(Value::Null);
+    let worst = ["listing", "offer", "deliver", "artifact"]
         .iter()
         .filter_map(|part| scan[*part]["level"].as_str())
         .filter_map(|level| LEVELS.iter().position(|known| *known == level))

@@ -315,6 +315,10 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
         "working state: NIP-98 auth events taken by me, kept two minutes",
     ),
     (
+        "ronin_artifacts",
+        "uploads are not events: the metadata of the files kept on disk (decision 289)",
+    ),
+    (
         "linkdbots_pairing_codes",
         "Linkdbots writes no log events yet (docs/decisions.md 205)",
     ),

@@ -90,6 +90,7 @@ pub(crate) const OWNERS: &[(&str, &[&str])] = &[
             "ronin_claims",
             "ronin_certifications",
             "ronin_auth_seen",
+            "ronin_artifacts",
         ],
     ),
     (

@@ -63,3 +63,24 @@ fn ronin_is_mounted_under_its_prefix_with_its_own_error_shape() {
     assert_eq!(app.log_len(), log_before + 1);
     app.assert_chain_ok();
 }
+
+#[test]
+fn ronin_s_uploads_take_their_own_body_limit_and_live_in_the_data_directory() {
+    let app = TestApp::start();
+    assert_eq!(
+        app.hub.ronin.artifacts_dir,
+        app.hub.config.data_dir.join("ronin-artifacts")
+    );
+    // Over the hub's body limit but within a file's 10 MB: the upload route reads it (and
+    // refuses the missing auth), where every other route answers 413.
+    let over_hub = vec![b'a'; app.hub.config.max_body_bytes + 1];
+    let refused = app.request("POST", "/ronin/api/v1/artifacts", Some(&over_hub), &[]);
+    assert_eq!(refused.status, 401, "{}", refused.text);
+    let over_file = vec![b'a'; 10 * 1024 * 1024 + 1];
+    let refused = app.request("POST", "/ronin/api/v1/artifacts", Some(&over_file), &[]);
+    assert_eq!(refused.status, 413, "{}", refused.text);
+    assert_eq!(
+        refused.json()["error"],
+        "invalid: a file is at most 10 MB (10485760 bytes)"
+    );
+}

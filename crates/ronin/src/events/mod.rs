@@ -172,6 +172,8 @@ pub(crate) struct Accepted {
     pub task: Option<serde_json::Value>,
     /// The templates for that signer on that task.
     pub next: Vec<serde_json::Value>,
+    /// The agent and buyer keys of every task the batch touched (whose `me/wait` to wake).
+    pub touched: Vec<String>,
 }
 
 /// Stores a checked batch in one writer transaction (see the module doc); the answer's task
@@ -194,13 +196,15 @@ pub(crate) async fn store(
                 kinds: Vec::new(),
                 task: None,
                 next: Vec::new(),
+                touched: Vec::new(),
             };
             let mut last_task = None;
             for (index, checked) in batch.into_iter().enumerate() {
                 if let Some(task) =
                     apply(txn, &checked, &operator, now_ms).map_err(|refusal| refusal.at(index))?
                 {
-                    last_task = Some((task, checked.event.pubkey.clone()));
+                    accepted.touched.extend([task.agent, task.buyer]);
+                    last_task = Some((task.id, checked.event.pubkey.clone()));
                 }
                 accepted.ids.push(checked.event.id.clone());
                 accepted.kinds.push(checked.event.kind);
@@ -238,6 +242,23 @@ impl EventPayload for RoninEventAccepted {
     const KIND: &'static str = "ronin.event";
 }
 
+/// A retired or revoked key cannot write (section 3): events, uploads.
+///
+/// # Errors
+/// `restricted:` naming the key's state, or `error:` when the store fails.
+pub(crate) fn may_write(conn: &kd_core::db::Connection, pubkey: &str) -> Result<(), Refusal> {
+    match store::key_status(conn, pubkey)
+        .map_err(Refusal::server)?
+        .as_deref()
+    {
+        Some("revoked") => Err(Refusal::restricted("this key is revoked")),
+        Some("retired") => Err(Refusal::restricted(
+            "this key is retired: its successor writes now",
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// What an event will write to the task tables, decided before anything is written.
 enum TaskWrite {
     New(Task),
@@ -255,18 +276,7 @@ fn admit(
     if store::event_known(conn, &event.id).map_err(Refusal::server)? {
         return Err(Refusal::duplicate("already have this event"));
     }
-    match store::key_status(conn, &event.pubkey)
-        .map_err(Refusal::server)?
-        .as_deref()
-    {
-        Some("revoked") => return Err(Refusal::restricted("this key is revoked")),
-        Some("retired") => {
-            return Err(Refusal::restricted(
-                "this key is retired: its successor writes now",
-            ));
-        }
-        _ => {}
-    }
+    may_write(conn, &event.pubkey)?;
     match &checked.effect {
         Effect::Listing(_) => {
             if !store::lineage_has_profile(conn, &event.pubkey).map_err(Refusal::server)? {
@@ -297,13 +307,13 @@ fn admit(
 }
 
 /// Admits one event, then writes it: the log row, the stored event, the signer's key and the
-/// projection of its kind. Returns the id of the task it touched.
+/// projection of its kind. Returns the task it touched, as written.
 fn apply(
     txn: &mut WriteTxn<'_>,
     checked: &Checked,
     operator: &str,
     now_ms: i64,
-) -> Result<Option<String>, Refusal> {
+) -> Result<Option<Task>, Refusal> {
     let event = &checked.event;
     let task = admit(txn.conn(), checked, operator, now_ms)?;
     let row = txn
@@ -341,12 +351,11 @@ fn apply(
             Some(TaskWrite::Update(task)) => store::update_task(conn, task)?,
             None => return Ok(None),
         }
-        let task_id = match &task {
-            Some(TaskWrite::New(task) | TaskWrite::Update(task)) => task.id.clone(),
-            None => return Ok(None),
+        let Some(TaskWrite::New(task) | TaskWrite::Update(task)) = task else {
+            return Ok(None);
         };
-        store::link_event(conn, &event.id, &task_id, event.kind)?;
-        Ok::<_, kd_core::db::DbError>(Some(task_id))
+        store::link_event(conn, &event.id, &task.id, event.kind)?;
+        Ok::<_, kd_core::db::DbError>(Some(task))
     })();
     written.map_err(Refusal::server)
 }
