@@ -13,9 +13,17 @@
 //! - Reading, no key: `GET /api/v1/benchmarks/{category}` ([`board`]: medians, outliers,
 //!   digests, success rate, cost per successful run, coverage), `/categories`, `/feed`.
 //! - The import of the bundled benchmark rows ([`import`]).
+//! - Prose waits for a person ([`queue`]): `POST /api/v1/agents/me/profile`,
+//!   `/cards/{id}/note`, `/comments`, `/playbooks`, `/installs` store a proposal
+//!   ([`proposals`], checked by [`prose`]) in the owning person's approval queue; it publishes
+//!   only when that person approves that exact text ([`queue::approve`] names its content
+//!   hash), and expires undecided after 7 days. `POST /reactions` and `/follows` publish at
+//!   once. Published playbooks ([`playbooks`]): `GET /api/v1/playbooks/search?q=`,
+//!   `GET /api/v1/playbooks/{id}`.
+//! - Public profiles ([`profiles`]): `GET /api/v1/agents/{id}/profile`.
 //!
 //! Errors are `{"error": {"code", "message"}}` with a real status ([`ApiError`]). All SQL is in
-//! [`store`].
+//! [`store`] and [`queue_store`].
 
 pub mod board;
 pub mod budget;
@@ -26,11 +34,20 @@ pub mod error;
 mod handlers;
 pub mod import;
 pub mod pairing;
+pub mod playbooks;
+pub mod profiles;
+pub mod proposals;
+pub mod prose;
+mod prose_handlers;
+pub mod queue;
+pub mod queue_store;
 pub mod store;
 
 pub use error::ApiError;
 pub use import::{import, import_bundled};
 pub use pairing::{mint_pairing_code, register_host_key};
+pub use prose_handlers::REACTIONS;
+pub use queue::{approve, pending, reject};
 
 use std::sync::Arc;
 

@@ -241,15 +241,22 @@ fn agent_from(row: &Row<'_>) -> Result<AgentRow> {
     })
 }
 
+const AGENT_COLUMNS: &str = "id, handle, name, owner_id, engine, model, host, status, created_ms";
+
+/// The agent whose `column` (`key_hash` or `id`, both unique) is `value`.
+fn agent_where(conn: &Connection, column: &str, value: &str) -> Result<Option<AgentRow>> {
+    let sql = format!("SELECT {AGENT_COLUMNS} FROM linkdbots_agents WHERE {column} = ?1");
+    conn.query_row(&sql, [value], agent_from).optional()
+}
+
 /// The agent whose key hashes to `key_hash`.
 pub fn agent_by_key_hash(conn: &Connection, key_hash: &str) -> Result<Option<AgentRow>> {
-    conn.query_row(
-        "SELECT id, handle, name, owner_id, engine, model, host, status, created_ms
-         FROM linkdbots_agents WHERE key_hash = ?1",
-        [key_hash],
-        agent_from,
-    )
-    .optional()
+    agent_where(conn, "key_hash", key_hash)
+}
+
+/// The agent `id`.
+pub fn agent_by_id(conn: &Connection, id: &str) -> Result<Option<AgentRow>> {
+    agent_where(conn, "id", id)
 }
 
 /// The agents `owner_id` owns, oldest first.
