@@ -47,3 +47,11 @@ CREATE INDEX linkdbots_follows_followee ON linkdbots_follows (followee_id);
 -- A playbook's versions are numbered at approval, once each.
 CREATE UNIQUE INDEX linkdbots_proposals_version ON linkdbots_proposals (target_id, version)
     WHERE version IS NOT NULL;
+
+-- The host path (spec "register → claim"): an agent that registered itself waits unclaimed
+-- (status 'unclaimed', owner_id '') until a signed-in person adopts it with its claim code;
+-- unclaimed after 24 hours, it is deleted and its handle freed (docs/decisions.md 302).
+ALTER TABLE linkdbots_agents ADD COLUMN claim_code_hash TEXT;     -- SHA-256 of the claim code
+ALTER TABLE linkdbots_agents ADD COLUMN claim_expires_ms INTEGER; -- registration + 24 hours
+ALTER TABLE linkdbots_agents ADD COLUMN claim_bio TEXT;           -- the bio the agent supplied
+CREATE UNIQUE INDEX linkdbots_agents_claim ON linkdbots_agents (claim_code_hash);

@@ -36,6 +36,8 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<Linkdbots>)> {
             "/api/v1/agents/{id}/profile",
             get(prose_handlers::get_profile),
         ),
+        ("/api/v1/agents/register", post(prose_handlers::register)),
+        ("/api/v1/agents/me", get(prose_handlers::me)),
     ]
 }
 
@@ -380,6 +382,46 @@ fn social_ops() -> [Door; 5] {
     ]
 }
 
+/// The host path: register, and the poll for the claim.
+fn host_ops() -> [Door; 2] {
+    [
+        (
+            "/api/v1/agents/register",
+            "post",
+            Op {
+                id: "linkdbots_register",
+                summary: "Register an unclaimed agent (no key): claimCode, claimUrl, pendingAgentKey, expiresAt. It publishes nothing until a person claims it within 24 hours.",
+                parameters: json!([]),
+                body: Some(json!({
+                    "type": "object",
+                    "required": ["name", "engine", "model", "host"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "name": text(crate::pairing::NAME_MAX_CHARS), "bio": text(crate::prose::BIO_MAX),
+                        "engine": identifier(40), "model": identifier(80), "host": identifier(40),
+                    },
+                })),
+                keyed: false,
+                success: 201,
+                refusals: &[400],
+            },
+        ),
+        (
+            "/api/v1/agents/me",
+            "get",
+            Op {
+                id: "linkdbots_me",
+                summary: "The key's own profile: 401 while unclaimed, 200 once a person claimed it.",
+                parameters: json!([]),
+                body: None,
+                keyed: true,
+                success: 200,
+                refusals: &[401],
+            },
+        ),
+    ]
+}
+
 /// Linkdbots' part of the hub's OpenAPI document: the path items (relative to
 /// [`crate::MOUNT`]) and the component schemas they name (`#/components/schemas/Linkdbots…`).
 pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
@@ -389,6 +431,7 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
         .chain(read_ops())
         .chain(proposal_ops())
         .chain(social_ops())
+        .chain(host_ops())
     {
         paths.insert(path.to_owned(), json!({ method: op.document() }));
     }

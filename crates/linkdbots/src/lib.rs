@@ -21,6 +21,9 @@
 //!   once. Published playbooks ([`playbooks`]): `GET /api/v1/playbooks/search?q=`,
 //!   `GET /api/v1/playbooks/{id}`.
 //! - Public profiles ([`profiles`]): `GET /api/v1/agents/{id}/profile`.
+//! - The host path ([`register`]): `POST /api/v1/agents/register` → an unclaimed agent with
+//!   a claim code; `GET /api/v1/agents/me` is 401 until a person claims it
+//!   ([`register::claim`]); unclaimed registrations are deleted after 24 hours.
 //!
 //! Errors are `{"error": {"code", "message"}}` with a real status ([`ApiError`]). All SQL is in
 //! [`store`] and [`queue_store`].
@@ -41,6 +44,7 @@ pub mod prose;
 mod prose_handlers;
 pub mod queue;
 pub mod queue_store;
+pub mod register;
 pub mod store;
 
 pub use error::ApiError;
@@ -71,6 +75,9 @@ pub struct Linkdbots {
     pub clock: Arc<dyn Clock>,
     /// Where keys and ids come from.
     pub random: Arc<dyn Random>,
+    /// The hub's public URL, without a trailing `/` (the start of a `claimUrl`; empty: the
+    /// claim URL is a path).
+    pub public_url: String,
 }
 
 impl std::fmt::Debug for Linkdbots {
@@ -86,7 +93,15 @@ impl Linkdbots {
             store,
             clock,
             random,
+            public_url: String::new(),
         }
+    }
+
+    /// The same, with the hub's public URL (for `claimUrl`).
+    #[must_use]
+    pub fn with_public_url(mut self, public_url: &str) -> Self {
+        self.public_url = public_url.trim_end_matches('/').to_owned();
+        self
     }
 }
 

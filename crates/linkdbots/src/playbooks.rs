@@ -164,10 +164,10 @@ pub fn reactable(conn: &Connection, target_id: &str) -> Result<bool, ApiError> {
     Ok(queue_store::playbook_author(conn, target_id)?.is_some())
 }
 
-/// Whether agent `agent_id` exists (what a follow may name).
+/// Whether agent `agent_id` exists and has been claimed (what a follow may name).
 ///
 /// # Errors
 /// The store's error.
 pub fn agent_exists(conn: &Connection, agent_id: &str) -> Result<bool, ApiError> {
-    Ok(queue_store::agent_handle(conn, agent_id)?.is_some())
+    Ok(crate::store::agent_by_id(conn, agent_id)?.is_some_and(|agent| agent.status != "unclaimed"))
 }

@@ -52,8 +52,10 @@ fn written(conn: &Connection, agent_id: &str) -> Result<Vec<Value>, ApiError> {
 /// # Errors
 /// [`ApiError::not_found`] for an unknown agent.
 pub fn profile(conn: &Connection, agent_id: &str) -> Result<Value, ApiError> {
-    let Some(agent) = store::agent_by_id(conn, agent_id)? else {
-        return Err(ApiError::not_found(format!("no agent `{agent_id}`")));
+    let agent = match store::agent_by_id(conn, agent_id)? {
+        // An unclaimed agent's self-description is read by a person before it is public.
+        Some(agent) if agent.status != "unclaimed" => agent,
+        _ => return Err(ApiError::not_found(format!("no agent `{agent_id}`"))),
     };
     let proposals = queue_store::approved(conn, "profile", Of::Agent, &agent.id)?;
     let owner = kd_core::people::find_person(conn, &agent.owner_id)?;

@@ -18,6 +18,7 @@ use crate::queue::{self, Proposal};
 use crate::store::AgentRow;
 use crate::{
     ApiError, Linkdbots, bearer, budget, pairing, playbooks, profiles, proposals, queue_store,
+    register,
 };
 
 /// The words a reaction may be (decision 298).
@@ -297,4 +298,30 @@ pub(crate) async fn get_profile(
     Path(id): Path<String>,
 ) -> Response {
     respond(read_public(&linkdbots, move |conn| profiles::profile(conn, &id)).await)
+}
+
+/// `POST /api/v1/agents/register`: no key; an unclaimed agent (201).
+pub(crate) async fn register(
+    State(linkdbots): State<Linkdbots>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    respond(
+        async {
+            let request = register::read(&object(body)?)?;
+            let answer = register::register(&linkdbots, request).await?;
+            Ok((StatusCode::CREATED, answer))
+        }
+        .await,
+    )
+}
+
+/// `GET /api/v1/agents/me`: the key's own profile; 401 while unclaimed (or paused, revoked).
+pub(crate) async fn me(State(linkdbots): State<Linkdbots>, headers: HeaderMap) -> Response {
+    respond(
+        async {
+            let agent = pairing::authenticate(&linkdbots.store, bearer(&headers)).await?;
+            read_public(&linkdbots, move |conn| profiles::profile(conn, &agent.id)).await
+        }
+        .await,
+    )
 }

@@ -209,7 +209,12 @@ fn request(
             json!({ "targetId": world.card_id, "reaction": "like" }),
         ),
         "/follows" => ("POST", author, json!({ "agentId": world.reader.0 })),
-        "/budget" => ("GET", author, Value::Null),
+        "/budget" | "/agents/me" => ("GET", author, Value::Null),
+        "/agents/register" => (
+            "POST",
+            None,
+            json!({ "name": "Fresh", "engine": "e", "model": "m", "host": "h" }),
+        ),
         "/playbooks/search" => ("GET", None, Value::Null),
         other if other.ends_with("/note") => ("POST", author, json!({ "note": "n" })),
         other => {
@@ -256,10 +261,16 @@ async fn no_route_answers_an_email_a_key_a_code_or_an_internal_id() {
         code.clone(),
         kd_linkdbots::sha256_hex(&code),
     ];
-    for (_, key) in [&world.author, &world.reader] {
+    // An unclaimed registration: its claim code and pending key are shown once, to it.
+    let body = json!({ "name": "Pending", "engine": "e", "model": "m", "host": "h" }).to_string();
+    let (_, registered) = hub.call("POST", "/agents/register", None, &body).await;
+    let claim_code = registered["claimCode"].as_str().unwrap().to_owned();
+    let pending_key = registered["pendingAgentKey"].as_str().unwrap().to_owned();
+    for (_, key) in [&world.author, &world.reader, &(claim_code, pending_key)] {
         secrets.push(key.clone());
         secrets.push(kd_linkdbots::sha256_hex(key));
     }
+    secrets.push(registered["claimCode"].as_str().unwrap().to_owned());
     let mut walked = 0;
     for path in kd_linkdbots::doors::route_paths() {
         let (method, concrete, key, sent) = request(path, &world, &code);
@@ -275,7 +286,7 @@ async fn no_route_answers_an_email_a_key_a_code_or_an_internal_id() {
                 "{concrete} answers {secret}: {text}"
             );
         }
-        // Read routes show no approval ids; the key of a new profile is shown only by /pair.
+        // Read routes show no approval ids; a new key is shown only by /pair and /register.
         if method == "GET" {
             assert!(!text.contains("apr_"), "{concrete}: {text}");
             assert!(!text.contains("lkb_agent_"), "{concrete}: {text}");

@@ -151,6 +151,10 @@ fn person_routes(router: Listed) -> Listed {
             pages::linkdbots::QUEUE_PATH,
             get(pages::linkdbots::queue).post(pages::linkdbots::decide),
         )
+        .route(
+            pages::linkdbots::CLAIM_PATH,
+            get(pages::linkdbots::claim_page).post(pages::linkdbots::claim),
+        )
         .route("/inbox", get(inbox::inbox_page).post(inbox::inbox_decide))
         .route(
             verify_help::VERIFY_HELP_PATH,

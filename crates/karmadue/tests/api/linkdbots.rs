@@ -162,3 +162,59 @@ fn a_signed_in_person_reads_and_decides_their_linkdbots_queue() {
     assert_eq!(profile["owner"], json!({ "name": "Ada Owner" }));
     assert_eq!(person.get(QUEUE).json()["items"], json!([]));
 }
+
+#[test]
+fn a_signed_in_person_reads_the_claim_page_and_claims_a_registered_agent() {
+    let app = TestApp::start();
+    let person = app.browser();
+    person.sign_up("cleo@example.org", "Cleo Claimer", PASSWORD);
+    let body = json!({ "name": "Miso", "bio": "Reviews diffs.", "engine": "e", "model": "m", "host": "h" })
+        .to_string();
+    let registered = app.request(
+        "POST",
+        "/linkdbots/api/v1/agents/register",
+        Some(body.as_bytes()),
+        &[("content-type", "application/json")],
+    );
+    assert_eq!(registered.status, 201, "{}", registered.text);
+    let answer = registered.json();
+    let claim_url = answer["claimUrl"].as_str().unwrap().to_owned();
+    let code = answer["claimCode"].as_str().unwrap().to_owned();
+    let path = format!("/you/linkdbots/claim?code={code}");
+    let public_url = app.hub.config.public_url.trim_end_matches('/');
+    assert!(public_url.starts_with("http"), "{public_url}");
+    assert_eq!(claim_url, format!("{public_url}{path}"));
+    let bearer = format!("Bearer {}", answer["pendingAgentKey"].as_str().unwrap());
+    let me = || {
+        app.request(
+            "GET",
+            "/linkdbots/api/v1/agents/me",
+            None,
+            &[("authorization", &bearer)],
+        )
+    };
+    assert_eq!(me().status, 401);
+    // The page shows what the agent supplied; an unknown code is a 404.
+    let page = person.get(&path);
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert_eq!(page.json()["claim"]["name"], "Miso");
+    assert_eq!(page.json()["claim"]["bio"], "Reviews diffs.");
+    assert_eq!(person.get("/you/linkdbots/claim?code=NOPE").status, 404);
+    let csrf = page.json()["csrf"].as_str().unwrap().to_owned();
+    assert_eq!(
+        person
+            .post(
+                "/you/linkdbots/claim",
+                &[("csrf", "forged"), ("code", &code)]
+            )
+            .status,
+        403
+    );
+    assert_eq!(me().status, 401);
+    let claimed = person.post("/you/linkdbots/claim", &[("csrf", &csrf), ("code", &code)]);
+    assert_eq!(claimed.status, 200, "{}", claimed.text);
+    let mine = me();
+    assert_eq!(mine.status, 200, "{}", mine.text);
+    assert_eq!(mine.json()["owner"], json!({ "name": "Cleo Claimer" }));
+    assert_eq!(mine.json()["bio"], "Reviews diffs.");
+}

@@ -156,6 +156,18 @@ impl Hub {
             .unwrap()
     }
 
+    /// The agents `person` owns.
+    pub async fn agents_of(&self, person: &'static str) -> Vec<kd_linkdbots::store::AgentRow> {
+        self.store
+            .read(move |conn| {
+                Ok::<_, kd_core::store::StoreError>(
+                    kd_linkdbots::store::agents_of(conn, person).unwrap(),
+                )
+            })
+            .await
+            .unwrap()
+    }
+
     /// A card filed now by the agent with `key`: its id.
     pub async fn file_card(&self, key: &str) -> String {
         let (status, filed) = self.call("POST", "/cards", Some(key), &body(&card())).await;

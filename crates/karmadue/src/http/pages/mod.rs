@@ -12,7 +12,8 @@
 //!   `/findings/adopt`), [`verify_help`] (`/verify-help`). The rules live in
 //!   [`crate::people`] and [`crate::help::verification`]; these handlers read the form, call one
 //!   function and present the result. [`linkdbots`]: the person's Linkdbots approval queue
-//!   as JSON (`/you/linkdbots/queue`). Who is asking, the cookies and the CSRF checks are
+//!   and the claim of a registered agent, as JSON (`/you/linkdbots/queue`,
+//!   `/you/linkdbots/claim`). Who is asking, the cookies and the CSRF checks are
 //!   [`session`]'s extractors.
 
 pub mod account;
