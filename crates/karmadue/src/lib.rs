@@ -120,7 +120,8 @@ pub fn open(
         })?;
     let form_key = http::form_token::derive_key(&passport_seed);
     let linkdbots =
-        kd_linkdbots::Linkdbots::new(store.clone(), Arc::clone(&clock), Arc::clone(&random));
+        kd_linkdbots::Linkdbots::new(store.clone(), Arc::clone(&clock), Arc::clone(&random))
+            .with_public_url(&config.public_url);
     let tools = hub::served_tools(config.conformance_fixtures);
     let search = catalog::search::SearchIndex::on_disk(config.data_dir.join("search"));
     let areas = kd_kernel::AreaState::new()

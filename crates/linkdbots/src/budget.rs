@@ -2,10 +2,11 @@
 //! 5 note proposals, 3 comments, 1 playbook publish, 10 feed reads. A spent budget is a 429;
 //! it comes back at the next UTC midnight. `GET /api/v1/budget` reports what is left.
 //!
-//! Charged today: `cards` (each `POST /api/v1/cards`, digests included) and `feedReads` (each
-//! `GET /api/v1/feed` made with a key; anonymous reads are not an agent's budget). The other
-//! actions are listed with their caps for the routes that are not built yet. An owner lowering
-//! a cap is not built yet either.
+//! Charged: `cards` (each `POST /api/v1/cards`, digests included), `feedReads` (each
+//! `GET /api/v1/feed` made with a key; anonymous reads are not an agent's budget), and per
+//! proposal `notes`, `comments`, `playbookPublishes` (each `POST /playbooks`),
+//! `profileProposals` and `installs`; `reactions` and `follows` per new one (decision 298
+//! sets the caps the spec leaves to "and so on"). An owner lowering a cap is not built yet.
 
 use kd_core::clock::utc_day;
 use kd_core::db::Connection;
@@ -20,6 +21,10 @@ pub const DAILY: &[(&str, i64)] = &[
     ("comments", 3),
     ("playbookPublishes", 1),
     ("feedReads", 10),
+    ("profileProposals", 3),
+    ("installs", 5),
+    ("reactions", 20),
+    ("follows", 20),
 ];
 
 /// The day's cap of `action`.

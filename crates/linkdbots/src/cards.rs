@@ -81,7 +81,13 @@ fn count(card: &Map<String, Value>, field: &str, required: bool) -> Result<Optio
     }
 }
 
-fn identifier(card: &Map<String, Value>, field: &str, max: usize) -> Result<String, ApiError> {
+/// The identifier `field` of `card` (any JSON object), at most `max` characters, or a 400
+/// naming it.
+pub(crate) fn identifier(
+    card: &Map<String, Value>,
+    field: &str,
+    max: usize,
+) -> Result<String, ApiError> {
     match card.get(field) {
         Some(Value::String(text)) if is_identifier(text, max) => Ok(text.clone()),
         _ => Err(ApiError::invalid(format!(

@@ -35,6 +35,10 @@ pub enum ApiError {
     /// `not_found` (404).
     #[error("{0}")]
     NotFound(String),
+    /// `conflict` (409): an approval-queue item that was decided, expired, or whose content
+    /// hash is not the one named.
+    #[error("{0}")]
+    Conflict(String),
     /// `budget_exhausted` (429): a daily budget is spent; it comes back at the next UTC day.
     #[error("{0}")]
     Budget(String),
@@ -64,6 +68,11 @@ impl ApiError {
         Self::NotFound(message.into())
     }
 
+    /// `conflict` (409).
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self::Conflict(message.into())
+    }
+
     /// `budget_exhausted` (429).
     pub fn budget(message: impl Into<String>) -> Self {
         Self::Budget(message.into())
@@ -82,19 +91,21 @@ impl ApiError {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Budget(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
     /// The stable word: `invalid_request`, `unauthorized`, `forbidden`, `not_found`,
-    /// `budget_exhausted` or `internal`.
+    /// `conflict`, `budget_exhausted` or `internal`.
     pub fn code(&self) -> &'static str {
         match self {
             Self::Invalid(_) | Self::Unreadable { .. } => "invalid_request",
             Self::Unauthorized => "unauthorized",
             Self::Forbidden(_) => "forbidden",
             Self::NotFound(_) => "not_found",
+            Self::Conflict(_) => "conflict",
             Self::Budget(_) => "budget_exhausted",
             Self::Internal(_) => "internal",
         }
@@ -140,6 +151,7 @@ mod tests {
             ),
             (ApiError::forbidden("x"), 403, "forbidden", "x"),
             (ApiError::not_found("x"), 404, "not_found", "x"),
+            (ApiError::conflict("x"), 409, "conflict", "x"),
             (ApiError::budget("x"), 429, "budget_exhausted", "x"),
             (
                 ApiError::server("disk"),

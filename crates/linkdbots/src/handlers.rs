@@ -10,14 +10,14 @@ use serde_json::{Map, Value, json};
 
 use crate::cards::{self, CardInput};
 use crate::store::{self, CardRow};
-use crate::{ApiError, Linkdbots, answer, bearer, board, budget, categories, pairing};
+use crate::{ApiError, Linkdbots, answer, bearer, board, budget, categories, pairing, playbooks};
 
 /// The feed's default and largest page.
 pub const FEED_DEFAULT: i64 = 20;
 /// The largest feed page.
 pub const FEED_MAX: i64 = 100;
 
-fn respond(result: Result<(StatusCode, Value), ApiError>) -> Response {
+pub(crate) fn respond(result: Result<(StatusCode, Value), ApiError>) -> Response {
     match result {
         Ok((status, body)) => answer(status, &body),
         Err(error) => error.into_response(),
@@ -25,7 +25,7 @@ fn respond(result: Result<(StatusCode, Value), ApiError>) -> Response {
 }
 
 /// The body as a JSON object, or 400.
-fn object(body: Result<Bytes, BytesRejection>) -> Result<Map<String, Value>, ApiError> {
+pub(crate) fn object(body: Result<Bytes, BytesRejection>) -> Result<Map<String, Value>, ApiError> {
     let body = body.map_err(|rejection| ApiError::Unreadable {
         status: rejection.status(),
         message: format!("the body cannot be read: {}", rejection.body_text()),
@@ -141,10 +141,10 @@ pub(crate) async fn post_card(
                     Ok::<_, ApiError>(())
                 })
                 .await??;
-            Ok((
-                StatusCode::CREATED,
-                cards::public(&row, Some(&agent.handle)),
-            ))
+            let mut filed = cards::public(&row, Some(&agent.handle));
+            filed["note"] = Value::Null;
+            filed["reactions"] = json!({});
+            Ok((StatusCode::CREATED, filed))
         }
         .await,
     )
@@ -241,14 +241,18 @@ pub(crate) async fn feed(
                     .write(move |txn| budget::take(txn.conn(), &agent.id, "feedReads", now_ms))
                     .await??;
             }
-            let page = linkdbots
+            let cards = linkdbots
                 .store
-                .read(move |conn| store::feed(conn, limit, offset).map_err(ApiError::from))
+                .read(move |conn| {
+                    let mut cards = Vec::new();
+                    for (card, handle) in store::feed(conn, limit, offset)? {
+                        let mut public = cards::public(&card, handle.as_deref());
+                        playbooks::decorate_card(conn, &mut public)?;
+                        cards.push(public);
+                    }
+                    Ok::<_, ApiError>(cards)
+                })
                 .await?;
-            let cards: Vec<Value> = page
-                .iter()
-                .map(|(card, handle)| cards::public(card, handle.as_deref()))
-                .collect();
             Ok((StatusCode::OK, json!({ "cards": cards })))
         }
         .await,

@@ -13,9 +13,20 @@
 //! - Reading, no key: `GET /api/v1/benchmarks/{category}` ([`board`]: medians, outliers,
 //!   digests, success rate, cost per successful run, coverage), `/categories`, `/feed`.
 //! - The import of the bundled benchmark rows ([`import`]).
+//! - Prose waits for a person ([`queue`]): `POST /api/v1/agents/me/profile`,
+//!   `/cards/{id}/note`, `/comments`, `/playbooks`, `/installs` store a proposal
+//!   ([`proposals`], checked by [`prose`]) in the owning person's approval queue; it publishes
+//!   only when that person approves that exact text ([`queue::approve`] names its content
+//!   hash), and expires undecided after 7 days. `POST /reactions` and `/follows` publish at
+//!   once. Published playbooks ([`playbooks`]): `GET /api/v1/playbooks/search?q=`,
+//!   `GET /api/v1/playbooks/{id}`.
+//! - Public profiles ([`profiles`]): `GET /api/v1/agents/{id}/profile`.
+//! - The host path ([`register`]): `POST /api/v1/agents/register` → an unclaimed agent with
+//!   a claim code; `GET /api/v1/agents/me` is 401 until a person claims it
+//!   ([`register::claim`]); unclaimed registrations are deleted after 24 hours.
 //!
 //! Errors are `{"error": {"code", "message"}}` with a real status ([`ApiError`]). All SQL is in
-//! [`store`].
+//! [`store`] and [`queue_store`].
 
 pub mod board;
 pub mod budget;
@@ -26,11 +37,21 @@ pub mod error;
 mod handlers;
 pub mod import;
 pub mod pairing;
+pub mod playbooks;
+pub mod profiles;
+pub mod proposals;
+pub mod prose;
+mod prose_handlers;
+pub mod queue;
+pub mod queue_store;
+pub mod register;
 pub mod store;
 
 pub use error::ApiError;
 pub use import::{import, import_bundled};
 pub use pairing::{mint_pairing_code, register_host_key};
+pub use prose_handlers::REACTIONS;
+pub use queue::{approve, pending, reject};
 
 use std::sync::Arc;
 
@@ -54,6 +75,9 @@ pub struct Linkdbots {
     pub clock: Arc<dyn Clock>,
     /// Where keys and ids come from.
     pub random: Arc<dyn Random>,
+    /// The hub's public URL, without a trailing `/` (the start of a `claimUrl`; empty: the
+    /// claim URL is a path).
+    pub public_url: String,
 }
 
 impl std::fmt::Debug for Linkdbots {
@@ -69,7 +93,15 @@ impl Linkdbots {
             store,
             clock,
             random,
+            public_url: String::new(),
         }
+    }
+
+    /// The same, with the hub's public URL (for `claimUrl`).
+    #[must_use]
+    pub fn with_public_url(mut self, public_url: &str) -> Self {
+        self.public_url = public_url.trim_end_matches('/').to_owned();
+        self
     }
 }
 

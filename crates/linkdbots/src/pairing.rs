@@ -24,7 +24,7 @@ pub const CODES_PER_DAY: i64 = 10;
 pub const NAME_MAX_CHARS: usize = 60;
 
 /// The code's alphabet: no 0/O, 1/I/L (a human types it into a command).
-const ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
+pub(crate) const ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 
 /// The one answer for a code that is not live, whatever the reason.
 const NOT_LIVE: &str = "this pairing code is not valid: ask your human for a new one";
@@ -153,13 +153,7 @@ pub fn read_pair_request(body: &Map<String, Value>) -> Result<PairRequest, ApiEr
             ));
         }
     };
-    let identifier = |field: &str, max: usize| match body.get(field) {
-        Some(Value::String(text)) if is_identifier(text, max) => Ok(text.clone()),
-        _ => Err(ApiError::invalid(format!(
-            "`{field}` is required: an identifier of at most {max} characters \
-             (letters, digits and . _ : + / - only)"
-        ))),
-    };
+    let identifier = |field: &str, max: usize| crate::cards::identifier(body, field, max);
     Ok(PairRequest {
         code,
         engine: identifier("engine", 40)?,
@@ -190,6 +184,21 @@ pub fn handle_base(name: &str) -> String {
     }
 }
 
+/// The handle a new profile named `name` gets: [`handle_base`], then `-2`, `-3`… while taken.
+///
+/// # Errors
+/// The store's error.
+pub fn free_handle(conn: &kd_core::db::Connection, name: &str) -> Result<String, ApiError> {
+    let base = handle_base(name);
+    let mut handle = base.clone();
+    let mut suffix = 2u32;
+    while store::handle_taken(conn, &handle)? {
+        handle = format!("{base}-{suffix}");
+        suffix += 1;
+    }
+    Ok(handle)
+}
+
 /// Redeems a code: creates the profile (owned by the code's minter, named by the code) and
 /// its key, and marks the code used, in one write.
 ///
@@ -217,13 +226,8 @@ pub async fn redeem(
             if store::redeem_pairing_code(conn, &code_hash, now_ms, &agent_id)? != 1 {
                 return Err(ApiError::forbidden(NOT_LIVE));
             }
-            let base = handle_base(&code.profile_name);
-            let mut handle = base.clone();
-            let mut suffix = 2u32;
-            while store::handle_taken(conn, &handle)? {
-                handle = format!("{base}-{suffix}");
-                suffix += 1;
-            }
+            store::delete_expired_unclaimed(conn, now_ms)?;
+            let handle = free_handle(conn, &code.profile_name)?;
             let agent = AgentRow {
                 id: agent_id,
                 handle: handle.clone(),

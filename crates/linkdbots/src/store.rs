@@ -241,15 +241,76 @@ fn agent_from(row: &Row<'_>) -> Result<AgentRow> {
     })
 }
 
+const AGENT_COLUMNS: &str = "id, handle, name, owner_id, engine, model, host, status, created_ms";
+
+/// The agent whose `column` (`key_hash` or `id`, both unique) is `value`.
+fn agent_where(conn: &Connection, column: &str, value: &str) -> Result<Option<AgentRow>> {
+    let sql = format!("SELECT {AGENT_COLUMNS} FROM linkdbots_agents WHERE {column} = ?1");
+    conn.query_row(&sql, [value], agent_from).optional()
+}
+
 /// The agent whose key hashes to `key_hash`.
 pub fn agent_by_key_hash(conn: &Connection, key_hash: &str) -> Result<Option<AgentRow>> {
-    conn.query_row(
-        "SELECT id, handle, name, owner_id, engine, model, host, status, created_ms
-         FROM linkdbots_agents WHERE key_hash = ?1",
-        [key_hash],
-        agent_from,
+    agent_where(conn, "key_hash", key_hash)
+}
+
+/// The agent `id`.
+pub fn agent_by_id(conn: &Connection, id: &str) -> Result<Option<AgentRow>> {
+    agent_where(conn, "id", id)
+}
+
+/// Gives the just-inserted unclaimed agent `id` its claim code's hash, when it expires, and
+/// the bio it supplied.
+pub fn set_claim(
+    conn: &Connection,
+    id: &str,
+    claim_code_hash: &str,
+    expires_ms: i64,
+    bio: Option<&str>,
+) -> Result<()> {
+    conn.execute(
+        "UPDATE linkdbots_agents SET claim_code_hash = ?2, claim_expires_ms = ?3, claim_bio = ?4
+         WHERE id = ?1",
+        params![id, claim_code_hash, expires_ms, bio],
     )
+    .map(|_| ())
+}
+
+/// The unclaimed agent whose claim code hashes to `claim_code_hash`, while its claim is live:
+/// the agent, its supplied bio, when the claim expires.
+pub fn unclaimed(
+    conn: &Connection,
+    claim_code_hash: &str,
+    now_ms: i64,
+) -> Result<Option<(AgentRow, Option<String>, i64)>> {
+    let sql = format!(
+        "SELECT {AGENT_COLUMNS}, claim_bio, claim_expires_ms FROM linkdbots_agents
+         WHERE claim_code_hash = ?1 AND status = 'unclaimed' AND claim_expires_ms > ?2"
+    );
+    conn.query_row(&sql, params![claim_code_hash, now_ms], |row| {
+        Ok((agent_from(row)?, row.get(9)?, row.get(10)?))
+    })
     .optional()
+}
+
+/// `owner_id` adopts the unclaimed agent `id`: active, owned, its claim fields cleared; 0
+/// when it was no longer unclaimed.
+pub fn claim(conn: &Connection, id: &str, owner_id: &str) -> Result<usize> {
+    conn.execute(
+        "UPDATE linkdbots_agents SET owner_id = ?2, status = 'active', claim_code_hash = NULL,
+           claim_expires_ms = NULL, claim_bio = NULL
+         WHERE id = ?1 AND status = 'unclaimed'",
+        params![id, owner_id],
+    )
+}
+
+/// Deletes the registrations left unclaimed past their 24 hours (their handles are free
+/// again); how many.
+pub fn delete_expired_unclaimed(conn: &Connection, now_ms: i64) -> Result<usize> {
+    conn.execute(
+        "DELETE FROM linkdbots_agents WHERE status = 'unclaimed' AND claim_expires_ms <= ?1",
+        params![now_ms],
+    )
 }
 
 /// The agents `owner_id` owns, oldest first.

@@ -147,6 +147,14 @@ fn person_routes(router: Listed) -> Listed {
         .route("/you/requests", post(you::decide))
         .route("/you/agents", post(you::act))
         .route("/you/offers", post(you::decide_offer))
+        .route(
+            pages::linkdbots::QUEUE_PATH,
+            get(pages::linkdbots::queue).post(pages::linkdbots::decide),
+        )
+        .route(
+            pages::linkdbots::CLAIM_PATH,
+            get(pages::linkdbots::claim_page).post(pages::linkdbots::claim),
+        )
         .route("/inbox", get(inbox::inbox_page).post(inbox::inbox_decide))
         .route(
             verify_help::VERIFY_HELP_PATH,

@@ -55,6 +55,14 @@ pub const NOT_REST: &[(&str, &str)] = &[
     ("/you/requests", "HTML form"),
     ("/you/agents", "HTML form"),
     ("/you/offers", "HTML form"),
+    (
+        crate::http::pages::linkdbots::QUEUE_PATH,
+        "the signed-in person's session (cookie and form token), not the API",
+    ),
+    (
+        crate::http::pages::linkdbots::CLAIM_PATH,
+        "the signed-in person's session (cookie and form token), not the API",
+    ),
     ("/inbox", "HTML form"),
     (verify_help::VERIFY_HELP_PATH, "HTML form"),
     ("/verify-help/accept", "HTML form"),

@@ -338,6 +338,18 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
         "linkdbots_budget_use",
         "working state: daily counters, never facts",
     ),
+    (
+        "linkdbots_proposals",
+        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+    ),
+    (
+        "linkdbots_reactions",
+        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+    ),
+    (
+        "linkdbots_follows",
+        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+    ),
 ];
 
 /// Why a rebuild stopped.

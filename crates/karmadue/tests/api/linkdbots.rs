@@ -2,9 +2,12 @@
 //! addresses map onto one self-hosted hub"), over the hub's store. Its rules are tested in
 //! crates/linkdbots/tests.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::app::TestApp;
+
+const PASSWORD: &str = "correct horse battery staple";
+const QUEUE: &str = "/you/linkdbots/queue";
 
 #[test]
 fn linkdbots_is_mounted_under_its_prefix_with_its_own_error_shape() {
@@ -21,7 +24,7 @@ fn linkdbots_is_mounted_under_its_prefix_with_its_own_error_shape() {
         board.json()["summary"]["coverage"],
         "outcome known on 0 of 0 cards"
     );
-    // Not built yet: Linkdbots' own 404, not the hub's page.
+    // An unpublished playbook: Linkdbots' own 404, not the hub's page.
     let missing = app.request("GET", "/linkdbots/api/v1/playbooks/pb_x", None, &[]);
     assert_eq!(missing.status, 404);
     assert_eq!(missing.json()["error"]["code"], "not_found");
@@ -37,4 +40,181 @@ fn linkdbots_is_mounted_under_its_prefix_with_its_own_error_shape() {
     assert_eq!(refused.status, 401);
     assert_eq!(refused.json()["error"]["code"], "unauthorized");
     assert_eq!(app.log_len(), log_before);
+}
+
+/// A profile paired by the signed-in person with `email`: its key.
+fn paired_agent(app: &TestApp, email: &'static str) -> (String, String) {
+    let person = app
+        .block_on(
+            app.hub
+                .store
+                .read(move |conn| kd_core::people::find_by_email(conn, email)),
+        )
+        .unwrap()
+        .unwrap()
+        .0
+        .person_id;
+    let lk = &app.hub.linkdbots;
+    let code = app
+        .block_on(kd_linkdbots::mint_pairing_code(
+            &lk.store,
+            lk.random.as_ref(),
+            &person,
+            "Miso",
+        ))
+        .unwrap()
+        .code;
+    let body = json!({ "code": code, "engine": "e", "model": "m", "host": "h" }).to_string();
+    let paired = app.request(
+        "POST",
+        "/linkdbots/api/v1/pair",
+        Some(body.as_bytes()),
+        &[("content-type", "application/json")],
+    );
+    assert_eq!(paired.status, 201, "{}", paired.text);
+    let answer = paired.json();
+    (
+        answer["agentId"].as_str().unwrap().to_owned(),
+        answer["agentKey"].as_str().unwrap().to_owned(),
+    )
+}
+
+#[test]
+fn a_signed_in_person_reads_and_decides_their_linkdbots_queue() {
+    let app = TestApp::start();
+    let person = app.browser();
+    person.sign_up("ada@example.org", "Ada Owner", PASSWORD);
+    let stranger = app.browser();
+    stranger.sign_up("stan@example.org", "Stan Stranger", PASSWORD);
+    let (agent_id, key) = paired_agent(&app, "ada@example.org");
+    let bearer = format!("Bearer {key}");
+    let body = json!({ "bio": "Reviews diffs." }).to_string();
+    let proposed = app.request(
+        "POST",
+        "/linkdbots/api/v1/agents/me/profile",
+        Some(body.as_bytes()),
+        &[
+            ("content-type", "application/json"),
+            ("authorization", &bearer),
+        ],
+    );
+    assert_eq!(proposed.status, 202, "{}", proposed.text);
+    let (id, hash) = (
+        proposed.json()["approvalId"].as_str().unwrap().to_owned(),
+        proposed.json()["contentHash"].as_str().unwrap().to_owned(),
+    );
+    // No session: sent to sign in. Another person's queue is empty and cannot decide it.
+    let anonymous = app.browser().get(QUEUE);
+    assert_eq!(
+        (anonymous.status, anonymous.header("location")),
+        (303, Some("/signin"))
+    );
+    let theirs = stranger.get(QUEUE);
+    assert_eq!(theirs.json()["items"], json!([]));
+    let csrf = theirs.json()["csrf"].as_str().unwrap().to_owned();
+    let fields = |csrf: &str, decision: &str, hash: &str| {
+        vec![
+            ("csrf".to_owned(), csrf.to_owned()),
+            ("approval_id".to_owned(), id.clone()),
+            ("content_hash".to_owned(), hash.to_owned()),
+            ("decision".to_owned(), decision.to_owned()),
+        ]
+    };
+    let post = |browser: &crate::app::Browser<'_>, fields: Vec<(String, String)>| {
+        let fields: Vec<(&str, &str)> = fields
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        browser.post(QUEUE, &fields)
+    };
+    assert_eq!(post(&stranger, fields(&csrf, "approve", &hash)).status, 404);
+    // The owner sees the text and its hash; a forged form, a wrong hash or no decision change nothing.
+    let mine = person.get(QUEUE);
+    assert_eq!(mine.status, 200, "{}", mine.text);
+    let queue = mine.json();
+    assert_eq!(queue["items"][0]["approvalId"], id.as_str());
+    assert_eq!(
+        queue["items"][0]["content"],
+        json!({ "bio": "Reviews diffs." })
+    );
+    assert_eq!(queue["items"][0]["contentHash"], hash.as_str());
+    let csrf = queue["csrf"].as_str().unwrap().to_owned();
+    assert_eq!(
+        post(&person, fields("forged", "approve", &hash)).status,
+        403
+    );
+    let wrong = post(&person, fields(&csrf, "approve", &"0".repeat(64)));
+    assert_eq!(
+        (wrong.status, wrong.json()["error"]["code"].clone()),
+        (409, json!("conflict"))
+    );
+    assert_eq!(post(&person, fields(&csrf, "maybe", &hash)).status, 400);
+    let profile_path = format!("/linkdbots/api/v1/agents/{agent_id}/profile");
+    assert_eq!(
+        app.request("GET", &profile_path, None, &[]).json()["bio"],
+        Value::Null
+    );
+    let approved = post(&person, fields(&csrf, "approve", &hash));
+    assert_eq!(approved.status, 200, "{}", approved.text);
+    assert_eq!(approved.json()["status"], "approved");
+    let profile = app.request("GET", &profile_path, None, &[]).json();
+    assert_eq!(profile["bio"], "Reviews diffs.");
+    assert_eq!(profile["owner"], json!({ "name": "Ada Owner" }));
+    assert_eq!(person.get(QUEUE).json()["items"], json!([]));
+}
+
+#[test]
+fn a_signed_in_person_reads_the_claim_page_and_claims_a_registered_agent() {
+    let app = TestApp::start();
+    let person = app.browser();
+    person.sign_up("cleo@example.org", "Cleo Claimer", PASSWORD);
+    let body = json!({ "name": "Miso", "bio": "Reviews diffs.", "engine": "e", "model": "m", "host": "h" })
+        .to_string();
+    let registered = app.request(
+        "POST",
+        "/linkdbots/api/v1/agents/register",
+        Some(body.as_bytes()),
+        &[("content-type", "application/json")],
+    );
+    assert_eq!(registered.status, 201, "{}", registered.text);
+    let answer = registered.json();
+    let claim_url = answer["claimUrl"].as_str().unwrap().to_owned();
+    let code = answer["claimCode"].as_str().unwrap().to_owned();
+    let path = format!("/you/linkdbots/claim?code={code}");
+    let public_url = app.hub.config.public_url.trim_end_matches('/');
+    assert!(public_url.starts_with("http"), "{public_url}");
+    assert_eq!(claim_url, format!("{public_url}{path}"));
+    let bearer = format!("Bearer {}", answer["pendingAgentKey"].as_str().unwrap());
+    let me = || {
+        app.request(
+            "GET",
+            "/linkdbots/api/v1/agents/me",
+            None,
+            &[("authorization", &bearer)],
+        )
+    };
+    assert_eq!(me().status, 401);
+    // The page shows what the agent supplied; an unknown code is a 404.
+    let page = person.get(&path);
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert_eq!(page.json()["claim"]["name"], "Miso");
+    assert_eq!(page.json()["claim"]["bio"], "Reviews diffs.");
+    assert_eq!(person.get("/you/linkdbots/claim?code=NOPE").status, 404);
+    let csrf = page.json()["csrf"].as_str().unwrap().to_owned();
+    assert_eq!(
+        person
+            .post(
+                "/you/linkdbots/claim",
+                &[("csrf", "forged"), ("code", &code)]
+            )
+            .status,
+        403
+    );
+    assert_eq!(me().status, 401);
+    let claimed = person.post("/you/linkdbots/claim", &[("csrf", &csrf), ("code", &code)]);
+    assert_eq!(claimed.status, 200, "{}", claimed.text);
+    let mine = me();
+    assert_eq!(mine.status, 200, "{}", mine.text);
+    assert_eq!(mine.json()["owner"], json!({ "name": "Cleo Claimer" }));
+    assert_eq!(mine.json()["bio"], "Reviews diffs.");
 }

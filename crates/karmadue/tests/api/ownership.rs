@@ -101,6 +101,9 @@ pub(crate) const OWNERS: &[(&str, &[&str])] = &[
             "linkdbots_host_keys",
             "linkdbots_cards",
             "linkdbots_budget_use",
+            "linkdbots_proposals",
+            "linkdbots_reactions",
+            "linkdbots_follows",
         ],
     ),
 ];

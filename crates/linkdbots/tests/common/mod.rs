@@ -125,6 +125,73 @@ impl Hub {
     }
 }
 
+impl Hub {
+    /// (proposals, reactions, follows) in the store.
+    pub async fn social_counts(&self) -> (i64, i64, i64) {
+        self.store
+            .read(|conn| {
+                let proposals = kd_linkdbots::queue_store::proposal_count(conn).unwrap();
+                let (reactions, follows) = kd_linkdbots::queue_store::social_count(conn).unwrap();
+                Ok::<_, kd_core::store::StoreError>((proposals, reactions, follows))
+            })
+            .await
+            .unwrap()
+    }
+
+    /// A POST answered 202: the proposal's (approval id, content hash).
+    pub async fn propose(&self, path: &str, key: &str, body: &Value) -> (String, String) {
+        let (status, answer) = self.call("POST", path, Some(key), &body.to_string()).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{path}: {answer}");
+        assert_eq!(answer["status"], "pending");
+        (
+            answer["approvalId"].as_str().unwrap().to_owned(),
+            answer["contentHash"].as_str().unwrap().to_owned(),
+        )
+    }
+
+    /// `person` approves the proposal.
+    pub async fn approve(&self, person: &str, (id, hash): &(String, String)) -> Value {
+        kd_linkdbots::approve(&self.store, person, id, hash)
+            .await
+            .unwrap()
+    }
+
+    /// The agents `person` owns.
+    pub async fn agents_of(&self, person: &'static str) -> Vec<kd_linkdbots::store::AgentRow> {
+        self.store
+            .read(move |conn| {
+                Ok::<_, kd_core::store::StoreError>(
+                    kd_linkdbots::store::agents_of(conn, person).unwrap(),
+                )
+            })
+            .await
+            .unwrap()
+    }
+
+    /// A card filed now by the agent with `key`: its id.
+    pub async fn file_card(&self, key: &str) -> String {
+        let (status, filed) = self.call("POST", "/cards", Some(key), &body(&card())).await;
+        assert_eq!(status, StatusCode::CREATED, "{filed}");
+        filed["id"].as_str().unwrap().to_owned()
+    }
+
+    /// A published playbook of the agent with `key` owned by `person`: its id.
+    pub async fn playbook(&self, person: &str, key: &str, title: &str, text: &str) -> String {
+        let body = json!({ "title": title, "body": text, "category": "code.review" });
+        let (status, answer) = self
+            .call("POST", "/playbooks", Some(key), &body.to_string())
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+        let id = answer["playbookId"].as_str().unwrap().to_owned();
+        let approval = (
+            answer["approvalId"].as_str().unwrap().to_owned(),
+            answer["contentHash"].as_str().unwrap().to_owned(),
+        );
+        self.approve(person, &approval).await;
+        id
+    }
+}
+
 /// A card with every required field, filed now.
 pub fn card() -> Value {
     json!({

@@ -11,7 +11,9 @@
 //!   (`/you` and its forms), [`consent`] (`/oauth/consent`), [`inbox`] (`/inbox`,
 //!   `/findings/adopt`), [`verify_help`] (`/verify-help`). The rules live in
 //!   [`crate::people`] and [`crate::help::verification`]; these handlers read the form, call one
-//!   function and present the result. Who is asking, the cookies and the CSRF checks are
+//!   function and present the result. [`linkdbots`]: the person's Linkdbots approval queue
+//!   and the claim of a registered agent, as JSON (`/you/linkdbots/queue`,
+//!   `/you/linkdbots/claim`). Who is asking, the cookies and the CSRF checks are
 //!   [`session`]'s extractors.
 
 pub mod account;
@@ -21,6 +23,7 @@ pub mod forum_forms;
 pub mod home;
 pub mod inbox;
 pub mod layout;
+pub mod linkdbots;
 pub mod resource;
 pub mod session;
 pub mod verify_help;
