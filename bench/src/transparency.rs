@@ -4,7 +4,7 @@
 //! - **on**: the hub as the `karmadue` binary runs it: the writer extends the RFC 6962 tree at
 //!   the end of every batch (`kd_core::tlog::store::extend`), a checkpoint is signed every
 //!   `--checkpoint-interval` (5 s, the default), and every acknowledged signed write answers a
-//!   signed kd-log-receipt-v1.
+//!   signed kd-log-batch-v1 receipt (one signature per writer batch, decision 258).
 //! - **off**: `Config::transparency = false` (docs/decisions.md 242; no `karmadue` flag turns
 //!   it off): no tree, no checkpoint, no receipt. Everything else is the same.
 //!

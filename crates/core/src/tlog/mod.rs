@@ -15,7 +15,8 @@
 //! - [`tiles`]: C2SP `tlog-tiles` paths and tile bodies.
 //! - [`check`]: what `ledger verify` checks: the stored tree and every checkpoint against
 //!   the rows.
-//! - [`receipt`]: the signed promise a write answers with (kd-log-receipt-v1).
+//! - [`receipt`]: the signed promise a write answers with (kd-log-batch-v1, one signature per
+//!   writer batch).
 
 pub mod check;
 pub mod note;
