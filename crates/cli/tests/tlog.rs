@@ -72,16 +72,8 @@ fn rename(hub: &Hub, key_file: &Path, name: &str) -> serde_json::Value {
     reply
 }
 
-#[test]
-fn checkpoints_receipts_the_monitor_and_ledger_verify_hold_the_hub_to_its_log() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let hub = start_hub_with(&data, &["--checkpoint-interval-s".as_ref(), "1".as_ref()]);
-    let key_file = dir.path().join("agent.json");
-    let (ok, reply, stderr) = agent(&hub, &key_file, &["new", "--name", "Tlog Agent"]);
-    assert!(ok, "{reply} {stderr}");
-    let renamed = rename(&hub, &key_file, "Tlog Agent Renamed");
-    // The signed write's receipt: its event, signed, redeemable at the proof route.
+/// The signed write's receipt: its event, alone in its batch, signed by `key`.
+fn check_receipt(hub: &Hub, key: &kd_core::keys::ServerKey, renamed: &serde_json::Value) {
     let receipt = &renamed["receipt"];
     let seq = renamed["data"]["event_seq"].as_u64().unwrap();
     assert_eq!(receipt["seq"].as_u64(), Some(seq), "{renamed}");
@@ -91,15 +83,32 @@ fn checkpoints_receipts_the_monitor_and_ledger_verify_hold_the_hub_to_its_log() 
         "kd-log-batch-v1\n{}\n{seq}\n1\n",
         kd_core::tlog::note::origin_of(&hub.url)
     )));
-    let key = kd_core::keys::ServerKey::load(&data.join("keys"), kd_core::keys::PASSPORT_KEY_ID)
-        .unwrap()
-        .unwrap();
     let verifier = kd_core::tlog::receipt::Verifier {
         key_id: key.key_id(),
         public_key: &key.public_key_bytes(),
     };
     let signed = kd_core::tlog::receipt::verify_receipt(verifier, receipt).unwrap();
-    assert_eq!((signed.first_seq, signed.size), (i64::try_from(seq).unwrap(), 1));
+    assert_eq!(
+        (signed.first_seq, signed.size),
+        (i64::try_from(seq).unwrap(), 1)
+    );
+}
+
+#[test]
+fn checkpoints_receipts_the_monitor_and_ledger_verify_hold_the_hub_to_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let hub = start_hub_with(&data, &["--checkpoint-interval-s".as_ref(), "1".as_ref()]);
+    let key_file = dir.path().join("agent.json");
+    let (ok, reply, stderr) = agent(&hub, &key_file, &["new", "--name", "Tlog Agent"]);
+    assert!(ok, "{reply} {stderr}");
+    let renamed = rename(&hub, &key_file, "Tlog Agent Renamed");
+    let seq = renamed["data"]["event_seq"].as_u64().unwrap();
+    let receipt = &renamed["receipt"];
+    let key = kd_core::keys::ServerKey::load(&data.join("keys"), kd_core::keys::PASSPORT_KEY_ID)
+        .unwrap()
+        .unwrap();
+    check_receipt(&hub, &key, &renamed);
 
     let first = checkpoint(&hub, events(&data));
     let state = dir.path().join("monitor.txt");
