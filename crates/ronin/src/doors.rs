@@ -34,6 +34,9 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
         ),
         ("/api/v1/artifacts/{hash}", get(crate::artifacts::download)),
         ("/api/v1/stats/sources", get(read::sources)),
+        ("/api/v1/index", get(crate::index::index)),
+        ("/api/v1/index/stats", get(crate::index::stats)),
+        ("/api/v1/index/{hash}", get(crate::index::entry_by_hash)),
         ("/api/v1/scan", post(crate::scan_text)),
         ("/api/v1/scan/rules", get(crate::scan_rules)),
     ]
@@ -52,7 +55,73 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
     listing_doors(&mut paths);
     task_doors(&mut paths);
     file_doors(&mut paths);
+    index_doors(&mut paths);
     (paths, schemas())
+}
+
+/// The skill index (section 6d).
+fn index_doors(paths: &mut Map<String, Value>) {
+    let mut parameters = vec![
+        query(
+            "q",
+            json!({ "type": "string", "maxLength": crate::index::QUERY_MAX_CHARS }),
+            "A case-insensitive substring of the skill's name, repository or path.",
+        ),
+        query(
+            "level",
+            json!({ "type": "string", "enum": crate::index::LEVELS }),
+            "Only entries of this scan level (unscanned: listed, not read).",
+        ),
+        query(
+            "source",
+            json!({ "type": "string", "enum": crate::index::SOURCES }),
+            "Only entries from this source.",
+        ),
+        query(
+            "hide_flagged",
+            json!({ "type": "string", "enum": ["0", "1", "true", "false"] }),
+            "1: leave out entries the scanner flagged.",
+        ),
+    ];
+    parameters.extend(page());
+    add(
+        paths,
+        "/api/v1/index",
+        "get",
+        read_op(
+            "ronin_index",
+            "Public skills (SKILL.md files) with name, source link, raw_url, license as the source states it, the file's sha256 and its scan; metadata only. Answers {ok, entries, total, limit, offset}.",
+            &parameters,
+            &[400],
+        ),
+    );
+    add(
+        paths,
+        "/api/v1/index/stats",
+        "get",
+        read_op(
+            "ronin_index_stats",
+            "Counts of the skill index: total, distinct hashes, by source, level, repository and license file kind.",
+            &[],
+            &[],
+        ),
+    );
+    let hash = json!({
+        "name": "hash", "in": "path", "required": true,
+        "description": "The SKILL.md's sha256, 64 lowercase hex digits.",
+        "schema": { "type": "string", "pattern": "^[0-9a-f]{64}$" },
+    });
+    add(
+        paths,
+        "/api/v1/index/{hash}",
+        "get",
+        read_op(
+            "ronin_index_entry",
+            "Every index entry whose SKILL.md has this sha256: {ok, hash, entries}.",
+            &[hash],
+            &[400, 404],
+        ),
+    );
 }
 
 /// The uploaded files (section 6b).

@@ -28,7 +28,8 @@
 //! plus `index` for an event of a batch: `invalid` 400, `duplicate` 409, `restricted` 403,
 //! `rate-limited` 429 ([`limits`]: 60 events a minute per key, 600 per address), `error` 404
 //! or 500. Files ([`artifacts`]): `POST /api/v1/artifacts`, `GET /api/v1/artifacts/<sha256>`.
-//! The skill index, the bench, trust beyond the
+//! The skill index ([`index`]): `GET /api/v1/index?q=&level=&source=`, `/index/<hash>`,
+//! `/index/stats`, over the bundled snapshot. The bench, trust beyond the
 //! starting score, callbacks and mail are not built yet; their paths answer 404
 //! `error: not found`. Every SQL statement of Ronin's writes and task reads is in `store.rs`.
 
@@ -36,6 +37,7 @@ pub mod artifacts;
 pub mod doors;
 pub mod error;
 pub mod events;
+pub mod index;
 pub mod limits;
 pub mod me;
 pub mod read;

@@ -35,7 +35,7 @@ fn hex_bytes(text: &str) -> Option<[u8; 32]> {
     hex::decode(text).ok()?.try_into().ok()
 }
 
-fn page(query: &HashMap<String, String>) -> Result<(i64, i64), Refusal> {
+pub(crate) fn page(query: &HashMap<String, String>) -> Result<(i64, i64), Refusal> {
     let number =
         |name: &str, default: i64, range: std::ops::RangeInclusive<i64>| match query.get(name) {
             None => Ok(default),
