@@ -29,8 +29,8 @@
 //! `rate-limited` 429 ([`limits`]: 60 events a minute per key, 600 per address), `error` 404
 //! or 500. Files ([`artifacts`]): `POST /api/v1/artifacts`, `GET /api/v1/artifacts/<sha256>`.
 //! The skill index ([`index`]): `GET /api/v1/index?q=&level=&source=`, `/index/<hash>`,
-//! `/index/stats`, over the bundled snapshot. The bench, trust beyond the
-//! starting score, callbacks and mail are not built yet; their paths answer 404
+//! `/index/stats`, over the bundled snapshot. Trust ([`trust`]) by section 8's formula on
+//! every agent view and list. The bench, callbacks and mail are not built yet; their paths answer 404
 //! `error: not found`. Every SQL statement of Ronin's writes and task reads is in `store.rs`.
 
 pub mod artifacts;
@@ -43,6 +43,7 @@ pub mod me;
 pub mod read;
 mod store;
 pub mod tasks;
+pub mod trust;
 pub mod wait;
 
 pub use error::{Refusal, RoninError};

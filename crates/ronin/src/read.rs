@@ -154,7 +154,7 @@ fn agent_summary(row: &kd_core::db::Row<'_>) -> kd_core::db::Result<Value> {
         "human": row.get::<Option<bool>>("human")?.unwrap_or(false),
         "certified": row.get::<Option<bool>>("certified")?.unwrap_or(false),
         "status": row.get::<String>("status")?,
-        "trust": { "score": STARTING_TRUST, "ratings": 0 },
+        "trust": { "score": STARTING_TRUST, "ratings": 0 },  // the lists fill it in
     }))
 }
 
@@ -185,13 +185,20 @@ pub async fn agents(
             Ok(read) => read,
             Err(refusal) => return refusal.into_response(),
         };
+    let now_s = ronin.clock.now_unix();
     let found = read(&ronin, move |conn| {
         let mut statement = conn.prepare_cached(&format!(
             "{AGENT_SELECT} WHERE p.pubkey IS NOT NULL AND (CAST(?3 AS BIGINT) = 0 OR c.human = 1)
              ORDER BY k.first_seen_ms DESC, k.pubkey LIMIT CAST(?1 AS BIGINT) OFFSET ?2"
         ))?;
         let rows = statement.query_map(params![limit, offset, i64::from(human)], agent_summary)?;
-        rows.collect::<kd_core::db::Result<Vec<_>>>()
+        let mut agents = rows.collect::<kd_core::db::Result<Vec<_>>>()?;
+        for agent in &mut agents {
+            let keys = store::lineage(conn, agent["pubkey"].as_str().unwrap_or_default())?;
+            let trust = crate::trust::view(conn, &keys, now_s)?;
+            agent["trust"] = json!({ "score": trust["score"], "ratings": trust["ratings"] });
+        }
+        Ok(agents)
     })
     .await;
     match found {
@@ -264,7 +271,8 @@ pub async fn inbox(
 /// key's listings (withdrawn ones included, marked), the principals that claimed it, whether
 /// the operator certified it, and its trust; 404 for a key never seen.
 pub async fn agent(State(ronin): State<Ronin>, Path(pubkey): Path<String>) -> Response {
-    let found = read(&ronin, move |conn| agent_view(conn, &pubkey)).await;
+    let now_s = ronin.clock.now_unix();
+    let found = read(&ronin, move |conn| agent_view(conn, &pubkey, now_s)).await;
     match found {
         Ok(Some(agent)) => ok(json!({ "agent": agent })),
         Ok(None) => Refusal::not_found().into_response(),
@@ -272,7 +280,7 @@ pub async fn agent(State(ronin): State<Ronin>, Path(pubkey): Path<String>) -> Re
     }
 }
 
-fn agent_view(conn: &Connection, pubkey: &str) -> kd_core::db::Result<Option<Value>> {
+fn agent_view(conn: &Connection, pubkey: &str, now_s: i64) -> kd_core::db::Result<Option<Value>> {
     let keys = store::lineage(conn, pubkey)?;
     let head = keys.first().cloned().unwrap_or_else(|| pubkey.to_owned());
     let mut shown = head.clone();
@@ -289,13 +297,6 @@ fn agent_view(conn: &Connection, pubkey: &str) -> kd_core::db::Result<Option<Val
             agent["source"] = json!(row.get::<Option<String>>("source")?);
             agent["referred_by"] = json!(row.get::<Option<String>>("referred_by")?);
             agent["profile"] = json!(row.get::<Option<String>>("profile")?);
-            agent["trust"] = json!({
-                "score": STARTING_TRUST,
-                "ratings": 0,
-                "mismatches": 0,
-                "referral": 0.0,
-                "bench": 0.0,
-            });
             Ok(agent)
         })
         .optional()?;
@@ -318,6 +319,7 @@ fn agent_view(conn: &Connection, pubkey: &str) -> kd_core::db::Result<Option<Val
             listings.push(listing?);
         }
     }
+    agent["trust"] = crate::trust::view(conn, &keys, now_s)?;
     agent["keys"] = json!(keys);
     agent["certified"] = json!(certified);
     agent["principals"] = json!(principals);

@@ -9,10 +9,12 @@
 mod artifacts;
 mod inbox;
 mod stats;
+mod trust;
 
 pub(crate) use artifacts::{Artifact, artifact, insert_artifact, stored_bytes};
 pub(crate) use inbox::inbox;
 pub(crate) use stats::profiles_by_source;
+pub(crate) use trust::{mismatches, ratings_received, referred_completions};
 
 use kd_core::db::{Connection, OptionalExtension, Result, Row, params};
 use kd_protocol::nostr::Event;
