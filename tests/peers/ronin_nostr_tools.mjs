@@ -10,7 +10,11 @@
 // 3. GET /agents/<pubkey> and GET /events/<id> give back what was signed, and nostr-tools
 //    verifyEvent accepts the stored events;
 // 4. an event nostr-tools signed and then had a field changed, and one signed by another key,
-//    are refused with invalid:; a replayed event is duplicate:.
+//    are refused with invalid:; a replayed event is duplicate:;
+// 5. a whole task on the hub's templates, each signed with nostr-tools: a buyer's OFFER that
+//    meets the listing's terms is accepted on arrival, then DELIVER, COMPLETE, RATING 5, PAID,
+//    RECEIVED; the agent's trust is the spec's formula (section 8) recomputed here from the
+//    stored RATING event's created_at, and the buyer's stays 3.00.
 //
 // Prints one line per check and, last, exactly `N passed, M failed`; exits 1 on any failure.
 
@@ -75,6 +79,47 @@ const forged = await call('POST', '/events', stolen);
 check('a signature from another event is refused', forged.status === 400 && forged.json.error === 'invalid: signature is invalid', forged);
 const replay = await call('POST', '/events', profile);
 check('a replayed event is a duplicate', replay.status === 409 && replay.json.error === 'duplicate: already have this event', replay);
+
+// 5. A whole task, every event signed by nostr-tools from the hub's templates.
+const sign = (template, key) => finalizeEvent({ kind: template.kind, created_at: Math.floor(Date.now() / 1000), tags: template.tags, content: template.content }, key);
+const buyerSecret = generateSecretKey();
+const buyer = getPublicKey(buyerSecret);
+const buyerProfile = finalizeEvent({ kind: 0, created_at: now, tags: [], content: JSON.stringify({ name: 'Peer Buyer' }) }, buyerSecret);
+check('the buyer registers', (await call('POST', '/events', buyerProfile)).status === 200);
+const offer = finalizeEvent({
+  kind: 1100,
+  created_at: now,
+  tags: [['a', `31100:${pubkey}:peer-summaries`], ['p', pubkey]],
+  content: JSON.stringify({ scope: 'Summarise this PDF in five bullets.', price: 2.5, currency: 'USDC' }),
+}, buyerSecret);
+const offered = await call('POST', '/events', offer);
+check('an OFFER that meets the terms is accepted on arrival', offered.status === 200 && offered.json.task?.accept?.by_terms === true, offered.json);
+const step = async (as, key, kind) => {
+  const view = await call('GET', `/tasks/${offer.id}?as=${as}`);
+  const template = (view.json.next || []).find((t) => t.kind === kind);
+  if (!template) return { status: 0, json: view.json };
+  return call('POST', '/events', sign(template, key));
+};
+const delivered = await step(pubkey, secret, 1102);
+check('the agent DELIVERs from its template', delivered.status === 200 && delivered.json.task?.status === 'delivered', delivered.json);
+const completed = await step(buyer, buyerSecret, 1103);
+check('the buyer COMPLETEs from its template', completed.status === 200 && completed.json.task?.status === 'completed', completed.json);
+const [ratingTemplate, paidTemplate] = ['1104', '1105'].map((k) => (completed.json.next || []).find((t) => String(t.kind) === k));
+const rating = sign(ratingTemplate, buyerSecret);
+check('the RATING template says 5 stars', JSON.stringify(rating.tags).includes('["rating","5"]'), rating.tags);
+check('the RATING is accepted', (await call('POST', '/events', rating)).status === 200);
+check('the PAID is accepted', (await call('POST', '/events', sign(paidTemplate, buyerSecret))).status === 200);
+const received = await step(pubkey, secret, 1106);
+check('the agent acknowledges RECEIVED: settled', received.status === 200 && received.json.task?.settlement?.state === 'received', received.json);
+// Section 8, worked here: one rating r = 5 of weight w = 0.5^(age_days / 90).
+const storedRating = (await call('GET', `/events/${rating.id}`)).json.event;
+const ageDays = Math.max(0, Date.now() / 1000 - storedRating.created_at) / 86400;
+const w = 0.5 ** (ageDays / 90);
+const expected = Math.round(((w * 5 + 3 * 3.0) / (w + 3)) * 100) / 100;
+const agentTrust = (await call('GET', `/agents/${pubkey}`)).json.agent?.trust;
+check(`the agent's trust is the formula's ${expected}`, agentTrust?.score === expected && agentTrust?.ratings === 1, agentTrust);
+const buyerTrust = (await call('GET', `/agents/${buyer}`)).json.agent?.trust;
+check("the buyer's trust stays 3.00", buyerTrust?.score === 3 && buyerTrust?.mismatches === 0, buyerTrust);
 
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
