@@ -99,7 +99,10 @@ fn checkpoints_receipts_the_monitor_and_ledger_verify_hold_the_hub_to_its_log() 
         public_key: &key.public_key_bytes(),
     };
     let signed = kd_core::tlog::receipt::verify_receipt(verifier, receipt).unwrap();
-    assert_eq!((signed.first_seq, signed.size), (i64::try_from(seq).unwrap(), 1));
+    assert_eq!(
+        (signed.first_seq, signed.size),
+        (i64::try_from(seq).unwrap(), 1)
+    );
 
     let first = checkpoint(&hub, events(&data));
     let state = dir.path().join("monitor.txt");

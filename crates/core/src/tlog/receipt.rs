@@ -285,7 +285,11 @@ mod tests {
         let batch = Batch::new(41, row_hashes(5), 1000);
         let origin = "hub.example/kd-log";
         let receipts: Vec<Value> = (41..46)
-            .map(|seq| batch.receipt(&key, origin, "https://hub.example", seq).unwrap())
+            .map(|seq| {
+                batch
+                    .receipt(&key, origin, "https://hub.example", seq)
+                    .unwrap()
+            })
             .collect();
         // The root is RFC 6962's over the five leaves, as the log's own tree computes it.
         let leaves: Vec<Hash> = row_hashes(5)

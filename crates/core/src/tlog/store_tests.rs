@@ -548,14 +548,21 @@ fn the_jobs_of_one_batch_share_one_signed_batch_over_the_rows_they_kept() {
             }
             all
         });
-        let mut kept: Vec<(i64, BatchSlot)> =
-            written.into_iter().filter_map(Result::ok).collect();
+        let mut kept: Vec<(i64, BatchSlot)> = written.into_iter().filter_map(Result::ok).collect();
         kept.sort_by_key(|(seq, _)| *seq);
         assert_eq!(kept.len(), 5, "{location:?}");
         let (seqs, slots): (Vec<i64>, Vec<BatchSlot>) = kept.into_iter().unzip();
-        assert_eq!(seqs, vec![4, 5, 6, 7, 8], "the refused row's seq was reused");
+        assert_eq!(
+            seqs,
+            vec![4, 5, 6, 7, 8],
+            "the refused row's seq was reused"
+        );
         let batch = slots[1].get().unwrap();
-        assert!(slots[1..].iter().all(|slot| Arc::ptr_eq(slot.get().unwrap(), batch)));
+        assert!(
+            slots[1..]
+                .iter()
+                .all(|slot| Arc::ptr_eq(slot.get().unwrap(), batch))
+        );
         assert!(!Arc::ptr_eq(slots[0].get().unwrap(), batch));
         let signer = key();
         let public_key = signer.public_key_bytes();
@@ -565,7 +572,11 @@ fn the_jobs_of_one_batch_share_one_signed_batch_over_the_rows_they_kept() {
         };
         let receipts: Vec<_> = seqs[1..]
             .iter()
-            .map(|seq| batch.receipt(&signer, ORIGIN, "https://hub.example", *seq).unwrap())
+            .map(|seq| {
+                batch
+                    .receipt(&signer, ORIGIN, "https://hub.example", *seq)
+                    .unwrap()
+            })
             .collect();
         store.close();
         let conn = Connection::open(&location).unwrap();
@@ -573,7 +584,10 @@ fn the_jobs_of_one_batch_share_one_signed_batch_over_the_rows_they_kept() {
         for receipt in &receipts {
             assert_eq!(receipt["batch"], receipts[0]["batch"]);
             let signed = receipt::verify_receipt(verifier, receipt).unwrap();
-            assert_eq!((signed.first_seq, signed.size, signed.time_ms), (5, 4, 1_000));
+            assert_eq!(
+                (signed.first_seq, signed.size, signed.time_ms),
+                (5, 4, 1_000)
+            );
             assert_eq!(signed.root, root_of(&all[4..8]));
         }
         assert!(batch.receipt(&signer, ORIGIN, "https://h", 4).is_none());

@@ -17,6 +17,7 @@
 //!   [`session`]'s extractors.
 
 pub mod account;
+pub mod authorize;
 pub mod consent;
 pub mod forum;
 pub mod forum_forms;
