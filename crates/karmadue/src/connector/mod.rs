@@ -377,6 +377,58 @@ pub async fn approve(
 
 mod grant;
 
+pub use store::ConnectedApp;
+
+/// The person's live connections (*You → Connected apps*), newest first.
+///
+/// # Errors
+/// A store failure.
+pub async fn connected_apps(
+    hub: &Kernel,
+    person_id: &str,
+) -> Result<Vec<ConnectedApp>, ConnectorError> {
+    let person_id = person_id.to_owned();
+    hub.store
+        .read(move |conn| store::connected_apps(conn, &person_id).map_err(ConnectorError::from))
+        .await
+}
+
+/// Removes an app: revokes the person's connection, every access and refresh token of it at
+/// once.
+///
+/// # Errors
+/// `invalid_request` when the person has no live connection with this id; a store failure.
+pub async fn remove_app(
+    hub: &Kernel,
+    person_id: &str,
+    connection_id: &str,
+) -> Result<(), ConnectorError> {
+    let (person_id, connection_id) = (person_id.to_owned(), connection_id.to_owned());
+    let removed = hub
+        .store
+        .write(move |txn| -> Result<bool, ConnectorError> {
+            let now = txn.now_ms();
+            Ok(store::revoke_persons_connection(
+                txn.conn(),
+                &person_id,
+                &connection_id,
+                now,
+            )?)
+        })
+        .await??;
+    if removed {
+        Ok(())
+    } else {
+        Err(ConnectorError::InvalidRequest(
+            "You have no connected app with this id (it may be removed already).".into(),
+        ))
+    }
+}
+
+/// Requests a connection may make on the connector each rolling minute (spec "Rate
+/// limits": 60 reads a minute per connection; writes are not offered yet).
+pub const READS_PER_MINUTE: u32 = 60;
+
 pub use grant::{Grant, TokenRequest, Tokens, access, is_access_token, revoke, token};
 
 /// Whether `tool` is offered to `grant` on the connector (`Ok`), or the scope it needs.

@@ -281,3 +281,54 @@ pub fn revoke_token(conn: &Connection, token_sha256: &str, now_ms: i64) -> Resul
     )?;
     Ok(())
 }
+
+/// A live connection as *Connected apps* lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectedApp {
+    /// The connection.
+    pub connection_id: String,
+    /// The client's name (its own words).
+    pub client_name: String,
+    /// Approved scopes, space-separated.
+    pub scope: String,
+    /// When it was approved, Unix ms.
+    pub created_ms: i64,
+}
+
+/// The person's live connections, newest first.
+///
+/// # Errors
+/// When the store fails.
+pub fn connected_apps(conn: &Connection, person_id: &str) -> Result<Vec<ConnectedApp>, DbError> {
+    conn.prepare_cached(
+        "SELECT c.connection_id, k.client_name, c.scope, c.created_ms
+         FROM oauth_connections c JOIN oauth_clients k ON k.client_id = c.client_id
+         WHERE c.person_id = ?1 AND c.revoked_ms IS NULL
+         ORDER BY c.created_ms DESC, c.connection_id",
+    )?
+    .query_map([person_id], |row| {
+        Ok(ConnectedApp {
+            connection_id: row.get(0)?,
+            client_name: row.get(1)?,
+            scope: row.get(2)?,
+            created_ms: row.get(3)?,
+        })
+    })?
+    .collect()
+}
+
+/// Revokes the person's own live connection (`false`: none such).
+///
+/// # Errors
+/// When the store fails.
+pub fn revoke_persons_connection(
+    conn: &Connection,
+    person_id: &str,
+    connection_id: &str,
+    now_ms: i64,
+) -> Result<bool, DbError> {
+    Ok(conn.execute(
+        "UPDATE oauth_connections SET revoked_ms = ?3 WHERE connection_id = ?1 AND person_id = ?2 AND revoked_ms IS NULL",
+        params![connection_id, person_id, now_ms],
+    )? == 1)
+}

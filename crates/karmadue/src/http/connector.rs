@@ -157,6 +157,9 @@ async fn serve(
             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
         }
     };
+    if let Some(refusal) = over_the_limit(hub, &grant).await {
+        return refusal;
+    }
     let surface = Surface::Connector(grant);
     let exchange = Exchange {
         hub,
@@ -167,6 +170,39 @@ async fn serve(
         surface: &surface,
     };
     exchange.serve(body).await
+}
+
+/// Charges the request to its connection ([`connector::READS_PER_MINUTE`] a rolling minute;
+/// every request counts, a refused one too). Past it: 429 with `Retry-After` and a JSON-RPC
+/// error whose data is `{code: rate_limited, retry_after_s}`.
+async fn over_the_limit(hub: &Hub, grant: &Grant) -> Option<Response> {
+    let charge = [kd_core::limits::Charge::one(
+        format!("oauth:{}:reads", grant.connection_id),
+        connector::READS_PER_MINUTE,
+    )];
+    let retry_after_s = match hub.limiter.take(&charge, hub.clock.now_ms()).await {
+        Ok(Ok(())) => return None,
+        Ok(Err(limited)) => limited.retry_after_s(),
+        Err(error) => {
+            tracing::error!(error = %kd_core::error::Chain(&error), "connector limit");
+            return Some(StatusCode::INTERNAL_SERVER_ERROR.into_response());
+        }
+    };
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": -32000,
+            "message": format!("Too many requests for this connection: {} a minute. Try again in {retry_after_s} seconds.", connector::READS_PER_MINUTE),
+            "data": { "code": "rate_limited", "retry_after_s": retry_after_s },
+        },
+    });
+    let mut response = (StatusCode::TOO_MANY_REQUESTS, body.to_string()).into_response();
+    super::json_content_type(response.headers_mut());
+    if let Ok(value) = HeaderValue::from_str(&retry_after_s.to_string()) {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    Some(response)
 }
 
 /// 401 with the RFC 6750 / RFC 9728 challenge.

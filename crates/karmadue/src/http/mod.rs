@@ -185,6 +185,10 @@ fn person_routes(router: Listed) -> Listed {
         )
         .route("/you", get(you::you_page))
         .route(
+            pages::connected_apps::APPS_PATH,
+            get(pages::connected_apps::apps_page).post(pages::connected_apps::remove_app),
+        )
+        .route(
             "/oauth/consent",
             get(consent::consent_page).post(consent::consent),
         )

@@ -56,6 +56,10 @@ pub const NOT_REST: &[(&str, &str)] = &[
     ("/you/agents", "HTML form"),
     ("/you/offers", "HTML form"),
     (
+        crate::http::pages::connected_apps::APPS_PATH,
+        "HTML form: Connected apps",
+    ),
+    (
         crate::http::pages::linkdbots::QUEUE_PATH,
         "the signed-in person's session (cookie and form token), not the API",
     ),

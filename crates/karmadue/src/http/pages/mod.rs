@@ -18,6 +18,7 @@
 
 pub mod account;
 pub mod authorize;
+pub mod connected_apps;
 pub mod consent;
 pub mod forum;
 pub mod forum_forms;

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::app::{Browser, Reply, TestApp, hidden, urlencode};
 
+mod apps;
 mod flow;
 mod surface;
 mod tokens;
