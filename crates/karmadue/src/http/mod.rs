@@ -128,16 +128,29 @@ fn oauth_routes(mut router: Listed) -> Listed {
                 move |axum::extract::State(hub): axum::extract::State<Arc<Hub>>| async move {
                     oauth::protected_resource_response(&hub, suffix)
                 },
-            ),
+            )
+            .options(oauth::preflight),
         );
     }
     for path in oauth::AUTHORIZATION_SERVER_PATHS {
-        router = router.route(path, get(oauth::authorization_server_document));
+        router = router.route(
+            path,
+            get(oauth::authorization_server_document).options(oauth::preflight),
+        );
     }
     router
-        .route(crate::connector::REGISTER_PATH, post(oauth::register))
-        .route(crate::connector::TOKEN_PATH, post(oauth::token))
-        .route(crate::connector::REVOKE_PATH, post(oauth::revoke))
+        .route(
+            crate::connector::REGISTER_PATH,
+            post(oauth::register).options(oauth::preflight),
+        )
+        .route(
+            crate::connector::TOKEN_PATH,
+            post(oauth::token).options(oauth::preflight),
+        )
+        .route(
+            crate::connector::REVOKE_PATH,
+            post(oauth::revoke).options(oauth::preflight),
+        )
         .route(
             crate::connector::AUTHORIZE_PATH,
             get(pages::authorize::authorize_page).post(pages::authorize::authorize_decide),

@@ -100,6 +100,33 @@ pub async fn authorization_server_document(State(hub): State<Arc<Hub>>) -> Respo
     json_response(StatusCode::OK, &authorization_server(&hub))
 }
 
+/// `OPTIONS` of the metadata documents and the register, token and revoke endpoints: the
+/// CORS preflight browser-based MCP clients send (notes/mcp-oauth.md §5.3.7), answered 204
+/// without any authentication.
+pub async fn preflight() -> Response {
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, POST, OPTIONS"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static(
+            "Authorization, Content-Type, MCP-Protocol-Version, Mcp-Method, Mcp-Name",
+        ),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("86400"),
+    );
+    response
+}
+
 /// An OAuth error response (`{error, error_description}`), `no-store`.
 fn refusal(error: &ConnectorError) -> Response {
     if let ConnectorError::Store(cause) = error {

@@ -263,3 +263,35 @@ fn consent_redirects_carry_iss_and_state_and_bad_requests_are_not_redirected() {
         assert!(reply.header("location").is_none());
     }
 }
+
+#[test]
+fn the_oauth_documents_and_endpoints_answer_cors_preflights_without_auth() {
+    let app = TestApp::start();
+    for path in [
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/oauth-protected-resource/mcp",
+        "/functions/v1/mcp/oauth/register",
+        "/functions/v1/mcp/oauth/token",
+        "/functions/v1/mcp/oauth/revoke",
+    ] {
+        let reply = app.request(
+            "OPTIONS",
+            path,
+            None,
+            &[
+                ("origin", "https://inspector.example"),
+                ("access-control-request-method", "POST"),
+            ],
+        );
+        assert_eq!(reply.status, 204, "{path}");
+        assert_eq!(reply.header("access-control-allow-origin"), Some("*"));
+        assert!(
+            reply
+                .header("access-control-allow-headers")
+                .unwrap()
+                .contains("Authorization")
+        );
+    }
+    let document = app.request("GET", "/.well-known/oauth-authorization-server", None, &[]);
+    assert_eq!(document.header("access-control-allow-origin"), Some("*"));
+}
