@@ -7,6 +7,7 @@
 
 pub mod admission;
 pub mod catalog;
+pub mod connector;
 pub mod data_files;
 pub mod directory;
 pub mod docs;

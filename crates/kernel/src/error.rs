@@ -55,6 +55,12 @@ pub enum ErrorCode {
     ReceiptExpired,
     /// report_outcome: this receipt already has its one report.
     AlreadyReported,
+    /// An OAuth access token sent to the self-keyed endpoint: connected apps use the
+    /// connector endpoint (spec "Using KarmaDue from Claude or ChatGPT").
+    WrongEndpoint,
+    /// A connected app called a tool its approval does not allow; the error names
+    /// `required_scope` and `approve_url` (spec "Connector permissions").
+    NeedsYourApproval,
     /// Something failed inside the hub; the request id is all the caller gets.
     Internal,
 }
@@ -83,6 +89,8 @@ impl ErrorCode {
             Self::ReceiptMismatch => "receipt_mismatch",
             Self::ReceiptExpired => "receipt_expired",
             Self::AlreadyReported => "already_reported",
+            Self::WrongEndpoint => "wrong_endpoint",
+            Self::NeedsYourApproval => "needs_your_approval",
             Self::Internal => "internal",
         }
     }
@@ -107,8 +115,12 @@ impl ErrorCode {
             | Self::BadNonce
             | Self::BadSignature
             | Self::Replay
-            | Self::IdentityRequired => 401,
-            Self::Forbidden | Self::AgentMismatch | Self::StampRequired => 403,
+            | Self::IdentityRequired
+            | Self::WrongEndpoint => 401,
+            Self::Forbidden
+            | Self::AgentMismatch
+            | Self::StampRequired
+            | Self::NeedsYourApproval => 403,
             Self::NotFound | Self::ReceiptNotFound => 404,
             Self::LabelReserved => 409,
             Self::RateLimited => 429,

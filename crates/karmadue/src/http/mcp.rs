@@ -30,6 +30,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use super::connector::Surface;
 use super::mcp_era::{Era, choose_era};
 use super::mcp_reply::{
     RpcResult, ToolReply, accepts_sse, error_message, respond, respond_events, response_text,
@@ -96,51 +97,64 @@ pub async fn post_endpoint(
     headers: HeaderMap,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
-    if let Some(refusal) = check_host_and_origin(&hub, &headers) {
-        return refusal;
-    }
-    let sse = wants_sse_only(&headers);
-    let reply =
-        |status: StatusCode, message: Value| respond(status, message.to_string(), &request_id, sse);
-    let body = match body {
-        Ok(body) => body,
-        Err(rejection) => {
-            let message = format!("The body was refused: {}.", rejection.body_text());
-            return reply(
-                rejection.status(),
-                error_message(None, INVALID_REQUEST, &message, None),
-            );
-        }
-    };
-    let request = match read_request(&hub, &headers, &body) {
-        Ok(request) => request,
-        Err(Early::Accepted) => return accepted(),
-        Err(Early::Refused(status, message)) => return reply(status, message),
-    };
-    // Notifications a fixture tool asks to send before its result (always empty for the
-    // registry's own tools).
-    let mut notifications = Vec::new();
     let exchange = Exchange {
         hub: &hub,
         headers: &headers,
         peer,
         request_id: &request_id,
-        sse,
+        sse: wants_sse_only(&headers),
+        surface: &Surface::SelfKeyed,
     };
-    let Some(outcome) = exchange.dispatch(&request, &mut notifications).await else {
-        return super::cancel::no_result(&request_id);
-    };
-    match outcome {
-        Ok(result) => exchange.answer(&request, result, &notifications),
-        Err((status, code, message)) => reply(
-            status,
-            error_message(
-                Some(&request.id),
-                code,
-                &message,
-                Some(json!({ "request_id": request_id })),
+    exchange.serve(body).await
+}
+
+impl Exchange<'_> {
+    /// Serves one POSTed JSON-RPC message on this exchange's surface.
+    pub(super) async fn serve(
+        &self,
+        body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+    ) -> Response {
+        let (hub, headers, request_id) = (self.hub, self.headers, self.request_id);
+        if let Some(refusal) = check_host_and_origin(hub, headers) {
+            return refusal;
+        }
+        let sse = self.sse;
+        let reply = |status: StatusCode, message: Value| {
+            respond(status, message.to_string(), request_id, sse)
+        };
+        let body = match body {
+            Ok(body) => body,
+            Err(rejection) => {
+                let message = format!("The body was refused: {}.", rejection.body_text());
+                return reply(
+                    rejection.status(),
+                    error_message(None, INVALID_REQUEST, &message, None),
+                );
+            }
+        };
+        let request = match read_request(hub, headers, &body) {
+            Ok(request) => request,
+            Err(Early::Accepted) => return accepted(),
+            Err(Early::Refused(status, message)) => return reply(status, message),
+        };
+        // Notifications a fixture tool asks to send before its result (always empty for the
+        // registry's own tools).
+        let mut notifications = Vec::new();
+        let Some(outcome) = self.dispatch(&request, &mut notifications).await else {
+            return super::cancel::no_result(request_id);
+        };
+        match outcome {
+            Ok(result) => self.answer(&request, result, &notifications),
+            Err((status, code, message)) => reply(
+                status,
+                error_message(
+                    Some(&request.id),
+                    code,
+                    &message,
+                    Some(json!({ "request_id": request_id })),
+                ),
             ),
-        ),
+        }
     }
 }
 
@@ -222,13 +236,15 @@ fn read_request<'b>(hub: &Hub, headers: &HeaderMap, body: &'b [u8]) -> Result<Re
     })
 }
 
-/// What one request runs against: the hub and the request's own context.
-struct Exchange<'a> {
-    hub: &'a Arc<Hub>,
-    headers: &'a HeaderMap,
-    peer: SocketAddr,
-    request_id: &'a str,
-    sse: bool,
+/// What one request runs against: the hub, the request's own context and the surface
+/// (the self-keyed endpoint, or the connector with its grant).
+pub(super) struct Exchange<'a> {
+    pub(super) hub: &'a Arc<Hub>,
+    pub(super) headers: &'a HeaderMap,
+    pub(super) peer: SocketAddr,
+    pub(super) request_id: &'a str,
+    pub(super) sse: bool,
+    pub(super) surface: &'a Surface,
 }
 
 impl Exchange<'_> {
@@ -246,7 +262,7 @@ impl Exchange<'_> {
                 Ok(RpcResult::Json(json!({})))
             }
             (Era::Modern, "server/discover") => Ok(RpcResult::Json(discover(hub))),
-            (_, "tools/list") => Ok(RpcResult::Json(tools_list(hub, era))),
+            (_, "tools/list") => Ok(RpcResult::Json(tools_list(hub, era, self.surface))),
             (_, "tools/call") => {
                 let call = ToolCall {
                     params: request.raw_params,
@@ -255,6 +271,7 @@ impl Exchange<'_> {
                     headers: self.headers,
                     peer: self.peer,
                     request_id: self.request_id,
+                    surface: self.surface,
                 };
                 return cancellable_call(hub, call, &request.id, notifications).await;
             }
@@ -403,10 +420,11 @@ fn discover(hub: &Hub) -> Value {
     })
 }
 
-fn tools_list(hub: &Hub, era: Era) -> Value {
+fn tools_list(hub: &Hub, era: Era, surface: &Surface) -> Value {
     let tools: Vec<Value> = hub
         .tools
         .iter()
+        .filter(|tool| surface.offers(tool))
         .map(|tool| crate::fixtures::listing(tool).unwrap_or_else(|| tool.listing()))
         .collect();
     let mut result = json!({ "tools": tools });
@@ -425,6 +443,7 @@ struct ToolCall<'a> {
     headers: &'a HeaderMap,
     peer: SocketAddr,
     request_id: &'a str,
+    surface: &'a Surface,
 }
 
 /// Runs `tools/call`. A conformance fixture's notifications are pushed onto `notifications`
@@ -442,6 +461,7 @@ async fn call_tool(
         headers,
         peer,
         request_id,
+        surface,
     } = call;
     let params: CallParams<'_> = params
         .and_then(|raw| serde_json::from_str(raw.get()).ok())
@@ -457,7 +477,15 @@ async fn call_tool(
             format!("Unknown tool: {}", params.name),
         ));
     };
-    let auth = super::request_auth(headers, Some(peer));
+    let auth = match surface.admit(hub, tool, super::request_auth(headers, Some(peer))) {
+        Ok(auth) => auth,
+        Err(refusal) => {
+            let called = hub.kernel.refused(refusal, Some(peer.ip()));
+            return Ok(RpcResult::Tool(ToolReply::new(
+                called, request_id, tool.name,
+            )));
+        }
+    };
     let outcome = hub
         .kernel
         .call(

@@ -11,10 +11,12 @@
 //!   (`/functions/v1/public-api/openapi.json`), built from the tool registry and the router.
 
 pub mod cancel;
+pub mod connector;
 pub mod form_token;
 pub mod mcp;
 mod mcp_era;
 pub mod mcp_reply;
+pub mod oauth;
 pub mod observe;
 pub mod openapi;
 pub mod origin;
@@ -70,6 +72,7 @@ fn routes(hub: &Hub) -> Listed {
         );
     }
     let router = api_routes(router);
+    let router = oauth_routes(router);
     let router = page_routes(router);
     let router = person_routes(router);
     log_routes(router)
@@ -98,6 +101,60 @@ fn api_routes(router: Listed) -> Listed {
             post(rest::preflight),
         )
         .route("/functions/v1/public-api/v1/tiers", get(rest::tiers))
+}
+
+/// The OAuth connector (issue 12): its MCP endpoint and alias, the RFC 9728 and RFC 8414
+/// documents, registration, token, revocation and `/oauth/authorize`.
+fn oauth_routes(mut router: Listed) -> Listed {
+    let endpoint = |handler: MethodRouter<Arc<Hub>>| {
+        handler
+            .get(mcp::method_not_allowed)
+            .delete(mcp::method_not_allowed)
+            .options(mcp::options)
+    };
+    router = router
+        .route(
+            crate::connector::CONNECTOR_PATH,
+            endpoint(post(connector::connector_endpoint)),
+        )
+        .route(
+            crate::connector::ALIAS_PATH,
+            endpoint(post(connector::alias_endpoint)),
+        );
+    for (path, suffix) in oauth::PROTECTED_RESOURCE_PATHS {
+        router = router.route(
+            path,
+            get(
+                move |axum::extract::State(hub): axum::extract::State<Arc<Hub>>| async move {
+                    oauth::protected_resource_response(&hub, suffix)
+                },
+            )
+            .options(oauth::preflight),
+        );
+    }
+    for path in oauth::AUTHORIZATION_SERVER_PATHS {
+        router = router.route(
+            path,
+            get(oauth::authorization_server_document).options(oauth::preflight),
+        );
+    }
+    router
+        .route(
+            crate::connector::REGISTER_PATH,
+            post(oauth::register).options(oauth::preflight),
+        )
+        .route(
+            crate::connector::TOKEN_PATH,
+            post(oauth::token).options(oauth::preflight),
+        )
+        .route(
+            crate::connector::REVOKE_PATH,
+            post(oauth::revoke).options(oauth::preflight),
+        )
+        .route(
+            crate::connector::AUTHORIZE_PATH,
+            get(pages::authorize::authorize_page).post(pages::authorize::authorize_decide),
+        )
 }
 
 /// The public pages and documents (resources, badges, the forum, keys, the log head, docs).
@@ -140,6 +197,10 @@ fn person_routes(router: Listed) -> Listed {
             get(account::connect_page).post(account::connect_mint),
         )
         .route("/you", get(you::you_page))
+        .route(
+            pages::connected_apps::APPS_PATH,
+            get(pages::connected_apps::apps_page).post(pages::connected_apps::remove_app),
+        )
         .route(
             "/oauth/consent",
             get(consent::consent_page).post(consent::consent),

@@ -56,6 +56,10 @@ pub const NOT_REST: &[(&str, &str)] = &[
     ("/you/agents", "HTML form"),
     ("/you/offers", "HTML form"),
     (
+        crate::http::pages::connected_apps::APPS_PATH,
+        "HTML form: Connected apps",
+    ),
+    (
         crate::http::pages::linkdbots::QUEUE_PATH,
         "the signed-in person's session (cookie and form token), not the API",
     ),
@@ -69,13 +73,69 @@ pub const NOT_REST: &[(&str, &str)] = &[
     ("/verify-help/submit", "HTML form"),
     (crate::people::findings::ADOPT_PATH, "HTML form"),
     (
+        crate::connector::CONNECTOR_PATH,
+        "MCP (JSON-RPC) for OAuth-connected apps",
+    ),
+    (
+        crate::connector::ALIAS_PATH,
+        "MCP (JSON-RPC) for OAuth-connected apps",
+    ),
+    (
+        crate::connector::AUTHORIZE_PATH,
+        "HTML form (OAuth consent)",
+    ),
+    (
+        crate::connector::REGISTER_PATH,
+        "OAuth: RFC 7591 registration, described by the RFC 8414 metadata",
+    ),
+    (
+        crate::connector::TOKEN_PATH,
+        "OAuth: the token endpoint, described by the RFC 8414 metadata",
+    ),
+    (
+        crate::connector::REVOKE_PATH,
+        "OAuth: RFC 7009 revocation, described by the RFC 8414 metadata",
+    ),
+    (
+        "/.well-known/oauth-protected-resource",
+        "OAuth: RFC 9728 metadata",
+    ),
+    (
+        "/.well-known/oauth-protected-resource/functions/v1/mcp/connector",
+        "OAuth: RFC 9728 metadata",
+    ),
+    (
+        "/functions/v1/mcp/.well-known/oauth-protected-resource",
+        "OAuth: RFC 9728 metadata",
+    ),
+    (
+        "/.well-known/oauth-protected-resource/mcp",
+        "OAuth: RFC 9728 metadata",
+    ),
+    (
+        "/.well-known/oauth-authorization-server",
+        "OAuth: RFC 8414 metadata",
+    ),
+    (
+        "/.well-known/openid-configuration",
+        "OAuth: RFC 8414 metadata",
+    ),
+    (
+        "/functions/v1/mcp/.well-known/oauth-authorization-server",
+        "OAuth: RFC 8414 metadata",
+    ),
+    (
+        "/.well-known/oauth-authorization-server/mcp",
+        "OAuth: RFC 8414 metadata",
+    ),
+    (
         crate::http::transparency::TILE_PATH,
         "C2SP tlog-tiles: static binary tiles (docs/transparency.md)",
     ),
 ];
 
 /// Every error code (the `match` below fails to build when a code is added and not listed).
-const CODES: [ErrorCode; 21] = [
+const CODES: [ErrorCode; 23] = [
     ErrorCode::Validation,
     ErrorCode::SignatureRequired,
     ErrorCode::StaleSignature,
@@ -96,6 +156,8 @@ const CODES: [ErrorCode; 21] = [
     ErrorCode::ReceiptMismatch,
     ErrorCode::ReceiptExpired,
     ErrorCode::AlreadyReported,
+    ErrorCode::WrongEndpoint,
+    ErrorCode::NeedsYourApproval,
     ErrorCode::Internal,
 ];
 
@@ -122,7 +184,9 @@ const fn code_index(code: ErrorCode) -> usize {
         ErrorCode::ReceiptMismatch => 17,
         ErrorCode::ReceiptExpired => 18,
         ErrorCode::AlreadyReported => 19,
-        ErrorCode::Internal => 20,
+        ErrorCode::WrongEndpoint => 20,
+        ErrorCode::NeedsYourApproval => 21,
+        ErrorCode::Internal => 22,
     }
 }
 

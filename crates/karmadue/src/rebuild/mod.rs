@@ -177,6 +177,22 @@ pub const REBUILT: &[Projection] = &[
 /// list together name every table the migrations create.
 pub const NOT_REBUILT: &[(&str, &str)] = &[
     ("events", "the log itself"),
+    (
+        "oauth_clients",
+        "working state: the connector's registered clients (never logged)",
+    ),
+    (
+        "oauth_codes",
+        "working state: authorization codes, kept as hashes (never logged)",
+    ),
+    (
+        "oauth_connections",
+        "working state: the connector's connections and their revocation (never logged)",
+    ),
+    (
+        "oauth_tokens",
+        "working state: access and refresh tokens, kept as hashes (never logged)",
+    ),
     ("schema_migrations", "the store's own bookkeeping"),
     (
         "log_heads",

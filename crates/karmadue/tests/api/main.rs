@@ -8,6 +8,7 @@ mod app;
 mod badge;
 mod catalog;
 mod connections;
+mod connector;
 mod edge;
 mod forum;
 mod forum_pages;

@@ -68,6 +68,15 @@ pub(crate) const OWNERS: &[(&str, &[&str])] = &[
     ),
     ("ledger", &["events", "log_heads"]),
     (
+        "connector",
+        &[
+            "oauth_clients",
+            "oauth_codes",
+            "oauth_connections",
+            "oauth_tokens",
+        ],
+    ),
+    (
         "kd-core",
         &[
             "rate_slots",

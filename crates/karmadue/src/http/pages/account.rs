@@ -12,7 +12,7 @@ use axum_extra::extract::cookie::CookieJar;
 use kd_core::people::Session;
 use maud::{Markup, html};
 
-use super::layout::{app_page, error_line, redirect};
+use super::layout::{app_page, error_line, redirect, redirect_to};
 use super::session::{
     PreSignInForm, SignedIn, SignedInForm, Visitor, error_page, error_status, signed_in_cookies,
     signed_out_cookies, with_form_cookie, with_retry_after,
@@ -50,11 +50,14 @@ impl Account {
         if self.sign_up { "/signup" } else { "/signin" }
     }
 
-    fn form(self, form_token: &str, message: Option<&str>, email: &str) -> Markup {
+    fn form(self, form_token: &str, message: Option<&str>, email: &str, next: &str) -> Markup {
         html! {
             (error_line(message))
             form method="post" action=(self.action()) {
                 input type="hidden" name="csrf" value=(form_token);
+                @if !next.is_empty() {
+                    input type="hidden" name="next" value=(next);
+                }
                 label { "Email " input type="email" name="email" value=(email) required; }
                 @if self.sign_up {
                     label { "Your name " input type="text" name="display_name" maxlength="60" required; }
@@ -65,17 +68,23 @@ impl Account {
         }
     }
 
-    async fn page(self, hub: &Hub, visitor: Result<Visitor, Response>, jar: CookieJar) -> Response {
+    async fn page(
+        self,
+        hub: &Hub,
+        visitor: Result<Visitor, Response>,
+        jar: CookieJar,
+        next: &str,
+    ) -> Response {
         // A failed session lookup shows the form all the same.
         if matches!(visitor, Ok(Visitor(Some(_)))) {
-            return redirect("/you");
+            return redirect_to(landing(next));
         }
         let token = hub.form_tokens.mint(
             hub.clock.now_ms(),
             kd_core::random::random_bytes::<16>(hub.random.as_ref()),
         );
         let body = html! {
-            (self.form(&token, None, ""))
+            (self.form(&token, None, "", next))
             @if self.sign_up {
                 p { "Have an account? " a href="/signin" { "Sign in" } "." }
             } @else {
@@ -97,11 +106,14 @@ impl Account {
         result: Result<NewSession, AppError>,
     ) -> Response {
         match result {
-            Ok(new) => (
-                signed_in_cookies(hub, form.jar, &new.token),
-                redirect("/you"),
-            )
-                .into_response(),
+            Ok(new) => {
+                let to = landing(form.form.get("next")).to_owned();
+                (
+                    signed_in_cookies(hub, form.jar, &new.token),
+                    redirect_to(&to),
+                )
+                    .into_response()
+            }
             Err(error) => self.refused(form, &error),
         }
     }
@@ -109,7 +121,12 @@ impl Account {
     /// The form again, as filled in, with the refusal's words and status.
     fn refused(self, form: PreSignInForm, error: &AppError) -> Response {
         let message = error.to_string();
-        let body = self.form(&form.token, Some(&message), form.form.get("email"));
+        let body = self.form(
+            &form.token,
+            Some(&message),
+            form.form.get("email"),
+            form.form.get("next"),
+        );
         with_retry_after(
             app_page(error_status(error), self.title(), false, &body),
             error,
@@ -123,7 +140,26 @@ pub async fn signup_page(
     visitor: Result<Visitor, Response>,
     jar: CookieJar,
 ) -> Response {
-    Account { sign_up: true }.page(&hub, visitor, jar).await
+    Account { sign_up: true }.page(&hub, visitor, jar, "").await
+}
+
+/// The `?next=` of the sign-in page: where to go once signed in.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct NextQuery {
+    /// A path of this hub; only `/oauth/authorize?…` is followed (docs/decisions.md 311).
+    #[serde(default)]
+    next: String,
+}
+
+/// Where a sign-in lands: `next` when it is this hub's authorization request (the OAuth
+/// connector sends a visitor to sign in and back), `/you` otherwise.
+fn landing(next: &str) -> &str {
+    let authorize = format!("{}?", crate::connector::AUTHORIZE_PATH);
+    if next.starts_with(&authorize) && !next.contains(['\\', '\r', '\n']) {
+        next
+    } else {
+        "/you"
+    }
 }
 
 /// `GET /signin`: the sign-in form.
@@ -131,8 +167,11 @@ pub async fn signin_page(
     State(hub): State<Arc<Hub>>,
     visitor: Result<Visitor, Response>,
     jar: CookieJar,
+    Query(next): Query<NextQuery>,
 ) -> Response {
-    Account { sign_up: false }.page(&hub, visitor, jar).await
+    Account { sign_up: false }
+        .page(&hub, visitor, jar, &next.next)
+        .await
 }
 
 /// `POST /signup` (`csrf`, `email`, `display_name`, `password`): starts a sign-up and

@@ -17,6 +17,8 @@
 //!   [`session`]'s extractors.
 
 pub mod account;
+pub mod authorize;
+pub mod connected_apps;
 pub mod consent;
 pub mod forum;
 pub mod forum_forms;

@@ -211,7 +211,7 @@ pub fn hidden(html: &str, name: &str) -> String {
     html[start..].split('"').next().unwrap().to_owned()
 }
 
-fn urlencode(text: &str) -> String {
+pub fn urlencode(text: &str) -> String {
     text.bytes()
         .map(|byte| match byte {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {

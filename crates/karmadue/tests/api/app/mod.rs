@@ -525,7 +525,7 @@ pub fn runtime_and_config(
 
 mod browser;
 
-pub use browser::{Browser, hidden};
+pub use browser::{Browser, hidden, urlencode};
 
 mod scratch;
 

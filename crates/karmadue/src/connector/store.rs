@@ -1,0 +1,334 @@
+//! The connector's storage: `oauth_clients`, `oauth_codes`, `oauth_connections` and
+//! `oauth_tokens` (docs/architecture.md "Storage modules"). Codes and tokens are stored only as
+//! their SHA-256 ([`kd_core::people::secret_sha256`]); callers pass the hash.
+
+use kd_core::db::{Connection, DbError, OptionalExtension, params};
+
+/// A registered client (RFC 7591).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientRow {
+    /// `kdcl_…`.
+    pub client_id: String,
+    /// The name it gave (shown on the consent screen as data).
+    pub client_name: String,
+    /// Its registered redirect URIs.
+    pub redirect_uris: Vec<String>,
+}
+
+/// An authorization code's binding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeRow {
+    /// SHA-256 of the code, hex.
+    pub code_sha256: String,
+    /// The client it was issued to.
+    pub client_id: String,
+    /// The person who approved.
+    pub person_id: String,
+    /// The redirect URI of the authorization request, exactly as sent.
+    pub redirect_uri: String,
+    /// The PKCE S256 challenge.
+    pub code_challenge: String,
+    /// The canonical resource.
+    pub resource: String,
+    /// Approved scopes, space-separated.
+    pub scope: String,
+    /// Unix ms after which the code no longer works.
+    pub expires_ms: i64,
+    /// Set once it was exchanged.
+    pub used_ms: Option<i64>,
+    /// The connection its exchange made.
+    pub connection_id: Option<String>,
+}
+
+/// A connection (one approved grant of a person to a client).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectionRow {
+    /// `kdcn_…`.
+    pub connection_id: String,
+    /// The person who approved it.
+    pub person_id: String,
+    /// The client.
+    pub client_id: String,
+    /// Approved scopes, space-separated.
+    pub scope: String,
+    /// The canonical resource its tokens are for.
+    pub resource: String,
+}
+
+/// A token with its connection's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenRow {
+    /// `access` or `refresh`.
+    pub kind: String,
+    /// Unix ms it stops working.
+    pub expires_ms: i64,
+    /// When a refresh token was exchanged.
+    pub rotated_ms: Option<i64>,
+    /// When the token itself was revoked.
+    pub revoked_ms: Option<i64>,
+    /// Its connection.
+    pub connection: ConnectionRow,
+    /// When its connection was revoked.
+    pub connection_revoked_ms: Option<i64>,
+}
+
+/// Stores a registered client.
+///
+/// # Errors
+/// When the store fails.
+pub fn insert_client(conn: &Connection, client: &ClientRow, now_ms: i64) -> Result<(), DbError> {
+    let uris = serde_json::to_string(&client.redirect_uris).unwrap_or_else(|_| "[]".into());
+    conn.execute(
+        "INSERT INTO oauth_clients (client_id, client_name, redirect_uris, created_ms) VALUES (?1, ?2, ?3, ?4)",
+        params![client.client_id, client.client_name, uris, now_ms],
+    )?;
+    Ok(())
+}
+
+/// The client `client_id`, if registered.
+///
+/// # Errors
+/// When the store fails.
+pub fn client(conn: &Connection, client_id: &str) -> Result<Option<ClientRow>, DbError> {
+    conn.prepare_cached(
+        "SELECT client_id, client_name, redirect_uris FROM oauth_clients WHERE client_id = ?1",
+    )?
+    .query_row([client_id], |row| {
+        let uris: String = row.get(2)?;
+        Ok(ClientRow {
+            client_id: row.get(0)?,
+            client_name: row.get(1)?,
+            redirect_uris: serde_json::from_str(&uris).unwrap_or_default(),
+        })
+    })
+    .optional()
+}
+
+/// Stores an authorization code's binding; codes past their expiry are forgotten.
+///
+/// # Errors
+/// When the store fails.
+pub fn insert_code(conn: &Connection, code: &CodeRow, now_ms: i64) -> Result<(), DbError> {
+    // A day after expiry: a late replay still finds the used code and revokes its connection.
+    conn.execute(
+        "DELETE FROM oauth_codes WHERE expires_ms <= ?1",
+        [now_ms - 24 * 3600 * 1000],
+    )?;
+    conn.execute(
+        "INSERT INTO oauth_codes (code_sha256, client_id, person_id, redirect_uri, code_challenge, resource, scope, created_ms, expires_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            code.code_sha256,
+            code.client_id,
+            code.person_id,
+            code.redirect_uri,
+            code.code_challenge,
+            code.resource,
+            code.scope,
+            now_ms,
+            code.expires_ms
+        ],
+    )?;
+    Ok(())
+}
+
+/// The code whose SHA-256 is `code_sha256`.
+///
+/// # Errors
+/// When the store fails.
+pub fn code(conn: &Connection, code_sha256: &str) -> Result<Option<CodeRow>, DbError> {
+    conn.prepare_cached(
+        "SELECT code_sha256, client_id, person_id, redirect_uri, code_challenge, resource, scope, expires_ms, used_ms, connection_id FROM oauth_codes WHERE code_sha256 = ?1",
+    )?
+    .query_row([code_sha256], |row| {
+        Ok(CodeRow {
+            code_sha256: row.get(0)?,
+            client_id: row.get(1)?,
+            person_id: row.get(2)?,
+            redirect_uri: row.get(3)?,
+            code_challenge: row.get(4)?,
+            resource: row.get(5)?,
+            scope: row.get(6)?,
+            expires_ms: row.get(7)?,
+            used_ms: row.get(8)?,
+            connection_id: row.get(9)?,
+        })
+    })
+    .optional()
+}
+
+/// Marks a code used (compare-and-swap: `false` when it already was).
+///
+/// # Errors
+/// When the store fails.
+pub fn use_code(
+    conn: &Connection,
+    code_sha256: &str,
+    connection_id: &str,
+    now_ms: i64,
+) -> Result<bool, DbError> {
+    Ok(conn.execute(
+        "UPDATE oauth_codes SET used_ms = ?2, connection_id = ?3 WHERE code_sha256 = ?1 AND used_ms IS NULL",
+        params![code_sha256, now_ms, connection_id],
+    )? == 1)
+}
+
+/// Stores a new connection.
+///
+/// # Errors
+/// When the store fails.
+pub fn insert_connection(
+    conn: &Connection,
+    connection: &ConnectionRow,
+    now_ms: i64,
+) -> Result<(), DbError> {
+    conn.execute(
+        "INSERT INTO oauth_connections (connection_id, person_id, client_id, scope, resource, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![
+            connection.connection_id,
+            connection.person_id,
+            connection.client_id,
+            connection.scope,
+            connection.resource,
+            now_ms
+        ],
+    )?;
+    Ok(())
+}
+
+/// Revokes a connection: every token of it stops working at once.
+///
+/// # Errors
+/// When the store fails.
+pub fn revoke_connection(
+    conn: &Connection,
+    connection_id: &str,
+    now_ms: i64,
+) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE oauth_connections SET revoked_ms = ?2 WHERE connection_id = ?1 AND revoked_ms IS NULL",
+        params![connection_id, now_ms],
+    )?;
+    Ok(())
+}
+
+/// Stores a token's hash for `connection_id`.
+///
+/// # Errors
+/// When the store fails.
+pub fn insert_token(
+    conn: &Connection,
+    token_sha256: &str,
+    connection_id: &str,
+    kind: &str,
+    now_ms: i64,
+    expires_ms: i64,
+) -> Result<(), DbError> {
+    conn.execute(
+        "INSERT INTO oauth_tokens (token_sha256, connection_id, kind, created_ms, expires_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![token_sha256, connection_id, kind, now_ms, expires_ms],
+    )?;
+    Ok(())
+}
+
+/// The token whose SHA-256 is `token_sha256`, with its connection.
+///
+/// # Errors
+/// When the store fails.
+pub fn token(conn: &Connection, token_sha256: &str) -> Result<Option<TokenRow>, DbError> {
+    conn.prepare_cached(
+        "SELECT t.kind, t.expires_ms, t.rotated_ms, t.revoked_ms, c.connection_id, c.person_id, c.client_id, c.scope, c.resource, c.revoked_ms
+         FROM oauth_tokens t JOIN oauth_connections c ON c.connection_id = t.connection_id
+         WHERE t.token_sha256 = ?1",
+    )?
+    .query_row([token_sha256], |row| {
+        Ok(TokenRow {
+            kind: row.get(0)?,
+            expires_ms: row.get(1)?,
+            rotated_ms: row.get(2)?,
+            revoked_ms: row.get(3)?,
+            connection: ConnectionRow {
+                connection_id: row.get(4)?,
+                person_id: row.get(5)?,
+                client_id: row.get(6)?,
+                scope: row.get(7)?,
+                resource: row.get(8)?,
+            },
+            connection_revoked_ms: row.get(9)?,
+        })
+    })
+    .optional()
+}
+
+/// Marks a refresh token exchanged (compare-and-swap: `false` when it already was).
+///
+/// # Errors
+/// When the store fails.
+pub fn rotate_token(conn: &Connection, token_sha256: &str, now_ms: i64) -> Result<bool, DbError> {
+    Ok(conn.execute(
+        "UPDATE oauth_tokens SET rotated_ms = ?2 WHERE token_sha256 = ?1 AND rotated_ms IS NULL",
+        params![token_sha256, now_ms],
+    )? == 1)
+}
+
+/// Revokes one token.
+///
+/// # Errors
+/// When the store fails.
+pub fn revoke_token(conn: &Connection, token_sha256: &str, now_ms: i64) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE oauth_tokens SET revoked_ms = ?2 WHERE token_sha256 = ?1 AND revoked_ms IS NULL",
+        params![token_sha256, now_ms],
+    )?;
+    Ok(())
+}
+
+/// A live connection as *Connected apps* lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectedApp {
+    /// The connection.
+    pub connection_id: String,
+    /// The client's name (its own words).
+    pub client_name: String,
+    /// Approved scopes, space-separated.
+    pub scope: String,
+    /// When it was approved, Unix ms.
+    pub created_ms: i64,
+}
+
+/// The person's live connections, newest first.
+///
+/// # Errors
+/// When the store fails.
+pub fn connected_apps(conn: &Connection, person_id: &str) -> Result<Vec<ConnectedApp>, DbError> {
+    conn.prepare_cached(
+        "SELECT c.connection_id, k.client_name, c.scope, c.created_ms
+         FROM oauth_connections c JOIN oauth_clients k ON k.client_id = c.client_id
+         WHERE c.person_id = ?1 AND c.revoked_ms IS NULL
+         ORDER BY c.created_ms DESC, c.connection_id",
+    )?
+    .query_map([person_id], |row| {
+        Ok(ConnectedApp {
+            connection_id: row.get(0)?,
+            client_name: row.get(1)?,
+            scope: row.get(2)?,
+            created_ms: row.get(3)?,
+        })
+    })?
+    .collect()
+}
+
+/// Revokes the person's own live connection (`false`: none such).
+///
+/// # Errors
+/// When the store fails.
+pub fn revoke_persons_connection(
+    conn: &Connection,
+    person_id: &str,
+    connection_id: &str,
+    now_ms: i64,
+) -> Result<bool, DbError> {
+    Ok(conn.execute(
+        "UPDATE oauth_connections SET revoked_ms = ?3 WHERE connection_id = ?1 AND person_id = ?2 AND revoked_ms IS NULL",
+        params![connection_id, person_id, now_ms],
+    )? == 1)
+}
