@@ -501,6 +501,42 @@ fn a_schema_18_tree_of_hex_hashes_verifies_and_migrates_to_raw_bytes() {
     }
 }
 
+/// A job that holds the writer for 300 ms (event 10) while five more queue (events 11-15,
+/// the third refused), so the five are committed in one batch: each job's seq and batch slot.
+fn one_batch_of_six(store: &Store) -> Vec<Result<(i64, super::receipt::BatchSlot), StoreError>> {
+    let rt = runtime();
+    rt.block_on(async {
+        let blocker = store.write(|txn| {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            let row = txn.append(test_event(10))?;
+            Ok::<_, StoreError>((row.seq, txn.batch_slot()))
+        });
+        let queued: Vec<_> = (11..16)
+            .map(|n| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    store
+                        .write(move |txn| {
+                            let row = txn.append(test_event(n))?;
+                            if n == 13 {
+                                return Err(StoreError::Invalid("refused".into()));
+                            }
+                            Ok((row.seq, txn.batch_slot()))
+                        })
+                        .await
+                        .unwrap()
+                })
+            })
+            .collect();
+        let mut all = vec![blocker.await.unwrap()];
+        for handle in queued {
+            all.push(handle.await.unwrap());
+        }
+        all
+    })
+}
+
 /// Decision 258: the jobs the writer commits in one batch share one [`super::receipt::Batch`]
 /// over the rows they kept (a refused job's row is no leaf), signed once; each job's receipt
 /// proves its row under the batch root, which is RFC 6962's root over exactly those rows.
@@ -516,38 +552,7 @@ fn the_jobs_of_one_batch_share_one_signed_batch_over_the_rows_they_kept() {
         )
         .unwrap();
         append(&store, 0, 3);
-        let rt = runtime();
-        let written: Vec<Result<(i64, BatchSlot), StoreError>> = rt.block_on(async {
-            // The first job holds the writer while the next five queue: they are one batch.
-            let blocker = store.write(|txn| {
-                std::thread::sleep(std::time::Duration::from_millis(300));
-                let row = txn.append(test_event(10))?;
-                Ok::<_, StoreError>((row.seq, txn.batch_slot()))
-            });
-            let queued: Vec<_> = (11..16)
-                .map(|n| {
-                    let store = store.clone();
-                    tokio::spawn(async move {
-                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                        store
-                            .write(move |txn| {
-                                let row = txn.append(test_event(n))?;
-                                if n == 13 {
-                                    return Err(StoreError::Invalid("refused".into()));
-                                }
-                                Ok((row.seq, txn.batch_slot()))
-                            })
-                            .await
-                            .unwrap()
-                    })
-                })
-                .collect();
-            let mut all = vec![blocker.await.unwrap()];
-            for handle in queued {
-                all.push(handle.await.unwrap());
-            }
-            all
-        });
+        let written = one_batch_of_six(&store);
         let mut kept: Vec<(i64, BatchSlot)> = written.into_iter().filter_map(Result::ok).collect();
         kept.sort_by_key(|(seq, _)| *seq);
         assert_eq!(kept.len(), 5, "{location:?}");
