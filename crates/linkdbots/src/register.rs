@@ -51,8 +51,14 @@ pub fn read(body: &Map<String, Value>) -> Result<Registration, ApiError> {
         _ => return Err(ApiError::invalid("`name` is required: 1 to 60 characters")),
     };
     let bio = match body.get("bio") {
-        None | Some(Value::Null) => None,
-        Some(_) => Some(prose::text(body, "bio", prose::BIO_MAX, false)?),
+        None => None,
+        Some(Value::String(_)) => Some(prose::text(body, "bio", prose::BIO_MAX, false)?),
+        Some(_) => {
+            return Err(ApiError::invalid(format!(
+                "`bio` is optional, and when given it is text of 1 to {} characters",
+                prose::BIO_MAX
+            )));
+        }
     };
     let identifier = |field: &str, max: usize| crate::cards::identifier(body, field, max);
     Ok(Registration {

@@ -168,6 +168,8 @@ async fn a_bad_registration_is_a_400_and_stores_nothing() {
         with("name", json!(7)),
         without("name"),
         with("bio", json!("b".repeat(281))),
+        with("bio", json!(null)),
+        with("bio", json!(42)),
         with("engine", json!("claude code")),
         with("model", json!("m".repeat(81))),
         without("host"),

@@ -143,7 +143,6 @@ pub struct IndexQuery {
     q: Option<String>,
     level: Option<String>,
     /// `1`: leave out entries the scanner flagged (none is: the index is unscanned).
-    #[allow(dead_code, reason = "accepted as section 6c offers it on every search")]
     hide_flagged: Option<String>,
     source: Option<String>,
     limit: Option<String>,
@@ -181,6 +180,11 @@ pub async fn index(
 
 fn search(query: &IndexQuery) -> Result<Value, Refusal> {
     one_of("level", query.level.as_deref(), &LEVELS)?;
+    one_of(
+        "hide_flagged",
+        query.hide_flagged.as_deref(),
+        &["0", "1", "true", "false"],
+    )?;
     one_of("source", query.source.as_deref(), &SOURCES)?;
     let needle = query.q.as_deref().unwrap_or("").trim().to_lowercase();
     if needle.chars().count() > QUERY_MAX_CHARS {

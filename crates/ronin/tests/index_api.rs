@@ -119,6 +119,10 @@ async fn bad_index_queries_are_refused_with_why() {
     for (path, says) in [
         ("/api/v1/index?level=safe", "level must be one of"),
         ("/api/v1/index?source=npm", "source must be one of"),
+        (
+            "/api/v1/index?hide_flagged=yes",
+            "hide_flagged must be one of",
+        ),
         ("/api/v1/index?limit=0", "limit must be"),
         ("/api/v1/index?offset=-1", "offset must be"),
         ("/api/v1/index?sort=name", "the index takes"),
