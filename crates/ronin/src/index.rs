@@ -136,18 +136,9 @@ fn entry(row: Row) -> Entry {
     }
 }
 
-/// The query of `GET /api/v1/index`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct IndexQuery {
-    q: Option<String>,
-    level: Option<String>,
-    /// `1`: leave out entries the scanner flagged (none is: the index is unscanned).
-    hide_flagged: Option<String>,
-    source: Option<String>,
-    limit: Option<String>,
-    offset: Option<String>,
-}
+/// The parameters `GET /api/v1/index` takes (`hide_flagged`: `1` leaves out entries the
+/// scanner flagged; none is, the index being unscanned).
+const PARAMETERS: [&str; 6] = ["q", "level", "source", "hide_flagged", "limit", "offset"];
 
 /// A query that is not one of the allowed values, or out of range: `invalid` (400).
 fn one_of(name: &str, value: Option<&str>, allowed: &[&str]) -> Result<(), Refusal> {
@@ -163,56 +154,44 @@ fn one_of(name: &str, value: Option<&str>, allowed: &[&str]) -> Result<(), Refus
 /// `GET /api/v1/index?q=&level=&source=&limit=&offset=`: the entries whose name, repository
 /// or path contains `q` (case-insensitive), of that scan level and source, in snapshot order:
 /// `{"ok":true,"entries":[…],"total","limit","offset"}`. Bad parameters → 400 `invalid`.
-pub async fn index(
-    query: Result<Query<IndexQuery>, axum::extract::rejection::QueryRejection>,
-) -> Response {
-    let Ok(Query(query)) = query else {
-        return Refusal::invalid(
-            "the index takes q, level, source, hide_flagged, limit and offset only",
-        )
-        .into_response();
-    };
+pub async fn index(Query(query): Query<HashMap<String, String>>) -> Response {
     match search(&query) {
         Ok(body) => answer(StatusCode::OK, &body),
         Err(refusal) => refusal.into_response(),
     }
 }
 
-fn search(query: &IndexQuery) -> Result<Value, Refusal> {
-    one_of("level", query.level.as_deref(), &LEVELS)?;
+fn search(query: &HashMap<String, String>) -> Result<Value, Refusal> {
+    if query
+        .keys()
+        .any(|name| !PARAMETERS.contains(&name.as_str()))
+    {
+        return Err(Refusal::invalid(format!(
+            "the index takes {} only",
+            PARAMETERS.join(", ")
+        )));
+    }
+    let get = |name: &str| query.get(name).map(String::as_str);
+    one_of("level", get("level"), &LEVELS)?;
     one_of(
         "hide_flagged",
-        query.hide_flagged.as_deref(),
+        get("hide_flagged"),
         &["0", "1", "true", "false"],
     )?;
-    one_of("source", query.source.as_deref(), &SOURCES)?;
-    let needle = query.q.as_deref().unwrap_or("").trim().to_lowercase();
+    one_of("source", get("source"), &SOURCES)?;
+    let needle = get("q").unwrap_or("").trim().to_lowercase();
     if needle.chars().count() > QUERY_MAX_CHARS {
         return Err(Refusal::invalid(format!(
             "q must be at most {QUERY_MAX_CHARS} characters"
         )));
     }
-    let mut page = HashMap::new();
-    for (name, value) in [("limit", &query.limit), ("offset", &query.offset)] {
-        if let Some(value) = value {
-            page.insert(name.to_owned(), value.clone());
-        }
-    }
-    let (limit, offset) = crate::read::page(&page)?;
+    let (limit, offset) = crate::read::page(query)?;
     // Every entry is unscanned (the module's doc): another level matches none.
-    let level_matches = query
-        .level
-        .as_deref()
-        .is_none_or(|level| level == "unscanned");
+    let level_matches = get("level").is_none_or(|level| level == "unscanned");
     let matching: Vec<&Entry> = entries()
         .iter()
         .filter(|_| level_matches)
-        .filter(|entry| {
-            query
-                .source
-                .as_deref()
-                .is_none_or(|source| source == entry.source)
-        })
+        .filter(|entry| get("source").is_none_or(|source| source == entry.source))
         .filter(|entry| entry.haystack.contains(&needle))
         .collect();
     let entries: Vec<&Value> = matching
@@ -255,7 +234,8 @@ pub async fn entry_by_hash(Path(hash): Path<String>) -> Response {
 /// `GET /api/v1/index/stats`: `{"ok":true,"total","distinct_hashes","by_source","by_level",
 /// "by_repo","by_license_file_kind"}`, every source and level named (0 when none).
 pub async fn stats() -> Response {
-    answer(StatusCode::OK, &stats_of(entries()))
+    static STATS: OnceLock<Value> = OnceLock::new();
+    answer(StatusCode::OK, STATS.get_or_init(|| stats_of(entries())))
 }
 
 fn stats_of(entries: &[Entry]) -> Value {

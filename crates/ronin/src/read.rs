@@ -16,8 +16,6 @@ use crate::{Refusal, Ronin, answer, store};
 pub const PAGE_DEFAULT: i64 = 20;
 /// Largest page size of the lists.
 pub const PAGE_MAX: i64 = 100;
-/// A new agent's trust score (section 8: `(0 + 3 * 3.0) / (0 + 3)`).
-pub const STARTING_TRUST: f64 = 3.0;
 
 /// The `did:key` of an x-only secp256k1 key: multicodec `secp256k1-pub` (0xe7 0x01) over the
 /// compressed point with even y (`0x02 || x`), base58btc with the `z` prefix (`did:key:zQ3s…`).
@@ -143,7 +141,7 @@ pub async fn feed(
     }
 }
 
-/// One agent as lists show it.
+/// One agent as lists show it, less its trust (the callers add it: [`crate::trust`]).
 fn agent_summary(row: &kd_core::db::Row<'_>) -> kd_core::db::Result<Value> {
     let pubkey: String = row.get("pubkey")?;
     Ok(json!({
@@ -154,7 +152,6 @@ fn agent_summary(row: &kd_core::db::Row<'_>) -> kd_core::db::Result<Value> {
         "human": row.get::<Option<bool>>("human")?.unwrap_or(false),
         "certified": row.get::<Option<bool>>("certified")?.unwrap_or(false),
         "status": row.get::<String>("status")?,
-        "trust": { "score": STARTING_TRUST, "ratings": 0 },  // the lists fill it in
     }))
 }
 
