@@ -34,7 +34,8 @@
 #    Browser tests: starts the SMTP sink (tests/peers/smtp_sink.py, aiosmtpd on 127.0.0.1, one
 #    JSON file per message) and runs tests/peers/browser.mjs, which drives headless Chromium
 #    through playwright-core and the agent through `karmadue agent`, each scenario against a
-#    fresh hub of its own whose mail goes over SMTP to the sink.
+#    fresh hub of its own whose mail goes over SMTP to the sink; its OAuth scenario runs
+#    python_oauth_client.py (the Python MCP SDK's OAuth client provider) as the connecting app.
 #    The OpenAPI check (tests/peers/openapi_check.py, against the third hub): openapi-spec-validator
 #    validates GET /functions/v1/public-api/openapi.json, then schemathesis runs every operation
 #    of it (25 examples each, tests/peers/schemathesis.toml): no 5xx, and no status, content type
@@ -398,7 +399,7 @@ fi
 if [ "$ONLY_OPENAPI" = false ]; then
     # Its own hubs (one per scenario), mail through the sink.
     KD_HUB_BIN=$HUB_BIN KD_SMTP_PORT=$SMTP_PORT KD_SMTP_DIR="$WORK/mail" KD_CHROMIUM=$CHROMIUM \
-        run_peer "browser.mjs (chromium, smtp sink)" node "$PEERS/browser.mjs"
+        KD_PYTHON=$PYTHON run_peer "browser.mjs (chromium, smtp sink, python oauth)" node "$PEERS/browser.mjs"
 fi
 if [ "$ONLY_BROWSER" = false ]; then
     # A hub of its own: schemathesis registers agents, posts events and spends the limits.

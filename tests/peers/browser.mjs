@@ -17,7 +17,13 @@
 //      reply and the same mail for both, no secret in the mail, the mail's link leads to the
 //      request, the person approves;
 //   d. a first visit: from `/` sign up (the mailed link), open the forum and an agent's thread
-//      (its frames fit 1280 px), reply as a person; the agent reads the reply.
+//      (its frames fit 1280 px), reply as a person; the agent reads the reply;
+//   e. the OAuth connector: the official Python MCP SDK's OAuth client provider
+//      (tests/peers/python_oauth_client.py, run with KD_PYTHON) discovers, registers and asks
+//      for approval; the signed-in person approves on the consent screen in Chromium; the
+//      browser's redirect reaches the script's loopback callback, and the SDK finishes
+//      (token, tools, a pre-flight and its outcome report, refresh, revoke). Its checks count
+//      here.
 // A failed check prints the page's URL and HTML; a scenario that throws prints the same and the
 // hub's log. Prints one line per check and, last, exactly `N passed, M failed`; exits 1 on any
 // failure. KD_CHROMIUM overrides the browser path.
@@ -34,7 +40,9 @@ const HUB_BIN = process.env.KD_HUB_BIN || '';
 const SMTP_PORT = process.env.KD_SMTP_PORT || '';
 const SMTP_DIR = process.env.KD_SMTP_DIR || '';
 const CHROMIUM = process.env.KD_CHROMIUM || '/usr/bin/chromium';
-for (const [name, value] of [['KD_HUB_BIN', HUB_BIN], ['KD_SMTP_PORT', SMTP_PORT], ['KD_SMTP_DIR', SMTP_DIR]]) {
+const PYTHON = process.env.KD_PYTHON || '';
+const PEERS_DIR = new URL('.', import.meta.url).pathname;
+for (const [name, value] of [['KD_HUB_BIN', HUB_BIN], ['KD_SMTP_PORT', SMTP_PORT], ['KD_SMTP_DIR', SMTP_DIR], ['KD_PYTHON', PYTHON]]) {
   if (!value) {
     console.error(`${name} is not set (scripts/peers.sh sets it)`);
     process.exit(2);
@@ -526,6 +534,53 @@ async function forumFirstVisit(browser) {
   return hub;
 }
 
+/** e. The OAuth connector with the Python MCP SDK as the client and Chromium as the person. */
+async function oauthConnector(browser) {
+  const hub = (current.hub = await startHub('oauth', { catalog: true }));
+  const context = await openContext(browser);
+  const page = (current.page = await context.newPage());
+  await page.goto(`${hub.url}/signup`);
+  await signUp(page, 'Grace', newEmail('grace'));
+  const child = spawn(PYTHON, [join(PEERS_DIR, 'python_oauth_client.py')], {
+    env: { ...process.env, KD_HUB_URL: hub.url },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+  const authorize = new Promise((resolve) => {
+    const look = () => {
+      const match = /^AUTHORIZE (\S+)$/m.exec(out);
+      if (match) resolve(match[1]);
+    };
+    child.stdout.on('data', (chunk) => { out += chunk; look(); });
+    child.stderr.on('data', (chunk) => { out += chunk; });
+    exited.then(() => resolve(null));
+  });
+  const url = await Promise.race([authorize, new Promise((resolve) => setTimeout(() => resolve(null), 120000))]);
+  await check('the SDK sends the person to /oauth/authorize with PKCE S256',
+    Boolean(url) && url.startsWith(`${hub.url}/oauth/authorize?`) && url.includes('code_challenge_method=S256'), out);
+  if (url) {
+    await page.goto(url);
+    await expectPage(page, 'the consent screen names the app and its permissions', 'Connect an app',
+      ['KarmaDue Python peer', 'kd.outcomes.write', 'Actions a day: up to 40.']);
+    const callback = page.waitForURL(/^http:\/\/127\.0\.0\.1:\d+\/callback\?/, { timeout: 20000 });
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await callback.catch(() => {});
+    await check('Approve sends the browser to the app\'s loopback callback with a code and iss',
+      /\/callback\?.*code=kdoc_/.test(page.url()) && page.url().includes('iss='), page.url(), page);
+  }
+  const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('timeout'), 180000))]);
+  if (code === 'timeout') child.kill('SIGKILL');
+  console.log(out.split('\n').filter((line) => line && !line.startsWith('AUTHORIZE ')).map((line) => `   py ${line}`).join('\n'));
+  const summary = /^(\d+) passed, (\d+) failed$/m.exec(out);
+  if (summary) {
+    passed += Number(summary[1]);
+    failed += Number(summary[2]);
+  }
+  await check('the Python SDK peer finished with its summary and exit 0', Boolean(summary) && code === 0, `exit ${code}`);
+  return hub;
+}
+
 // ---- run -----------------------------------------------------------------------------------
 
 const started = Date.now();
@@ -544,6 +599,7 @@ for (const [name, scenario] of [
   ['b. claim URL, adopt, Inbox', claimUrl],
   ['c. request_claim mail over SMTP, approve', mailOverSmtp],
   ['d. a first visit: home, sign up, forum, reply', forumFirstVisit],
+  ['e. OAuth connector: the Python MCP SDK, approved in Chromium', oauthConnector],
 ]) {
   console.log(`\n-- ${name}`);
   current = { page: null, hub: null, contexts: [] };

@@ -23,6 +23,30 @@ use sha2::{Digest, Sha256};
 
 use crate::store::StoreError;
 
+/// The payload key an event written by a connected app carries (spec "Using KarmaDue from
+/// Claude or ChatGPT": "Every event it writes records auth_method oauth"): the writer adds
+/// `"auth_method": "oauth"` to the payload of every event a job appends after
+/// [`crate::store::WriteTxn::set_auth_method`] (docs/decisions.md 315). An event without the
+/// key was written by a signature, an owner's session or the hub.
+pub const AUTH_METHOD_KEY: &str = "auth_method";
+
+/// Splits a stored payload into the kind's own fields and the writer's [`AUTH_METHOD_KEY`]
+/// (absent for most rows), so a payload struct that refuses unknown fields reads a connected
+/// app's event too.
+///
+/// # Errors
+/// The serde error when `payload` is not JSON.
+pub fn split_auth_method(
+    payload: &str,
+) -> Result<(serde_json::Value, Option<String>), serde_json::Error> {
+    let mut value: serde_json::Value = serde_json::from_str(payload)?;
+    let method = value
+        .as_object_mut()
+        .and_then(|fields| fields.remove(AUTH_METHOD_KEY))
+        .and_then(|method| method.as_str().map(str::to_owned));
+    Ok((value, method))
+}
+
 /// The `prev_hash` of the first row: 64 zeros.
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 

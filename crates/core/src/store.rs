@@ -85,6 +85,7 @@ pub struct WriteTxn<'c> {
     appended: Vec<EventRow>,
     epoch: u64,
     batch: &'c crate::tlog::receipt::BatchSlot,
+    auth_method: Option<&'static str>,
 }
 
 impl<'c> WriteTxn<'c> {
@@ -111,10 +112,19 @@ impl<'c> WriteTxn<'c> {
     /// # Errors
     /// [`StoreError`] when the insert fails; the job should return it so its savepoint is
     /// rolled back.
-    pub fn append(&mut self, event: NewEvent) -> Result<EventRow, StoreError> {
+    pub fn append(&mut self, mut event: NewEvent) -> Result<EventRow, StoreError> {
+        if let (Some(method), Some(fields)) = (self.auth_method, event.payload.as_object_mut()) {
+            fields.insert(eventlog::AUTH_METHOD_KEY.to_owned(), method.into());
+        }
         let row = eventlog::append(self.conn, self.head, self.now_ms, event)?;
         self.appended.push(row.clone());
         Ok(row)
+    }
+
+    /// Marks every event this job appends from now on as written by `method` (`"oauth"`: a
+    /// connected app's hosted agent): the payload carries [`eventlog::AUTH_METHOD_KEY`].
+    pub fn set_auth_method(&mut self, method: &'static str) {
+        self.auth_method = Some(method);
     }
 
     /// Appends one event of a declared kind ([`eventlog::EventPayload`]): `payload` under its

@@ -4,21 +4,29 @@
 use kd_kernel::Kernel;
 use kd_kernel::registry::{Access, ParamType, Tool};
 
-/// Page names, in menu order.
-pub const PAGES: [&str; 7] = [
+/// Page names, in menu order. The five pages the permissions document lists are `quickstart`
+/// (Quick start), `permissions`, `tools` (Tool reference), `security` (Security and
+/// verification) and `changelog` (docs/decisions.md 326).
+pub const PAGES: [&str; 10] = [
     "index",
+    "quickstart",
     "tools",
     "permissions",
+    "security",
     "signing",
     "event-log",
     "scores",
     "forum",
+    "changelog",
 ];
 
 /// The Markdown of a page, or None for an unknown page.
 pub fn page(hub: &Kernel, name: &str) -> Option<String> {
     let text = match name {
         "index" => include_str!("../docs/index.md").to_owned(),
+        "quickstart" => include_str!("../docs/quickstart.md").to_owned(),
+        "security" => include_str!("../docs/security.md").to_owned(),
+        "changelog" => include_str!("../docs/changelog.md").to_owned(),
         "tools" => tool_reference(&hub.tools),
         "permissions" => permissions(&hub.config.access_tiers),
         "signing" => include_str!("../docs/signing.md").to_owned(),

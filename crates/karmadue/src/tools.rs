@@ -1,8 +1,8 @@
 //! The registry: every tool this hub serves, in the order `tools/list` shows them.
 
 use crate::{
-    admission, catalog, findings, forum, help, identity, outcomes, people, preflight, standing,
-    stream,
+    admission, catalog, connector, findings, forum, help, identity, outcomes, people, preflight,
+    standing, stream,
 };
 use kd_kernel::registry::Tool;
 
@@ -56,6 +56,8 @@ pub static ALL: &[&Tool] = &[
     &forum::write::REPORT_POST,
     &forum::write::RETRACT_POST,
     &stream::READ_STREAM,
+    &connector::research::SEARCH,
+    &connector::research::FETCH,
 ];
 
 #[cfg(test)]

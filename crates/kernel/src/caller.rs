@@ -24,6 +24,9 @@ impl Kernel {
         canonical: &str,
         auth: RequestAuth,
     ) -> Result<Caller, ToolError> {
+        if let Some(connected) = auth.connector.clone() {
+            return self.connected_caller(tool, args, connected, auth.ip).await;
+        }
         match tool.access {
             Access::Open => Ok(Caller::Anonymous { ip: auth.ip }),
             // A read may name its agent (x-karmadue-agent) and sign; then the signature must
@@ -86,6 +89,53 @@ impl Kernel {
                 Ok(Caller::Agent(signed))
             }
         }
+    }
+
+    /// A connected app's call (spec "Using KarmaDue from Claude or ChatGPT"): the hosted agent
+    /// of its connection, proven by the access token the server checked. `agent_id` is filled
+    /// in by the pipeline; one naming another agent is `agent_mismatch`. Every tool but a
+    /// person's runs as the hosted agent (an open read too). A revoked hosted agent
+    /// is `forbidden`, a paused one may still read.
+    async fn connected_caller(
+        &self,
+        tool: &Tool,
+        args: &Args,
+        connected: ConnectorAuth,
+        ip: Option<IpAddr>,
+    ) -> Result<Caller, ToolError> {
+        // Open tools run as the hosted agent too, so every connector reply carries its
+        // standing and quota (spec "Connector limits").
+        if tool.access == Access::Person {
+            return Err(person_required());
+        }
+        if let Some(named) = args.str(&["agent_id"])
+            && named != connected.agent_id.to_string()
+        {
+            return Err(connector_mismatch(&connected.agent_id));
+        }
+        let now_ms = self.clock.now_ms();
+        let directory = Arc::clone(&self.directory);
+        let lookup = connected.agent_id;
+        let record = self
+            .store
+            .read(move |conn| directory.agent(conn, &lookup, now_ms))
+            .await?
+            .ok_or_else(|| ToolError::internal("a connection's hosted agent is missing"))?;
+        if !record.active {
+            return Err(revoked());
+        }
+        if record.paused && tool.access != Access::Read && !self.counts_as_read(tool) {
+            return Err(paused());
+        }
+        Ok(Caller::Agent(SignedRequest {
+            agent_id: connected.agent_id,
+            ip,
+            proof: Proof::Connector {
+                connection_id: connected.connection_id,
+                person_id: connected.person_id,
+            },
+            facts: record.facts,
+        }))
     }
 
     /// A signed-in person: the live session of `Authorization: Bearer`, else
@@ -261,6 +311,12 @@ impl Kernel {
         if !active {
             return Err(revoked());
         }
+        if public_key_text.is_empty() {
+            return Err(ToolError::new(
+                ErrorCode::BadSignature,
+                "This agent is a connected app's hosted agent: it has no key, and it writes only through the OAuth connector.",
+            ));
+        }
         let public_key = stored_key(&public_key_text)?;
         let text = signing::text_to_sign(
             tool.name,
@@ -297,7 +353,8 @@ pub const SIGNATURE_BYTES: usize = 64;
 
 /// A request that carries no signature header and no bearer session.
 pub(crate) fn unproven(auth: &RequestAuth) -> bool {
-    auth.signature.is_none()
+    auth.connector.is_none()
+        && auth.signature.is_none()
         && auth.timestamp.is_none()
         && auth.nonce.is_none()
         && auth.bearer.is_none()
@@ -334,6 +391,22 @@ pub struct RequestAuth {
     /// The token of `Authorization: Bearer <token>`: an owner's session (spec "Signing a
     /// write"). Redacted in `Debug`; never logged.
     pub bearer: Option<kd_core::config::Secret>,
+    /// A connected app's call: the hosted agent and connection of the OAuth access token the
+    /// connector endpoint checked (the token itself is not passed on).
+    pub connector: Option<ConnectorAuth>,
+}
+
+/// What the connector endpoint learned from a live access token (spec "Using KarmaDue from
+/// Claude or ChatGPT"): the connection's hosted agent (type `hosted_connector`, no key) writes
+/// by the token and the approved scopes instead of a signature.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectorAuth {
+    /// The hosted agent of the (person, app) pair.
+    pub agent_id: AgentId,
+    /// The connection (`kdcn_…`).
+    pub connection_id: String,
+    /// The person who approved it.
+    pub person_id: String,
 }
 
 impl Caller {
@@ -406,16 +479,34 @@ pub enum Proof {
         /// The owner.
         person_id: String,
     },
+    /// A connected app's access token, for its hosted agent. No nonce; every event the write
+    /// appends records `auth_method: oauth`.
+    Connector {
+        /// The connection.
+        connection_id: String,
+        /// The person who approved it (the agent's owner).
+        person_id: String,
+    },
 }
 
 impl SignedRequest {
     /// The event actor: the agent for a signature, `person:<id>` for the owner's session.
     pub fn actor(&self) -> String {
         match &self.proof {
-            Proof::Signature { .. } => self.agent_id.to_string(),
+            Proof::Signature { .. } | Proof::Connector { .. } => self.agent_id.to_string(),
             Proof::OwnerSession { person_id } => format!("person:{person_id}"),
         }
     }
+}
+
+/// `agent_mismatch` for a connected app that named another agent.
+fn connector_mismatch(hosted: &AgentId) -> ToolError {
+    ToolError::new(
+        ErrorCode::AgentMismatch,
+        format!(
+            "A connected app writes as its own hosted agent, {hosted}: leave agent_id out (the server fills it in) or send that one."
+        ),
+    )
 }
 
 pub(crate) fn paused() -> ToolError {

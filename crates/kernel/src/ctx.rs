@@ -76,26 +76,20 @@ impl Ctx {
             exempt: self.kernel.policy.quota_exempt,
         };
         let directory = Arc::clone(&self.kernel.directory);
-        let slot = Arc::clone(&self.written);
-        // The write's own event (the first that is not a refusal record), for the receipt.
-        let write = move |txn: &mut WriteTxn<'_>, signed: &SignedRequest| {
-            let before = txn.appended().len();
-            let result = write(txn, signed)?;
-            let appended = &txn.appended()[before..];
-            let event = appended
-                .iter()
-                .find(|event| !event.kind.ends_with(".refused"))
-                .or_else(|| appended.last());
-            if let (Some(event), Ok(mut slot)) = (event, slot.lock()) {
-                *slot = Some(Written {
-                    seq: event.seq,
-                    row_hash: event.row_hash.clone(),
-                    created_ms: event.created_ms,
-                    batch: txn.batch_slot(),
-                });
-            }
-            Ok(result)
-        };
+        let write = noting_the_event(Arc::clone(&self.written), write);
+        if let Proof::Connector { .. } = signed.proof {
+            // A connected app: no nonce; the hosted agent is re-checked inside the
+            // transaction, and every event of the write records auth_method oauth.
+            return self
+                .kernel
+                .store
+                .write(move |txn| {
+                    check_hosted(txn, directory.as_ref(), &signed, counts)?;
+                    txn.set_auth_method("oauth");
+                    counted(txn, &gate, &signed, tool, counts, write)
+                })
+                .await?;
+        }
         let Proof::Signature { public_key, nonce } = signed.proof.clone() else {
             // The owner's session: no nonce; the link is re-checked inside the transaction.
             return self
@@ -163,6 +157,36 @@ impl Ctx {
         T: Send + 'static,
     {
         self.kernel.store.read(read).await
+    }
+}
+
+/// `write`, noting the write's own event (the first that is not a refusal record) in `slot`,
+/// for the receipt.
+fn noting_the_event<T, F>(
+    slot: Arc<std::sync::Mutex<Option<Written>>>,
+    write: F,
+) -> impl FnOnce(&mut WriteTxn<'_>, &SignedRequest) -> Result<T, ToolError> + Send + 'static
+where
+    F: FnOnce(&mut WriteTxn<'_>, &SignedRequest) -> Result<T, ToolError> + Send + 'static,
+    T: Send + 'static,
+{
+    move |txn: &mut WriteTxn<'_>, signed: &SignedRequest| {
+        let before = txn.appended().len();
+        let result = write(txn, signed)?;
+        let appended = &txn.appended()[before..];
+        let event = appended
+            .iter()
+            .find(|event| !event.kind.ends_with(".refused"))
+            .or_else(|| appended.last());
+        if let (Some(event), Ok(mut slot)) = (event, slot.lock()) {
+            *slot = Some(Written {
+                seq: event.seq,
+                row_hash: event.row_hash.clone(),
+                created_ms: event.created_ms,
+                batch: txn.batch_slot(),
+            });
+        }
+        Ok(result)
     }
 }
 
@@ -237,6 +261,24 @@ fn check_owner(
         return Err(revoked());
     }
     Ok(())
+}
+
+/// A connected app's write, inside the write transaction: its hosted agent is still active
+/// and, for a write (`writes`), not paused.
+fn check_hosted(
+    txn: &mut WriteTxn<'_>,
+    directory: &dyn Directory,
+    signed: &SignedRequest,
+    writes: bool,
+) -> Result<(), ToolError> {
+    match directory.agent(txn.conn(), &signed.agent_id, txn.now_ms())? {
+        Some(record) if !record.active => Err(revoked()),
+        Some(record) if record.paused && writes => Err(paused()),
+        Some(_) => Ok(()),
+        None => Err(ToolError::internal(
+            "a connection's hosted agent is missing",
+        )),
+    }
 }
 
 /// `writes`: false for a signed read, which a pause does not stop.

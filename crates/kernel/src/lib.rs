@@ -21,7 +21,7 @@ pub mod telemetry;
 pub mod tiers;
 
 pub use areas::AreaState;
-pub use caller::{Caller, Proof, RequestAuth, SignedRequest};
+pub use caller::{Caller, ConnectorAuth, Proof, RequestAuth, SignedRequest};
 pub use ctx::Ctx;
 pub use directory::{AgentRecord, Directory};
 pub use error::{ErrorCode, ToolError};

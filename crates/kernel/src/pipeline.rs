@@ -298,7 +298,16 @@ impl Kernel {
                 ToolError::validation(field, format!("arguments: {error}"))
             })?;
         // The handler acts on exactly the document that was printed (and signed).
-        let document: Value = serde_json::from_str(&canonical).map_err(ToolError::internal)?;
+        let mut document: Value = serde_json::from_str(&canonical).map_err(ToolError::internal)?;
+        // A connected app's hosted agent is filled in by the server (spec "Using KarmaDue
+        // from Claude or ChatGPT"); one naming another agent is refused as agent_mismatch.
+        if let (Some(connected), Some(fields)) = (&auth.connector, document.as_object_mut())
+            && !fields.contains_key("agent_id")
+            && tool.access != Access::Open
+            && tool.params().iter().any(|param| param.name == "agent_id")
+        {
+            fields.insert("agent_id".into(), connected.agent_id.to_string().into());
+        }
         let args = tool.validate(document)?;
         let caller = self.resolve_caller(tool, &args, &canonical, auth).await?;
         Ok((args, caller))

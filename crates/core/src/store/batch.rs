@@ -121,6 +121,7 @@ fn run_batch(
             appended: Vec::new(),
             epoch: *epoch,
             batch: &slot,
+            auth_method: None,
         };
         let (ok, finish) = job(&mut txn);
         let rows = std::mem::take(&mut txn.appended);

@@ -62,6 +62,10 @@ pub enum ConnectorError {
     /// The store failed (`server_error`, 500; the cause is the `source()`).
     #[error("the store failed")]
     Store(#[from] StoreError),
+    /// Another area refused or failed while the connector wrote through it (making the
+    /// hosted agent: `server_error`, 500; the cause is the `source()`).
+    #[error("an area failed")]
+    Area(#[from] ToolError),
 }
 
 impl From<DbError> for ConnectorError {
@@ -84,7 +88,7 @@ impl ConnectorError {
             Self::InvalidTarget(_) => "invalid_target",
             Self::WrongEndpoint { .. } => "wrong_endpoint",
             Self::NeedsYourApproval { .. } => "insufficient_scope",
-            Self::Store(_) => "server_error",
+            Self::Store(_) | Self::Area(_) => "server_error",
         }
     }
 
@@ -93,7 +97,7 @@ impl ConnectorError {
         match self {
             Self::InvalidClient(_) | Self::WrongEndpoint { .. } => 401,
             Self::NeedsYourApproval { .. } => 403,
-            Self::Store(_) => 500,
+            Self::Store(_) | Self::Area(_) => 500,
             _ => 400,
         }
     }
@@ -102,7 +106,7 @@ impl ConnectorError {
     /// its cause.
     pub fn description(&self) -> String {
         match self {
-            Self::Store(_) => "Something went wrong on our side.".to_owned(),
+            Self::Store(_) | Self::Area(_) => "Something went wrong on our side.".to_owned(),
             other => other.to_string(),
         }
     }
@@ -124,6 +128,7 @@ impl From<ConnectorError> for ToolError {
                 .with("approve_url", approve_url)
                 .with("legacy_code", "insufficient_scope"),
             ConnectorError::Store(cause) => Self::internal_from(cause),
+            ConnectorError::Area(refusal) => refusal,
             other => Self::new(ErrorCode::Validation, other.to_string()),
         }
     }

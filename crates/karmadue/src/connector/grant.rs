@@ -14,6 +14,7 @@ use super::{
     ACCESS_PREFIX, ACCESS_TTL_MS, ConnectorError, REFRESH_GRACE_MS, REFRESH_PREFIX, REFRESH_TTL_MS,
     canonical_resource, pkce,
 };
+use crate::identity::hosted;
 
 /// The token endpoint's parameters (form-encoded or JSON).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -65,6 +66,8 @@ pub struct Grant {
     pub client_id: String,
     /// Its scopes.
     pub scopes: Vec<String>,
+    /// The hosted agent the app writes as.
+    pub agent_id: String,
 }
 
 impl Grant {
@@ -74,11 +77,13 @@ impl Grant {
     }
 }
 
-/// A fresh pair and the connection it is for.
+/// A fresh pair and the connection it is for (and the ids of a hosted agent, should the
+/// connection need a new one).
 struct Minted {
     access: String,
     refresh: String,
     connection_id: String,
+    hosted: hosted::NewHosted,
 }
 
 fn mint(hub: &Kernel) -> Minted {
@@ -86,7 +91,55 @@ fn mint(hub: &Kernel) -> Minted {
         access: random_id::<32>(hub.random.as_ref(), ACCESS_PREFIX),
         refresh: random_id::<32>(hub.random.as_ref(), REFRESH_PREFIX),
         connection_id: random_id::<12>(hub.random.as_ref(), "kdcn_"),
+        hosted: hosted::NewHosted {
+            agent_id: kd_protocol::ids::AgentId::from_random_bytes(
+                kd_core::random::random_bytes::<16>(hub.random.as_ref()),
+            ),
+            credential_id: random_id::<12>(hub.random.as_ref(), "kdp_"),
+        },
     }
+}
+
+/// The hosted agent of the person and client of `code`: the one their latest connection
+/// wrote as while it is still theirs and active, else a new one (`agent.connected`); either
+/// way linked to the person with the connection's scopes (`owner.linked`).
+fn hosted_agent(
+    txn: &mut kd_core::store::WriteTxn<'_>,
+    key: &kd_core::keys::ServerKey,
+    code: &store::CodeRow,
+    minted: &Minted,
+) -> Result<String, ConnectorError> {
+    let conn = txn.conn();
+    let kept = match store::hosted_agent(conn, &code.person_id, &code.client_id)? {
+        Some(agent_id) if hosted::still_theirs(conn, &agent_id, &code.person_id)? => Some(agent_id),
+        _ => None,
+    };
+    let agent_id = if let Some(agent_id) = kept {
+        agent_id
+    } else {
+        let person_name = kd_core::people::find_person(conn, &code.person_id)?
+            .map(|person| person.display_name)
+            .unwrap_or_default();
+        let app = store::client(conn, &code.client_id)?
+            .map_or_else(|| "an app".to_owned(), |client| client.client_name);
+        let whom = hosted::HostedFor {
+            person_id: &code.person_id,
+            person_name: &person_name,
+            client_id: &code.client_id,
+            app: &app,
+        };
+        hosted::create(txn, key, &minted.hosted, whom)?
+    };
+    let scopes: Vec<&str> = code.scope.split_whitespace().collect();
+    crate::people::link_hosted(
+        txn,
+        &agent_id,
+        &code.person_id,
+        &minted.connection_id,
+        &scopes,
+        super::ACTIONS_PER_DAY,
+    )?;
+    Ok(agent_id)
 }
 
 fn required<'a>(value: Option<&'a String>, name: &str) -> Result<&'a str, ConnectorError> {
@@ -157,6 +210,7 @@ async fn exchange_code(hub: &Kernel, request: TokenRequest) -> Result<Tokens, Co
     let resource = canonical_resource(&hub.config, request.resource.as_deref())?;
     let code_sha256 = secret_sha256(code);
     let minted = mint(hub);
+    let key = hub.passport_key.clone();
     hub.store
         .write(
             move |txn| -> Result<Result<Tokens, ConnectorError>, ConnectorError> {
@@ -190,12 +244,15 @@ async fn exchange_code(hub: &Kernel, request: TokenRequest) -> Result<Tokens, Co
                 if !store::use_code(conn, &code_sha256, &minted.connection_id, now)? {
                     return invalid("The code was already used.");
                 }
+                let agent_id = hosted_agent(txn, &key, &row, &minted)?;
+                let conn = txn.conn();
                 let connection = ConnectionRow {
                     connection_id: minted.connection_id.clone(),
                     person_id: row.person_id,
                     client_id: row.client_id,
                     scope: row.scope,
                     resource: row.resource,
+                    agent_id: Some(agent_id),
                 };
                 store::insert_connection(conn, &connection, now)?;
                 Ok(Ok(issue(
@@ -328,15 +385,18 @@ pub async fn access(hub: &Kernel, bearer: &str) -> Result<Option<Grant>, Connect
                 && row.revoked_ms.is_none()
                 && row.connection_revoked_ms.is_none()
         })
-        .map(|row| Grant {
-            connection_id: row.connection.connection_id,
-            person_id: row.connection.person_id,
-            client_id: row.connection.client_id,
-            scopes: row
-                .connection
-                .scope
-                .split_whitespace()
-                .map(str::to_owned)
-                .collect(),
+        .and_then(|row| {
+            Some(Grant {
+                agent_id: row.connection.agent_id?,
+                connection_id: row.connection.connection_id,
+                person_id: row.connection.person_id,
+                client_id: row.connection.client_id,
+                scopes: row
+                    .connection
+                    .scope
+                    .split_whitespace()
+                    .map(str::to_owned)
+                    .collect(),
+            })
         }))
 }

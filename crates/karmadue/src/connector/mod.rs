@@ -18,7 +18,9 @@
 //! SHA-256. Nothing here is an event: connections are working state (docs/decisions.md 305).
 
 pub mod error;
+pub mod permission;
 pub mod pkce;
+pub mod research;
 pub mod store;
 
 use kd_core::config::Config;
@@ -379,6 +381,42 @@ mod grant;
 
 pub use store::ConnectedApp;
 
+/// A hosted agent's live connection, as `verify_agent`'s `current.connection` shows it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ConnectionView {
+    /// The connection (`kdcn_…`).
+    pub connection_id: String,
+    /// The app's registered name (its own words).
+    pub app: String,
+    /// The scopes the person approved.
+    pub scopes: Vec<String>,
+    /// When the person approved it, RFC 3339 with milliseconds.
+    pub connected_at: String,
+    /// Always 0: a connected app never spends.
+    pub spend_usd: i64,
+}
+
+/// The live connection `agent_id` (a hosted agent) writes through, if any.
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn connection_of(
+    conn: &kd_core::db::Connection,
+    agent_id: &str,
+) -> Result<Option<ConnectionView>, kd_kernel::ToolError> {
+    Ok(
+        store::live_connection_of(conn, agent_id)?.map(
+            |(connection_id, app, scope, created_ms)| ConnectionView {
+                connection_id,
+                app,
+                scopes: scope.split_whitespace().map(str::to_owned).collect(),
+                connected_at: kd_core::clock::rfc3339_ms(created_ms),
+                spend_usd: 0,
+            },
+        ),
+    )
+}
+
 /// The person's live connections (*You → Connected apps*), newest first.
 ///
 /// # Errors
@@ -425,28 +463,41 @@ pub async fn remove_app(
     }
 }
 
-/// Requests a connection may make on the connector each rolling minute (spec "Rate
-/// limits": 60 reads a minute per connection; writes are not offered yet).
+/// Requests a connection may make on the connector each rolling minute (spec "Connector
+/// limits": 60 reads a minute per connection; its writes are held to 20 a minute by the
+/// hosted agent's tier, per agent and per IP).
 pub const READS_PER_MINUTE: u32 = 60;
 
 pub use grant::{Grant, TokenRequest, Tokens, access, is_access_token, revoke, token};
 
+/// The write tools every connection may call (spec "Connector permissions", "every
+/// connection": bring finds to the person's inbox, withdraw its own, read its own history).
+pub const EVERY_CONNECTION: [&str; 3] =
+    ["notify_human_of_finding", "withdraw_finding", "get_history"];
+
 /// Whether `tool` is offered to `grant` on the connector (`Ok`), or the scope it needs.
-/// Offered: the read tools (open or read access, read-only hints). A write names the scope
-/// that would allow it ([`SCOPE_SELF_KEYED`] for what no connected app may do); writes by a
-/// connection are not built yet, so none is offered (README "Not built yet").
+/// Offered: the read tools (open or read access, read-only hints), [`EVERY_CONNECTION`], and
+/// each write whose scope the person approved ([`required_scope`]). Identity tools, keys,
+/// invitations, crews, spending and the person's own tools never are ([`SCOPE_SELF_KEYED`]).
 ///
 /// # Errors
 /// The scope the tool needs.
 pub fn offered(tool: &Tool, grant: &Grant) -> Result<(), &'static str> {
-    let _ = grant;
     if tool.hints.read_only && matches!(tool.access, Access::Open | Access::Read) {
         return Ok(());
     }
-    Err(required_scope(tool.name))
+    if EVERY_CONNECTION.contains(&tool.name) {
+        return Ok(());
+    }
+    let scope = required_scope(tool.name);
+    if scope != SCOPE_SELF_KEYED && grant.holds(scope) {
+        return Ok(());
+    }
+    Err(scope)
 }
 
-/// The scope a write tool needs on the connector.
+/// The scope a write tool needs on the connector ([`SCOPE_SELF_KEYED`]: no connected app may
+/// call it).
 pub fn required_scope(tool: &str) -> &'static str {
     match tool {
         "report_outcome" => SCOPE_OUTCOMES,

@@ -53,6 +53,9 @@ pub struct ConnectionRow {
     pub scope: String,
     /// The canonical resource its tokens are for.
     pub resource: String,
+    /// The hosted agent the app writes as (none on a connection made before hosted agents
+    /// existed: its tokens no longer work, docs/decisions.md 316).
+    pub agent_id: Option<String>,
 }
 
 /// A token with its connection's state.
@@ -182,17 +185,37 @@ pub fn insert_connection(
     now_ms: i64,
 ) -> Result<(), DbError> {
     conn.execute(
-        "INSERT INTO oauth_connections (connection_id, person_id, client_id, scope, resource, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO oauth_connections (connection_id, person_id, client_id, scope, resource, created_ms, agent_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         params![
             connection.connection_id,
             connection.person_id,
             connection.client_id,
             connection.scope,
             connection.resource,
-            now_ms
+            now_ms,
+            connection.agent_id
         ],
     )?;
     Ok(())
+}
+
+/// The hosted agent the person's latest connection with `client_id` wrote as, if any (a
+/// reconnection of the same app keeps its agent).
+///
+/// # Errors
+/// When the store fails.
+pub fn hosted_agent(
+    conn: &Connection,
+    person_id: &str,
+    client_id: &str,
+) -> Result<Option<String>, DbError> {
+    conn.prepare_cached(
+        "SELECT agent_id FROM oauth_connections
+         WHERE person_id = ?1 AND client_id = ?2 AND agent_id IS NOT NULL
+         ORDER BY created_ms DESC, connection_id LIMIT 1",
+    )?
+    .query_row(params![person_id, client_id], |row| row.get(0))
+    .optional()
 }
 
 /// Revokes a connection: every token of it stops working at once.
@@ -236,7 +259,7 @@ pub fn insert_token(
 /// When the store fails.
 pub fn token(conn: &Connection, token_sha256: &str) -> Result<Option<TokenRow>, DbError> {
     conn.prepare_cached(
-        "SELECT t.kind, t.expires_ms, t.rotated_ms, t.revoked_ms, c.connection_id, c.person_id, c.client_id, c.scope, c.resource, c.revoked_ms
+        "SELECT t.kind, t.expires_ms, t.rotated_ms, t.revoked_ms, c.connection_id, c.person_id, c.client_id, c.scope, c.resource, c.revoked_ms, c.agent_id
          FROM oauth_tokens t JOIN oauth_connections c ON c.connection_id = t.connection_id
          WHERE t.token_sha256 = ?1",
     )?
@@ -252,6 +275,7 @@ pub fn token(conn: &Connection, token_sha256: &str) -> Result<Option<TokenRow>, 
                 client_id: row.get(6)?,
                 scope: row.get(7)?,
                 resource: row.get(8)?,
+                agent_id: row.get(10)?,
             },
             connection_revoked_ms: row.get(9)?,
         })
@@ -330,5 +354,89 @@ pub fn revoke_persons_connection(
     Ok(conn.execute(
         "UPDATE oauth_connections SET revoked_ms = ?3 WHERE connection_id = ?1 AND person_id = ?2 AND revoked_ms IS NULL",
         params![connection_id, person_id, now_ms],
+    )? == 1)
+}
+
+/// The live connection a hosted agent writes through, newest first: `(connection_id,
+/// client_name, scope, created_ms)`.
+///
+/// # Errors
+/// When the store fails.
+pub fn live_connection_of(
+    conn: &Connection,
+    agent_id: &str,
+) -> Result<Option<(String, String, String, i64)>, DbError> {
+    conn.prepare_cached(
+        "SELECT c.connection_id, k.client_name, c.scope, c.created_ms
+         FROM oauth_connections c JOIN oauth_clients k ON k.client_id = c.client_id
+         WHERE c.agent_id = ?1 AND c.revoked_ms IS NULL
+         ORDER BY c.created_ms DESC, c.connection_id LIMIT 1",
+    )?
+    .query_row([agent_id], |row| {
+        Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+    })
+    .optional()
+}
+
+/// The person's live connection that `agent_id` writes through: `(connection_id,
+/// client_name, scope)`.
+///
+/// # Errors
+/// When the store fails.
+pub fn persons_connection_of(
+    conn: &Connection,
+    agent_id: &str,
+    person_id: &str,
+) -> Result<Option<(String, String, String)>, DbError> {
+    conn.prepare_cached(
+        "SELECT c.connection_id, k.client_name, c.scope
+         FROM oauth_connections c JOIN oauth_clients k ON k.client_id = c.client_id
+         WHERE c.agent_id = ?1 AND c.person_id = ?2 AND c.revoked_ms IS NULL
+         ORDER BY c.created_ms DESC, c.connection_id LIMIT 1",
+    )?
+    .query_row(params![agent_id, person_id], |row| {
+        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+    })
+    .optional()
+}
+
+/// Stores a consent record: `person_id` approved `scope` for `connection_id`.
+///
+/// # Errors
+/// When the store fails.
+pub fn insert_consent(
+    conn: &Connection,
+    consent_id: &str,
+    connection_id: &str,
+    person_id: &str,
+    scope: &str,
+    now_ms: i64,
+) -> Result<(), DbError> {
+    conn.execute(
+        "INSERT INTO oauth_consents (consent_id, connection_id, person_id, scope, decided_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![consent_id, connection_id, person_id, scope, now_ms],
+    )?;
+    Ok(())
+}
+
+/// Sets a live connection's scopes to `scopes`, which add `added` — only when consent record
+/// `consent_id` approves exactly that scope for this connection (the guard: `false` when there
+/// is no such record, and nothing changed).
+///
+/// # Errors
+/// When the store fails.
+pub fn add_scope(
+    conn: &Connection,
+    connection_id: &str,
+    scopes: &str,
+    consent_id: &str,
+    added: &str,
+) -> Result<bool, DbError> {
+    Ok(conn.execute(
+        "UPDATE oauth_connections SET scope = ?2
+         WHERE connection_id = ?1 AND revoked_ms IS NULL
+           AND EXISTS (SELECT 1 FROM oauth_consents
+                       WHERE consent_id = ?3 AND connection_id = ?1 AND scope = ?4)",
+        params![connection_id, scopes, consent_id, added],
     )? == 1)
 }

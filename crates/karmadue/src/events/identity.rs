@@ -92,3 +92,26 @@ pub struct AgentResumed {
     pub by: String,
 }
 declare!(AgentResumed, "agent.resumed");
+
+/// `agent.connected`: a person's approval of an app made the hosted agent of that (person,
+/// app) pair (spec "Using KarmaDue from Claude or ChatGPT": type `hosted_connector`, no key,
+/// labelled like "Maya's Claude"). Its owner link follows as `owner.linked`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConnected {
+    /// The new agent id.
+    pub agent_id: String,
+    /// Its `kd_` handle.
+    pub handle: String,
+    /// Its label, "<person>'s <app>" (not reserved: docs/decisions.md 316).
+    pub name: String,
+    /// The app's name, as registered.
+    pub platform: String,
+    /// The `kdp_` passport id issued with it.
+    pub credential_id: String,
+    /// The person who approved the app.
+    pub person_id: String,
+    /// The OAuth client.
+    pub client_id: String,
+}
+declare!(AgentConnected, "agent.connected");

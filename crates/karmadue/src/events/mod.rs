@@ -57,6 +57,7 @@ kinds![
     identity::AgentReleased,
     identity::AgentPaused,
     identity::AgentResumed,
+    identity::AgentConnected,
     // people
     kd_core::people::PersonSignedUp,
     people::ConnectRefused,
@@ -108,23 +109,29 @@ kinds![
     kd_ronin::events::RoninEventAccepted,
 ];
 
+/// The writer's `auth_method` (a connected app's event) is set aside while the kind's struct
+/// reads the rest, and put back.
 fn recode_as<P: EventPayload + serde::de::DeserializeOwned>(
     payload: &str,
 ) -> Result<String, serde_json::Error> {
-    let parsed: P = serde_json::from_str(payload)?;
-    Ok(kd_protocol::canonical::canonical_value_text(
-        &serde_json::to_value(&parsed)?,
-    ))
+    let (fields, method) = kd_core::eventlog::split_auth_method(payload)?;
+    let parsed: P = serde_json::from_value(fields)?;
+    let mut value = serde_json::to_value(&parsed)?;
+    if let (Some(method), Some(fields)) = (method, value.as_object_mut()) {
+        fields.insert(kd_core::eventlog::AUTH_METHOD_KEY.to_owned(), method.into());
+    }
+    Ok(kd_protocol::canonical::canonical_value_text(&value))
 }
 
-/// Reads a stored row's payload as the struct of its kind.
+/// Reads a stored row's payload as the struct of its kind (a connected app's
+/// `auth_method: oauth` is not part of the kind's fields: `kd_core::eventlog::AUTH_METHOD_KEY`).
 ///
 /// # Errors
 /// The serde error when the text does not fit the struct.
 pub fn parse<P: EventPayload + serde::de::DeserializeOwned>(
     payload: &str,
 ) -> Result<P, serde_json::Error> {
-    serde_json::from_str(payload)
+    serde_json::from_value(kd_core::eventlog::split_auth_method(payload)?.0)
 }
 
 #[cfg(test)]

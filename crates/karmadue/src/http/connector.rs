@@ -45,6 +45,31 @@ impl Surface {
         }
     }
 
+    /// The `tools/list` entry of `tool` on this surface. On the connector `agent_id` is filled
+    /// in by the server: it is not required, and its description says so.
+    pub fn listing(&self, tool: &Tool) -> serde_json::Value {
+        let mut listing = crate::fixtures::listing(tool).unwrap_or_else(|| tool.listing());
+        if let Self::Connector(grant) = self {
+            let schema = &mut listing["inputSchema"];
+            if let Some(required) = schema["required"].as_array_mut() {
+                required.retain(|name| name != "agent_id");
+                if required.is_empty()
+                    && let Some(fields) = schema.as_object_mut()
+                {
+                    fields.remove("required");
+                }
+            }
+            if let Some(agent) = schema["properties"].get_mut("agent_id") {
+                agent["description"] = format!(
+                    "Filled in by the server: this connection's hosted agent, {}. Leave it out.",
+                    grant.agent_id
+                )
+                .into();
+            }
+        }
+        listing
+    }
+
     /// The auth a `tools/call` of `tool` runs with, or its refusal (nothing has run): on the
     /// self-keyed endpoint an access token is `wrong_endpoint`; on the connector a tool the
     /// grant is not offered is `needs_your_approval`, and the token is not passed on (it is
@@ -77,24 +102,39 @@ impl Surface {
                     return Err(ConnectorError::NeedsYourApproval {
                         tool: tool.name.to_owned(),
                         required_scope: required_scope.to_owned(),
-                        approve_url: approve_url(hub),
+                        approve_url: approve_url(hub, grant, required_scope),
                     }
                     .into());
                 }
                 auth.bearer = None;
+                auth.signature = None;
+                auth.timestamp = None;
+                auth.nonce = None;
+                auth.agent_header = None;
+                let agent_id = grant.agent_id.parse().map_err(|_| {
+                    kd_kernel::ToolError::internal("a connection's hosted agent id is malformed")
+                })?;
+                auth.connector = Some(kd_kernel::ConnectorAuth {
+                    agent_id,
+                    connection_id: grant.connection_id.clone(),
+                    person_id: grant.person_id.clone(),
+                });
                 Ok(auth)
             }
         }
     }
 }
 
-/// Where the person reads what each permission allows and how to change a connection (the
-/// add-one-permission screen is not built yet; docs/decisions.md 312).
-fn approve_url(hub: &Hub) -> String {
-    format!(
-        "{}/functions/v1/docs/docs/permissions.md",
-        connector::issuer(&hub.config)
-    )
+/// Where the person decides: the add-one-permission screen for a scope a connected app may
+/// be given (`/oauth/add-permission?agent=&scope=`); for one it may never hold, the
+/// permissions page of the docs, which says why.
+fn approve_url(hub: &Hub, grant: &connector::Grant, scope: &str) -> String {
+    let issuer = connector::issuer(&hub.config);
+    if connector::permission::addable(scope) {
+        connector::permission::approve_url(&issuer, &grant.agent_id, scope)
+    } else {
+        format!("{issuer}/functions/v1/docs/docs/permissions.md")
+    }
 }
 
 /// The RFC 9728 document a 401 on `path` points to.

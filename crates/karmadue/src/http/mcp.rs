@@ -425,7 +425,7 @@ fn tools_list(hub: &Hub, era: Era, surface: &Surface) -> Value {
         .tools
         .iter()
         .filter(|tool| surface.offers(tool))
-        .map(|tool| crate::fixtures::listing(tool).unwrap_or_else(|| tool.listing()))
+        .map(|tool| surface.listing(tool))
         .collect();
     let mut result = json!({ "tools": tools });
     if era == Era::Modern {

@@ -155,6 +155,11 @@ fn oauth_routes(mut router: Listed) -> Listed {
             crate::connector::AUTHORIZE_PATH,
             get(pages::authorize::authorize_page).post(pages::authorize::authorize_decide),
         )
+        .route(
+            crate::connector::permission::ADD_PERMISSION_PATH,
+            get(pages::add_permission::add_permission_page)
+                .post(pages::add_permission::add_permission_decide),
+        )
 }
 
 /// The public pages and documents (resources, badges, the forum, keys, the log head, docs).
@@ -363,6 +368,7 @@ pub fn request_auth(headers: &HeaderMap, peer: Option<SocketAddr>) -> RequestAut
             (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty())
                 .then(|| kd_core::config::Secret::new(token))
         }),
+        connector: None,
     }
 }
 

@@ -275,7 +275,7 @@ async fn release_agent(ctx: Ctx, _input: SigningAgent) -> Result<Released, Ident
         };
         store::clear_owner(txn.conn(), &id, txn.now_ms())?;
         let by = match signed.proof {
-            kd_kernel::Proof::Signature { .. } => "agent",
+            kd_kernel::Proof::Signature { .. } | kd_kernel::Proof::Connector { .. } => "agent",
             kd_kernel::Proof::OwnerSession { .. } => "owner",
         };
         crate::people::store::delete_owner_grants(txn.conn(), &id)?;

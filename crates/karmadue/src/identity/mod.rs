@@ -13,6 +13,7 @@
 //! - `scores`: read_scores, get_rating_card, get_receipt and the score formulas ([`Scores`]).
 
 mod error;
+pub mod hosted;
 mod lifecycle;
 pub mod names;
 pub mod passport;

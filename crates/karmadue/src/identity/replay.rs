@@ -8,8 +8,8 @@ use super::names;
 use super::store::{self, NewAgent, Ownership};
 use crate::events::EventPayload;
 use crate::events::identity::{
-    AgentKeyRotated, AgentPaused, AgentRegistered, AgentReleased, AgentRenamed, AgentResumed,
-    AgentRevoked,
+    AgentConnected, AgentKeyRotated, AgentPaused, AgentRegistered, AgentReleased, AgentRenamed,
+    AgentResumed, AgentRevoked,
 };
 use crate::events::people::OwnerLinked;
 use crate::rebuild::{RebuildError, payload};
@@ -36,6 +36,18 @@ pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
                     credential_id: &agent.credential_id,
                     now_ms: at,
                 },
+            )?;
+        }
+        AgentConnected::KIND => {
+            let agent: AgentConnected = payload(row)?;
+            store::insert_hosted_agent(
+                conn,
+                &agent.agent_id,
+                &agent.handle,
+                &agent.name,
+                &agent.platform,
+                &agent.credential_id,
+                at,
             )?;
         }
         AgentRenamed::KIND => {

@@ -258,6 +258,9 @@ pub struct Scores {
     pub human_reviews: i64,
     /// Distinct established agents with a live peer-reviewed stamp on the agent.
     pub peer_reviews: i64,
+    /// The most the passport score may be: 99, or 60 for a connected app's hosted agent
+    /// whose passport is not verified (`identity::hosted::PASSPORT_SCORE_CAP`).
+    pub overall_cap: u8,
 }
 
 /// Trust points per live human-reviewed stamp.
@@ -296,18 +299,28 @@ impl Scores {
         )?;
         let trust = (human * TRUST_PER_HUMAN_REVIEW).min(MAX_HUMAN_TRUST)
             + (peer * TRUST_PER_PEER_REVIEW).min(MAX_PEER_TRUST);
+        let verified = super::passport::load(conn, &agent.credential_id)?
+            .is_some_and(|passport| passport.state == "verified");
+        let overall_cap = if super::hosted::is_hosted(&agent.key_source) && !verified {
+            super::hosted::PASSPORT_SCORE_CAP
+        } else {
+            99
+        };
         Ok(Self {
             trust: u8::try_from(trust.clamp(0, 100)).unwrap_or(100),
             technical: technical.min(100),
             human_reviews: human,
             peer_reviews: peer,
+            overall_cap,
         })
     }
 
-    /// The passport score (OVR), 0–99: the rounded mean of trust and technical, capped at 99.
+    /// The passport score (OVR), 0–99: the rounded mean of trust and technical, capped at 99
+    /// (at [`Scores::overall_cap`]).
     pub fn overall(&self) -> u8 {
         let mean = (u16::from(self.trust) + u16::from(self.technical)).div_ceil(2);
-        u8::try_from(mean.min(99)).unwrap_or(99)
+        let cap = u16::from(self.overall_cap.min(99));
+        u8::try_from(mean.min(cap)).unwrap_or(99)
     }
 
     fn basis(&self) -> Basis {
@@ -375,6 +388,7 @@ mod tests {
                 technical: 0,
                 human_reviews: 0,
                 peer_reviews: 0,
+                overall_cap: 99,
             }
             .overall(),
             0
@@ -385,6 +399,7 @@ mod tests {
                 technical: 100,
                 human_reviews: 0,
                 peer_reviews: 0,
+                overall_cap: 99,
             }
             .overall(),
             99
@@ -395,9 +410,22 @@ mod tests {
                 technical: 0,
                 human_reviews: 0,
                 peer_reviews: 0,
+                overall_cap: 99,
             }
             .overall(),
             2
+        );
+        // A hosted agent's cap (spec "Passport": capped at 60 until verified).
+        assert_eq!(
+            Scores {
+                trust: 100,
+                technical: 100,
+                human_reviews: 0,
+                peer_reviews: 0,
+                overall_cap: super::super::hosted::PASSPORT_SCORE_CAP,
+            }
+            .overall(),
+            60
         );
     }
 }

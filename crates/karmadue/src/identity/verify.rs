@@ -157,6 +157,9 @@ pub struct VerifiedAgent {
     pub passport_signature_valid: Option<bool>,
     /// Whether a person owns it.
     pub owner_linked: bool,
+    /// `hosted_connector` for a connected app's hosted agent (absent for a self-keyed one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_type: Option<&'static str>,
     /// Its tier's id; "revoked" for an agent that is not active.
     pub standing_tier: Value,
     /// Trust, 0–100.
@@ -183,8 +186,11 @@ pub struct VerifiedAgent {
 pub struct Current {
     /// "read", or "none" for an agent that is not active.
     pub permissions: &'static str,
-    /// "signature".
+    /// "signature", or "oauth" for a connected app's hosted agent.
     pub auth_method: &'static str,
+    /// A hosted agent's live connection (absent for a self-keyed agent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connection: Option<crate::connector::ConnectionView>,
     /// Active and linked to an owner.
     pub owner_linked: bool,
     /// Whether its owner paused it.
@@ -225,7 +231,7 @@ pub struct KeyView {
     pub public_key: String,
     /// "Ed25519".
     pub alg: &'static str,
-    /// "agent" (its own key) or "server".
+    /// "agent" (its own key), "server", or "none" (a hosted agent has no key).
     pub custody: &'static str,
 }
 
@@ -240,7 +246,9 @@ fn current(
     agent: &AgentRow,
     grant: Option<&crate::people::Grant>,
     standing: &AgentStanding,
+    connection: Option<crate::connector::ConnectionView>,
 ) -> Current {
+    let hosted = super::hosted::is_hosted(&agent.key_source);
     let active = agent.status == "active";
     let tier_limit = |name: &str| {
         if active {
@@ -272,7 +280,8 @@ fn current(
     }
     Current {
         permissions: if active { "read" } else { "none" },
-        auth_method: "signature",
+        auth_method: if hosted { "oauth" } else { "signature" },
+        connection,
         owner_linked: active && grant.is_some(),
         paused: agent.paused_ms.is_some(),
         scopes,
@@ -290,10 +299,10 @@ fn current(
         key: KeyView {
             public_key: agent.public_key.clone(),
             alg: "Ed25519",
-            custody: if agent.key_source == "agent" {
-                "agent"
-            } else {
-                "server"
+            custody: match agent.key_source.as_str() {
+                "agent" => "agent",
+                _ if hosted => "none",
+                _ => "server",
             },
         },
     }
@@ -314,7 +323,7 @@ async fn verify_agent(ctx: Ctx, input: VerifyAgent) -> Result<VerifiedAgent, Ide
     }
     let hub = std::sync::Arc::clone(&ctx.kernel);
     let now_ms = ctx.kernel.clock.now_ms();
-    let (agent, passport, grant, standing, scores) = ctx
+    let (agent, passport, grant, standing, scores, connection) = ctx
         .read(move |conn| {
             let agent = match (&agent_ref, &credential) {
                 (Some(reference), _) => require_agent(conn, reference, "agent_id")?,
@@ -336,7 +345,12 @@ async fn verify_agent(ctx: Ctx, input: VerifyAgent) -> Result<VerifiedAgent, Ide
                 now_ms,
             )?;
             let scores = Scores::of(conn, &agent, now_ms)?;
-            Ok((agent, passport, grant, standing, scores))
+            let connection = if super::hosted::is_hosted(&agent.key_source) {
+                crate::connector::connection_of(conn, &agent.agent_id)?
+            } else {
+                None
+            };
+            Ok((agent, passport, grant, standing, scores, connection))
         })
         .await?;
     let signature_valid = match message {
@@ -351,17 +365,21 @@ async fn verify_agent(ctx: Ctx, input: VerifyAgent) -> Result<VerifiedAgent, Ide
         } else {
             json!("revoked")
         },
-        current: current(&agent, grant.as_ref(), &standing),
+        current: current(&agent, grant.as_ref(), &standing, connection),
         verifier_record: standing.verifier_record,
         verifications: standing.verifications,
         signature_valid,
-        passport: passport.as_ref().map(|p| p.to_json(key)),
+        passport: passport
+            .as_ref()
+            .map(|p| super::hosted::passport_json(p, key, &agent)),
+        agent_type: super::hosted::is_hosted(&agent.key_source)
+            .then_some(super::hosted::AGENT_TYPE),
         passport_signature_valid: passport.as_ref().map(|p| p.signature_valid(key)),
         owner_linked: agent.owner_id.is_some(),
         trust_score: scores.trust,
         technical_score: scores.technical,
         trust_scale: "0-100",
-        key_rotation_required: agent.key_source != "agent",
+        key_rotation_required: agent.key_source == "server",
         registered_at: rfc3339_ms(agent.created_ms),
         agent_id: agent.agent_id,
         handle: agent.handle,
@@ -385,6 +403,10 @@ fn message_signature_valid(agent: &AgentRow, object: &Value) -> Result<bool, Too
     let Ok(bytes) = kd_protocol::b64::decode_signature(signature) else {
         return Ok(false);
     };
+    if agent.public_key.is_empty() {
+        // A hosted connector agent has no key: nothing it could sign verifies.
+        return Ok(false);
+    }
     let key = kd_kernel::caller::stored_key(&agent.public_key)?;
     Ok(key.verify_strict(message.as_bytes(), &bytes).is_ok())
 }

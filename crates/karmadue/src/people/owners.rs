@@ -276,3 +276,46 @@ pub async fn act_on_agent(
         })
         .await?
 }
+
+/// Links a connected app's hosted agent to the person who approved the app (spec "Using
+/// KarmaDue from Claude or ChatGPT"), in the caller's write transaction: owner set, the grant
+/// of the connection's `scopes` at $0 and `actions_per_day`, `owner.linked` by the person with
+/// the connection as its request. A reconnection with other scopes links again with the new
+/// grant (the consent screen is the consent record).
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn link_hosted(
+    txn: &mut kd_core::store::WriteTxn<'_>,
+    agent_id: &str,
+    person_id: &str,
+    connection_id: &str,
+    scopes: &[&str],
+    actions_per_day: i64,
+) -> Result<(), kd_kernel::ToolError> {
+    let now = txn.now_ms();
+    let scopes = json!(scopes);
+    identity_store::set_owner(txn.conn(), agent_id, person_id, now)?;
+    store::upsert_grant(
+        txn.conn(),
+        agent_id,
+        person_id,
+        &scopes.to_string(),
+        actions_per_day,
+        now,
+    )?;
+    txn.record(
+        format!("person:{person_id}"),
+        agent_id.to_owned(),
+        &events::OwnerLinked {
+            request_id: connection_id.to_owned(),
+            agent_id: agent_id.to_owned(),
+            person_id: person_id.to_owned(),
+            scopes,
+            spend_usd_per_day: 0,
+            spend_usd_per_action: 0,
+            actions_per_day,
+        },
+    )?;
+    Ok(())
+}

@@ -343,6 +343,47 @@ fn the_home_page_and_docs_list_the_served_tools() {
     );
 }
 
+/// The five pages the permissions document lists (Quick start, Permissions, Tool reference,
+/// Security and verification, Changelog; docs/decisions.md 326), with the hub's own URL.
+#[test]
+fn the_five_listed_docs_pages_are_served_as_markdown() {
+    let app = TestApp::start();
+    for (page, heading) in [
+        ("quickstart", "# Quick start\n"),
+        ("permissions", "# Permissions\n"),
+        ("tools", "# Tool reference"),
+        ("security", "# Security and verification\n"),
+        ("changelog", "# Changelog\n"),
+    ] {
+        let reply = app.request(
+            "GET",
+            &format!("/functions/v1/docs/docs/{page}.md"),
+            None,
+            &[],
+        );
+        assert_eq!(reply.status, 200, "{page}");
+        assert!(
+            reply.text.starts_with(heading),
+            "{page}: {}",
+            &reply.text[..60.min(reply.text.len())]
+        );
+        assert!(!reply.text.contains("{{public_url}}"), "{page}");
+        let index = app.request("GET", "/functions/v1/docs/docs/index.md", None, &[]);
+        assert!(
+            index
+                .text
+                .contains(&format!("/functions/v1/docs/docs/{page}.md")),
+            "index links {page}"
+        );
+    }
+    let quickstart = app.request("GET", "/functions/v1/docs/docs/quickstart.md", None, &[]);
+    assert!(
+        quickstart
+            .text
+            .contains(&format!("{}/functions/v1/mcp/connector", app.base))
+    );
+}
+
 #[test]
 fn initialize_issues_a_session_id_that_later_requests_may_carry_and_unknown_ids_get_404() {
     let app = TestApp::start();

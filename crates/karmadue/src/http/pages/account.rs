@@ -146,16 +146,21 @@ pub async fn signup_page(
 /// The `?next=` of the sign-in page: where to go once signed in.
 #[derive(Debug, Default, serde::Deserialize)]
 pub struct NextQuery {
-    /// A path of this hub; only `/oauth/authorize?…` is followed (docs/decisions.md 311).
+    /// A path of this hub; only `/oauth/authorize?…` and `/oauth/add-permission?…` are
+    /// followed (docs/decisions.md 311, 328).
     #[serde(default)]
     next: String,
 }
 
-/// Where a sign-in lands: `next` when it is this hub's authorization request (the OAuth
-/// connector sends a visitor to sign in and back), `/you` otherwise.
+/// Where a sign-in lands: `next` when it is this hub's authorization request or
+/// add-a-permission screen (the OAuth connector sends a visitor to sign in and back), `/you`
+/// otherwise.
 fn landing(next: &str) -> &str {
     let authorize = format!("{}?", crate::connector::AUTHORIZE_PATH);
-    if next.starts_with(&authorize) && !next.contains(['\\', '\r', '\n']) {
+    let add = format!("{}?", crate::connector::permission::ADD_PERMISSION_PATH);
+    if (next.starts_with(&authorize) || next.starts_with(&add))
+        && !next.contains(['\\', '\r', '\n'])
+    {
         next
     } else {
         "/you"

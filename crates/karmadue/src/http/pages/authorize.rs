@@ -32,7 +32,7 @@ const ALWAYS: &[&str] = &[
 ];
 
 /// The switches: (form field, scope, words, pre-set on).
-const SWITCHES: [(&str, &str, &str, bool); 3] = [
+pub(super) const SWITCHES: [(&str, &str, &str, bool); 3] = [
     (
         "outcomes",
         SCOPE_OUTCOMES,

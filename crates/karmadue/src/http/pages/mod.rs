@@ -17,6 +17,7 @@
 //!   [`session`]'s extractors.
 
 pub mod account;
+pub mod add_permission;
 pub mod authorize;
 pub mod connected_apps;
 pub mod consent;

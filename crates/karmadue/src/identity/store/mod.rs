@@ -176,6 +176,36 @@ pub fn insert_agent(conn: &Connection, agent: &NewAgent<'_>) -> Result<(), DbErr
     Ok(())
 }
 
+/// Stores a hosted connector agent (`identity::hosted`): no key, `key_source` `oauth`, and a
+/// label that reserves nothing (an empty `name_key`).
+///
+/// # Errors
+/// When the store fails.
+pub fn insert_hosted_agent(
+    conn: &Connection,
+    agent_id: &str,
+    handle: &str,
+    name: &str,
+    platform: &str,
+    credential_id: &str,
+    now_ms: i64,
+) -> Result<(), DbError> {
+    conn.prepare_cached(
+        "INSERT INTO agents (agent_id, handle, name, name_key, platform, public_key, status,
+           referral, credential_id, key_source, created_ms, updated_ms)
+         VALUES (?1, ?2, ?3, '', ?4, '', 'active', NULL, ?5, 'oauth', ?6, ?6)",
+    )?
+    .execute(params![
+        agent_id,
+        handle,
+        name,
+        platform,
+        credential_id,
+        now_ms
+    ])?;
+    Ok(())
+}
+
 /// Sets an agent's label.
 ///
 /// # Errors

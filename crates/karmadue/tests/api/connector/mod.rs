@@ -7,8 +7,10 @@ use serde_json::{Value, json};
 
 use crate::app::{Browser, Reply, TestApp, hidden, urlencode};
 
+mod agents;
 mod apps;
 mod flow;
+mod permission;
 mod surface;
 mod tokens;
 

@@ -3,7 +3,7 @@
 
 use super::*;
 
-fn tool_names(reply: &Reply) -> Vec<String> {
+pub(super) fn tool_names(reply: &Reply) -> Vec<String> {
     assert_eq!(reply.status, 200, "{}", reply.text);
     reply.json()["result"]["tools"]
         .as_array()
@@ -13,7 +13,7 @@ fn tool_names(reply: &Reply) -> Vec<String> {
         .collect()
 }
 
-fn call(app: &TestApp, path: &str, token: &str, tool: &str, arguments: Value) -> Value {
+pub(super) fn call(app: &TestApp, path: &str, token: &str, tool: &str, arguments: Value) -> Value {
     let reply = rpc(
         app,
         path,

@@ -1,0 +1,172 @@
+//! `/oauth/add-permission?agent=&scope=` (permissions document "Connector permissions"): the
+//! approve_url of a needs_your_approval refusal, a consent screen for one more permission, the
+//! connection's scopes growing only with a consent record.
+
+use super::surface::{call, tool_names};
+use super::*;
+
+/// Maya's browser and her connection's access token (outcomes on, listings off).
+fn maya(app: &TestApp) -> (Browser<'_>, String) {
+    let client_id = client(app);
+    let browser = person(app, "maya@example.org");
+    let location = decide(app, &browser, &client_id, "approve", &["outcomes"]);
+    let reply = exchange(app, &client_id, &param(&location, "code").unwrap());
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let access = reply.json()["access_token"].as_str().unwrap().to_owned();
+    (browser, access)
+}
+
+#[test]
+fn a_refused_write_names_the_screen_that_adds_its_permission_and_approving_adds_it() {
+    let app = TestApp::start();
+    let (browser, access) = maya(&app);
+    let refused = call(&app, CONNECTOR, &access, "create_thread", json!({}));
+    assert_eq!(refused["error"]["code"], "needs_your_approval", "{refused}");
+    let me = call(&app, CONNECTOR, &access, "verify_agent", json!({}))["data"]["agent_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let approve_url = refused["error"]["approve_url"].as_str().unwrap().to_owned();
+    assert_eq!(
+        approve_url,
+        format!(
+            "{}/oauth/add-permission?agent={me}&scope=kd.listings.write",
+            app.base
+        )
+    );
+    let path = approve_url.strip_prefix(&app.base).unwrap();
+    // A visitor signs in first and comes back.
+    let visitor = app.browser().get(path);
+    assert_eq!(visitor.status, 303);
+    assert_eq!(
+        visitor.header("location").unwrap(),
+        format!("/signin?next={}", encode(path))
+    );
+    let screen = browser.get(path);
+    assert_eq!(screen.status, 200, "{}", screen.text);
+    assert!(screen.text.contains("Add a permission"), "{}", screen.text);
+    assert!(
+        screen
+            .text
+            .contains("Post offers, requests, forum threads and replies")
+    );
+    let before = app.log_len();
+    let csrf = hidden(&screen.text, "csrf");
+    let approve = |decision: &str| {
+        browser.post(
+            "/oauth/add-permission",
+            &[
+                ("csrf", csrf.as_str()),
+                ("agent", me.as_str()),
+                ("scope", "kd.listings.write"),
+                ("decision", decision),
+            ],
+        )
+    };
+    let denied = approve("deny");
+    assert!(denied.text.contains("Nothing changed"), "{}", denied.text);
+    assert_eq!(app.log_len(), before, "a denial changes nothing");
+    let added = approve("approve");
+    assert_eq!(added.status, 200, "{}", added.text);
+    assert!(added.text.contains("Permission added"), "{}", added.text);
+    assert_eq!(app.log_len(), before + 1, "owner.linked with the new grant");
+    // The same token now holds it.
+    let names = tool_names(&rpc(&app, CONNECTOR, &access, "tools/list", json!({})));
+    assert!(names.contains(&"create_thread".to_owned()), "{names:?}");
+    let me_now = call(&app, CONNECTOR, &access, "verify_agent", json!({}));
+    assert_eq!(
+        me_now["data"]["current"]["connection"]["scopes"],
+        json!([
+            "kd.discovery.read",
+            "kd.evidence.read",
+            "kd.outcomes.write",
+            "kd.listings.write"
+        ]),
+        "{me_now}"
+    );
+    assert_eq!(
+        me_now["data"]["current"]["scopes"],
+        me_now["data"]["current"]["connection"]["scopes"]
+    );
+    // Approving again adds nothing.
+    assert!(approve("approve").text.contains("Permission added"));
+    assert_eq!(app.log_len(), before + 1);
+}
+
+#[test]
+fn only_the_owner_may_add_and_only_a_scope_an_app_may_hold() {
+    let app = TestApp::start();
+    let (browser, access) = maya(&app);
+    let me = call(&app, CONNECTOR, &access, "verify_agent", json!({}))["data"]["agent_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let other = person(&app, "ravi@example.org");
+    let before = app.log_len();
+    let theirs = other.get(&format!(
+        "/oauth/add-permission?agent={me}&scope=kd.listings.write"
+    ));
+    assert_eq!(theirs.status, 400);
+    assert!(
+        theirs
+            .text
+            .contains("None of your connected apps writes as this agent"),
+        "{}",
+        theirs.text
+    );
+    let screen = browser.get(&format!(
+        "/oauth/add-permission?agent={me}&scope=kd.listings.write"
+    ));
+    let csrf = hidden(&screen.text, "csrf");
+    for scope in ["kd.self_keyed", "kd.jobs.request", "kd.discovery.read", ""] {
+        let page = browser.get(&format!("/oauth/add-permission?agent={me}&scope={scope}"));
+        assert_eq!(page.status, 400, "{scope}");
+        let posted = browser.post(
+            "/oauth/add-permission",
+            &[
+                ("csrf", csrf.as_str()),
+                ("agent", me.as_str()),
+                ("scope", scope),
+                ("decision", "approve"),
+            ],
+        );
+        assert_eq!(posted.status, 400, "{scope}: {}", posted.text);
+    }
+    let forged = browser.post(
+        "/oauth/add-permission",
+        &[
+            ("csrf", "not-the-token"),
+            ("agent", me.as_str()),
+            ("scope", "kd.listings.write"),
+            ("decision", "approve"),
+        ],
+    );
+    assert_eq!(forged.status, 403);
+    assert_eq!(app.log_len(), before, "no refusal changed anything");
+    // The guard: a connection's scopes grow only with a consent record for that scope.
+    let db = crate::preflight::db(&app);
+    let connection: String = db
+        .query_row(
+            "SELECT connection_id FROM oauth_connections WHERE agent_id = ?1",
+            [&me],
+            |row| row.get(0),
+        )
+        .unwrap();
+    let unguarded = kd_karmadue::connector::store::add_scope(
+        &db,
+        &connection,
+        "kd.discovery.read kd.evidence.read kd.outcomes.write kd.proposals.write",
+        "kdcs_000000000000000000000000",
+        "kd.proposals.write",
+    )
+    .unwrap();
+    assert!(!unguarded, "no consent record, no change");
+    let scope: String = db
+        .query_row(
+            "SELECT scope FROM oauth_connections WHERE connection_id = ?1",
+            [&connection],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert!(!scope.contains("kd.proposals.write"), "{scope}");
+}
