@@ -85,6 +85,10 @@ pub const NOT_REST: &[(&str, &str)] = &[
         "HTML form (OAuth consent)",
     ),
     (
+        crate::connector::permission::ADD_PERMISSION_PATH,
+        "HTML form (one more permission for a connected app)",
+    ),
+    (
         crate::connector::REGISTER_PATH,
         "OAuth: RFC 7591 registration, described by the RFC 8414 metadata",
     ),

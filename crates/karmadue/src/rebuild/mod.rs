@@ -193,6 +193,10 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
         "oauth_tokens",
         "working state: access and refresh tokens, kept as hashes (never logged)",
     ),
+    (
+        "oauth_consents",
+        "working state: the consent records of permissions added to a connection (the grant they change is logged as owner.linked)",
+    ),
     ("schema_migrations", "the store's own bookkeeping"),
     (
         "log_heads",

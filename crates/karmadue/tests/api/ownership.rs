@@ -74,6 +74,7 @@ pub(crate) const OWNERS: &[(&str, &[&str])] = &[
             "oauth_codes",
             "oauth_connections",
             "oauth_tokens",
+            "oauth_consents",
         ],
     ),
     (
