@@ -36,6 +36,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0022_ronin_more.sql"),
     include_str!("../../migrations/0023_linkdbots_more.sql"),
     include_str!("../../migrations/0024_oauth.sql"),
+    include_str!("../../migrations/0025_linkdbots_owner.sql"),
 ];
 
 /// The schema version this binary writes: the number of [`MIGRATIONS`].
