@@ -67,8 +67,8 @@ pub fn check(query: LearnQuery) -> Result<Learn, ApiError> {
         None => None,
     };
     Ok(Learn {
-        category: *category,
-        description: *description,
+        category,
+        description,
         model,
     })
 }
