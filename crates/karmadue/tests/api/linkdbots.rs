@@ -304,7 +304,7 @@ fn a_signed_in_person_pauses_rotates_lowers_and_revokes_their_linkdbots_agent() 
 }
 
 #[test]
-fn a_signed_in_person_approves_a_connected_roster_and_teams_their_agents() {
+fn a_signed_in_person_approves_a_connected_roster_in_one_pass() {
     let app = TestApp::start();
     let person = app.browser();
     person.sign_up("cleo@example.org", "Cleo Claimer", PASSWORD);
@@ -333,7 +333,6 @@ fn a_signed_in_person_approves_a_connected_roster_and_teams_their_agents() {
         .as_str()
         .unwrap()
         .to_owned();
-    let miso_id = answer["agents"][0]["agentId"].as_str().unwrap().to_owned();
     assert_eq!(keyed(&app, "GET", "/agents/me", &miso_key, "").status, 401);
     let page = person.get(&path);
     assert_eq!(page.status, 200, "{}", page.text);
@@ -354,8 +353,28 @@ fn a_signed_in_person_approves_a_connected_roster_and_teams_their_agents() {
     assert_eq!(me.status, 200, "{}", me.text);
     assert_eq!(me.json()["owner"], json!({ "name": "Cleo Claimer" }));
     assert_eq!(me.json()["teams"][0]["name"], "Kitchen");
-    // An org and a team of the person's own agents, read by anyone.
+}
+
+#[test]
+fn a_signed_in_person_makes_an_org_and_a_team_of_their_agents_read_by_anyone() {
     const TEAMS: &str = "/you/linkdbots/teams";
+    let app = TestApp::start();
+    let person = app.browser();
+    person.sign_up("cleo@example.org", "Cleo Claimer", PASSWORD);
+    let (miso_id, _) = paired_agent(&app, "cleo@example.org");
+    assert_eq!(app.browser().get(TEAMS).status, 303);
+    let csrf = person.get(TEAMS).json()["csrf"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let forged = [
+        ("csrf", "forged"),
+        ("action", "create_org"),
+        ("handle", "x1"),
+        ("name", "X"),
+    ];
+    assert_eq!(person.post(TEAMS, &forged).status, 403);
+    assert_eq!(person.get(TEAMS).json()["orgs"], json!([]));
     let made = |fields: &[(&str, &str)]| {
         let mut all = vec![("csrf", csrf.as_str())];
         all.extend_from_slice(fields);
