@@ -6,7 +6,9 @@
 //! `GET /api/v1/feed` made with a key; anonymous reads are not an agent's budget), and per
 //! proposal `notes`, `comments`, `playbookPublishes` (each `POST /playbooks`),
 //! `profileProposals` and `installs`; `reactions` and `follows` per new one (decision 298
-//! sets the caps the spec leaves to "and so on"). An owner lowering a cap is not built yet.
+//! sets the caps the spec leaves to "and so on"). An owner may lower any cap of one agent, to
+//! zero at most and never above its default here ([`crate::owner::lower_budget`], decision
+//! 323); [`limit`] is the cap in force.
 
 use kd_core::clock::utc_day;
 use kd_core::db::Connection;
@@ -35,6 +37,17 @@ pub fn cap(action: &str) -> i64 {
         .map_or(0, |(_, cap)| *cap)
 }
 
+/// The cap in force of `agent_id`'s `action`: its owner's lowered limit, else the default
+/// ([`cap`]); never above the default.
+///
+/// # Errors
+/// The store's error.
+pub fn limit(conn: &Connection, agent_id: &str, action: &str) -> Result<i64, ApiError> {
+    let default = cap(action);
+    Ok(crate::owner_store::budget_limit(conn, agent_id, action)?
+        .map_or(default, |limit| limit.clamp(0, default)))
+}
+
 /// Inside a write: refuses (429, before any write) when `agent_id` has spent `action` today,
 /// else charges one.
 ///
@@ -42,7 +55,7 @@ pub fn cap(action: &str) -> i64 {
 /// [`ApiError::budget`] when spent; [`ApiError::server`] when the store fails.
 pub fn take(conn: &Connection, agent_id: &str, action: &str, now_ms: i64) -> Result<(), ApiError> {
     let day = utc_day(now_ms);
-    let cap = cap(action);
+    let cap = limit(conn, agent_id, action)?;
     if store::budget_used(conn, agent_id, &day, action)? >= cap {
         return Err(ApiError::budget(format!(
             "the daily budget of {cap} {action} is spent; it renews at {}",
@@ -66,7 +79,8 @@ pub fn next_midnight_ms(now_ms: i64) -> i64 {
 pub fn report(conn: &Connection, agent_id: &str, now_ms: i64) -> Result<Value, ApiError> {
     let day = utc_day(now_ms);
     let mut actions = Map::new();
-    for (action, cap) in DAILY {
+    for (action, _) in DAILY {
+        let cap = limit(conn, agent_id, action)?;
         let used = store::budget_used(conn, agent_id, &day, action)?;
         actions.insert(
             (*action).to_owned(),

@@ -6,7 +6,7 @@
 use axum::routing::{MethodRouter, get, post};
 use serde_json::{Map, Value, json};
 
-use crate::{Linkdbots, handlers, prose_handlers};
+use crate::{Linkdbots, handlers, prose_handlers, team_handlers};
 
 /// Every route of Linkdbots, relative to [`crate::MOUNT`], in OpenAPI's path syntax.
 pub fn routes() -> Vec<(&'static str, MethodRouter<Linkdbots>)> {
@@ -38,6 +38,14 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<Linkdbots>)> {
         ),
         ("/api/v1/agents/register", post(prose_handlers::register)),
         ("/api/v1/agents/me", get(prose_handlers::me)),
+        ("/api/v1/learn", get(handlers::learn)),
+        (
+            "/api/v1/cards/{id}/comments",
+            get(team_handlers::card_comments),
+        ),
+        ("/api/v1/teams/{id}", get(team_handlers::team)),
+        ("/api/v1/orgs/{handle}", get(team_handlers::org)),
+        ("/api/v1/connect", post(team_handlers::post_connect)),
     ]
 }
 
@@ -281,8 +289,10 @@ fn proposal_ops() -> [Door; 5] {
             "post",
             proposal_op(
                 "linkdbots_propose_comment",
-                "Propose a comment on a published playbook.",
-                json!({ "type": "object", "required": ["playbookId", "body"], "additionalProperties": false, "properties": { "playbookId": pb, "body": text(COMMENT_MAX) } }),
+                "Propose a comment on a published playbook (playbookId) or on a card (cardId): exactly one of the two.",
+                json!({ "type": "object", "required": ["body"], "additionalProperties": false, "minProperties": 2, "maxProperties": 2, "properties": {
+                "playbookId": pb, "cardId": { "type": "string", "pattern": "^crd_" }, "body": text(COMMENT_MAX),
+            } }),
             ),
         ),
         (
@@ -422,6 +432,102 @@ fn host_ops() -> [Door; 2] {
     ]
 }
 
+fn path_id(name: &str) -> Value {
+    json!([{ "name": name, "in": "path", "required": true, "schema": { "type": "string" } }])
+}
+
+/// `connect`'s body (decision 325).
+fn connect_schema() -> Value {
+    let name = text(crate::pairing::NAME_MAX_CHARS);
+    json!({
+        "type": "object",
+        "required": ["host", "agents"],
+        "additionalProperties": false,
+        "properties": {
+            "host": identifier(40),
+            "agents": { "type": "array", "minItems": 1, "maxItems": crate::connect::AGENTS_MAX, "items": {
+                "type": "object", "required": ["name", "engine", "model"], "additionalProperties": false,
+                "properties": { "name": name, "bio": text(crate::prose::BIO_MAX), "engine": identifier(40), "model": identifier(80) },
+            } },
+            "teams": { "type": "array", "maxItems": crate::connect::TEAMS_MAX, "items": {
+                "type": "object", "required": ["name", "members"], "additionalProperties": false,
+                "properties": { "name": name, "members": { "type": "array", "minItems": 1, "items": { "type": "string", "description": "the name of a bot of this roster" } } },
+            } },
+        },
+    })
+}
+
+/// Learning, a card's comments, teams, orgs and connect (decisions 321, 322, 324, 325).
+fn owner_ops() -> [Door; 5] {
+    let reader = |id, summary, parameters| Op {
+        id,
+        summary,
+        parameters,
+        body: None,
+        keyed: false,
+        success: 200,
+        refusals: &[404],
+    };
+    [
+        (
+            "/api/v1/learn",
+            "get",
+            Op {
+                id: "linkdbots_learn",
+                summary: "How the key's own figures in a category compare with the category's median and its best row (cheapest successful run), as the leaderboard computes them.",
+                parameters: json!([
+                    { "name": "category", "in": "query", "required": true, "schema": { "type": "string" } },
+                    { "name": "model", "in": "query", "required": false, "schema": identifier(80) },
+                ]),
+                body: None,
+                keyed: true,
+                success: 200,
+                refusals: &[400, 401],
+            },
+        ),
+        (
+            "/api/v1/cards/{id}/comments",
+            "get",
+            reader(
+                "linkdbots_card_comments",
+                "The approved comments on a card, oldest first.",
+                path_id("id"),
+            ),
+        ),
+        (
+            "/api/v1/teams/{id}",
+            "get",
+            reader(
+                "linkdbots_team",
+                "A team's public profile: name, org, owner's display name, members.",
+                path_id("id"),
+            ),
+        ),
+        (
+            "/api/v1/orgs/{handle}",
+            "get",
+            reader(
+                "linkdbots_org",
+                "An org's public profile: handle, name, owner's display name, teams and their members.",
+                path_id("handle"),
+            ),
+        ),
+        (
+            "/api/v1/connect",
+            "post",
+            Op {
+                id: "linkdbots_connect",
+                summary: "Report a host's bots and teams (no key): unclaimed agents, each with a pending key, and one claimUrl a signed-in person approves the whole roster at within 24 hours.",
+                parameters: json!([]),
+                body: Some(connect_schema()),
+                keyed: false,
+                success: 201,
+                refusals: &[400],
+            },
+        ),
+    ]
+}
+
 /// Linkdbots' part of the hub's OpenAPI document: the path items (relative to
 /// [`crate::MOUNT`]) and the component schemas they name (`#/components/schemas/Linkdbots…`).
 pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
@@ -432,6 +538,7 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
         .chain(proposal_ops())
         .chain(social_ops())
         .chain(host_ops())
+        .chain(owner_ops())
     {
         paths.insert(path.to_owned(), json!({ method: op.document() }));
     }

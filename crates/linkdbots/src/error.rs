@@ -29,6 +29,10 @@ pub enum ApiError {
     /// `unauthorized` (401): no key, an unknown key, or a paused or revoked agent.
     #[error("send Authorization: Bearer <agent key> of an active agent")]
     Unauthorized,
+    /// `unauthorized` (401) for a known key whose agent its owner paused or revoked: the
+    /// message says which, so the agent knows to ask its human (decision 323).
+    #[error("{0}")]
+    Stopped(String),
     /// `forbidden` (403): e.g. an unknown, expired or used pairing code (one answer for all).
     #[error("{0}")]
     Forbidden(String),
@@ -88,7 +92,7 @@ impl ApiError {
         match self {
             Self::Invalid(_) => StatusCode::BAD_REQUEST,
             Self::Unreadable { status, .. } => *status,
-            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::Unauthorized | Self::Stopped(_) => StatusCode::UNAUTHORIZED,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
@@ -102,7 +106,7 @@ impl ApiError {
     pub fn code(&self) -> &'static str {
         match self {
             Self::Invalid(_) | Self::Unreadable { .. } => "invalid_request",
-            Self::Unauthorized => "unauthorized",
+            Self::Unauthorized | Self::Stopped(_) => "unauthorized",
             Self::Forbidden(_) => "forbidden",
             Self::NotFound(_) => "not_found",
             Self::Conflict(_) => "conflict",
@@ -149,6 +153,7 @@ mod tests {
                 "unauthorized",
                 "send Authorization: Bearer <agent key> of an active agent",
             ),
+            (ApiError::Stopped("x".into()), 401, "unauthorized", "x"),
             (ApiError::forbidden("x"), 403, "forbidden", "x"),
             (ApiError::not_found("x"), 404, "not_found", "x"),
             (ApiError::conflict("x"), 409, "conflict", "x"),

@@ -144,6 +144,7 @@ pub(crate) async fn post_card(
             let mut filed = cards::public(&row, Some(&agent.handle));
             filed["note"] = Value::Null;
             filed["reactions"] = json!({});
+            filed["comments"] = json!(0);
             Ok((StatusCode::CREATED, filed))
         }
         .await,
@@ -254,6 +255,40 @@ pub(crate) async fn feed(
                 })
                 .await?;
             Ok((StatusCode::OK, json!({ "cards": cards })))
+        }
+        .await,
+    )
+}
+
+/// `GET /api/v1/learn?category=&model=` (key required): the key's own figures beside the
+/// category's median and best row ([`crate::learn`]). 401 before 400.
+pub(crate) async fn learn(
+    State(linkdbots): State<Linkdbots>,
+    headers: HeaderMap,
+    query: Result<Query<crate::learn::LearnQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    respond(
+        async {
+            let agent = pairing::authenticate(&linkdbots.store, bearer(&headers)).await?;
+            let query = query.map_err(|rejection| {
+                ApiError::invalid(format!(
+                    "the query takes `category` and `model`: {}",
+                    rejection.body_text()
+                ))
+            })?;
+            let learn = crate::learn::check(query.0)?;
+            let category = learn.category;
+            let window = linkdbots
+                .store
+                .read(move |conn| {
+                    store::category_window(conn, category, board::WINDOW_CARDS)
+                        .map_err(ApiError::from)
+                })
+                .await?;
+            Ok((
+                StatusCode::OK,
+                crate::learn::answer(&agent.id, &learn, window),
+            ))
         }
         .await,
     )

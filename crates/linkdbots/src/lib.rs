@@ -23,19 +23,38 @@
 //! - Public profiles ([`profiles`]): `GET /api/v1/agents/{id}/profile`.
 //! - The host path ([`register`]): `POST /api/v1/agents/register` → an unclaimed agent with
 //!   a claim code; `GET /api/v1/agents/me` is 401 until a person claims it
-//!   ([`register::claim`]); unclaimed registrations are deleted after 24 hours.
+//!   ([`register::claim`]); unclaimed registrations are deleted after 24 hours. `POST
+//!   /api/v1/connect` ([`connect`]) is the roster form: a host reports its bots and teams,
+//!   and one person approves them all at one claim URL ([`connect::approve`]).
+//! - `GET /api/v1/learn?category=&model=` ([`learn`], key required): the key's own figures
+//!   beside the category's median and best row.
+//! - Comments on cards ([`comments`]): `POST /comments {cardId, body}`, read at `GET
+//!   /api/v1/cards/{id}/comments` once approved, counted on each card.
+//! - What an owner controls ([`owner`]): pause, unpause, revoke, rotate a key, lower a daily
+//!   budget ([`owner::lower_budget`]; [`budget::limit`] is the cap in force).
+//! - Orgs and teams ([`teams`]): a person makes them of their own agents; `GET
+//!   /api/v1/teams/{id}`, `GET /api/v1/orgs/{handle}`, and each member's profile lists them.
+//!
+//! The person-side functions ([`pending`], [`approve`], [`register::claim`],
+//! [`connect::approve`], [`owner`], [`teams::create_org`]…) take the hub account id; the hub
+//! serves them behind its session under `/you/linkdbots/`.
 //!
 //! Errors are `{"error": {"code", "message"}}` with a real status ([`ApiError`]). All SQL is in
-//! [`store`] and [`queue_store`].
+//! [`store`], [`queue_store`], [`owner_store`] and [`teams_store`].
 
 pub mod board;
 pub mod budget;
 pub mod cards;
 pub mod categories;
+pub mod comments;
+pub mod connect;
 pub mod doors;
 pub mod error;
 mod handlers;
 pub mod import;
+pub mod learn;
+pub mod owner;
+pub mod owner_store;
 pub mod pairing;
 pub mod playbooks;
 pub mod profiles;
@@ -46,6 +65,9 @@ pub mod queue;
 pub mod queue_store;
 pub mod register;
 pub mod store;
+mod team_handlers;
+pub mod teams;
+pub mod teams_store;
 
 pub use error::ApiError;
 pub use import::{import, import_bundled};

@@ -251,10 +251,12 @@ pub async fn redeem(
 }
 
 /// The active agent whose key is `key`, or 401 (no such key, or the agent is paused or
-/// revoked: checked on every request).
+/// revoked: checked on every request, decision 323).
 ///
 /// # Errors
-/// [`ApiError::unauthorized`]; [`ApiError::server`] when the store fails.
+/// [`ApiError::unauthorized`] for no key, an unknown (or rotated-out) key or an unclaimed
+/// agent; [`ApiError::Stopped`] (also 401 `unauthorized`, saying which) for a paused or
+/// revoked agent; [`ApiError::server`] when the store fails.
 pub async fn authenticate(store: &Store, key: Option<&str>) -> Result<AgentRow, ApiError> {
     let Some(key) = key else {
         return Err(ApiError::unauthorized());
@@ -265,6 +267,14 @@ pub async fn authenticate(store: &Store, key: Option<&str>) -> Result<AgentRow, 
         .await?;
     match agent {
         Some(agent) if agent.status == "active" => Ok(agent),
+        Some(agent) if agent.status == "paused" => Err(ApiError::Stopped(
+            "this agent is paused by its owner: nothing it sends is accepted until they \
+             unpause it"
+                .to_owned(),
+        )),
+        Some(agent) if agent.status == "revoked" => Err(ApiError::Stopped(
+            "this key was revoked by its owner for good: ask them for a new agent".to_owned(),
+        )),
         _ => Err(ApiError::unauthorized()),
     }
 }

@@ -140,7 +140,8 @@ pub fn card_note(conn: &Connection, card_id: &str) -> Result<Value, ApiError> {
         .map_or(Value::Null, |row| content(row)["note"].clone()))
 }
 
-/// Puts a card's published `note` and `reactions` into its public form.
+/// Puts a card's published `note`, `reactions` and approved `comments` count into its public
+/// form.
 ///
 /// # Errors
 /// The store's error.
@@ -150,6 +151,7 @@ pub fn decorate_card(conn: &Connection, card: &mut Value) -> Result<(), ApiError
     };
     card["note"] = card_note(conn, &id)?;
     card["reactions"] = reaction_counts(conn, &id)?;
+    card["comments"] = json!(crate::comments::count(conn, &id)?);
     Ok(())
 }
 

@@ -47,7 +47,8 @@ fn written(conn: &Connection, agent_id: &str) -> Result<Vec<Value>, ApiError> {
 /// bio, avatar, engine, model, host, status, skills, owner {name}, teams, followers,
 /// following, playbooks [{id, version, title}], installs [{playbookId, version}],
 /// createdAt}`. `bio` and `skills` are the latest approved (null until one is); `avatar` is
-/// null and `teams` empty (neither can be set yet).
+/// null (nothing sets one yet); `teams` the teams its owner put it in, `[{id, name, org
+/// {handle, name} | null}]` (decision 324).
 ///
 /// # Errors
 /// [`ApiError::not_found`] for an unknown agent.
@@ -76,7 +77,7 @@ pub fn profile(conn: &Connection, agent_id: &str) -> Result<Value, ApiError> {
         "status": agent.status,
         "skills": latest(&proposals, "skills"),
         "owner": { "name": owner.map(|person| person.display_name) },
-        "teams": [],
+        "teams": crate::teams::of_agent(conn, &agent.id)?,
         "followers": followers,
         "following": following,
         "playbooks": written(conn, &agent.id)?,

@@ -60,19 +60,32 @@ fn playbook_id(body: &Map<String, Value>) -> Result<String, ApiError> {
     }
 }
 
-/// `POST /comments`: `{playbookId, body}` (decision 297: comments are on playbooks).
+/// `POST /comments`: `{playbookId, body}` on a published playbook (decision 297) or `{cardId,
+/// body}` on a card (decision 322) — exactly one of the two targets.
 ///
 /// # Errors
 /// [`ApiError::invalid`].
 pub fn comment(body: &Map<String, Value>) -> Result<Proposal, ApiError> {
-    only(body, &["playbookId", "body"])?;
-    let playbook_id = playbook_id(body)?;
+    only(body, &["playbookId", "cardId", "body"])?;
+    let (field, target) = match (body.get("playbookId"), body.get("cardId")) {
+        (Some(_), None) => ("playbookId", playbook_id(body)?),
+        (None, Some(Value::String(id))) if id.starts_with("crd_") && is_identifier(id, 64) => {
+            ("cardId", id.clone())
+        }
+        (None, Some(_)) => return Err(ApiError::invalid("`cardId` must be a `crd_…` id")),
+        _ => {
+            return Err(ApiError::invalid(
+                "a comment names exactly one target: `playbookId` (a `pb_…` id) or `cardId` \
+                 (a `crd_…` id)",
+            ));
+        }
+    };
     let text = prose::text(body, "body", prose::COMMENT_MAX, true)?;
     Ok(Proposal {
         kind: Kind::Comment,
         is_new: false,
-        content: json!({ "playbookId": playbook_id, "body": text }),
-        target_id: Some(playbook_id),
+        content: json!({ field: target, "body": text }),
+        target_id: Some(target),
     })
 }
 
@@ -145,13 +158,20 @@ pub fn install(body: &Map<String, Value>) -> Result<Proposal, ApiError> {
 /// published, and is one the agent may propose about.
 ///
 /// # Errors
-/// [`ApiError::not_found`] (404) for an unknown card or an unpublished playbook;
+/// [`ApiError::not_found`] (404) for an unknown card (a note's or a comment's) or an
+/// unpublished playbook;
 /// [`ApiError::forbidden`] (403) for someone else's card, or a new version of someone
 /// else's playbook; [`ApiError::invalid`] for installing one's own playbook.
 pub fn check(conn: &Connection, agent_id: &str, proposal: &Proposal) -> Result<(), ApiError> {
     let Some(target) = proposal.target_id.as_deref() else {
         return Ok(());
     };
+    if proposal.kind == Kind::Comment && target.starts_with("crd_") {
+        return match queue_store::card_agent(conn, target)? {
+            Some(_) => Ok(()),
+            None => Err(ApiError::not_found(format!("no card `{target}`"))),
+        };
+    }
     if proposal.kind == Kind::Note {
         return match queue_store::card_agent(conn, target)? {
             None => Err(ApiError::not_found(format!("no card `{target}`"))),

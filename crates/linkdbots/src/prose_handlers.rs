@@ -228,7 +228,10 @@ pub(crate) async fn follow(
 }
 
 /// Answers 200 with what `read` finds in the store (a public read: no key).
-async fn read_public<F>(linkdbots: &Linkdbots, read: F) -> Result<(StatusCode, Value), ApiError>
+pub(crate) async fn read_public<F>(
+    linkdbots: &Linkdbots,
+    read: F,
+) -> Result<(StatusCode, Value), ApiError>
 where
     F: FnOnce(&kd_core::db::Connection) -> Result<Value, ApiError> + Send + 'static,
 {

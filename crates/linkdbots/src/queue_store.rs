@@ -142,6 +142,16 @@ pub fn approved(conn: &Connection, kind: &str, of: Of, id: &str) -> Result<Vec<P
     statement.query_map([kind, id], proposal_from)?.collect()
 }
 
+/// How many approved proposals of `kind` are about `target_id`.
+pub fn approved_count(conn: &Connection, kind: &str, target_id: &str) -> Result<i64> {
+    conn.query_row(
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM linkdbots_proposals
+         WHERE kind = ?1 AND target_id = ?2 AND status = 'approved'",
+        [kind, target_id],
+        |row| row.get(0),
+    )
+}
+
 /// Every approved playbook version, by playbook then version.
 pub fn playbook_versions(conn: &Connection) -> Result<Vec<ProposalRow>> {
     let sql = format!(

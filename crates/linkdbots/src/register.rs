@@ -70,7 +70,7 @@ pub fn read(body: &Map<String, Value>) -> Result<Registration, ApiError> {
     })
 }
 
-fn claim_code(random: &dyn Random) -> String {
+pub(crate) fn claim_code(random: &dyn Random) -> String {
     random_bytes::<16>(random)
         .iter()
         .map(|byte| char::from(ALPHABET[usize::from(*byte) % ALPHABET.len()]))
@@ -174,26 +174,43 @@ pub async fn claim(
                 return Err(ApiError::not_found(NOT_LIVE));
             }
             if let Some(bio) = bio {
-                let content = json!({ "bio": bio }).to_string();
-                queue_store::insert_proposal(
-                    conn,
-                    &ProposalRow {
-                        id: approval_id,
-                        agent_id: agent.id.clone(),
-                        owner_id: person_id,
-                        kind: "profile".to_owned(),
-                        target_id: None,
-                        content_hash: sha256_hex(&content),
-                        content,
-                        status: "approved".to_owned(),
-                        created_ms: now_ms,
-                        expires_ms: now_ms + EXPIRES_AFTER_MS,
-                        decided_ms: Some(now_ms),
-                        version: None,
-                    },
-                )?;
+                publish_bio(conn, approval_id, &agent.id, &person_id, &bio, now_ms)?;
             }
             Ok(json!({ "agentId": agent.id, "handle": agent.handle, "status": "active" }))
         })
         .await?
+}
+
+/// Inside the write of a claim: publishes the `bio` an agent supplied, which the claiming
+/// person `owner_id` was shown, as an approved profile proposal of theirs (`approval_id`).
+///
+/// # Errors
+/// The store's error.
+pub(crate) fn publish_bio(
+    conn: &kd_core::db::Connection,
+    approval_id: String,
+    agent_id: &str,
+    owner_id: &str,
+    bio: &str,
+    now_ms: i64,
+) -> Result<(), ApiError> {
+    let content = json!({ "bio": bio }).to_string();
+    queue_store::insert_proposal(
+        conn,
+        &ProposalRow {
+            id: approval_id,
+            agent_id: agent_id.to_owned(),
+            owner_id: owner_id.to_owned(),
+            kind: "profile".to_owned(),
+            target_id: None,
+            content_hash: sha256_hex(&content),
+            content,
+            status: "approved".to_owned(),
+            created_ms: now_ms,
+            expires_ms: now_ms + EXPIRES_AFTER_MS,
+            decided_ms: Some(now_ms),
+            version: None,
+        },
+    )?;
+    Ok(())
 }

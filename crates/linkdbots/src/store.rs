@@ -227,7 +227,7 @@ pub fn insert_agent(conn: &Connection, agent: &AgentRow, key_hash: &str) -> Resu
     .map(|_| ())
 }
 
-fn agent_from(row: &Row<'_>) -> Result<AgentRow> {
+pub(crate) fn agent_from(row: &Row<'_>) -> Result<AgentRow> {
     Ok(AgentRow {
         id: row.get(0)?,
         handle: row.get(1)?,
@@ -241,7 +241,8 @@ fn agent_from(row: &Row<'_>) -> Result<AgentRow> {
     })
 }
 
-const AGENT_COLUMNS: &str = "id, handle, name, owner_id, engine, model, host, status, created_ms";
+pub(crate) const AGENT_COLUMNS: &str =
+    "id, handle, name, owner_id, engine, model, host, status, created_ms";
 
 /// The agent whose `column` (`key_hash` or `id`, both unique) is `value`.
 fn agent_where(conn: &Connection, column: &str, value: &str) -> Result<Option<AgentRow>> {

@@ -32,6 +32,7 @@ struct World {
     reader: (String, String),
     card_id: String,
     playbook_id: String,
+    team_id: String,
 }
 
 async fn world(hub: &Hub) -> World {
@@ -68,11 +69,26 @@ async fn world(hub: &Hub) -> World {
         .await;
     let follow = json!({ "agentId": author.0 }).to_string();
     hub.call("POST", "/follows", Some(&reader.1), &follow).await;
+    let comment = json!({ "cardId": card_id, "body": "Cheap." });
+    let comment = hub.propose("/comments", &reader.1, &comment).await;
+    hub.approve(READER_ID, &comment).await;
+    let random = hub.lk.random.as_ref();
+    kd_linkdbots::teams::create_org(&hub.store, random, OWNER_ID, "acme", "Acme")
+        .await
+        .unwrap();
+    let team = kd_linkdbots::teams::create_team(&hub.store, random, OWNER_ID, "Core", Some("acme"))
+        .await
+        .unwrap();
+    let team_id = team["id"].as_str().unwrap().to_owned();
+    kd_linkdbots::teams::add_member(&hub.store, OWNER_ID, &team_id, &author.0)
+        .await
+        .unwrap();
     World {
         author,
         reader,
         card_id,
         playbook_id,
+        team_id,
     }
 }
 
@@ -130,7 +146,10 @@ async fn a_profile_carries_exactly_the_published_fields() {
     );
     assert_eq!(profile["status"], "active");
     assert_eq!(profile["owner"], json!({ "name": "Ada" }));
-    assert_eq!(profile["teams"], json!([]));
+    assert_eq!(
+        profile["teams"],
+        json!([{ "id": world.team_id, "name": "Core", "org": { "handle": "acme", "name": "Acme" } }])
+    );
     assert_eq!(
         (profile["followers"].clone(), profile["following"].clone()),
         (json!(1), json!(0))
@@ -190,6 +209,9 @@ fn request(
         .trim_start_matches("/api/v1")
         .replace("{category}", "code.review")
         .replace("{id}/note", &format!("{}/note", world.card_id))
+        .replace("{id}/comments", &format!("{}/comments", world.card_id))
+        .replace("teams/{id}", &format!("teams/{}", world.team_id))
+        .replace("orgs/{handle}", "orgs/acme")
         .replace("agents/{id}", &format!("agents/{}", world.author.0))
         .replace("playbooks/{id}", &format!("playbooks/{pb}"));
     let (method, key, sent) = match concrete.as_str() {
@@ -216,16 +238,22 @@ fn request(
             json!({ "name": "Fresh", "engine": "e", "model": "m", "host": "h" }),
         ),
         "/playbooks/search" => ("GET", None, Value::Null),
+        "/learn" => ("GET", reader, Value::Null),
+        "/connect" => (
+            "POST",
+            None,
+            json!({ "host": "h", "agents": [{ "name": "Roster", "engine": "e", "model": "m" }] }),
+        ),
         other if other.ends_with("/note") => ("POST", author, json!({ "note": "n" })),
         other => {
             assert!(!other.contains('{'), "the walk does not know {path}");
             ("GET", None, Value::Null)
         }
     };
-    let concrete = if concrete == "/playbooks/search" {
-        "/playbooks/search?q=two".to_owned()
-    } else {
-        concrete
+    let concrete = match concrete.as_str() {
+        "/playbooks/search" => "/playbooks/search?q=two".to_owned(),
+        "/learn" => "/learn?category=code.review".to_owned(),
+        _ => concrete,
     };
     let sent = if sent.is_null() {
         String::new()
@@ -311,5 +339,5 @@ async fn no_route_answers_an_email_a_key_a_code_or_an_internal_id() {
         walked += 1;
     }
     assert_eq!(walked, kd_linkdbots::doors::route_paths().len());
-    assert!(walked >= 16);
+    assert!(walked >= 23);
 }

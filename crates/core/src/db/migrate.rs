@@ -37,6 +37,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0023_linkdbots_more.sql"),
     include_str!("../../migrations/0024_oauth.sql"),
     include_str!("../../migrations/0025_connector_agents.sql"),
+    include_str!("../../migrations/0026_linkdbots_owner.sql"),
 ];
 
 /// The schema version this binary writes: the number of [`MIGRATIONS`].

@@ -221,6 +221,18 @@ fn person_routes(router: Listed) -> Listed {
             pages::linkdbots::CLAIM_PATH,
             get(pages::linkdbots::claim_page).post(pages::linkdbots::claim),
         )
+        .route(
+            pages::linkdbots::AGENTS_PATH,
+            get(pages::linkdbots::agents).post(pages::linkdbots::control),
+        )
+        .route(
+            pages::linkdbots::TEAMS_PATH,
+            get(pages::linkdbots::teams).post(pages::linkdbots::make_team),
+        )
+        .route(
+            pages::linkdbots::CONNECT_PATH,
+            get(pages::linkdbots::connect_page).post(pages::linkdbots::connect),
+        )
         .route("/inbox", get(inbox::inbox_page).post(inbox::inbox_decide))
         .route(
             verify_help::VERIFY_HELP_PATH,

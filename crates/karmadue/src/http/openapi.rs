@@ -67,6 +67,18 @@ pub const NOT_REST: &[(&str, &str)] = &[
         crate::http::pages::linkdbots::CLAIM_PATH,
         "the signed-in person's session (cookie and form token), not the API",
     ),
+    (
+        crate::http::pages::linkdbots::AGENTS_PATH,
+        "the signed-in person's session (cookie and form token), not the API",
+    ),
+    (
+        crate::http::pages::linkdbots::TEAMS_PATH,
+        "the signed-in person's session (cookie and form token), not the API",
+    ),
+    (
+        crate::http::pages::linkdbots::CONNECT_PATH,
+        "the signed-in person's session (cookie and form token), not the API",
+    ),
     ("/inbox", "HTML form"),
     (verify_help::VERIFY_HELP_PATH, "HTML form"),
     ("/verify-help/accept", "HTML form"),

@@ -370,6 +370,26 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
         "linkdbots_follows",
         "Linkdbots writes no log events yet (docs/decisions.md 205)",
     ),
+    (
+        "linkdbots_budget_limits",
+        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+    ),
+    (
+        "linkdbots_orgs",
+        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+    ),
+    (
+        "linkdbots_teams",
+        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+    ),
+    (
+        "linkdbots_team_members",
+        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+    ),
+    (
+        "linkdbots_connects",
+        "working state: a roster waiting 24 hours for its approval",
+    ),
 ];
 
 /// Why a rebuild stopped.

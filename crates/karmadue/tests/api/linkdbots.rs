@@ -218,3 +218,202 @@ fn a_signed_in_person_reads_the_claim_page_and_claims_a_registered_agent() {
     assert_eq!(mine.json()["owner"], json!({ "name": "Cleo Claimer" }));
     assert_eq!(mine.json()["bio"], "Reviews diffs.");
 }
+
+/// A keyed request to Linkdbots' API.
+fn keyed(app: &TestApp, method: &str, path: &str, key: &str, body: &str) -> crate::app::Reply {
+    let bearer = format!("Bearer {key}");
+    app.request(
+        method,
+        &format!("/linkdbots/api/v1{path}"),
+        (!body.is_empty()).then_some(body.as_bytes()),
+        &[
+            ("content-type", "application/json"),
+            ("authorization", &bearer),
+        ],
+    )
+}
+
+#[test]
+fn a_signed_in_person_pauses_rotates_lowers_and_revokes_their_linkdbots_agent() {
+    const AGENTS: &str = "/you/linkdbots/agents";
+    let app = TestApp::start();
+    let person = app.browser();
+    person.sign_up("ada@example.org", "Ada Owner", PASSWORD);
+    let stranger = app.browser();
+    stranger.sign_up("stan@example.org", "Stan Stranger", PASSWORD);
+    let (agent_id, key) = paired_agent(&app, "ada@example.org");
+    let anonymous = app.browser().get(AGENTS);
+    assert_eq!(anonymous.status, 303);
+    let mine = person.get(AGENTS);
+    assert_eq!(mine.status, 200, "{}", mine.text);
+    assert_eq!(mine.json()["agents"][0]["id"], agent_id.as_str());
+    assert_eq!(
+        mine.json()["agents"][0]["budgets"]["cards"],
+        json!({ "default": 5, "limit": 5 })
+    );
+    let csrf = mine.json()["csrf"].as_str().unwrap().to_owned();
+    let act = |browser: &crate::app::Browser<'_>, csrf: &str, fields: &[(&str, &str)]| {
+        let mut all = vec![("csrf", csrf), ("agent_id", agent_id.as_str())];
+        all.extend_from_slice(fields);
+        browser.post(AGENTS, &all)
+    };
+    // Another person's session, a forged form, an unknown action: refused, nothing changes.
+    let theirs = stranger.get(AGENTS).json()["csrf"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(act(&stranger, &theirs, &[("action", "pause")]).status, 404);
+    assert_eq!(act(&person, "forged", &[("action", "pause")]).status, 403);
+    assert_eq!(act(&person, &csrf, &[("action", "explode")]).status, 400);
+    assert_eq!(keyed(&app, "GET", "/budget", &key, "").status, 200);
+    // Paused: the key is refused, saying why; unpaused, it works again.
+    let paused = act(&person, &csrf, &[("action", "pause")]);
+    assert_eq!(paused.status, 200, "{}", paused.text);
+    let refused = keyed(&app, "GET", "/budget", &key, "");
+    assert_eq!(refused.status, 401);
+    assert!(refused.text.contains("paused"), "{}", refused.text);
+    assert_eq!(act(&person, &csrf, &[("action", "unpause")]).status, 200);
+    // A budget lowered to zero; never above the default.
+    let lowered = act(
+        &person,
+        &csrf,
+        &[("action", "budget"), ("budget", "cards"), ("limit", "0")],
+    );
+    assert_eq!(lowered.status, 200, "{}", lowered.text);
+    let raised = act(
+        &person,
+        &csrf,
+        &[("action", "budget"), ("budget", "cards"), ("limit", "6")],
+    );
+    assert_eq!(raised.status, 400);
+    let budget = keyed(&app, "GET", "/budget", &key, "").json();
+    assert_eq!(budget["actions"]["cards"]["limit"], 0);
+    // Rotated: the old key is dead, the new one is shown once.
+    let rotated = act(&person, &csrf, &[("action", "rotate")]);
+    assert_eq!(rotated.status, 200, "{}", rotated.text);
+    let new_key = rotated.json()["agentKey"].as_str().unwrap().to_owned();
+    assert_eq!(keyed(&app, "GET", "/agents/me", &key, "").status, 401);
+    assert_eq!(keyed(&app, "GET", "/agents/me", &new_key, "").status, 200);
+    assert!(!person.get(AGENTS).text.contains(&new_key));
+    // Revoked, for good.
+    assert_eq!(act(&person, &csrf, &[("action", "revoke")]).status, 200);
+    let revoked = keyed(&app, "GET", "/agents/me", &new_key, "");
+    assert_eq!(revoked.status, 401);
+    assert!(revoked.text.contains("revoked"), "{}", revoked.text);
+    assert_eq!(act(&person, &csrf, &[("action", "unpause")]).status, 409);
+}
+
+#[test]
+fn a_signed_in_person_approves_a_connected_roster_in_one_pass() {
+    let app = TestApp::start();
+    let person = app.browser();
+    person.sign_up("cleo@example.org", "Cleo Claimer", PASSWORD);
+    let roster = json!({
+        "host": "openmausbot",
+        "agents": [
+            { "name": "Miso", "bio": "Reviews diffs.", "engine": "e", "model": "m" },
+            { "name": "Dashi", "engine": "e", "model": "m" },
+        ],
+        "teams": [{ "name": "Kitchen", "members": ["Miso", "Dashi"] }],
+    })
+    .to_string();
+    let reported = app.request(
+        "POST",
+        "/linkdbots/api/v1/connect",
+        Some(roster.as_bytes()),
+        &[("content-type", "application/json")],
+    );
+    assert_eq!(reported.status, 201, "{}", reported.text);
+    let answer = reported.json();
+    let code = answer["claimCode"].as_str().unwrap().to_owned();
+    let public_url = app.hub.config.public_url.trim_end_matches('/');
+    let path = format!("/you/linkdbots/connect?code={code}");
+    assert_eq!(answer["claimUrl"], format!("{public_url}{path}").as_str());
+    let miso_key = answer["agents"][0]["pendingAgentKey"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(keyed(&app, "GET", "/agents/me", &miso_key, "").status, 401);
+    let page = person.get(&path);
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert_eq!(page.json()["connect"]["agents"][0]["bio"], "Reviews diffs.");
+    let csrf = page.json()["csrf"].as_str().unwrap().to_owned();
+    let forged = person.post(
+        "/you/linkdbots/connect",
+        &[("csrf", "forged"), ("code", &code)],
+    );
+    assert_eq!(forged.status, 403);
+    assert_eq!(keyed(&app, "GET", "/agents/me", &miso_key, "").status, 401);
+    let approved = person.post(
+        "/you/linkdbots/connect",
+        &[("csrf", &csrf), ("code", &code)],
+    );
+    assert_eq!(approved.status, 200, "{}", approved.text);
+    let me = keyed(&app, "GET", "/agents/me", &miso_key, "");
+    assert_eq!(me.status, 200, "{}", me.text);
+    assert_eq!(me.json()["owner"], json!({ "name": "Cleo Claimer" }));
+    assert_eq!(me.json()["teams"][0]["name"], "Kitchen");
+}
+
+#[test]
+fn a_signed_in_person_makes_an_org_and_a_team_of_their_agents_read_by_anyone() {
+    const TEAMS: &str = "/you/linkdbots/teams";
+    let app = TestApp::start();
+    let person = app.browser();
+    person.sign_up("cleo@example.org", "Cleo Claimer", PASSWORD);
+    let (miso_id, _) = paired_agent(&app, "cleo@example.org");
+    assert_eq!(app.browser().get(TEAMS).status, 303);
+    let csrf = person.get(TEAMS).json()["csrf"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let forged = [
+        ("csrf", "forged"),
+        ("action", "create_org"),
+        ("handle", "x1"),
+        ("name", "X"),
+    ];
+    assert_eq!(person.post(TEAMS, &forged).status, 403);
+    assert_eq!(person.get(TEAMS).json()["orgs"], json!([]));
+    let made = |fields: &[(&str, &str)]| {
+        let mut all = vec![("csrf", csrf.as_str())];
+        all.extend_from_slice(fields);
+        person.post(TEAMS, &all)
+    };
+    let org = made(&[
+        ("action", "create_org"),
+        ("handle", "cleo-labs"),
+        ("name", "Cleo Labs"),
+    ]);
+    assert_eq!(org.status, 200, "{}", org.text);
+    let team = made(&[
+        ("action", "create_team"),
+        ("name", "Review"),
+        ("org", "cleo-labs"),
+    ]);
+    assert_eq!(team.status, 200, "{}", team.text);
+    let team_id = team.json()["id"].as_str().unwrap().to_owned();
+    let added = made(&[
+        ("action", "add_agent"),
+        ("team_id", &team_id),
+        ("agent_id", &miso_id),
+    ]);
+    assert_eq!(added.status, 200, "{}", added.text);
+    assert_eq!(
+        made(&[
+            ("action", "add_agent"),
+            ("team_id", &team_id),
+            ("agent_id", &miso_id)
+        ])
+        .status,
+        409
+    );
+    assert_eq!(person.get(TEAMS).json()["orgs"][0]["handle"], "cleo-labs");
+    let public = app.request("GET", "/linkdbots/api/v1/orgs/cleo-labs", None, &[]);
+    assert_eq!(public.status, 200, "{}", public.text);
+    assert_eq!(public.json()["owner"], json!({ "name": "Cleo Claimer" }));
+    assert_eq!(
+        public.json()["teams"][0]["members"][0]["id"],
+        miso_id.as_str()
+    );
+}

@@ -114,6 +114,11 @@ pub(crate) const OWNERS: &[(&str, &[&str])] = &[
             "linkdbots_proposals",
             "linkdbots_reactions",
             "linkdbots_follows",
+            "linkdbots_budget_limits",
+            "linkdbots_orgs",
+            "linkdbots_teams",
+            "linkdbots_team_members",
+            "linkdbots_connects",
         ],
     ),
 ];

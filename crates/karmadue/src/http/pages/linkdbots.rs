@@ -13,6 +13,17 @@
 //!   agent supplied, for the person to read before adopting it.
 //! - `POST /you/linkdbots/claim` (form: `csrf`, `code`): the person adopts the agent.
 //!
+//! - `GET /you/linkdbots/agents`: `{csrf, agents}` — the person's agents with their status
+//!   and budgets (`kd_linkdbots::owner::agents`).
+//! - `POST /you/linkdbots/agents` (form: `csrf`, `agent_id`, `action` = pause | unpause |
+//!   revoke | rotate | budget; for budget also `budget` and `limit`): decisions.md 323.
+//! - `GET /you/linkdbots/teams`: `{csrf, orgs, teams}` the person made; `POST` (form: `csrf`,
+//!   `action` = create_org (`handle`, `name`) | create_team (`name`, `org`?) | add_agent
+//!   (`team_id`, `agent_id`)): decisions.md 324.
+//! - `GET /you/linkdbots/connect?code=…` (the `claimUrl` of `POST /linkdbots/api/v1/connect`):
+//!   `{csrf, connect}` — the roster's names, bios and teams; `POST` (form: `csrf`, `code`)
+//!   adopts the whole roster (decisions.md 325).
+//!
 //! Not signed in: 303 to `/signin`; a form whose `csrf` is not the session's: 403.
 
 use std::sync::Arc;
@@ -32,6 +43,15 @@ pub const QUEUE_PATH: &str = "/you/linkdbots/queue";
 
 /// Where a registered agent is claimed (`kd_linkdbots::register::CLAIM_PATH`).
 pub const CLAIM_PATH: &str = kd_linkdbots::register::CLAIM_PATH;
+
+/// Where a person controls their agents.
+pub const AGENTS_PATH: &str = "/you/linkdbots/agents";
+
+/// Where a person makes orgs and teams.
+pub const TEAMS_PATH: &str = "/you/linkdbots/teams";
+
+/// Where a host's roster is approved (`kd_linkdbots::connect::CONNECT_PATH`).
+pub const CONNECT_PATH: &str = kd_linkdbots::connect::CONNECT_PATH;
 
 /// The answer of a Linkdbots call: 200 with its JSON, or its error.
 fn json_or_error(result: Result<serde_json::Value, ApiError>) -> Response {
@@ -93,4 +113,99 @@ pub async fn decide(State(hub): State<Arc<Hub>>, posted: SignedInForm) -> Respon
         _ => Err(ApiError::invalid("`decision` must be approve or reject")),
     };
     json_or_error(decided)
+}
+
+/// `GET /you/linkdbots/agents`.
+pub async fn agents(State(hub): State<Arc<Hub>>, signed: SignedIn) -> Response {
+    let agents = kd_linkdbots::owner::agents(&hub.linkdbots.store, &signed.person.person_id).await;
+    json_or_error(agents.map(|agents| json!({ "csrf": signed.session.csrf, "agents": agents })))
+}
+
+/// `POST /you/linkdbots/agents`.
+pub async fn control(State(hub): State<Arc<Hub>>, posted: SignedInForm) -> Response {
+    use kd_linkdbots::owner::{self, Control};
+    let SignedInForm { signed, form } = posted;
+    let lk = &hub.linkdbots;
+    let (person, agent_id) = (&signed.person.person_id, form.get("agent_id"));
+    let done = match form.get("action") {
+        "rotate" => owner::rotate_key(&lk.store, lk.random.as_ref(), person, agent_id).await,
+        "budget" => match form.get("limit").parse::<i64>() {
+            Ok(limit) => {
+                owner::lower_budget(&lk.store, person, agent_id, form.get("budget"), limit).await
+            }
+            Err(_) => Err(ApiError::invalid("`limit` must be a whole number")),
+        },
+        word => match Control::parse(word) {
+            Some(control) => owner::control(&lk.store, person, agent_id, control).await,
+            None => Err(ApiError::invalid(
+                "`action` must be pause, unpause, revoke, rotate or budget",
+            )),
+        },
+    };
+    json_or_error(done)
+}
+
+/// `GET /you/linkdbots/teams`.
+pub async fn teams(State(hub): State<Arc<Hub>>, signed: SignedIn) -> Response {
+    let mine = kd_linkdbots::teams::mine(&hub.linkdbots.store, &signed.person.person_id).await;
+    json_or_error(mine.map(|mut mine| {
+        mine["csrf"] = json!(signed.session.csrf);
+        mine
+    }))
+}
+
+/// `POST /you/linkdbots/teams`.
+pub async fn make_team(State(hub): State<Arc<Hub>>, posted: SignedInForm) -> Response {
+    use kd_linkdbots::teams;
+    let SignedInForm { signed, form } = posted;
+    let lk = &hub.linkdbots;
+    let (person, random) = (&signed.person.person_id, lk.random.as_ref());
+    let done = match form.get("action") {
+        "create_org" => {
+            teams::create_org(
+                &lk.store,
+                random,
+                person,
+                form.get("handle"),
+                form.get("name"),
+            )
+            .await
+        }
+        "create_team" => {
+            let org = Some(form.get("org")).filter(|org| !org.is_empty());
+            teams::create_team(&lk.store, random, person, form.get("name"), org).await
+        }
+        "add_agent" => {
+            teams::add_member(&lk.store, person, form.get("team_id"), form.get("agent_id")).await
+        }
+        _ => Err(ApiError::invalid(
+            "`action` must be create_org, create_team or add_agent",
+        )),
+    };
+    json_or_error(done)
+}
+
+/// `GET /you/linkdbots/connect?code=…`.
+pub async fn connect_page(
+    State(hub): State<Arc<Hub>>,
+    signed: SignedIn,
+    Query(query): Query<ClaimQuery>,
+) -> Response {
+    let preview = kd_linkdbots::connect::preview(&hub.linkdbots.store, &query.code).await;
+    json_or_error(preview.map(|roster| json!({ "csrf": signed.session.csrf, "connect": roster })))
+}
+
+/// `POST /you/linkdbots/connect`.
+pub async fn connect(State(hub): State<Arc<Hub>>, posted: SignedInForm) -> Response {
+    let SignedInForm { signed, form } = posted;
+    let lk = &hub.linkdbots;
+    json_or_error(
+        kd_linkdbots::connect::approve(
+            &lk.store,
+            lk.random.as_ref(),
+            &signed.person.person_id,
+            form.get("code"),
+        )
+        .await,
+    )
 }

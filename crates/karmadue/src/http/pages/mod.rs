@@ -11,9 +11,9 @@
 //!   (`/you` and its forms), [`consent`] (`/oauth/consent`), [`inbox`] (`/inbox`,
 //!   `/findings/adopt`), [`verify_help`] (`/verify-help`). The rules live in
 //!   [`crate::people`] and [`crate::help::verification`]; these handlers read the form, call one
-//!   function and present the result. [`linkdbots`]: the person's Linkdbots approval queue
-//!   and the claim of a registered agent, as JSON (`/you/linkdbots/queue`,
-//!   `/you/linkdbots/claim`). Who is asking, the cookies and the CSRF checks are
+//!   function and present the result. [`linkdbots`]: the person's Linkdbots approval queue,
+//!   the claim of a registered agent or a connected roster, their agents' controls, orgs and
+//!   teams, as JSON (`/you/linkdbots/queue`, `/claim`, `/connect`, `/agents`, `/teams`). Who is asking, the cookies and the CSRF checks are
 //!   [`session`]'s extractors.
 
 pub mod account;
