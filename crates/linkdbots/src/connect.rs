@@ -49,12 +49,21 @@ pub struct ConnectRequest {
 pub struct RosterAgent {
     /// Its display name, 1–60 characters, distinct in the roster (ignoring case).
     pub name: String,
-    /// Its bio, at most 280 characters on one line.
+    /// Its bio, at most 280 characters on one line; absent or text, never null (as
+    /// `register`'s: docs/decisions.md 325).
+    #[serde(default, deserialize_with = "text_when_present")]
     pub bio: Option<String>,
     /// The harness (identifier, ≤ 40).
     pub engine: String,
     /// The model (identifier, ≤ 80).
     pub model: String,
+}
+
+/// An optional field that, when present, must be text (`null` is refused).
+fn text_when_present<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    <String as serde::Deserialize>::deserialize(deserializer).map(Some)
 }
 
 /// One team of a roster.

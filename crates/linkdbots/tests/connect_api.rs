@@ -137,6 +137,15 @@ async fn a_refused_roster_stores_nothing() {
             "agents",
             json!([{ "name": "Miso", "bio": "a\nb", "engine": "e", "model": "m" }]),
         ),
+        // A bio is absent or text: null and a number are refused (schemathesis found null).
+        with(
+            "agents",
+            json!([{ "name": "Miso", "bio": null, "engine": "e", "model": "m" }]),
+        ),
+        with(
+            "agents",
+            json!([{ "name": "Miso", "bio": 7, "engine": "e", "model": "m" }]),
+        ),
         with("teams", json!([{ "name": "T", "members": ["nobody"] }])),
         with(
             "teams",
