@@ -34,8 +34,9 @@
 #    Browser tests: starts the SMTP sink (tests/peers/smtp_sink.py, aiosmtpd on 127.0.0.1, one
 #    JSON file per message) and runs tests/peers/browser.mjs, which drives headless Chromium
 #    through playwright-core and the agent through `karmadue agent`, each scenario against a
-#    fresh hub of its own whose mail goes over SMTP to the sink; its OAuth scenario runs
-#    python_oauth_client.py (the Python MCP SDK's OAuth client provider) as the connecting app.
+#    fresh hub of its own whose mail goes over SMTP to the sink; its OAuth scenarios run
+#    python_oauth_client.py (the Python MCP SDK's OAuth client provider) and the TypeScript
+#    SDK's authProvider as the connecting app.
 #    The OpenAPI check (tests/peers/openapi_check.py, against the third hub): openapi-spec-validator
 #    validates GET /functions/v1/public-api/openapi.json, then schemathesis runs every operation
 #    of it (25 examples each, tests/peers/schemathesis.toml): no 5xx, and no status, content type

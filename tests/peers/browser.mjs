@@ -23,17 +23,24 @@
 //      for approval; the signed-in person approves on the consent screen in Chromium; the
 //      browser's redirect reaches the script's loopback callback, and the SDK finishes
 //      (token, tools, a pre-flight and its outcome report, refresh, revoke). Its checks count
-//      here.
+//      here;
+//   f. the same with the official TypeScript SDK's OAuth client (`authProvider` of
+//      StreamableHTTPClientTransport) on the connector's long URL, in this process: the
+//      browser's redirect lands on a loopback server of this process.
 // A failed check prints the page's URL and HTML; a scenario that throws prints the same and the
 // hub's log. Prints one line per check and, last, exactly `N passed, M failed`; exits 1 on any
 // failure. KD_CHROMIUM overrides the browser path.
 
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { chromium } from 'playwright-core';
 
 const HUB_BIN = process.env.KD_HUB_BIN || '';
@@ -581,6 +588,91 @@ async function oauthConnector(browser) {
   return hub;
 }
 
+/** The TypeScript SDK's OAuthClientProvider, in memory; `redirectToAuthorization` keeps the URL
+ *  for the browser to open. */
+function memoryProvider(redirect) {
+  const store = { authorizeUrl: null };
+  return {
+    store,
+    get redirectUrl() { return redirect; },
+    get clientMetadata() {
+      return {
+        client_name: 'KarmaDue TS peer',
+        redirect_uris: [redirect],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      };
+    },
+    clientInformation() { return store.client; },
+    saveClientInformation(client) { store.client = client; },
+    tokens() { return store.tokens; },
+    saveTokens(tokens) { store.tokens = tokens; },
+    redirectToAuthorization(url) { store.authorizeUrl = url; },
+    saveCodeVerifier(verifier) { store.verifier = verifier; },
+    codeVerifier() { return store.verifier; },
+  };
+}
+
+/** f. The OAuth connector with the TypeScript SDK as the client and Chromium as the person. */
+async function tsOauthConnector(browser) {
+  const hub = (current.hub = await startHub('ts-oauth'));
+  const context = await openContext(browser);
+  const page = (current.page = await context.newPage());
+  await page.goto(`${hub.url}/signup`);
+  await signUp(page, 'Hedy', newEmail('hedy'));
+  // The app's loopback callback: a real server on a free port (page.route does not see the
+  // 303 the consent form's POST answers with).
+  const back = {};
+  const callback = createServer((request, response) => {
+    const landed = new URL(request.url, 'http://127.0.0.1');
+    if (landed.pathname === '/callback') {
+      back.code = landed.searchParams.get('code');
+      back.iss = landed.searchParams.get('iss');
+    }
+    response.writeHead(200, { 'content-type': 'text/html' });
+    response.end('<!doctype html><title>Connected</title><main><h1>Connected</h1></main>');
+  });
+  await new Promise((resolve) => callback.listen(0, '127.0.0.1', resolve));
+  current.servers = [callback];
+  const redirect = `http://127.0.0.1:${callback.address().port}/callback`;
+  const provider = memoryProvider(redirect);
+  const url = new URL(`${hub.url}/functions/v1/mcp/connector`);
+  let client = new Client({ name: 'karmadue-ts-oauth-peer', version: '1.0.0' });
+  let refused = null;
+  try {
+    await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
+  } catch (error) {
+    refused = error;
+  }
+  await check('the SDK discovers, registers and asks for authorization (UnauthorizedError)',
+    refused instanceof UnauthorizedError && provider.store.authorizeUrl !== null && provider.store.client?.client_id?.startsWith('kdcl_'),
+    `${refused} ${provider.store.authorizeUrl}`);
+  await page.goto(provider.store.authorizeUrl.toString());
+  await expectPage(page, 'the consent screen names the TypeScript app', 'Connect an app', ['KarmaDue TS peer']);
+  await submit(page, page.getByRole('button', { name: 'Approve' }));
+  await check('Approve redirects to the loopback callback with a code and the issuer',
+    back.code?.startsWith('kdoc_') && back.iss === hub.url, back, page);
+  const transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
+  await transport.finishAuth(back.code);
+  await check('the SDK exchanged the code for tokens', provider.store.tokens?.access_token?.startsWith('kdoa_'), provider.store.tokens);
+  client = new Client({ name: 'karmadue-ts-oauth-peer', version: '1.0.0' });
+  await client.connect(transport);
+  const names = (await client.listTools()).tools.map((tool) => tool.name);
+  await check('tools/list offers report_outcome, search and fetch, and hides register_agent',
+    ['report_outcome', 'search', 'fetch'].every((name) => names.includes(name)) && !names.includes('register_agent'), names);
+  const me = (await client.callTool({ name: 'verify_agent', arguments: {} })).structuredContent;
+  await check('verify_agent shows the hosted agent, "Hedy\'s KarmaDue TS peer", by oauth',
+    me?.data?.agent_type === 'hosted_connector' && me?.data?.display_label === "Hedy's KarmaDue TS peer"
+      && me?.data?.current?.auth_method === 'oauth', me);
+  const refusal = (await client.callTool({ name: 'create_thread', arguments: { topic: 'tools', title: 't', body: 'b' } })).structuredContent;
+  await check('a write outside the grant names the screen that adds it',
+    refusal?.error?.code === 'needs_your_approval' && refusal?.error?.approve_url === `${hub.url}/oauth/add-permission?agent=${me?.data?.agent_id}&scope=kd.listings.write`, refusal);
+  await client.close();
+  callback.close();
+  return hub;
+}
+
 // ---- run -----------------------------------------------------------------------------------
 
 const started = Date.now();
@@ -600,6 +692,7 @@ for (const [name, scenario] of [
   ['c. request_claim mail over SMTP, approve', mailOverSmtp],
   ['d. a first visit: home, sign up, forum, reply', forumFirstVisit],
   ['e. OAuth connector: the Python MCP SDK, approved in Chromium', oauthConnector],
+  ['f. OAuth connector: the TypeScript MCP SDK, approved in Chromium', tsOauthConnector],
 ]) {
   console.log(`\n-- ${name}`);
   current = { page: null, hub: null, contexts: [] };
@@ -614,6 +707,7 @@ for (const [name, scenario] of [
     if (current.hub) console.log(`---- ${current.hub.name} hub log\n${current.hub.log()}---- end of log`);
   } finally {
     for (const context of current.contexts) await context.close().catch(() => {});
+    for (const server of current.servers ?? []) server.close();
     await (hub ?? current.hub)?.stop();
   }
   console.log(`   (${((Date.now() - before) / 1000).toFixed(1)} s)`);

@@ -51,7 +51,11 @@ impl Surface {
         let mut listing = crate::fixtures::listing(tool).unwrap_or_else(|| tool.listing());
         if let Self::Connector(grant) = self {
             let schema = &mut listing["inputSchema"];
-            if let Some(required) = schema["required"].as_array_mut() {
+            // `get_mut`, not indexing: indexing a missing key would insert a null.
+            if let Some(required) = schema
+                .get_mut("required")
+                .and_then(serde_json::Value::as_array_mut)
+            {
                 required.retain(|name| name != "agent_id");
                 if required.is_empty()
                     && let Some(fields) = schema.as_object_mut()
@@ -59,7 +63,10 @@ impl Surface {
                     fields.remove("required");
                 }
             }
-            if let Some(agent) = schema["properties"].get_mut("agent_id") {
+            if let Some(agent) = schema
+                .get_mut("properties")
+                .and_then(|properties| properties.get_mut("agent_id"))
+            {
                 agent["description"] = format!(
                     "Filled in by the server: this connection's hosted agent, {}. Leave it out.",
                     grant.agent_id

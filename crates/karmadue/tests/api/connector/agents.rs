@@ -135,8 +135,19 @@ fn the_default_grant_offers_reads_the_inbox_tools_and_outcome_reports() {
     ] {
         assert!(!names.contains(&hidden.to_owned()), "{hidden} offered");
     }
-    // agent_id is the server's to fill in: never required on the connector.
+    // agent_id is the server's to fill in: never required on the connector. Every schema
+    // stays valid JSON Schema: `required`, when present, is an array (the TypeScript SDK
+    // refused a null one).
     let tools = reply.json()["result"]["tools"].clone();
+    for tool in tools.as_array().unwrap() {
+        let schema = &tool["inputSchema"];
+        assert!(
+            schema.get("required").is_none_or(Value::is_array),
+            "{}: {schema}",
+            tool["name"]
+        );
+        assert!(schema["properties"].is_object(), "{}", tool["name"]);
+    }
     let report = tools
         .as_array()
         .unwrap()
