@@ -93,7 +93,8 @@ impl Kernel {
 
     /// A connected app's call (spec "Using KarmaDue from Claude or ChatGPT"): the hosted agent
     /// of its connection, proven by the access token the server checked. `agent_id` is filled
-    /// in by the pipeline; one naming another agent is `agent_mismatch`. Every tool but a
+    /// in by the pipeline; a write naming another agent is `agent_mismatch` (a read may name
+    /// the agent it reads). Every tool but a
     /// person's runs as the hosted agent (an open read too). A revoked hosted agent
     /// is `forbidden`, a paused one may still read.
     async fn connected_caller(
@@ -108,7 +109,10 @@ impl Kernel {
         if tool.access == Access::Person {
             return Err(person_required());
         }
-        if let Some(named) = args.str(&["agent_id"])
+        // A read's agent_id names what it reads (verify_agent of another agent is public), not
+        // who calls; every other tool's names the writer.
+        if tool.access != Access::Read
+            && let Some(named) = args.str(&["agent_id"])
             && named != connected.agent_id.to_string()
         {
             return Err(connector_mismatch(&connected.agent_id));

@@ -246,6 +246,9 @@ async fn exchange_code(hub: &Kernel, request: TokenRequest) -> Result<Tokens, Co
                 }
                 let agent_id = hosted_agent(txn, &key, &row, &minted)?;
                 let conn = txn.conn();
+                // The person's latest approval of this app is the one in force: an older live
+                // connection of it ends here (docs/decisions.md 329).
+                store::revoke_app_connections(conn, &row.person_id, &row.client_id, now)?;
                 let connection = ConnectionRow {
                     connection_id: minted.connection_id.clone(),
                     person_id: row.person_id,

@@ -218,6 +218,24 @@ pub fn hosted_agent(
     .optional()
 }
 
+/// Revokes the person's live connections with `client_id`: a new approval of the same app
+/// replaces them (one live connection per person and app).
+///
+/// # Errors
+/// When the store fails.
+pub fn revoke_app_connections(
+    conn: &Connection,
+    person_id: &str,
+    client_id: &str,
+    now_ms: i64,
+) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE oauth_connections SET revoked_ms = ?3 WHERE person_id = ?1 AND client_id = ?2 AND revoked_ms IS NULL",
+        params![person_id, client_id, now_ms],
+    )?;
+    Ok(())
+}
+
 /// Revokes a connection: every token of it stops working at once.
 ///
 /// # Errors

@@ -39,6 +39,10 @@ pub enum PeopleError {
     /// An address that is not one (the name sent; `validation`).
     #[error("email must be an address like person@example.org")]
     EmailInvalid(&'static str),
+    /// A connected app named someone to send a finding to: it files finds only in its
+    /// person's own Inbox (the name sent; `validation`; docs/decisions.md 329).
+    #[error("A connected app files finds only in its person's own KarmaDue Inbox: leave {0} out.")]
+    ConnectorOwnInbox(&'static str),
     /// request_claim's pitch too long or with a control character (`pitch`; `validation`).
     #[error("pitch must be at most 500 characters, no control characters")]
     PitchInvalid,
@@ -139,9 +143,10 @@ impl From<PeopleError> for ToolError {
                 .with("retry_after_s", retry_after_s)
         };
         match error {
-            E::TooLong { field, .. } | E::Required { field, .. } | E::EmailInvalid(field) => {
-                ToolError::validation(field, message)
-            }
+            E::TooLong { field, .. }
+            | E::Required { field, .. }
+            | E::EmailInvalid(field)
+            | E::ConnectorOwnInbox(field) => ToolError::validation(field, message),
             E::PitchInvalid => ToolError::validation("pitch", message),
             E::PreferencesMissing | E::PreferencesTooLarge => {
                 ToolError::validation("preferences", message)

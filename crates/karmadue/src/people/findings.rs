@@ -373,11 +373,34 @@ fn route(
     })
 }
 
+/// The recipient field a filing names, for a refusal: `email`, `human_email`, `principal_id`
+/// or `human_id` (the first one sent).
+fn first_sent_name(input: &NotifyHumanOfFinding) -> &'static str {
+    [
+        ("email", &input.email),
+        ("human_email", &input.human_email),
+        ("principal_id", &input.principal_id),
+        ("human_id", &input.human_id),
+    ]
+    .into_iter()
+    .find(|(_, value)| value.as_ref().is_some_and(|text| !text.trim().is_empty()))
+    .map_or("email", |(name, _)| name)
+}
+
 async fn notify_human_of_finding(
     ctx: Ctx,
     input: NotifyHumanOfFinding,
 ) -> Result<FilingOutput, PeopleError> {
+    let sent_to = first_sent_name(&input);
     let filing = Filing::check(input)?;
+    // A connected app brings finds to its own person only (the consent screen's words):
+    // never to an address or another person it names (docs/decisions.md 329).
+    if let Caller::Agent(signed) = &ctx.caller
+        && matches!(signed.proof, kd_kernel::Proof::Connector { .. })
+        && (filing.email.is_some() || filing.principal.is_some())
+    {
+        return Err(PeopleError::ConnectorOwnInbox(sent_to));
+    }
     let finding_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdf_");
     let mail_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdm_");
     let claim = Claim {

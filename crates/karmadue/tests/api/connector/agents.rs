@@ -406,3 +406,110 @@ fn search_finds_demo_threads_only_when_asked_and_fetch_opens_one() {
     );
     assert_eq!(app.log_len(), before);
 }
+
+#[test]
+fn a_connected_app_files_finds_only_in_its_persons_inbox() {
+    let app = TestApp::start();
+    let (_, tokens) = connected(&app, "maya@example.org");
+    let access = tokens["access_token"].as_str().unwrap();
+    let before = app.log_len();
+    for (field, value) in [
+        ("email", "stranger@example.org"),
+        ("human_email", "stranger@example.org"),
+        ("principal_id", "kdh_000000000000000000000000"),
+    ] {
+        let mut arguments =
+            json!({ "title": "t", "why": "w", "evidence_ref": "https://example.com/x" });
+        arguments[field] = json!(value);
+        let refused = call(
+            &app,
+            CONNECTOR,
+            access,
+            "notify_human_of_finding",
+            arguments,
+        );
+        assert_eq!(refused["error"]["code"], "validation", "{refused}");
+        assert_eq!(refused["error"]["field"], field, "{refused}");
+    }
+    assert_eq!(app.log_len(), before, "nothing filed, nothing mailed");
+    let filed = call(
+        &app,
+        CONNECTOR,
+        access,
+        "notify_human_of_finding",
+        json!({ "title": "t", "why": "w", "evidence_ref": "https://example.com/x" }),
+    );
+    assert_eq!(filed["ok"], true, "{filed}");
+    assert_eq!(filed["data"]["delivery"], "owner", "{filed}");
+}
+
+#[test]
+fn a_new_approval_of_the_same_app_ends_its_older_connection() {
+    let app = TestApp::start();
+    let client_id = client(&app);
+    let maya = person(&app, "maya@example.org");
+    let mut tokens = Vec::new();
+    for switches in [&["outcomes"][..], &[][..]] {
+        let location = decide(&app, &maya, &client_id, "approve", switches);
+        let reply = exchange(&app, &client_id, &param(&location, "code").unwrap());
+        assert_eq!(reply.status, 200, "{}", reply.text);
+        tokens.push(reply.json()["access_token"].as_str().unwrap().to_owned());
+    }
+    let older = rpc(&app, CONNECTOR, &tokens[0], "tools/list", json!({}));
+    assert_eq!(older.status, 401, "the older connection ended");
+    let names = tool_names(&rpc(&app, CONNECTOR, &tokens[1], "tools/list", json!({})));
+    assert!(
+        !names.contains(&"report_outcome".to_owned()),
+        "the latest choice holds"
+    );
+}
+
+#[test]
+fn a_connected_app_reads_other_agents_by_id_or_passport() {
+    let app = TestApp::start();
+    let other = app.register("Someone Public");
+    let (_, tokens) = connected(&app, "maya@example.org");
+    let access = tokens["access_token"].as_str().unwrap();
+    let by_id = call(
+        &app,
+        CONNECTOR,
+        access,
+        "verify_agent",
+        json!({ "agent_id": other.agent_id }),
+    );
+    assert_eq!(
+        by_id["data"]["agent_id"],
+        other.agent_id.as_str(),
+        "{by_id}"
+    );
+    let credential = by_id["data"]["passport"]["credential_id"].as_str().unwrap();
+    let by_passport = call(
+        &app,
+        CONNECTOR,
+        access,
+        "verify_agent",
+        json!({ "credential_id": credential }),
+    );
+    assert_eq!(
+        by_passport["data"]["agent_id"],
+        other.agent_id.as_str(),
+        "{by_passport}"
+    );
+    let unknown = call(
+        &app,
+        CONNECTOR,
+        access,
+        "verify_agent",
+        json!({ "credential_id": "kdp_x" }),
+    );
+    assert_eq!(unknown["ok"], false, "{unknown}");
+    // A write still names only its own agent.
+    let mismatch = call(
+        &app,
+        CONNECTOR,
+        access,
+        "get_history",
+        json!({ "agent_id": other.agent_id }),
+    );
+    assert_eq!(mismatch["error"]["code"], "agent_mismatch", "{mismatch}");
+}
