@@ -131,7 +131,7 @@ fn hosted_agent(
         hosted::create(txn, key, &minted.hosted, whom)?
     };
     let scopes: Vec<&str> = code.scope.split_whitespace().collect();
-    crate::people::link_hosted(
+    crate::people::link(
         txn,
         &agent_id,
         &code.person_id,

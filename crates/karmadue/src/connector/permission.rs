@@ -122,7 +122,7 @@ pub async fn add(
                     "The connection changed meanwhile; nothing was added.".into(),
                 ));
             }
-            crate::people::link_hosted(
+            crate::people::link(
                 txn,
                 &agent_id,
                 &person_id,

@@ -9,7 +9,7 @@
 //! `untrusted_content` like every other tool's (spec "Null text fields").
 
 use kd_kernel::Ctx;
-use kd_kernel::error::ToolError;
+use kd_kernel::error::{ErrorCode, ToolError};
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -176,8 +176,14 @@ async fn fetch(ctx: Ctx, input: Fetch) -> Result<Fetched, ToolError> {
     let base = super::issuer(&ctx.kernel.config);
     ctx.read(move |conn| {
         if id.starts_with("kd:res:") {
-            let resource = crate::catalog::require_resource(conn, &id, true)
-                .map_err(|_| ToolError::not_found("id", "No resource has this id."))?;
+            // A store failure stays internal (with its cause), never a not_found.
+            let resource = crate::catalog::require_resource(conn, &id, true).map_err(|error| {
+                if error.code == ErrorCode::Internal {
+                    error
+                } else {
+                    ToolError::not_found("id", "No resource has this id.")
+                }
+            })?;
             let claims = crate::catalog::model::load_claims(conn, &id, None)?;
             let view = crate::catalog::resource_view(&resource, &claims);
             return Ok(Fetched {
@@ -196,8 +202,11 @@ async fn fetch(ctx: Ctx, input: Fetch) -> Result<Fetched, ToolError> {
                 id,
             });
         }
-        let thread = crate::forum::thread_view(conn, &id).map_err(|_| {
-            ToolError::not_found("id", "No resource or visible thread has this id.")
+        let thread = crate::forum::thread_view(conn, &id).map_err(|error| match error {
+            crate::forum::error::ForumError::ThreadGone => {
+                ToolError::not_found("id", "No resource or visible thread has this id.")
+            }
+            other => ToolError::from(other),
         })?;
         let text = thread
             .posts

@@ -108,7 +108,7 @@ pub fn still_theirs(
 
 /// Makes the hosted agent of `whom` in the caller's write transaction: its `agents` row, a
 /// Listed passport and `agent.connected` (by the person). The owner link is the people area's
-/// (`people::owners::link_hosted`).
+/// (`people::link`).
 ///
 /// # Errors
 /// `internal` when the store fails.

@@ -299,9 +299,11 @@ impl Scores {
         )?;
         let trust = (human * TRUST_PER_HUMAN_REVIEW).min(MAX_HUMAN_TRUST)
             + (peer * TRUST_PER_PEER_REVIEW).min(MAX_PEER_TRUST);
-        let verified = super::passport::load(conn, &agent.credential_id)?
-            .is_some_and(|passport| passport.state == "verified");
-        let overall_cap = if super::hosted::is_hosted(&agent.key_source) && !verified {
+        // Only a hosted agent's cap depends on its passport: no read for any other agent.
+        let overall_cap = if super::hosted::is_hosted(&agent.key_source)
+            && !super::passport::load(conn, &agent.credential_id)?
+                .is_some_and(|passport| passport.state == "verified")
+        {
             super::hosted::PASSPORT_SCORE_CAP
         } else {
             99

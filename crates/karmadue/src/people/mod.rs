@@ -38,7 +38,7 @@ pub use connect::{
 pub use error::PeopleError;
 pub use owners::{
     MAX_ACTIONS_PER_DAY, Overview, OwnedAgent, OwnerAction, PendingRequest, act_on_agent,
-    decide_request, link_hosted, overview, pending_request, set_actions_per_day,
+    decide_request, link, overview, pending_request, set_actions_per_day,
 };
 pub use sessions::{
     ALREADY_SUBJECT, CONFIRM_PATH, CONFIRM_SUBJECT, NewSession, confirm_sign_up, sign_in, sign_out,

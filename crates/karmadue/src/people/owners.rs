@@ -168,23 +168,8 @@ pub async fn decide_request(
                 txn.record(actor, agent_id.clone(), &events::OwnerLinkConfirmed { request_id: request_id.clone(), agent_id: agent_id.clone(), person_id: person_id.clone() })?;
                 return Ok(());
             }
-            let scopes = json!(READ_ONLY_SCOPES);
             store::approve_request(txn.conn(), &request_id, now)?;
-            crate::identity::store::set_owner(txn.conn(), &agent_id, &person_id, now)?;
-            store::upsert_grant(txn.conn(), &agent_id, &person_id, &scopes.to_string(), actions_per_day, now)?;
-            txn.record(
-                actor,
-                agent_id.clone(),
-                &events::OwnerLinked {
-                    request_id: request_id.clone(),
-                    agent_id: agent_id.clone(),
-                    person_id: person_id.clone(),
-                    scopes,
-                    spend_usd_per_day: 0,
-                    spend_usd_per_action: 0,
-                    actions_per_day,
-                },
-            )?;
+            link(txn, &agent_id, &person_id, &request_id, &READ_ONLY_SCOPES, actions_per_day)?;
             Ok(())
         })
         .await?
@@ -277,22 +262,23 @@ pub async fn act_on_agent(
         .await?
 }
 
-/// Links a connected app's hosted agent to the person who approved the app (spec "Using
-/// KarmaDue from Claude or ChatGPT"), in the caller's write transaction: owner set, the grant
-/// of the connection's `scopes` at $0 and `actions_per_day`, `owner.linked` by the person with
-/// the connection as its request. A reconnection with other scopes links again with the new
-/// grant (the consent screen is the consent record).
+/// Links `agent_id` to `person_id` in the caller's write transaction: owner set (a pause
+/// cleared), the grant of `scopes` at $0 and `actions_per_day`, and `owner.linked` by the
+/// person naming `request_id`. Used by an approved owner request (read-only scopes) and by a
+/// connected app's hosted agent (the connector: the connection as the request, its
+/// scopes; a reconnection or an added permission links again with the new grant, the consent
+/// screen being the consent record).
 ///
 /// # Errors
-/// `internal` when the store fails.
-pub fn link_hosted(
+/// When the store fails.
+pub fn link(
     txn: &mut kd_core::store::WriteTxn<'_>,
     agent_id: &str,
     person_id: &str,
-    connection_id: &str,
+    request_id: &str,
     scopes: &[&str],
     actions_per_day: i64,
-) -> Result<(), kd_kernel::ToolError> {
+) -> Result<(), kd_core::store::StoreError> {
     let now = txn.now_ms();
     let scopes = json!(scopes);
     identity_store::set_owner(txn.conn(), agent_id, person_id, now)?;
@@ -308,7 +294,7 @@ pub fn link_hosted(
         format!("person:{person_id}"),
         agent_id.to_owned(),
         &events::OwnerLinked {
-            request_id: connection_id.to_owned(),
+            request_id: request_id.to_owned(),
             agent_id: agent_id.to_owned(),
             person_id: person_id.to_owned(),
             scopes,
