@@ -301,8 +301,8 @@ impl Scores {
             + (peer * TRUST_PER_PEER_REVIEW).min(MAX_PEER_TRUST);
         // Only a hosted agent's cap depends on its passport: no read for any other agent.
         let overall_cap = if super::hosted::is_hosted(&agent.key_source)
-            && !super::passport::load(conn, &agent.credential_id)?
-                .is_some_and(|passport| passport.state == "verified")
+            && super::passport::load(conn, &agent.credential_id)?
+                .is_none_or(|passport| passport.state != "verified")
         {
             super::hosted::PASSPORT_SCORE_CAP
         } else {
