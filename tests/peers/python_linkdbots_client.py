@@ -6,7 +6,8 @@ compared with the hub's GET /linkdbots/api/v1/benchmarks/{category} answer.
 Plain Python 3 (standard library only). It makes a throwaway data folder, runs
 `karmadue linkdbots import` there (the bundled rows), starts a hub on it (port 0, read back from
 the banner), and for `code.feature` and `code.refactor` recomputes, from
-data/linkdbots/aider-costs.jsonl.gz and docs/decisions.md 203 and 204 alone:
+data/linkdbots/aider-costs.jsonl.gz and docs/decisions.md 203 and 204 alone (and for
+`code.bugfix`, from a SWE-bench-shaped file it writes and imports, and decision 344):
 
 1. the rows (model, engine, host) and their card counts after outliers;
 2. per row: successes, success rate, "outcome known on N of M cards", $ and tokens per
@@ -181,12 +182,62 @@ def get(url: str) -> dict:
     raise SystemExit(f"no answer from {url}")
 
 
-def compare(url: str, category: str, rows: list[dict]) -> None:
+def swebench_card(row: dict) -> dict:
+    """decision 344: one code.bugfix card per task, model and engine read from the folder."""
+    day, rest = row["folder"].split("_", 1)
+    version, model = re.fullmatch(r"mini-v([0-9.]+)[_-](.+)", rest).groups()
+    return {
+        "category": "code.bugfix",
+        "key": (
+            identifier(model, 80),
+            identifier("mini-swe-agent/" + version, 40),
+            identifier("swe-bench:" + row["leaderboard"], 40),
+        ),
+        "cost": half_up(row["cost"] * 1_000_000),
+        "tokens": None,
+        "success": row["resolved"],
+    }
+
+
+def swebench_rows() -> list[dict]:
+    """A file in the shape of agent-costs-swebench-instances.jsonl (CC-BY-NC-4.0, so not
+    bundled): made-up runs, seeded, with a few costly tasks for the outlier rule."""
+    import random
+
+    rng = random.Random(344)
+    rows = []
+    for run, (folder, rate) in enumerate(
+        [
+            ("20251124_mini-v1.16.0_claude-opus-4-5-20251101", 0.7),
+            ("20251120_mini-v1.15.0_gpt-5.1-2025-11-13", 0.6),
+            ("20250720_mini-v0.0.0-Llama-4-Maverick-17B-Instruct", 0.2),
+            ("20250807_mini-v1.7.0_gpt-5-nano", 0.0),
+            ("20251201_mini-v1.17.1_glm-4.6", 0.5),
+        ]
+    ):
+        tasks = 3 if run == 4 else 60
+        for task in range(tasks):
+            cost = rng.uniform(0.05, 1.5) * (40 if rng.random() < 0.05 else 1)
+            rows.append(
+                {
+                    "leaderboard": "bash-only",
+                    "folder": folder,
+                    "name": folder.rsplit("_", 1)[-1],
+                    "instance_id": f"repo__repo-{task}",
+                    "api_calls": rng.randint(5, 80),
+                    "cost": cost,
+                    "resolved": rng.random() < rate,
+                    "source": "SWE-bench/swe-bench.github.io:data/leaderboards.json@f1176b65ae29",
+                }
+            )
+    return rows
+
+
+def compare(url: str, category: str, cards_in: list[dict]) -> None:
     groups: dict[tuple, list[dict]] = defaultdict(list)
-    for row in rows:
-        for card in cards_of(row):
-            if card["category"] == category:
-                groups[card["key"]].append(card)
+    for card in cards_in:
+        if card["category"] == category:
+            groups[card["key"]].append(card)
     board = get(f"{url}/linkdbots/api/v1/benchmarks/{category}")
     answered = {(r["model"], r["engine"], r["host"]): r for r in board["rows"]}
     check(f"{category}: the same rows", set(answered) == set(groups), f"{len(answered)} vs {len(groups)}")
@@ -237,10 +288,32 @@ def main() -> int:
             imported.returncode == 0 and f"{cases} cards imported" in imported.stdout,
             imported.stdout + imported.stderr,
         )
+        swebench = swebench_rows()
+        supplied = data / "swebench-instances.jsonl"
+        supplied.write_text("".join(json.dumps(row) + "\n" for row in swebench))
+        imported = subprocess.run(
+            [HUB_BIN, "linkdbots", "import", "--data-dir", str(data), str(supplied)],
+            capture_output=True,
+            text=True,
+        )
+        check(
+            "karmadue linkdbots import FILE (SWE-bench task rows)",
+            imported.returncode == 0 and f"{len(swebench)} cards imported" in imported.stdout,
+            imported.stdout + imported.stderr,
+        )
         hub, url = start_hub(data)
         try:
+            aider = [card for row in rows for card in cards_of(row)]
             for category in ("code.refactor", "code.feature"):
-                compare(url, category, rows)
+                compare(url, category, aider)
+            compare(url, "code.bugfix", [swebench_card(row) for row in swebench])
+            board = get(f"{url}/linkdbots/api/v1/benchmarks/code.bugfix")
+            nano = [r for r in board["rows"] if r["model"] == "gpt-5-nano"]
+            check(
+                "code.bugfix: a run that never succeeded has 0% and no cost per success",
+                len(nano) == 1 and nano[0]["successRate"] == 0 and nano[0]["costPerSuccessUsd"] is None,
+                str(nano),
+            )
         finally:
             hub.terminate()
             hub.wait(timeout=30)

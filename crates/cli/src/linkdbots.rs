@@ -1,5 +1,5 @@
 //! `karmadue linkdbots import [FILE]`: published benchmark rows as Linkdbots cards with
-//! provenance `imported` (docs/decisions.md 204). Without a file, the bundled Aider rows.
+//! provenance `imported` (docs/decisions.md 204, 344). Without a file, the bundled Aider rows.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -19,7 +19,8 @@ pub struct LinkdbotsArgs {
 
 #[derive(Debug, clap::Subcommand)]
 enum LinkdbotsCommand {
-    /// Import benchmark rows (JSON Lines, optionally .gz; the Aider rows of agent-costs.jsonl)
+    /// Import benchmark rows (JSON Lines, optionally .gz: the Aider rows of agent-costs.jsonl,
+    /// or the per-task SWE-bench rows of agent-costs-swebench-instances.jsonl, CC-BY-NC-4.0)
     /// as cards with provenance `imported`. Idempotent: cards already there are skipped.
     /// Without FILE, the bundled Aider rows.
     Import {

@@ -18,9 +18,16 @@
 //!   `model` the row's model, `engine` `aider/<edit_format>`, `host` `aider-bench:<leaderboard>`,
 //!   each reduced to the identifier alphabet (another character becomes `-`) and length.
 //!
-//! Rows of another source (the SWE-bench leaderboards, CC-BY-NC-4.0) are skipped and counted.
-//! An import is idempotent: each card's `source_item` (`<leaderboard>/<dirname>#<case>`) is
-//! unique, and a card already there is skipped.
+//! The per-task SWE-bench rows (`agent-costs-swebench-instances.jsonl`: a `source` starting
+//! `SWE-bench/swe-bench.github.io:` and an `instance_id`; CC-BY-NC-4.0, so never bundled: the
+//! operator supplies the file) are one card each ([`swebench_card`], decision 344): category
+//! `code.bugfix`, `outcome` from `resolved`, `costUsd` from `cost`, `turns` from `api_calls`,
+//! the model, engine and day read from the run's `folder`.
+//!
+//! Rows of another source (the per-run SWE-bench leaderboard rows, which have no per-task
+//! outcome) are skipped and counted. An import is idempotent: each card's `source_item`
+//! (`<leaderboard>/<dirname>#<case>`, `swe-bench:<folder>/<instance_id>`) is unique, and a card
+//! already there is skipped.
 
 use std::io::BufRead;
 
@@ -170,6 +177,87 @@ pub fn aider_cards(row: &Map<String, Value>, now_ms: i64) -> Result<Vec<CardRow>
         .collect())
 }
 
+/// How the SWE-bench rows' `source` starts.
+pub const SWEBENCH_SOURCE: &str = "SWE-bench/swe-bench.github.io:";
+
+/// A SWE-bench run's folder, `YYYYMMDD_mini-vX.Y.Z_<model>` (or `…-v0.0.0-<model>`): its day
+/// (ms), the mini-swe-agent version and the model.
+fn swebench_folder(folder: &str) -> Option<(i64, &str, &str)> {
+    let (day, rest) = folder.split_once('_')?;
+    let date = format!("{}-{}-{}", day.get(..4)?, day.get(4..6)?, day.get(6..8)?);
+    let rest = rest.strip_prefix("mini-v")?;
+    let cut = rest.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let (version, model) = rest.split_at(cut);
+    let model = model.strip_prefix(['_', '-'])?;
+    (!version.is_empty() && !model.is_empty()).then_some((day_ms(&date)?, version, model))
+}
+
+/// The card of one per-task SWE-bench row (decision 344): `code.bugfix`; `outcome` success
+/// when `resolved`, else failure; `costUsd` the row's `cost`; `turns` its `api_calls` (one
+/// model call per step of mini-swe-agent); tokens, tool calls and wall time unknown; `model`
+/// from the folder (the row's `name` when the folder has another shape), `engine`
+/// `mini-swe-agent/<version>`, `host` `swe-bench:<leaderboard>`, `occurredAt` the folder's
+/// day at 00:00 UTC.
+///
+/// # Errors
+/// Why the row cannot be read.
+#[allow(clippy::cast_possible_truncation)]
+pub fn swebench_card(row: &Map<String, Value>, now_ms: i64) -> Result<CardRow, String> {
+    let text = |field: &str| row.get(field).and_then(Value::as_str);
+    let (Some(source), Some(leaderboard), Some(folder), Some(instance)) = (
+        text("source"),
+        text("leaderboard"),
+        text("folder"),
+        text("instance_id"),
+    ) else {
+        return Err("source, leaderboard, folder and instance_id are required".to_owned());
+    };
+    let resolved = row
+        .get("resolved")
+        .and_then(Value::as_bool)
+        .ok_or("resolved must be true or false")?;
+    let (occurred_ms, version, model) = swebench_folder(folder)
+        .map(|(day, version, model)| (day, version, model.to_owned()))
+        .or_else(|| {
+            let day = day_ms(text("date")?)?;
+            Some((day, "unknown", text("name")?.to_owned()))
+        })
+        .ok_or("the folder is not YYYYMMDD_mini-v<version>_<model> and there is no date")?;
+    let cost = match row.get("cost") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(
+            value
+                .as_f64()
+                .filter(|usd| usd.is_finite() && *usd >= 0.0)
+                .ok_or("cost must be a number ≥ 0")?,
+        ),
+    };
+    let item = format!("swe-bench:{folder}/{instance}");
+    Ok(CardRow {
+        id: format!("crd_{}", &sha256_hex(&item)[..24]),
+        agent_id: None,
+        category: "code.bugfix".to_owned(),
+        tokens_in: None,
+        tokens_out: None,
+        cost_micros: cost.map(|usd| (usd * 1_000_000.0).round() as i64),
+        turns: row.get("api_calls").and_then(Value::as_i64).filter(|n| *n >= 0),
+        tool_calls: None,
+        wall_ms: None,
+        model: to_identifier(&model, 80),
+        engine: to_identifier(&format!("mini-swe-agent/{version}"), 40),
+        host: to_identifier(&format!("swe-bench:{leaderboard}"), 40),
+        occurred_ms,
+        outcome: Some(if resolved { "success" } else { "failure" }.to_owned()),
+        is_digest: false,
+        playbook_refs: refs_json(&[]),
+        provenance: "imported".to_owned(),
+        host_key_id: None,
+        source: Some(source.to_owned()),
+        source_item: Some(item),
+        created_ms: now_ms,
+    })
+}
+
 async fn flush(
     store: &Store,
     cards: Vec<CardRow>,
@@ -213,15 +301,16 @@ pub async fn import(store: &Store, reader: impl BufRead) -> Result<ImportReport,
                 continue;
             }
         };
-        if !row
-            .get("source")
-            .and_then(Value::as_str)
-            .is_some_and(|source| source.starts_with("Aider-AI/aider:"))
-        {
+        let source = row.get("source").and_then(Value::as_str).unwrap_or_default();
+        let cards = if source.starts_with("Aider-AI/aider:") {
+            aider_cards(&row, now_ms)
+        } else if source.starts_with(SWEBENCH_SOURCE) && row.contains_key("instance_id") {
+            swebench_card(&row, now_ms).map(|card| vec![card])
+        } else {
             report.other_sources += 1;
             continue;
-        }
-        match aider_cards(&row, now_ms) {
+        };
+        match cards {
             Ok(cards) => pending.extend(cards),
             Err(why) => report.bad.push((index + 1, why)),
         }

@@ -141,3 +141,75 @@ async fn rows_of_other_sources_and_bad_rows_are_skipped_and_counted() {
     );
     assert_eq!(hub.counts().await.0, 0);
 }
+
+/// A per-task SWE-bench row in the shape of `agent-costs-swebench-instances.jsonl` (values
+/// made up here: the published file is CC-BY-NC-4.0 and not bundled).
+fn swebench_row(folder: &str, instance: &str, cost: f64, calls: i64, resolved: bool) -> String {
+    serde_json::json!({
+        "leaderboard": "bash-only",
+        "folder": folder,
+        "name": "Example Model (2025-11-01)",
+        "instance_id": instance,
+        "api_calls": calls,
+        "cost": cost,
+        "resolved": resolved,
+        "source": "SWE-bench/swe-bench.github.io:data/leaderboards.json@f1176b65ae29",
+    })
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn swe_bench_task_rows_import_as_code_bugfix_cards_with_their_outcome() {
+    let hub = hub();
+    let folder = "20251124_mini-v1.16.0_claude-opus-4-5-20251101";
+    let mut lines: Vec<String> = (0..10)
+        .map(|i| swebench_row(folder, &format!("astropy__astropy-{i}"), 0.5, 20 + i, i < 4))
+        .collect();
+    // The older folder shape, `mini-v0.0.0-<model>`, and a row with no outcome.
+    lines.push(swebench_row(
+        "20250720_mini-v0.0.0-Llama-4-Maverick-17B-Instruct",
+        "django__django-1",
+        0.25,
+        7,
+        true,
+    ));
+    lines.push(
+        r#"{"leaderboard":"bash-only","folder":"20251124_mini-v1.16.0_x","instance_id":"a","source":"SWE-bench/swe-bench.github.io:x"}"#
+            .to_owned(),
+    );
+    let text = lines.join("\n");
+    let report = kd_linkdbots::import(&hub.store, text.as_bytes())
+        .await
+        .unwrap();
+    assert_eq!((report.rows, report.cards, report.other_sources), (12, 11, 0));
+    assert_eq!(report.bad.len(), 1, "{:?}", report.bad);
+    assert!(report.bad[0].1.contains("resolved"), "{:?}", report.bad);
+    // A second import adds nothing.
+    let again = kd_linkdbots::import(&hub.store, text.as_bytes())
+        .await
+        .unwrap();
+    assert_eq!((again.cards, again.already), (0, 11));
+
+    let (status, board) = hub.call("GET", "/benchmarks/code.bugfix", None, "").await;
+    assert_eq!(status, StatusCode::OK, "{board}");
+    let rows = board["rows"].as_array().unwrap();
+    let opus = rows
+        .iter()
+        .find(|row| row["model"] == "claude-opus-4-5-20251101")
+        .unwrap_or_else(|| panic!("{board}"));
+    assert_eq!(opus["engine"], "mini-swe-agent/1.16.0");
+    assert_eq!(opus["host"], "swe-bench:bash-only");
+    assert_eq!(opus["cards"], 10);
+    assert_eq!(opus["successes"], 4);
+    assert_eq!(opus["coverage"], "outcome known on 10 of 10 cards");
+    // Ten $0.50 attempts, four of which worked: $1.25 per successful run.
+    assert!((opus["costPerSuccessUsd"].as_f64().unwrap() - 1.25).abs() < 1e-9, "{opus}");
+    assert_eq!(opus["tokensPerSuccess"], Value::Null, "the rows carry no tokens");
+    let llama = rows
+        .iter()
+        .find(|row| row["model"] == "Llama-4-Maverick-17B-Instruct")
+        .unwrap_or_else(|| panic!("{board}"));
+    assert_eq!(llama["engine"], "mini-swe-agent/0.0.0");
+    assert_eq!(llama["coverage"], "outcome known on 1 of 1 cards");
+    assert_eq!(llama["costPerSuccessUsd"], Value::Null, "under 5 known outcomes");
+}
