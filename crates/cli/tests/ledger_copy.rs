@@ -124,6 +124,27 @@ fn sqlite_hub_with_activity(dir: &Path) -> (PathBuf, PathBuf, String) {
         rows.as_os_str(),
     ]);
     assert!(imported.status.success(), "{said}");
+    // Three Linkdbots cards, logged as linkdbots.card_filed (decision 345).
+    let tasks = dir.join("swebench.jsonl");
+    let task = |n: u32, resolved: bool| {
+        format!(
+            r#"{{"leaderboard":"bash-only","folder":"20251124_mini-v1.16.0_move-model","instance_id":"repo__repo-{n}","api_calls":9,"cost":0.5,"resolved":{resolved},"source":"SWE-bench/swe-bench.github.io:data/leaderboards.json@f1176b65ae29"}}"#
+        )
+    };
+    std::fs::write(
+        &tasks,
+        [task(1, true), task(2, false), task(3, true)].join("\n"),
+    )
+    .unwrap();
+    let (imported, said, _) = karmadue(&[
+        "linkdbots".as_ref(),
+        "import".as_ref(),
+        "--data-dir".as_ref(),
+        data.as_os_str(),
+        tasks.as_os_str(),
+    ]);
+    assert!(imported.status.success(), "{said}");
+    assert!(said.contains("3 cards imported"), "{said}");
     (data, key_file, agent_id)
 }
 
@@ -396,6 +417,7 @@ fn assert_rebuild_finds_the_tampered_cell(
         said.contains("ok: the rebuilt projections equal the live tables"),
         "{said}"
     );
+    assert!(said.contains("linkdbots_cards"), "{said}");
     conn.execute(
         "UPDATE agents SET name = 'Tampered' WHERE agent_id = ?1",
         [agent_id],
@@ -423,6 +445,7 @@ fn ledger_rebuild_finds_a_sound_hub_equal_and_names_a_tampered_cell() {
     let (data, _, agent_id) = sqlite_hub_with_activity(dir.path());
     let conn = Connection::open_sqlite(data.join("karmadue.sqlite")).unwrap();
     assert!(count(&conn, "resources") >= 2);
+    assert_eq!(count(&conn, "linkdbots_cards"), 3);
     assert_rebuild_finds_the_tampered_cell(&data, None, &conn, &agent_id);
 }
 

@@ -105,7 +105,9 @@ async fn run(total: usize) -> Outcome<()> {
         Arc::new(kd_core::random::SystemRandom),
     );
     let router: axum::Router = kd_linkdbots::router(linkdbots);
-    println!("GET /linkdbots/api/v1/benchmarks/{{category}}, each requested 10 times, then measured");
+    println!(
+        "GET /linkdbots/api/v1/benchmarks/{{category}}, each requested 10 times, then measured"
+    );
     for category in MEASURED {
         measure(&router, category).await?;
     }
@@ -150,8 +152,9 @@ fn card(rng: &mut StdRng, index: usize, total: usize, now_ms: i64) -> CardRow {
     let row = rng.gen_range(0..300_u32);
     let digest = rng.gen_bool(0.02);
     let expensive = if rng.gen_bool(0.01) { 50.0 } else { 1.0 };
-    let cost = (f64::from(row % 17 + 1) * 40_000.0 * (rng.gen_range(-1.0..1.0_f64)).exp()
-        * expensive) as i64;
+    let cost =
+        (f64::from(row % 17 + 1) * 40_000.0 * (rng.gen_range(-1.0..1.0_f64)).exp() * expensive)
+            as i64;
     let tokens = (f64::from(row % 23 + 2) * 3_000.0 * (rng.gen_range(-1.0..1.0_f64)).exp()) as i64;
     let outcome = (!digest && rng.gen_bool(0.8)).then(|| {
         if rng.gen_bool(0.3 + f64::from(row % 7) / 10.0) {
@@ -179,7 +182,12 @@ fn card(rng: &mut StdRng, index: usize, total: usize, now_ms: i64) -> CardRow {
         outcome: outcome.map(str::to_owned),
         is_digest: digest,
         playbook_refs: "[]".to_owned(),
-        provenance: if signed { "host-signed" } else { "self-reported" }.to_owned(),
+        provenance: if signed {
+            "host-signed"
+        } else {
+            "self-reported"
+        }
+        .to_owned(),
         host_key_id: signed.then(|| "bench-host".to_owned()),
         source: None,
         source_item: None,

@@ -9,6 +9,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
 use crate::cards::{self, CardInput};
+use crate::events::CardFiled;
 use crate::store::{self, CardRow};
 use crate::{ApiError, Linkdbots, answer, bearer, board, budget, categories, pairing, playbooks};
 
@@ -138,6 +139,7 @@ pub(crate) async fn post_card(
                     // The budget first: a spent budget refuses before the card is written.
                     budget::take(conn, &agent_id, "cards", now_ms)?;
                     store::insert_card(conn, &stored)?;
+                    txn.record(&agent_id, &stored.id, &CardFiled::from(&stored))?;
                     Ok::<_, ApiError>(())
                 })
                 .await??;

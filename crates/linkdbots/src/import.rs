@@ -35,11 +35,15 @@ use kd_core::store::Store;
 use serde_json::{Map, Value};
 
 use crate::cards::refs_json;
+use crate::events::CardFiled;
 use crate::store::{self, CardRow};
 use crate::{ApiError, sha256_hex};
 
 /// The bundled Aider rows, gzip of JSON Lines.
 pub const BUNDLED_AIDER: &[u8] = include_bytes!("../../../data/linkdbots/aider-costs.jsonl.gz");
+
+/// The actor of an imported card's `linkdbots.card_filed` event (decision 345).
+pub const IMPORT_ACTOR: &str = "import";
 
 /// The cards written per store write.
 const CHUNK: usize = 2_000;
@@ -240,7 +244,10 @@ pub fn swebench_card(row: &Map<String, Value>, now_ms: i64) -> Result<CardRow, S
         tokens_in: None,
         tokens_out: None,
         cost_micros: cost.map(|usd| (usd * 1_000_000.0).round() as i64),
-        turns: row.get("api_calls").and_then(Value::as_i64).filter(|n| *n >= 0),
+        turns: row
+            .get("api_calls")
+            .and_then(Value::as_i64)
+            .filter(|n| *n >= 0),
         tool_calls: None,
         wall_ms: None,
         model: to_identifier(&model, 80),
@@ -266,10 +273,12 @@ async fn flush(
     let count = cards.len();
     let written = store
         .write(move |txn| {
-            let conn = txn.conn();
             let mut written = 0;
             for card in &cards {
-                written += store::insert_card(conn, card)?;
+                if store::insert_card(txn.conn(), card)? == 1 {
+                    txn.record(IMPORT_ACTOR, &card.id, &CardFiled::from(card))?;
+                    written += 1;
+                }
             }
             Ok::<_, ApiError>(written)
         })
@@ -301,7 +310,10 @@ pub async fn import(store: &Store, reader: impl BufRead) -> Result<ImportReport,
                 continue;
             }
         };
-        let source = row.get("source").and_then(Value::as_str).unwrap_or_default();
+        let source = row
+            .get("source")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let cards = if source.starts_with("Aider-AI/aider:") {
             aider_cards(&row, now_ms)
         } else if source.starts_with(SWEBENCH_SOURCE) && row.contains_key("instance_id") {

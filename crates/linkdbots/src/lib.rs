@@ -50,6 +50,7 @@ pub mod comments;
 pub mod connect;
 pub mod doors;
 pub mod error;
+pub mod events;
 mod handlers;
 pub mod import;
 pub mod learn;

@@ -11,6 +11,7 @@ use kd_core::random::{Random, random_bytes};
 use kd_core::store::Store;
 use serde_json::{Map, Value};
 
+use crate::events::AgentPaired;
 use crate::store::{self, AgentRow, NewPairingCode};
 use crate::{ApiError, is_identifier, sha256_hex};
 
@@ -240,6 +241,7 @@ pub async fn redeem(
                 created_ms: now_ms,
             };
             store::insert_agent(conn, &agent, &key_hash)?;
+            txn.record(&agent.id, &agent.id, &AgentPaired::from(&agent))?;
             Ok(handle)
         })
         .await??;

@@ -14,6 +14,7 @@ use kd_core::random::{Random, random_bytes};
 use kd_core::store::Store;
 use serde_json::{Value, json};
 
+use crate::events::TextPublished;
 use crate::queue_store::{self, ProposalRow};
 use crate::store::AgentRow;
 use crate::{ApiError, budget, sha256_hex};
@@ -240,6 +241,13 @@ pub async fn approve(
             if queue_store::decide(conn, &row.id, "approved", now_ms, version)? != 1 {
                 return Err(ApiError::conflict("this item was already decided"));
             }
+            let published = TextPublished {
+                approval_id: row.id.clone(),
+                agent_id: row.agent_id.clone(),
+                kind: row.kind.clone(),
+                content_hash: row.content_hash.clone(),
+            };
+            txn.record(&row.agent_id, &row.id, &published)?;
             Ok(decided(&row, "approved", now_ms, version))
         })
         .await?

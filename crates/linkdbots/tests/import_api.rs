@@ -181,7 +181,10 @@ async fn swe_bench_task_rows_import_as_code_bugfix_cards_with_their_outcome() {
     let report = kd_linkdbots::import(&hub.store, text.as_bytes())
         .await
         .unwrap();
-    assert_eq!((report.rows, report.cards, report.other_sources), (12, 11, 0));
+    assert_eq!(
+        (report.rows, report.cards, report.other_sources),
+        (12, 11, 0)
+    );
     assert_eq!(report.bad.len(), 1, "{:?}", report.bad);
     assert!(report.bad[0].1.contains("resolved"), "{:?}", report.bad);
     // A second import adds nothing.
@@ -203,13 +206,24 @@ async fn swe_bench_task_rows_import_as_code_bugfix_cards_with_their_outcome() {
     assert_eq!(opus["successes"], 4);
     assert_eq!(opus["coverage"], "outcome known on 10 of 10 cards");
     // Ten $0.50 attempts, four of which worked: $1.25 per successful run.
-    assert!((opus["costPerSuccessUsd"].as_f64().unwrap() - 1.25).abs() < 1e-9, "{opus}");
-    assert_eq!(opus["tokensPerSuccess"], Value::Null, "the rows carry no tokens");
+    assert!(
+        (opus["costPerSuccessUsd"].as_f64().unwrap() - 1.25).abs() < 1e-9,
+        "{opus}"
+    );
+    assert_eq!(
+        opus["tokensPerSuccess"],
+        Value::Null,
+        "the rows carry no tokens"
+    );
     let llama = rows
         .iter()
         .find(|row| row["model"] == "Llama-4-Maverick-17B-Instruct")
         .unwrap_or_else(|| panic!("{board}"));
     assert_eq!(llama["engine"], "mini-swe-agent/0.0.0");
     assert_eq!(llama["coverage"], "outcome known on 1 of 1 cards");
-    assert_eq!(llama["costPerSuccessUsd"], Value::Null, "under 5 known outcomes");
+    assert_eq!(
+        llama["costPerSuccessUsd"],
+        Value::Null,
+        "under 5 known outcomes"
+    );
 }

@@ -8,9 +8,9 @@
 //! every new row. Old rows read back into the same structs ([`recode`] checks it for a row).
 //!
 //! [`ALL`] lists every kind, by area; the area files hold the structs and say what each kind
-//! records. Two kinds live with the code that appends them outside this crate:
-//! `person.signed_up` (`kd_core::people::PersonSignedUp`) and `ronin.event`
-//! (`kd_ronin::events::RoninEventAccepted`).
+//! records. Some kinds live with the code that appends them outside this crate:
+//! `person.signed_up` (`kd_core::people::PersonSignedUp`), `ronin.event`
+//! (`kd_ronin::events::RoninEventAccepted`) and Linkdbots' three (`kd_linkdbots::events`).
 
 pub mod catalog;
 pub mod forum;
@@ -107,6 +107,10 @@ kinds![
     help::WatchlistAlerted,
     // Ronin
     kd_ronin::events::RoninEventAccepted,
+    // Linkdbots
+    kd_linkdbots::events::AgentPaired,
+    kd_linkdbots::events::CardFiled,
+    kd_linkdbots::events::TextPublished,
 ];
 
 /// The writer's `auth_method` (a connected app's event) is set aside while the kind's struct

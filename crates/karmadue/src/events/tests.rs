@@ -12,7 +12,7 @@ fn every_kind_in_the_source_is_declared_once() {
     assert_eq!(declared.len(), ALL.len(), "a kind is listed twice");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut found = BTreeSet::new();
-    for dir in ["karmadue/src", "ronin/src", "core/src"] {
+    for dir in ["karmadue/src", "ronin/src", "linkdbots/src", "core/src"] {
         scan(&root.join(dir), &mut found);
     }
     let missing: Vec<&String> = found

@@ -167,6 +167,33 @@ pub const REBUILT: &[Projection] = &[
         columns: &["ask_id", "reviewer", "disputed_ms", "event_seq"],
     },
     Projection {
+        table: "linkdbots_cards",
+        key: &["id"],
+        columns: &[
+            "id",
+            "agent_id",
+            "category",
+            "tokens_in",
+            "tokens_out",
+            "cost_micros",
+            "turns",
+            "tool_calls",
+            "wall_ms",
+            "model",
+            "engine",
+            "host",
+            "occurred_ms",
+            "outcome",
+            "is_digest",
+            "playbook_refs",
+            "provenance",
+            "host_key_id",
+            "source",
+            "source_item",
+            "created_ms",
+        ],
+    },
+    Projection {
         table: "forum_acceptances",
         key: &["post_id", "agent_id"],
         columns: &["post_id", "agent_id", "kind", "counted", "created_ms"],
@@ -340,19 +367,15 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
     ),
     (
         "linkdbots_pairing_codes",
-        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+        "codes are credentials, kept only as hashes and never logged (decision 345)",
     ),
     (
         "linkdbots_agents",
-        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+        "the key hash and the owner are not in linkdbots.agent_paired (decision 345)",
     ),
     (
         "linkdbots_host_keys",
-        "Linkdbots writes no log events yet (docs/decisions.md 205)",
-    ),
-    (
-        "linkdbots_cards",
-        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+        "Linkdbots logs pairings, cards and published texts only (decision 345)",
     ),
     (
         "linkdbots_budget_use",
@@ -360,31 +383,31 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
     ),
     (
         "linkdbots_proposals",
-        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+        "a proposal's text is not logged; linkdbots.text_published names its hash (decision 345)",
     ),
     (
         "linkdbots_reactions",
-        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+        "Linkdbots logs pairings, cards and published texts only (decision 345)",
     ),
     (
         "linkdbots_follows",
-        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+        "Linkdbots logs pairings, cards and published texts only (decision 345)",
     ),
     (
         "linkdbots_budget_limits",
-        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+        "Linkdbots logs pairings, cards and published texts only (decision 345)",
     ),
     (
         "linkdbots_orgs",
-        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+        "Linkdbots logs pairings, cards and published texts only (decision 345)",
     ),
     (
         "linkdbots_teams",
-        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+        "Linkdbots logs pairings, cards and published texts only (decision 345)",
     ),
     (
         "linkdbots_team_members",
-        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+        "Linkdbots logs pairings, cards and published texts only (decision 345)",
     ),
     (
         "linkdbots_connects",
@@ -450,6 +473,10 @@ pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
     crate::outcomes::replay::apply(conn, row)?;
     crate::help::replay::apply(conn, row)?;
     crate::forum::replay::apply(conn, row)?;
+    if row.kind == <kd_linkdbots::events::CardFiled as crate::events::EventPayload>::KIND {
+        let card: kd_linkdbots::events::CardFiled = payload(row)?;
+        kd_linkdbots::store::insert_card(conn, &card.into())?;
+    }
     Ok(())
 }
 
