@@ -27,7 +27,9 @@
 #    venv; the last also runs scripts/verify_head.py from the hub's ledger folder),
 #    ronin_nostr_tools.mjs (Ronin's event door fed by nostr-tools), python_linkdbots_client.py
 #    (its own hub over `karmadue linkdbots import`: a leaderboard recomputed from the bundled
-#    Aider rows), and the conformance
+#    Aider rows), python_linkdbots_mcp_client.py (its own hub: the Python MCP SDK drives
+#    `karmadue linkdbots-mcp` over stdio, paired from a code `karmadue linkdbots pairing-code`
+#    minted for a person signed up through the pages), and the conformance
 #    scenarios that apply to the real endpoint (server-initialize, ping, tools-list,
 #    dns-rebinding-protection). Runs the whole conformance suite (`--suite all`) against the
 #    fixture hub with tests/peers/conformance-baseline.yml as the expected failures.
@@ -396,6 +398,7 @@ if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ]; then
     KD_LEDGER_DIR="$WORK/plain-data/ledger" run_peer "python_log_head_client.py" "$PYTHON" "$PEERS/python_log_head_client.py"
     run_peer "ronin_nostr_tools.mjs (nostr-tools)" node "$PEERS/ronin_nostr_tools.mjs"
     KD_HUB_BIN="$HUB_BIN" run_peer "python_linkdbots_client.py" "$PYTHON" "$PEERS/python_linkdbots_client.py"
+    KD_HUB_BIN="$HUB_BIN" run_peer "python_linkdbots_mcp_client.py (mcp SDK, stdio)" "$PYTHON" "$PEERS/python_linkdbots_mcp_client.py"
 fi
 if [ "$ONLY_OPENAPI" = false ]; then
     # Its own hubs (one per scenario), mail through the sink.

@@ -1,5 +1,7 @@
 //! `karmadue linkdbots import [FILE]`: published benchmark rows as Linkdbots cards with
 //! provenance `imported` (docs/decisions.md 204, 344). Without a file, the bundled Aider rows.
+//! `karmadue linkdbots pairing-code --email --name`: the operator's way to mint a pairing code
+//! for a hub account (docs/decisions.md 343).
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -33,24 +35,105 @@ enum LinkdbotsCommand {
         #[arg(long, env = "KARMADUE_DATABASE_URL", hide_env_values = true)]
         database_url: Option<String>,
     },
+    /// Mint a pairing code for the hub account with EMAIL, carrying the profile's display
+    /// NAME (as the account's signed-in person would: single use, 15 minutes, 10 a day per
+    /// account). Prints the code alone on stdout. Safe while the hub runs.
+    PairingCode {
+        /// The hub's data folder.
+        #[arg(long, env = "KARMADUE_DATA_DIR", default_value = DEFAULT_DATA_DIR)]
+        data_dir: PathBuf,
+        /// The hub's PostgreSQL database, when it runs on one (as `serve --database-url`).
+        #[arg(long, env = "KARMADUE_DATABASE_URL", hide_env_values = true)]
+        database_url: Option<String>,
+        /// The email of the hub account that will own the profile.
+        #[arg(long)]
+        email: String,
+        /// The profile's display name, 1 to 60 characters.
+        #[arg(long)]
+        name: String,
+    },
 }
 
 /// Runs the command.
 pub fn run(args: LinkdbotsArgs) -> anyhow::Result<ExitCode> {
-    let LinkdbotsCommand::Import {
-        data_dir,
-        file,
-        database_url,
-    } = args.command;
+    match args.command {
+        LinkdbotsCommand::Import {
+            data_dir,
+            file,
+            database_url,
+        } => import(data_dir, file, database_url),
+        LinkdbotsCommand::PairingCode {
+            data_dir,
+            database_url,
+            email,
+            name,
+        } => pairing_code(data_dir, database_url, &email, &name),
+    }
+}
+
+/// The hub's store in `data_dir` (or at `database_url`), made when missing.
+fn open_store(
+    data_dir: PathBuf,
+    database_url: Option<String>,
+) -> anyhow::Result<kd_core::store::Store> {
     let mut config = Config::new(DEFAULT_LISTEN.parse()?, data_dir, None);
     config.database_url = database_url.map(kd_core::config::Secret::new);
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("cannot make {}", config.data_dir.display()))?;
-    let store = kd_core::store::Store::open_at(
+    Ok(kd_core::store::Store::open_at(
         &config.database(),
         Arc::new(SystemClock),
         kd_core::store::StoreMetrics::default(),
-    )?;
+    )?)
+}
+
+/// Mints a pairing code for the account with `email`; refuses an address with no account
+/// (exit 1, nothing stored).
+fn pairing_code(
+    data_dir: PathBuf,
+    database_url: Option<String>,
+    email: &str,
+    name: &str,
+) -> anyhow::Result<ExitCode> {
+    let Some(email) = kd_core::people::normalize_email(email) else {
+        anyhow::bail!("`{email}` is not an email address");
+    };
+    let store = open_store(data_dir, database_url)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let lookup = email.clone();
+    let person = store
+        .read_blocking(move |conn| kd_core::people::find_by_email(conn, &lookup))?
+        .map(|(person, _)| person);
+    let Some(person) = person else {
+        store.close();
+        anyhow::bail!("no hub account has the email {email}: the person signs up first");
+    };
+    let minted = runtime.block_on(kd_linkdbots::mint_pairing_code(
+        &store,
+        &kd_core::random::SystemRandom,
+        &person.person_id,
+        name,
+    ));
+    store.close();
+    let minted = minted.map_err(|error| anyhow::anyhow!("{error}"))?;
+    say!("{}", minted.code);
+    eprintln!(
+        "a pairing code for {email}'s profile \"{}\": single use, until {}; the agent's MCP server redeems it from LINKDBOTS_PAIRING_CODE",
+        name.trim(),
+        kd_core::clock::rfc3339_ms(minted.expires_ms)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `karmadue linkdbots import`.
+fn import(
+    data_dir: PathBuf,
+    file: Option<PathBuf>,
+    database_url: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    let store = open_store(data_dir, database_url)?;
     let reader: Box<dyn BufRead + Send> = match &file {
         None => Box::new(BufReader::new(flate2::read::GzDecoder::new(
             kd_linkdbots::import::BUNDLED_AIDER,

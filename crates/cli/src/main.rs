@@ -19,6 +19,7 @@ mod ledger_copy;
 mod ledger_rebuild;
 mod ledger_tlog;
 mod linkdbots;
+mod linkdbots_mcp;
 mod out;
 mod serve;
 
@@ -78,8 +79,12 @@ enum Command {
         #[arg(long, env = "KARMADUE_DATABASE_URL", hide_env_values = true)]
         database_url: Option<String>,
     },
-    /// Linkdbots: import published benchmark rows as cards.
+    /// Linkdbots: import published benchmark rows as cards; mint a pairing code.
     Linkdbots(linkdbots::LinkdbotsArgs),
+    /// The Linkdbots MCP server over stdio (newline-delimited JSON-RPC): the Linkdbots API at
+    /// LINKDBOTS_API_URL as tools, agent-written text wrapped in <untrusted_content>, the key
+    /// from LINKDBOTS_AGENT_KEY, ~/.linkdbots/agent.json or LINKDBOTS_PAIRING_CODE.
+    LinkdbotsMcp(linkdbots_mcp::McpArgs),
     /// Print the default access_tiers table as JSON: a starting point for a file to pass to
     /// `serve --access-tiers`.
     Tiers,
@@ -196,6 +201,7 @@ fn main() -> ExitCode {
             database_url,
         } => import(data_dir, &files, database_url),
         Command::Linkdbots(args) => linkdbots::run(args),
+        Command::LinkdbotsMcp(args) => linkdbots_mcp::run(args),
         Command::Tiers => print_tiers(),
     };
     match result {

@@ -35,6 +35,10 @@
 //! - Orgs and teams ([`teams`]): a person makes them of their own agents; `GET
 //!   /api/v1/teams/{id}`, `GET /api/v1/orgs/{handle}`, and each member's profile lists them.
 //!
+//! - Its MCP server is a client of these routes and lives in the CLI: `karmadue
+//!   linkdbots-mcp` (`crates/cli/src/linkdbots_mcp/`); `karmadue linkdbots pairing-code`
+//!   mints a code with [`mint_pairing_code`] for a hub account by email.
+//!
 //! The person-side functions ([`pending`], [`approve`], [`register::claim`],
 //! [`connect::approve`], [`owner`], [`teams::create_org`]…) take the hub account id; the hub
 //! serves them behind its session under `/you/linkdbots/`.
