@@ -59,6 +59,13 @@ pub enum ConnectorError {
         /// Where the person can decide.
         approve_url: String,
     },
+    /// Registration: this address registered too many clients this minute (429, `Retry-After`;
+    /// docs/decisions.md 347).
+    #[error("Too many clients registered from this address: try again in {retry_after_s} s.")]
+    RateLimited {
+        /// Whole seconds until a registration is taken again.
+        retry_after_s: u64,
+    },
     /// The store failed (`server_error`, 500; the cause is the `source()`).
     #[error("the store failed")]
     Store(#[from] StoreError),
@@ -88,6 +95,7 @@ impl ConnectorError {
             Self::InvalidTarget(_) => "invalid_target",
             Self::WrongEndpoint { .. } => "wrong_endpoint",
             Self::NeedsYourApproval { .. } => "insufficient_scope",
+            Self::RateLimited { .. } => "rate_limited",
             Self::Store(_) | Self::Area(_) => "server_error",
         }
     }
@@ -97,6 +105,7 @@ impl ConnectorError {
         match self {
             Self::InvalidClient(_) | Self::WrongEndpoint { .. } => 401,
             Self::NeedsYourApproval { .. } => 403,
+            Self::RateLimited { .. } => 429,
             Self::Store(_) | Self::Area(_) => 500,
             _ => 400,
         }

@@ -23,6 +23,8 @@ pub mod pkce;
 pub mod research;
 pub mod store;
 
+use std::net::IpAddr;
+
 use kd_core::config::Config;
 use kd_core::people::secret_sha256;
 use kd_core::random::random_id;
@@ -176,13 +178,38 @@ pub struct Registered {
     pub issued_at: i64,
 }
 
-/// Registers a public client (RFC 7591).
+/// Registrations one address may make in a rolling minute (docs/decisions.md 347).
+pub const REGISTRATIONS_PER_MINUTE: u32 = 10;
+
+/// Counts one registration against the address in the hub's limiter (`oauth:register-ip:`);
+/// a refused one takes no slot.
+async fn admit_registration(hub: &Kernel, ip: Option<IpAddr>) -> Result<(), ConnectorError> {
+    let Some(ip) = ip else { return Ok(()) };
+    let charge = kd_core::limits::Charge::one(
+        format!("oauth:register-ip:{}", ip.to_canonical()),
+        REGISTRATIONS_PER_MINUTE,
+    );
+    match hub.limiter.take(&[charge], hub.clock.now_ms()).await? {
+        Ok(()) => Ok(()),
+        Err(limited) => Err(ConnectorError::RateLimited {
+            retry_after_s: limited.retry_after_s(),
+        }),
+    }
+}
+
+/// Registers a public client (RFC 7591), charging the registration to `ip`
+/// ([`REGISTRATIONS_PER_MINUTE`]) once the metadata is acceptable.
 ///
 /// # Errors
-/// `invalid_redirect_uri` (none, more than 10, or one not https / loopback http or with a
-/// fragment), `invalid_client_metadata` (grant or response types this hub does not issue, a
-/// name over 100 characters), a store failure.
-pub async fn register(hub: &Kernel, request: Registration) -> Result<Registered, ConnectorError> {
+/// `invalid_redirect_uri` (none, more than 10, one over 2,000 characters or not ASCII, or one
+/// not https / loopback http or with a fragment), `invalid_client_metadata` (grant or response
+/// types this hub does not issue, a name over 100 characters or with invisible characters),
+/// `rate_limited` (429), a store failure.
+pub async fn register(
+    hub: &Kernel,
+    request: Registration,
+    ip: Option<IpAddr>,
+) -> Result<Registered, ConnectorError> {
     if request.redirect_uris.is_empty() || request.redirect_uris.len() > 10 {
         return Err(ConnectorError::InvalidRedirectUri(
             "redirect_uris holds 1 to 10 URIs.".into(),
@@ -214,11 +241,18 @@ pub async fn register(hub: &Kernel, request: Registration) -> Result<Registered,
         .map(|name| name.trim().to_owned())
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "An MCP client".to_owned());
-    if client_name.chars().count() > 100 || client_name.chars().any(char::is_control) {
+    if client_name.chars().count() > 100
+        || client_name
+            .chars()
+            .any(|c| c.is_control() || kd_core::scanner::is_format(c))
+    {
         return Err(ConnectorError::InvalidClientMetadata(
-            "client_name is one line of at most 100 characters.".into(),
+            "client_name is one line of at most 100 characters, without invisible or \
+             direction-changing characters."
+                .into(),
         ));
     }
+    admit_registration(hub, ip).await?;
     let client = ClientRow {
         client_id: random_id::<16>(hub.random.as_ref(), "kdcl_"),
         client_name,

@@ -78,13 +78,25 @@ fn split(uri: &str) -> Option<Parts<'_>> {
 }
 
 fn loopback(host: &str) -> bool {
-    matches!(host, "localhost" | "127.0.0.1" | "[::1]")
+    host.eq_ignore_ascii_case("localhost") || matches!(host, "127.0.0.1" | "[::1]")
 }
+
+/// The longest redirect URI a client may register (docs/decisions.md 347).
+pub const MAX_REDIRECT_URI: usize = 2_000;
 
 /// Why a redirect URI cannot be registered, or `None` when it can: `https` (any host), or
 /// `http` on a loopback host (`localhost`, `127.0.0.1`, `[::1]`) with any port; never a
 /// fragment, userinfo, or another scheme (`javascript:`, `data:`, custom schemes).
 pub fn redirect_refusal(uri: &str) -> Option<&'static str> {
+    if uri.len() > MAX_REDIRECT_URI {
+        return Some("A redirect URI is at most 2,000 characters.");
+    }
+    if !uri.is_ascii() {
+        return Some(
+            "A redirect URI is ASCII: write an international host in punycode (xn--…) and \
+             percent-encode the rest.",
+        );
+    }
     if uri.contains('#') {
         return Some("A redirect URI may not have a fragment.");
     }
@@ -113,7 +125,7 @@ pub fn redirect_matches(registered: &str, sent: &str) -> bool {
             left.scheme == "http"
                 && right.scheme == "http"
                 && loopback(left.host)
-                && left.host == right.host
+                && left.host.eq_ignore_ascii_case(right.host)
                 && left.rest == right.rest
         }
         _ => false,

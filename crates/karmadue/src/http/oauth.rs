@@ -4,9 +4,10 @@
 //! everywhere), RFC 7591 registration, the token endpoint (form-encoded or JSON; `no-store`)
 //! and RFC 7009 revocation. The rules are in [`crate::connector`].
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{Form, FromRequest, Json, Request, State};
+use axum::extract::{ConnectInfo, Form, FromRequest, Json, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
@@ -133,10 +134,47 @@ fn refusal(error: &ConnectorError) -> Response {
         tracing::error!(error = %kd_core::error::Chain(cause), "oauth endpoint");
     }
     let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_REQUEST);
-    no_store(json_response(
+    let mut response = no_store(json_response(
         status,
         &json!({ "error": error.oauth_code(), "error_description": error.description() }),
-    ))
+    ));
+    if let ConnectorError::RateLimited { retry_after_s } = error {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_s));
+    }
+    response
+}
+
+/// A body rejection in words for the client: the extractor's text without its framework
+/// prefix or Rust type names (docs/decisions.md 347).
+fn plain(rejection: &str) -> String {
+    const PREFIXES: [&str; 4] = [
+        "Failed to deserialize the JSON body into the target type: ",
+        "Failed to parse the request body as JSON: ",
+        "Failed to deserialize form body: ",
+        "Failed to deserialize form: ",
+    ];
+    let text = PREFIXES
+        .iter()
+        .find_map(|prefix| rejection.strip_prefix(prefix))
+        .unwrap_or(rejection);
+    let text = text
+        .replace(
+            "Expected request with `Content-Type: application/json`",
+            "Send Content-Type: application/json",
+        )
+        .replace(
+            "Form requests must have `Content-Type: application/x-www-form-urlencoded`",
+            "Send Content-Type: application/x-www-form-urlencoded",
+        );
+    [
+        "struct Registration",
+        "struct TokenRequest",
+        "struct RevokeRequest",
+    ]
+    .iter()
+    .fold(text, |text, name| text.replace(name, "a JSON object"))
 }
 
 fn no_store(mut response: Response) -> Response {
@@ -156,7 +194,8 @@ async fn form_or_json<T: DeserializeOwned>(
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
         .is_some_and(|value| value.trim_start().starts_with("application/json"));
-    let unreadable = |text: String| ConnectorError::InvalidRequest(format!("The body: {text}"));
+    let unreadable =
+        |text: String| ConnectorError::InvalidRequest(format!("The body: {}", plain(&text)));
     if json {
         Json::<T>::from_request(request, hub)
             .await
@@ -172,17 +211,21 @@ async fn form_or_json<T: DeserializeOwned>(
 
 /// `POST /functions/v1/mcp/oauth/register` (RFC 7591): 201 with the registered client, or
 /// 400 `invalid_redirect_uri` / `invalid_client_metadata`.
-pub async fn register(State(hub): State<Arc<Hub>>, request: Request) -> Response {
+pub async fn register(
+    State(hub): State<Arc<Hub>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+) -> Response {
     let registration = match Json::<Registration>::from_request(request, &hub).await {
         Ok(Json(registration)) => registration,
         Err(rejection) => {
             return refusal(&ConnectorError::InvalidClientMetadata(format!(
                 "The body is a JSON object of client metadata: {}",
-                rejection.body_text()
+                plain(&rejection.body_text())
             )));
         }
     };
-    match connector::register(&hub, registration).await {
+    match connector::register(&hub, registration, Some(peer.ip())).await {
         Ok(client) => no_store(json_response(
             StatusCode::CREATED,
             &json!({

@@ -51,12 +51,36 @@ async fn call_with_body(
             return present_with(status, refused, &request_id, tool.name);
         }
     };
-    let auth = super::request_auth(headers, Some(peer));
-    let outcome = hub
-        .kernel
-        .call(tool, Some(&text), auth, request_id.clone(), Transport::Rest)
-        .await;
+    let outcome = run(hub, tool, &text, headers, peer, &request_id).await;
     present(outcome, &request_id, tool.name)
+}
+
+/// Runs `tool` with `arguments` for a REST request. An OAuth access token is `wrong_endpoint`
+/// before the kernel sees anything: the connector is the one endpoint that takes one
+/// (docs/decisions.md 347).
+async fn run(
+    hub: &Hub,
+    tool: &'static kd_kernel::registry::Tool,
+    arguments: &str,
+    headers: &HeaderMap,
+    peer: SocketAddr,
+    request_id: &str,
+) -> kd_kernel::Called {
+    let auth = super::request_auth(headers, Some(peer));
+    match super::connector::Surface::SelfKeyed.admit(hub, tool, auth) {
+        Ok(auth) => {
+            hub.kernel
+                .call(
+                    tool,
+                    Some(arguments),
+                    auth,
+                    request_id.to_owned(),
+                    Transport::Rest,
+                )
+                .await
+        }
+        Err(error) => hub.refused(error, Some(peer.ip())),
+    }
 }
 
 /// `GET /functions/v1/public-api/v1/verify/{agent_id}`: `verify_agent` for an id or handle.
@@ -69,17 +93,7 @@ pub async fn verify(
 ) -> Response {
     let tool = &crate::identity::VERIFY_AGENT;
     let arguments = json!({ "agent_id": agent_id }).to_string();
-    let auth = super::request_auth(&headers, Some(peer));
-    let outcome = hub
-        .kernel
-        .call(
-            tool,
-            Some(&arguments),
-            auth,
-            request_id.clone(),
-            Transport::Rest,
-        )
-        .await;
+    let outcome = run(&hub, tool, &arguments, &headers, peer, &request_id).await;
     present(outcome, &request_id, tool.name)
 }
 
@@ -263,10 +277,6 @@ pub async fn call_with_query(
         arguments.insert(key, value);
     }
     let text = Value::Object(arguments).to_string();
-    let auth = super::request_auth(headers, Some(peer));
-    let outcome = hub
-        .kernel
-        .call(tool, Some(&text), auth, request_id.clone(), Transport::Rest)
-        .await;
+    let outcome = run(&hub, tool, &text, headers, peer, &request_id).await;
     present(outcome, &request_id, tool.name)
 }

@@ -10,6 +10,7 @@ use crate::app::{Browser, Reply, TestApp, hidden, urlencode};
 mod agents;
 mod apps;
 mod flow;
+mod hardening;
 mod permission;
 mod surface;
 mod tokens;

@@ -1,0 +1,6 @@
+-- Linkdbots: a leaderboard reads a category's most recent cards in the order
+-- (occurred_ms DESC, id DESC) (crates/linkdbots/src/store.rs category_window). With id in the
+-- index the rows come out of it in that order; without it SQLite sorted every card of the
+-- category to keep the first 100,000 (docs/decisions.md 346).
+DROP INDEX linkdbots_cards_category;
+CREATE INDEX linkdbots_cards_category ON linkdbots_cards (category, occurred_ms, id);
