@@ -509,6 +509,10 @@ pub use grant::{Grant, TokenRequest, Tokens, access, is_access_token, revoke, to
 pub const EVERY_CONNECTION: [&str; 3] =
     ["notify_human_of_finding", "withdraw_finding", "get_history"];
 
+/// Tools about one's own signing key, which a hosted agent does not have: never offered on the
+/// connector (docs/decisions.md 348).
+pub const KEY_TOOLS: [&str; 2] = ["register_challenge", "get_signing_payload"];
+
 /// Whether `tool` is offered to `grant` on the connector (`Ok`), or the scope it needs.
 /// Offered: the read tools (open or read access, read-only hints), [`EVERY_CONNECTION`], and
 /// each write whose scope the person approved ([`required_scope`]). Identity tools, keys,
@@ -517,6 +521,9 @@ pub const EVERY_CONNECTION: [&str; 3] =
 /// # Errors
 /// The scope the tool needs.
 pub fn offered(tool: &Tool, grant: &Grant) -> Result<(), &'static str> {
+    if KEY_TOOLS.contains(&tool.name) {
+        return Err(SCOPE_SELF_KEYED);
+    }
     if tool.hints.read_only && matches!(tool.access, Access::Open | Access::Read) {
         return Ok(());
     }

@@ -40,6 +40,13 @@ fn a_token_works_on_both_paths_and_lists_only_what_the_grant_offers() {
         );
         assert_eq!(init.status, 200, "{}", init.text);
         assert_eq!(init.json()["result"]["protocolVersion"], "2025-11-25");
+        // A hosted agent is not told to register a key or sign (decision 348).
+        let words = init.json()["result"]["instructions"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(words.contains("hosted agent"), "{words}");
+        assert!(!words.contains("register_challenge"), "{words}");
         let names = tool_names(&rpc(&app, path, access, "tools/list", json!({})));
         assert!(
             names.contains(&"discover_resources".to_owned()),
@@ -48,6 +55,8 @@ fn a_token_works_on_both_paths_and_lists_only_what_the_grant_offers() {
         assert!(names.contains(&"get_claims".to_owned()));
         for hidden in [
             "register_agent",
+            "register_challenge",
+            "get_signing_payload",
             "rotate_agent_key",
             "invite_agent",
             "create_thread",
@@ -84,6 +93,8 @@ fn a_token_works_on_both_paths_and_lists_only_what_the_grant_offers() {
     );
     assert_eq!(modern.status, 200, "{}", modern.text);
     assert_eq!(modern.json()["result"]["ttlMs"], 300_000);
+    // The list depends on the grant: no shared cache may keep it (decision 348).
+    assert_eq!(modern.json()["result"]["cacheScope"], "private");
 }
 
 #[test]
