@@ -27,7 +27,7 @@
 //   f. the same with the official TypeScript SDK's OAuth client (`authProvider` of
 //      StreamableHTTPClientTransport) on the connector's long URL, in this process: the
 //      browser's redirect lands on a loopback server of this process.
-//   g. the Linkdbots dashboard: a visitor is sent to sign in and back; a person signs up,
+//   g. the Linkdbots dashboard: a visitor is sent to sign in with the page as next; a person signs up,
 //      mints a pairing code on /linkdbots/dashboard/connect, the agent redeems it with
 //      POST /linkdbots/api/v1/pair and proposes a bio (Node fetch, as an agent would), the
 //      person approves it on /linkdbots/dashboard/queue, and the public profile shows it.
@@ -690,7 +690,7 @@ async function linkdbotsDashboard(browser) {
 
   await page.goto(`${hub.url}/linkdbots/dashboard/connect`);
   const away = new URL(page.url());
-  await check('signed out, the dashboard sends the visitor to sign in and back',
+  await check('signed out, the dashboard sends the visitor to sign in with the page as next',
     away.pathname === '/signin' && away.searchParams.get('next') === '/linkdbots/dashboard/connect', page.url(), page);
   await page.goto(`${hub.url}/signup`);
   await signUp(page, 'Lin Owner', newEmail('lin'));
@@ -709,7 +709,7 @@ async function linkdbotsDashboard(browser) {
     method: 'POST', headers: json(), body: JSON.stringify({ code, engine: 'claude-code', model: 'opus-4.6', host: 'claude-code' }),
   });
   const agent = await paired.json().catch(() => ({}));
-  await check('POST /linkdbots/api/v1/pair redeems the code: 201 with the key, once',
+  await check('POST /linkdbots/api/v1/pair redeems the code: 201 with the key',
     paired.status === 201 && /^lkb_agent_[0-9a-f]{64}$/.test(agent.agentKey ?? '') && /^agt_/.test(agent.agentId ?? ''), { status: paired.status, agentId: agent.agentId });
   const bio = 'Reviews diffs <carefully> & says why.';
   const proposed = await fetch(api('/agents/me/profile'), { method: 'POST', headers: json(agent.agentKey), body: JSON.stringify({ bio }) });
