@@ -27,6 +27,10 @@
 //   f. the same with the official TypeScript SDK's OAuth client (`authProvider` of
 //      StreamableHTTPClientTransport) on the connector's long URL, in this process: the
 //      browser's redirect lands on a loopback server of this process.
+//   g. the Linkdbots dashboard: a visitor is sent to sign in with the page as next; a person signs up,
+//      mints a pairing code on /linkdbots/dashboard/connect, the agent redeems it with
+//      POST /linkdbots/api/v1/pair and proposes a bio (Node fetch, as an agent would), the
+//      person approves it on /linkdbots/dashboard/queue, and the public profile shows it.
 // A failed check prints the page's URL and HTML; a scenario that throws prints the same and the
 // hub's log. Prints one line per check and, last, exactly `N passed, M failed`; exits 1 on any
 // failure. KD_CHROMIUM overrides the browser path.
@@ -677,6 +681,58 @@ async function tsOauthConnector(browser) {
 
 const started = Date.now();
 let browser;
+async function linkdbotsDashboard(browser) {
+  const hub = (current.hub = await startHub('linkdbots'));
+  const context = await openContext(browser);
+  const page = (current.page = await context.newPage());
+  const api = (path) => `${hub.url}/linkdbots/api/v1${path}`;
+  const json = (key) => ({ 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) });
+
+  await page.goto(`${hub.url}/linkdbots/dashboard/connect`);
+  const away = new URL(page.url());
+  await check('signed out, the dashboard sends the visitor to sign in with the page as next',
+    away.pathname === '/signin' && away.searchParams.get('next') === '/linkdbots/dashboard/connect', page.url(), page);
+  await page.goto(`${hub.url}/signup`);
+  await signUp(page, 'Lin Owner', newEmail('lin'));
+
+  await page.goto(`${hub.url}/linkdbots/dashboard/connect`);
+  await expectPage(page, 'the connect page offers a pairing code', 'Connect an agent', ['Codes left today: 10 of 10.']);
+  await page.getByLabel('Profile name').fill('Browser Miso');
+  const minted = await submit(page, page.getByRole('button', { name: 'Mint a pairing code' }));
+  const code = ((await page.locator('main p.code').first().textContent({ timeout: 5000 }).catch(() => '')) ?? '').trim();
+  await check('a pairing code is shown once, 8 characters (no I, L, O, 0, 1)',
+    minted?.status() === 200 && /^[A-HJKMNP-Z2-9]{8}$/.test(code), `${minted?.status()} ${code}`, page);
+  await expectPage(page, 'the code comes with the install command and the day\'s remaining codes', 'Connect an agent',
+    [`claude mcp add linkdbots -e LINKDBOTS_PAIRING_CODE=${code}`, '"LINKDBOTS_PAIRING_CODE"', 'Codes left today: 9 of 10.']);
+
+  const paired = await fetch(api('/pair'), {
+    method: 'POST', headers: json(), body: JSON.stringify({ code, engine: 'claude-code', model: 'opus-4.6', host: 'claude-code' }),
+  });
+  const agent = await paired.json().catch(() => ({}));
+  await check('POST /linkdbots/api/v1/pair redeems the code: 201 with the key',
+    paired.status === 201 && /^lkb_agent_[0-9a-f]{64}$/.test(agent.agentKey ?? '') && /^agt_/.test(agent.agentId ?? ''), { status: paired.status, agentId: agent.agentId });
+  const bio = 'Reviews diffs <carefully> & says why.';
+  const proposed = await fetch(api('/agents/me/profile'), { method: 'POST', headers: json(agent.agentKey), body: JSON.stringify({ bio }) });
+  const proposal = await proposed.json().catch(() => ({}));
+  await check('the agent proposes a bio: 202, waiting for its owner', proposed.status === 202 && proposal.status === 'pending', proposal);
+  const profile = async () => (await fetch(api(`/agents/${agent.agentId}/profile`))).json().catch(() => ({}));
+  const before = await profile();
+  await check('the public profile has the name from the code and no bio yet', before.name === 'Browser Miso' && before.bio == null, before);
+
+  await page.goto(`${hub.url}/linkdbots/dashboard/queue`);
+  await expectPage(page, 'the queue shows the exact proposed bio', 'Approval queue', ['profile from', bio, agent.handle ?? 'browser-miso']);
+  const approved = await submit(page, page.getByRole('button', { name: 'Approve' }));
+  const back = new URL(page.url());
+  await check('Approve redirects back to the queue (303, then 200)',
+    approved?.status() === 200 && back.pathname === '/linkdbots/dashboard/queue' && back.searchParams.get('done') === 'approved'
+      && (await approved.request().redirectedFrom()?.response())?.status() === 303, page.url(), page);
+  await expectPage(page, 'the queue says it is published and nothing waits', 'Approval queue',
+    ['Approved: the text is published.', 'Nothing is waiting for you.']);
+  const after = await profile();
+  await check('the public profile shows the approved bio', after.bio === bio, after);
+  return hub;
+}
+
 try {
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 60000 });
   console.log(`chromium ${browser.version()} (${CHROMIUM}), playwright-core`);
@@ -693,6 +749,7 @@ for (const [name, scenario] of [
   ['d. a first visit: home, sign up, forum, reply', forumFirstVisit],
   ['e. OAuth connector: the Python MCP SDK, approved in Chromium', oauthConnector],
   ['f. OAuth connector: the TypeScript MCP SDK, approved in Chromium', tsOauthConnector],
+  ['g. Linkdbots dashboard: mint, pair, propose, approve in Chromium', linkdbotsDashboard],
 ]) {
   console.log(`\n-- ${name}`);
   current = { page: null, hub: null, contexts: [] };

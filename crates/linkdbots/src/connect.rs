@@ -20,8 +20,9 @@ use crate::store::{self, AgentRow};
 use crate::teams_store::{self, ConnectRow, TeamRow};
 use crate::{ApiError, Linkdbots, is_identifier, prose, sha256_hex};
 
-/// Where a roster is approved, on the hub (the signed-in person's session).
-pub const CONNECT_PATH: &str = "/you/linkdbots/connect";
+/// Where a roster is approved: the hub's HTML page under [`crate::MOUNT`] (the spec's
+/// `https://linkdbots.com/connect`), behind the signed-in person's session (decision 330).
+pub const CONNECT_PATH: &str = "/linkdbots/connect";
 /// The most agents a roster reports.
 pub const AGENTS_MAX: usize = 20;
 /// The most teams a roster reports.

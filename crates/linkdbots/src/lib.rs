@@ -32,16 +32,22 @@
 //!   /api/v1/cards/{id}/comments` once approved, counted on each card.
 //! - What an owner controls ([`owner`]): pause, unpause, revoke, rotate a key, lower a daily
 //!   budget ([`owner::lower_budget`]; [`budget::limit`] is the cap in force).
-//! - Orgs and teams ([`teams`]): a person makes them of their own agents; `GET
-//!   /api/v1/teams/{id}`, `GET /api/v1/orgs/{handle}`, and each member's profile lists them.
-//!
+//! - Orgs and teams ([`teams`]): a person makes them of their own agents, adds and removes
+//!   members; `GET /api/v1/teams/{id}`, `GET /api/v1/orgs/{handle}`, and each member's profile
+//!   lists them.
+//! - Host keys ([`host_keys`]): a person registers ([`register_host_key`]), lists and revokes
+//!   the signing keys that make cards host-signed; a revoked key signs nothing.
+//! - Linkdbots' events in the hub's one log ([`events`], decision 345): pairings, cards and
+//!   published texts.
 //! - Its MCP server is a client of these routes and lives in the CLI: `karmadue
 //!   linkdbots-mcp` (`crates/cli/src/linkdbots_mcp/`); `karmadue linkdbots pairing-code`
 //!   mints a code with [`mint_pairing_code`] for a hub account by email.
 //!
-//! The person-side functions ([`pending`], [`approve`], [`register::claim`],
-//! [`connect::approve`], [`owner`], [`teams::create_org`]…) take the hub account id; the hub
-//! serves them behind its session under `/you/linkdbots/`.
+//! The person-side functions ([`mint_pairing_code`], [`pending`], [`approve`],
+//! [`register::claim`], [`connect::approve`], [`owner`], [`host_keys`],
+//! [`teams::create_org`]…) take the hub account id; the hub serves them behind its session as
+//! HTML pages (`/linkdbots/dashboard/…`, the claim page [`register::CLAIM_PATH`] and the roster
+//! page [`connect::CONNECT_PATH`]) and as JSON under `/you/linkdbots/`.
 //!
 //! Errors are `{"error": {"code", "message"}}` with a real status ([`ApiError`]). All SQL is in
 //! [`store`], [`queue_store`], [`owner_store`] and [`teams_store`].
@@ -56,6 +62,7 @@ pub mod doors;
 pub mod error;
 pub mod events;
 mod handlers;
+pub mod host_keys;
 pub mod import;
 pub mod learn;
 pub mod owner;

@@ -2,7 +2,7 @@
 //! "Keep working after its owner stops it", "An owner may lower any of them to zero", "An
 //! agent that loses one asks its human to rotate it"), decision 323. Library functions taking
 //! the hub account id, like [`crate::queue::approve`]; the hub serves them behind its session
-//! at `/you/linkdbots/agents`.
+//! at `/linkdbots/dashboard/agents` (and as JSON at `/you/linkdbots/agents`).
 //!
 //! - [`control`]: pause (`active` → `paused`), unpause (`paused` → `active`), revoke (either →
 //!   `revoked`, for good). [`crate::pairing::authenticate`] reads the status on every

@@ -59,3 +59,49 @@ pub fn budget_limit_count(conn: &Connection) -> Result<i64> {
         |row| row.get(0),
     )
 }
+
+/// A registered host signing key, as its owner lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostKeyRow {
+    /// The `hostKeyId` the person chose.
+    pub key_id: String,
+    /// The Ed25519 public key, base64url without padding.
+    pub public_key: String,
+    /// When it was registered, Unix milliseconds.
+    pub created_ms: i64,
+    /// When it was revoked, if it was.
+    pub revoked_ms: Option<i64>,
+}
+
+/// The host keys `owner_id` registered, oldest first, revoked ones included.
+pub fn host_keys_of(conn: &Connection, owner_id: &str) -> Result<Vec<HostKeyRow>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT key_id, public_key, created_ms, revoked_ms FROM linkdbots_host_keys
+         WHERE owner_id = ?1 ORDER BY created_ms, key_id",
+    )?;
+    statement
+        .query_map([owner_id], |row| {
+            Ok(HostKeyRow {
+                key_id: row.get(0)?,
+                public_key: row.get(1)?,
+                created_ms: row.get(2)?,
+                revoked_ms: row.get(3)?,
+            })
+        })?
+        .collect()
+}
+
+/// Revokes `owner_id`'s unrevoked host key `key_id` at `now_ms`; 0 when there is no such
+/// key of theirs or it was revoked already.
+pub fn revoke_host_key(
+    conn: &Connection,
+    owner_id: &str,
+    key_id: &str,
+    now_ms: i64,
+) -> Result<usize> {
+    conn.execute(
+        "UPDATE linkdbots_host_keys SET revoked_ms = ?3
+         WHERE key_id = ?1 AND owner_id = ?2 AND revoked_ms IS NULL",
+        params![key_id, owner_id, now_ms],
+    )
+}

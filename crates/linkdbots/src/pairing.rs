@@ -119,6 +119,20 @@ pub async fn mint_pairing_code(
     Ok(PairingCode { code, expires_ms })
 }
 
+/// How many more codes `person_id` may mint this UTC day (0 to [`CODES_PER_DAY`]), for the
+/// page that mints them.
+///
+/// # Errors
+/// [`ApiError::server`] when the store fails.
+pub async fn codes_left_today(store: &Store, person_id: &str) -> Result<i64, ApiError> {
+    let day = utc_day(store.clock().now_ms());
+    let person_id = person_id.to_owned();
+    let minted = store
+        .read(move |conn| store::codes_minted_on(conn, &person_id, &day).map_err(ApiError::from))
+        .await?;
+    Ok((CODES_PER_DAY - minted).max(0))
+}
+
 /// A checked `POST /api/v1/pair` body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PairRequest {

@@ -19,8 +19,9 @@ use crate::{ApiError, Linkdbots, prose, sha256_hex};
 /// How long a registration waits for its claim.
 pub const CLAIM_TTL_MS: i64 = 24 * 60 * 60 * 1000;
 
-/// Where a claim code is opened, on the hub (the signed-in person's session).
-pub const CLAIM_PATH: &str = "/you/linkdbots/claim";
+/// Where a claim code is opened: the hub's HTML claim page under [`crate::MOUNT`], behind the
+/// signed-in person's session (decision 330).
+pub const CLAIM_PATH: &str = "/linkdbots/claim";
 
 /// The one answer for a claim code that is not live.
 const NOT_LIVE: &str = "this claim link is not valid: it expired, was used, or never existed";

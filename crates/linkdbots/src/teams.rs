@@ -1,7 +1,8 @@
 //! Orgs and teams (spec "What is published": "an agent's … owner and teams"; "Reading": `GET
-//! /teams/{id}`, `GET /orgs/{handle}`), decision 324. A signed-in person makes an org (a
-//! public handle and a name), makes teams (in one of their orgs, or in none) and puts agents
-//! they own in them; the hub serves these behind its session at `/you/linkdbots/teams`.
+//! /teams/{id}`, `GET /orgs/{handle}`), decisions 324 and 334. A signed-in person makes an org
+//! (a public handle and a name), makes teams (in one of their orgs, or in none), puts agents
+//! they own in them and takes them out ([`remove_member`]); the hub serves these behind its
+//! session at `/linkdbots/dashboard/teams` (and as JSON at `/you/linkdbots/teams`).
 //! Anyone reads a team by its `tm_…` id and an org by its handle. What is published of the
 //! person is the display name they show on the hub, as on a profile (decision 300).
 
@@ -281,6 +282,39 @@ pub async fn add_member(
                 return Err(ApiError::conflict(format!(
                     "`{}` is in this team already",
                     agent.handle
+                )));
+            }
+            team_json(conn, &team)
+        })
+        .await?
+}
+
+/// `person_id` takes agent `agent_id` out of their team `team_id`: the team's public form.
+/// The agent stays theirs; a revoked agent may be taken out too.
+///
+/// # Errors
+/// [`ApiError::not_found`] for a team not theirs, or an agent that is not in that team.
+pub async fn remove_member(
+    store: &Store,
+    person_id: &str,
+    team_id: &str,
+    agent_id: &str,
+) -> Result<Value, ApiError> {
+    let (person_id, team_id, agent_id) = (
+        person_id.to_owned(),
+        team_id.to_owned(),
+        agent_id.to_owned(),
+    );
+    store
+        .write(move |txn| {
+            let conn = txn.conn();
+            let team = match teams_store::team(conn, &team_id)? {
+                Some(team) if team.owner_id == person_id => team,
+                _ => return Err(ApiError::not_found(format!("no team of yours `{team_id}`"))),
+            };
+            if !teams_store::remove_member(conn, &team.id, &agent_id)? {
+                return Err(ApiError::not_found(format!(
+                    "no agent `{agent_id}` in this team"
                 )));
             }
             team_json(conn, &team)

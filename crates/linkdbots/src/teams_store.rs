@@ -176,6 +176,15 @@ pub fn add_member(conn: &Connection, team_id: &str, agent_id: &str, now_ms: i64)
     .map(|inserted| inserted == 1)
 }
 
+/// Takes agent `agent_id` out of team `team_id`; false when it was not in it.
+pub fn remove_member(conn: &Connection, team_id: &str, agent_id: &str) -> Result<bool> {
+    conn.execute(
+        "DELETE FROM linkdbots_team_members WHERE team_id = ?1 AND agent_id = ?2",
+        params![team_id, agent_id],
+    )
+    .map(|removed| removed == 1)
+}
+
 /// The agents of team `team_id`, in the order they were added.
 pub fn members(conn: &Connection, team_id: &str) -> Result<Vec<AgentRow>> {
     let columns = AGENT_COLUMNS

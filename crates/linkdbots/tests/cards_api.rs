@@ -280,3 +280,52 @@ async fn a_card_signed_by_a_registered_host_key_lands_host_signed() {
     let again = kd_linkdbots::register_host_key(&hub.store, "person-2", "openmausbot-1", &public);
     assert_eq!(again.await.unwrap_err().status(), StatusCode::BAD_REQUEST);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_revoked_host_key_signs_nothing_and_only_its_owner_lists_or_revokes_it() {
+    let hub = hub();
+    let (agent_id, key) = hub.agent("person-1", "Miso").await;
+    let signing = ed25519_dalek::SigningKey::from_bytes(&[9u8; 32]);
+    let public = kd_protocol::b64::encode_url(signing.verifying_key().as_bytes());
+    kd_linkdbots::register_host_key(&hub.store, "person-1", "openmausbot-1", &public)
+        .await
+        .unwrap();
+    let listed = kd_linkdbots::host_keys::mine(&hub.store, "person-1")
+        .await
+        .unwrap();
+    assert_eq!(listed[0]["keyId"], "openmausbot-1");
+    assert_eq!(listed[0]["publicKey"], public.as_str());
+    assert_eq!(listed[0]["revokedAt"], Value::Null);
+    let others = kd_linkdbots::host_keys::mine(&hub.store, "person-2").await;
+    assert_eq!(others.unwrap(), json!([]));
+    let sent = card();
+    let input = kd_linkdbots::cards::read_card(sent.as_object().unwrap(), NOW_MS, true).unwrap();
+    let text = kd_linkdbots::cards::canonical_text(&agent_id, &input);
+    let signature = kd_protocol::b64::encode_url(&signing.sign(text.as_bytes()).to_bytes());
+    let post = json!({ "card": sent, "signature": { "hostKeyId": "openmausbot-1", "signatureB64": signature } })
+        .to_string();
+    let provenance = || async {
+        let (status, filed) = hub.call("POST", "/cards", Some(&key), &post).await;
+        assert_eq!(status, StatusCode::CREATED, "{filed}");
+        filed["provenance"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(provenance().await, "host-signed");
+    // Someone else's revoke is a 404 and changes nothing.
+    let refused = kd_linkdbots::host_keys::revoke(&hub.store, "person-2", "openmausbot-1").await;
+    assert_eq!(refused.unwrap_err().status(), StatusCode::NOT_FOUND);
+    assert_eq!(provenance().await, "host-signed");
+    let revoked = kd_linkdbots::host_keys::revoke(&hub.store, "person-1", "openmausbot-1")
+        .await
+        .unwrap();
+    assert_eq!(revoked["keyId"], "openmausbot-1");
+    assert_eq!(provenance().await, "self-reported");
+    let listed = kd_linkdbots::host_keys::mine(&hub.store, "person-1")
+        .await
+        .unwrap();
+    assert_eq!(listed[0]["revokedAt"], revoked["revokedAt"]);
+    // Revoked once; its id stays taken.
+    let again = kd_linkdbots::host_keys::revoke(&hub.store, "person-1", "openmausbot-1").await;
+    assert_eq!(again.unwrap_err().status(), StatusCode::NOT_FOUND);
+    let reused = kd_linkdbots::register_host_key(&hub.store, "person-1", "openmausbot-1", &public);
+    assert_eq!(reused.await.unwrap_err().status(), StatusCode::BAD_REQUEST);
+}

@@ -44,7 +44,7 @@ async fn a_person_approves_a_whole_roster_in_one_pass() {
     let code = answer["claimCode"].as_str().unwrap().to_owned();
     assert_eq!(
         answer["claimUrl"],
-        format!("/you/linkdbots/connect?code={code}").as_str()
+        format!("/linkdbots/connect?code={code}").as_str()
     );
     assert_eq!(answer["expiresAt"], "2026-10-12T06:26:40.000Z");
     assert_eq!(

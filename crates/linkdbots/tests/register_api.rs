@@ -59,7 +59,7 @@ async fn an_unclaimed_agent_publishes_nothing_until_a_person_claims_it() {
     let code = registered["claimCode"].as_str().unwrap().to_owned();
     assert_eq!(
         registered["claimUrl"],
-        format!("/you/linkdbots/claim?code={code}").as_str()
+        format!("/linkdbots/claim?code={code}").as_str()
     );
     let key = registered["pendingAgentKey"].as_str().unwrap().to_owned();
     assert!(key.starts_with("lkb_agent_"));

@@ -166,3 +166,48 @@ async fn refusals_make_no_org_team_or_membership() {
     }
     assert_eq!(counts(&hub).await, before);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_person_takes_an_agent_out_of_their_team_and_refusals_change_nothing() {
+    let hub = hub();
+    let (miso, _) = hub.agent("person-1", "Miso").await;
+    let (theirs, _) = hub.agent("person-2", "Other").await;
+    let (store, random) = (&hub.store, hub.lk.random.as_ref());
+    let team = teams::create_team(store, random, "person-1", "Reviewers", None)
+        .await
+        .unwrap();
+    let team_id = team["id"].as_str().unwrap();
+    teams::add_member(store, "person-1", team_id, &miso)
+        .await
+        .unwrap();
+    let before = counts(&hub).await;
+    // Someone else's team, an agent not in it, an unknown team: 404, nothing removed.
+    for (person, team, agent) in [
+        ("person-2", team_id, miso.as_str()),
+        ("person-1", team_id, theirs.as_str()),
+        ("person-1", "tm_nope", miso.as_str()),
+    ] {
+        let refused = teams::remove_member(store, person, team, agent).await;
+        assert_eq!(
+            refused.unwrap_err().code(),
+            "not_found",
+            "{person} {team} {agent}"
+        );
+    }
+    assert_eq!(counts(&hub).await, before);
+    let removed = teams::remove_member(store, "person-1", team_id, &miso)
+        .await
+        .unwrap();
+    assert_eq!(removed["members"], json!([]));
+    assert_eq!(counts(&hub).await, (before.0, before.1, before.2 - 1));
+    let (_, profile) = hub
+        .call("GET", &format!("/agents/{miso}/profile"), None, "")
+        .await;
+    assert_eq!(profile["teams"], json!([]));
+    let again = teams::remove_member(store, "person-1", team_id, &miso).await;
+    assert_eq!(again.unwrap_err().code(), "not_found");
+    // Out of the team, it can be put back.
+    teams::add_member(store, "person-1", team_id, &miso)
+        .await
+        .unwrap();
+}

@@ -75,6 +75,7 @@ fn routes(hub: &Hub) -> Listed {
     let router = oauth_routes(router);
     let router = page_routes(router);
     let router = person_routes(router);
+    let router = linkdbots_routes(router);
     log_routes(router)
 }
 
@@ -213,26 +214,6 @@ fn person_routes(router: Listed) -> Listed {
         .route("/you/requests", post(you::decide))
         .route("/you/agents", post(you::act))
         .route("/you/offers", post(you::decide_offer))
-        .route(
-            pages::linkdbots::QUEUE_PATH,
-            get(pages::linkdbots::queue).post(pages::linkdbots::decide),
-        )
-        .route(
-            pages::linkdbots::CLAIM_PATH,
-            get(pages::linkdbots::claim_page).post(pages::linkdbots::claim),
-        )
-        .route(
-            pages::linkdbots::AGENTS_PATH,
-            get(pages::linkdbots::agents).post(pages::linkdbots::control),
-        )
-        .route(
-            pages::linkdbots::TEAMS_PATH,
-            get(pages::linkdbots::teams).post(pages::linkdbots::make_team),
-        )
-        .route(
-            pages::linkdbots::CONNECT_PATH,
-            get(pages::linkdbots::connect_page).post(pages::linkdbots::connect),
-        )
         .route("/inbox", get(inbox::inbox_page).post(inbox::inbox_decide))
         .route(
             verify_help::VERIFY_HELP_PATH,
@@ -243,6 +224,38 @@ fn person_routes(router: Listed) -> Listed {
         .route(
             crate::people::findings::ADOPT_PATH,
             get(inbox::adopt_page).post(inbox::adopt),
+        )
+}
+
+/// The Linkdbots dashboard's pages (`pages::linkdbots`, decision 330): HTML under the
+/// Linkdbots mount (static paths, matched before the nested router's), and its JSON form under
+/// `/you/linkdbots/`.
+fn linkdbots_routes(router: Listed) -> Listed {
+    use pages::linkdbots::{self as lk, agents, claim, connect, host_keys, json, queue, teams};
+    router
+        .route(lk::DASH_CONNECT, get(connect::page).post(connect::mint))
+        .route(lk::DASH_QUEUE, get(queue::page).post(queue::decide))
+        .route(lk::DASH_AGENTS, get(agents::page).post(agents::control))
+        .route(
+            lk::DASH_HOST_KEYS,
+            get(host_keys::page).post(host_keys::act),
+        )
+        .route(lk::DASH_TEAMS, get(teams::page).post(teams::act))
+        .route(
+            kd_linkdbots::register::CLAIM_PATH,
+            get(claim::claim_page).post(claim::claim),
+        )
+        .route(
+            kd_linkdbots::connect::CONNECT_PATH,
+            get(claim::roster_page).post(claim::roster),
+        )
+        .route(lk::QUEUE_PATH, get(json::queue).post(json::decide))
+        .route(lk::CLAIM_PATH, get(json::claim_page).post(json::claim))
+        .route(lk::AGENTS_PATH, get(json::agents).post(json::control))
+        .route(lk::TEAMS_PATH, get(json::teams).post(json::make_team))
+        .route(
+            lk::CONNECT_PATH,
+            get(json::connect_page).post(json::connect),
         )
 }
 

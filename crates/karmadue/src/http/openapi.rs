@@ -79,6 +79,34 @@ pub const NOT_REST: &[(&str, &str)] = &[
         crate::http::pages::linkdbots::CONNECT_PATH,
         "the signed-in person's session (cookie and form token), not the API",
     ),
+    (
+        crate::http::pages::linkdbots::DASH_CONNECT,
+        "HTML form: the Linkdbots dashboard",
+    ),
+    (
+        crate::http::pages::linkdbots::DASH_QUEUE,
+        "HTML form: the Linkdbots dashboard",
+    ),
+    (
+        crate::http::pages::linkdbots::DASH_AGENTS,
+        "HTML form: the Linkdbots dashboard",
+    ),
+    (
+        crate::http::pages::linkdbots::DASH_HOST_KEYS,
+        "HTML form: the Linkdbots dashboard",
+    ),
+    (
+        crate::http::pages::linkdbots::DASH_TEAMS,
+        "HTML form: the Linkdbots dashboard",
+    ),
+    (
+        kd_linkdbots::register::CLAIM_PATH,
+        "HTML form: a registered agent's claim page",
+    ),
+    (
+        kd_linkdbots::connect::CONNECT_PATH,
+        "HTML form: a host's roster, approved at once",
+    ),
     ("/inbox", "HTML form"),
     (verify_help::VERIFY_HELP_PATH, "HTML form"),
     ("/verify-help/accept", "HTML form"),

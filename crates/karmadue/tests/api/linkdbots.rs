@@ -180,10 +180,14 @@ fn a_signed_in_person_reads_the_claim_page_and_claims_a_registered_agent() {
     let answer = registered.json();
     let claim_url = answer["claimUrl"].as_str().unwrap().to_owned();
     let code = answer["claimCode"].as_str().unwrap().to_owned();
+    // The claim URL leads to the HTML claim page; the JSON form stays at /you/linkdbots/claim.
     let path = format!("/you/linkdbots/claim?code={code}");
     let public_url = app.hub.config.public_url.trim_end_matches('/');
     assert!(public_url.starts_with("http"), "{public_url}");
-    assert_eq!(claim_url, format!("{public_url}{path}"));
+    assert_eq!(
+        claim_url,
+        format!("{public_url}/linkdbots/claim?code={code}")
+    );
     let bearer = format!("Bearer {}", answer["pendingAgentKey"].as_str().unwrap());
     let me = || {
         app.request(
@@ -328,7 +332,10 @@ fn a_signed_in_person_approves_a_connected_roster_in_one_pass() {
     let code = answer["claimCode"].as_str().unwrap().to_owned();
     let public_url = app.hub.config.public_url.trim_end_matches('/');
     let path = format!("/you/linkdbots/connect?code={code}");
-    assert_eq!(answer["claimUrl"], format!("{public_url}{path}").as_str());
+    assert_eq!(
+        answer["claimUrl"],
+        format!("{public_url}/linkdbots/connect?code={code}").as_str()
+    );
     let miso_key = answer["agents"][0]["pendingAgentKey"]
         .as_str()
         .unwrap()

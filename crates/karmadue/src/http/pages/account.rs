@@ -146,19 +146,21 @@ pub async fn signup_page(
 /// The `?next=` of the sign-in page: where to go once signed in.
 #[derive(Debug, Default, serde::Deserialize)]
 pub struct NextQuery {
-    /// A path of this hub; only `/oauth/authorize?…` and `/oauth/add-permission?…` are
-    /// followed (docs/decisions.md 311, 328).
+    /// A path of this hub; only `/oauth/authorize?…`, `/oauth/add-permission?…` and the
+    /// Linkdbots pages are followed (docs/decisions.md 311, 328, 330).
     #[serde(default)]
     next: String,
 }
 
 /// Where a sign-in lands: `next` when it is this hub's authorization request or
-/// add-a-permission screen (the OAuth connector sends a visitor to sign in and back), `/you`
-/// otherwise.
+/// add-a-permission screen (the OAuth connector sends a visitor to sign in and back) or one
+/// of the Linkdbots pages (decision 330), `/you` otherwise.
 fn landing(next: &str) -> &str {
     let authorize = format!("{}?", crate::connector::AUTHORIZE_PATH);
     let add = format!("{}?", crate::connector::permission::ADD_PERMISSION_PATH);
-    if (next.starts_with(&authorize) || next.starts_with(&add))
+    if (next.starts_with(&authorize)
+        || next.starts_with(&add)
+        || super::linkdbots::returns_here(next))
         && !next.contains(['\\', '\r', '\n'])
     {
         next

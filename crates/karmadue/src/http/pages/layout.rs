@@ -48,7 +48,7 @@ code{padding:0 .2rem;overflow-wrap:anywhere}table{border-collapse:collapse}\
 td,th{border:1px solid #ccc;padding:.3rem .5rem;text-align:left;vertical-align:top}\
 h2{margin-top:2.2rem;border-top:1px solid #ddd;padding-top:1rem}nav a{margin-right:1rem}\
 label{display:block;margin:.6rem 0}input[type=text],input[type=email],input[type=password]{display:block;width:100%;max-width:24rem;padding:.3rem}\
-.error{color:#a40000}.code{font:700 2rem ui-monospace,monospace;letter-spacing:.2rem}form.inline{display:inline}\
+.error{color:#a40000}.done{color:#1b5e20}nav.dash{margin:.5rem 0 1rem}.code{font:700 2rem ui-monospace,monospace;letter-spacing:.2rem}form.inline{display:inline}\
 .third-party{border-left:4px solid #d9a400;background:#fffbe6;padding:.4rem .75rem;margin:.5rem 0}\
 .tp-label{font-size:13px;color:#6b5800;text-transform:uppercase;letter-spacing:.04em}\
 .demo{background:#fde7e7;border:1px solid #c62828;padding:.5rem .75rem}dt{font-weight:600}dd{margin:0 0 .4rem 0}\

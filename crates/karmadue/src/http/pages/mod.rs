@@ -11,10 +11,11 @@
 //!   (`/you` and its forms), [`consent`] (`/oauth/consent`), [`inbox`] (`/inbox`,
 //!   `/findings/adopt`), [`verify_help`] (`/verify-help`). The rules live in
 //!   [`crate::people`] and [`crate::help::verification`]; these handlers read the form, call one
-//!   function and present the result. [`linkdbots`]: the person's Linkdbots approval queue,
-//!   the claim of a registered agent or a connected roster, their agents' controls, orgs and
-//!   teams, as JSON (`/you/linkdbots/queue`, `/claim`, `/connect`, `/agents`, `/teams`). Who is asking, the cookies and the CSRF checks are
-//!   [`session`]'s extractors.
+//!   function and present the result. [`linkdbots`]: the Linkdbots dashboard, HTML
+//!   (`/linkdbots/dashboard/connect`, `/queue`, `/agents`, `/host-keys`, `/teams`, the claim
+//!   page `/linkdbots/claim` and the roster page `/linkdbots/connect`), and the same as JSON
+//!   under `/you/linkdbots/`. Who is asking, the cookies and the CSRF checks are [`session`]'s
+//!   extractors.
 
 pub mod account;
 pub mod add_permission;

@@ -23,7 +23,7 @@ use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
 use kd_core::people::{Person, Session};
 use maud::html;
 
-use super::layout::{app_page, redirect};
+use super::layout::{app_page, redirect, redirect_to};
 use crate::hub::Hub;
 use crate::people::{self, AppError};
 
@@ -211,10 +211,19 @@ pub struct SignedInForm {
     pub form: Fields,
 }
 
-impl FromRequest<Arc<Hub>> for SignedInForm {
-    type Rejection = Response;
-
-    async fn from_request(request: Request, hub: &Arc<Hub>) -> Result<Self, Response> {
+impl SignedInForm {
+    /// The extractor's checks, with `signin` answering a visitor who is not signed in (the
+    /// extractor's is a 303 to `/signin`; a page that wants the visitor back passes
+    /// [`signin_then`]).
+    ///
+    /// # Errors
+    /// The form's own rejection, `signin()`, [`forbidden_form`] or the error page, before
+    /// anything is done.
+    pub async fn read(
+        request: Request,
+        hub: &Arc<Hub>,
+        signin: impl FnOnce() -> Response,
+    ) -> Result<Self, Response> {
         let jar = CookieJar::from_headers(request.headers());
         let form = Fields::read(request, hub).await?;
         match Visitor::of(hub, &jar).await {
@@ -222,10 +231,25 @@ impl FromRequest<Arc<Hub>> for SignedInForm {
                 Ok(Self { signed, form })
             }
             Ok(Visitor(Some(_))) => Err(forbidden_form(true)),
-            Ok(Visitor(None)) => Err(redirect("/signin")),
+            Ok(Visitor(None)) => Err(signin()),
             Err(error) => Err(error_page(&error, false)),
         }
     }
+}
+
+impl FromRequest<Arc<Hub>> for SignedInForm {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, hub: &Arc<Hub>) -> Result<Self, Response> {
+        Self::read(request, hub, || redirect("/signin")).await
+    }
+}
+
+/// `303 See Other` to `/signin?next=<back>`: a sign-in that returns to `back` (a path and
+/// query of this hub; the sign-in page follows only the paths it knows, decisions 311, 328,
+/// 330).
+pub fn signin_then(back: &str) -> Response {
+    redirect_to(&format!("/signin?next={}", super::authorize::encode(back)))
 }
 
 /// The sign-up or sign-in form, POSTed with the `kd_form` cookie: accepted when the cookie

@@ -1,15 +1,15 @@
-//! A signed-in person's Linkdbots approval queue, as JSON for a dashboard page to come
-//! (spec 003 "Agent-written prose waits for a human"; docs/decisions.md 301). The rules are
-//! `kd_linkdbots::{pending, approve, reject}`; this module only finds the person behind the
-//! session and passes their hub account id.
+//! The Linkdbots dashboard's JSON form, for a client that reads JSON (spec 003 "Agent-written
+//! prose waits for a human"; docs/decisions.md 301, 323–325): the same library calls as the
+//! HTML pages of [`super`], answered as JSON. The rules are `kd_linkdbots`'s; this module only
+//! finds the person behind the session and passes their hub account id.
 //!
 //! - `GET /you/linkdbots/queue`: `{csrf, items}` — the session's form token and the undecided
 //!   items of the agents the person owns (each with its text and `contentHash`).
 //! - `POST /you/linkdbots/queue` (form: `csrf`, `approval_id`, `content_hash`, `decision` =
 //!   approve | reject): the decision as JSON, or Linkdbots' `{"error": {code, message}}`.
 //!
-//! - `GET /you/linkdbots/claim?code=…` (the `claimUrl` of `POST
-//!   /linkdbots/api/v1/agents/register`): `{csrf, claim}` — the name and bio the unclaimed
+//! - `GET /you/linkdbots/claim?code=…` (the JSON form of the claim page the `claimUrl` of
+//!   `POST /linkdbots/api/v1/agents/register` leads to): `{csrf, claim}` — the name and bio the unclaimed
 //!   agent supplied, for the person to read before adopting it.
 //! - `POST /you/linkdbots/claim` (form: `csrf`, `code`): the person adopts the agent.
 //!
@@ -20,8 +20,8 @@
 //! - `GET /you/linkdbots/teams`: `{csrf, orgs, teams}` the person made; `POST` (form: `csrf`,
 //!   `action` = create_org (`handle`, `name`) | create_team (`name`, `org`?) | add_agent
 //!   (`team_id`, `agent_id`)): decisions.md 324.
-//! - `GET /you/linkdbots/connect?code=…` (the `claimUrl` of `POST /linkdbots/api/v1/connect`):
-//!   `{csrf, connect}` — the roster's names, bios and teams; `POST` (form: `csrf`, `code`)
+//! - `GET /you/linkdbots/connect?code=…` (the JSON form of the roster page the `claimUrl` of
+//!   `POST /linkdbots/api/v1/connect` leads to): `{csrf, connect}` — the roster's names, bios and teams; `POST` (form: `csrf`, `code`)
 //!   adopts the whole roster (decisions.md 325).
 //!
 //! Not signed in: 303 to `/signin`; a form whose `csrf` is not the session's: 403.
@@ -35,14 +35,15 @@ use axum::response::{IntoResponse, Response};
 use kd_linkdbots::ApiError;
 use serde_json::json;
 
-use super::session::{SignedIn, SignedInForm};
+use crate::http::pages::session::{SignedIn, SignedInForm};
 use crate::hub::Hub;
 
 /// Where the queue is read and decided.
 pub const QUEUE_PATH: &str = "/you/linkdbots/queue";
 
-/// Where a registered agent is claimed (`kd_linkdbots::register::CLAIM_PATH`).
-pub const CLAIM_PATH: &str = kd_linkdbots::register::CLAIM_PATH;
+/// Where a registered agent is claimed, as JSON (the HTML page is
+/// `kd_linkdbots::register::CLAIM_PATH`).
+pub const CLAIM_PATH: &str = "/you/linkdbots/claim";
 
 /// Where a person controls their agents.
 pub const AGENTS_PATH: &str = "/you/linkdbots/agents";
@@ -50,8 +51,9 @@ pub const AGENTS_PATH: &str = "/you/linkdbots/agents";
 /// Where a person makes orgs and teams.
 pub const TEAMS_PATH: &str = "/you/linkdbots/teams";
 
-/// Where a host's roster is approved (`kd_linkdbots::connect::CONNECT_PATH`).
-pub const CONNECT_PATH: &str = kd_linkdbots::connect::CONNECT_PATH;
+/// Where a host's roster is approved, as JSON (the HTML page is
+/// `kd_linkdbots::connect::CONNECT_PATH`).
+pub const CONNECT_PATH: &str = "/you/linkdbots/connect";
 
 /// The answer of a Linkdbots call: 200 with its JSON, or its error.
 fn json_or_error(result: Result<serde_json::Value, ApiError>) -> Response {
