@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -116,6 +117,10 @@ fn not_redirectable(error: &ConnectorError, signed_in: bool) -> Response {
     )
 }
 
+/// The longest `state` a client may send (docs/decisions.md 349): it is echoed in the
+/// redirect's `Location`.
+pub const MAX_STATE: usize = 1_000;
+
 /// The request's checks: the client and redirect URI (shown on the page when they fail),
 /// then the rest (sent back to the client). `Ok` holds the client's name and the resource.
 async fn checked(
@@ -123,6 +128,16 @@ async fn checked(
     request: &AuthRequest,
     signed_in: bool,
 ) -> Result<(String, String), Response> {
+    if request
+        .state
+        .as_ref()
+        .is_some_and(|state| state.len() > MAX_STATE)
+    {
+        let error = ConnectorError::InvalidRequest(
+            "state is at most 1,000 characters (it travels back in the redirect).".into(),
+        );
+        return Err(not_redirectable(&error, signed_in));
+    }
     let client = connector::check_client(hub, &request.client_id, &request.redirect_uri)
         .await
         .map_err(|error| not_redirectable(&error, signed_in))?;
@@ -136,9 +151,23 @@ async fn checked(
 pub async fn authorize_page(
     State(hub): State<Arc<Hub>>,
     Visitor(visitor): Visitor,
-    Query(request): Query<AuthRequest>,
+    query: Result<Query<AuthRequest>, QueryRejection>,
     uri: axum::http::Uri,
 ) -> Response {
+    let request = match query {
+        Ok(Query(request)) => request,
+        Err(rejection) => {
+            // A repeated or malformed parameter (OAuth 2.1 §4.1.2.1: shown, not redirected).
+            let words = rejection.body_text();
+            let words = words
+                .strip_prefix("Failed to deserialize query string: ")
+                .unwrap_or(&words);
+            let error = ConnectorError::InvalidRequest(format!(
+                "The request's parameters cannot be read: {words}."
+            ));
+            return not_redirectable(&error, visitor.is_some());
+        }
+    };
     let (client_name, _) = match checked(&hub, &request, visitor.is_some()).await {
         Ok(checked) => checked,
         Err(response) => return response,
@@ -150,6 +179,19 @@ pub async fn authorize_page(
         return redirect_to(&format!("/signin?next={}", encode(back)));
     };
     consent_screen(&request, &client_name, &signed)
+}
+
+/// Whether a switch starts on: as the app asked when its request names scopes (a scope it did
+/// not ask for starts off), else the switch's default (docs/decisions.md 349).
+fn preselected(request: &AuthRequest, scope: &str, default: bool) -> bool {
+    match request
+        .scope
+        .as_deref()
+        .filter(|asked| !asked.trim().is_empty())
+    {
+        Some(asked) => asked.split_whitespace().any(|asked| asked == scope),
+        None => default,
+    }
 }
 
 fn consent_screen(request: &AuthRequest, client_name: &str, signed: &SignedIn) -> Response {
@@ -183,7 +225,8 @@ fn consent_screen(request: &AuthRequest, client_name: &str, signed: &SignedIn) -
                 @for (field, scope, words, on) in SWITCHES {
                     li {
                         label {
-                            input type="checkbox" name=(field) value="on" checked[on];
+                            input type="checkbox" name=(field) value="on"
+                                checked[preselected(request, scope, on)];
                             " " (words) " (" (scope) ")"
                         }
                     }

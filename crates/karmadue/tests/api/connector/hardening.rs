@@ -131,3 +131,49 @@ fn an_oauth_token_on_the_rest_endpoint_is_wrong_endpoint() {
     }
     assert_eq!(app.log_len(), before);
 }
+
+#[test]
+fn the_authorize_page_reads_scopes_caps_state_and_explains_a_repeated_parameter() {
+    let app = TestApp::start();
+    let client_id = client(&app);
+    let browser = person(&app, "maya@example.org");
+    let base = authorize_path(&app, &client_id);
+    // Asked for listings only: that switch starts on, outcomes off.
+    let reply = browser.get(&format!("{base}&scope={}", encode("kd.listings.write")));
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert!(
+        reply.text.contains(r#"name="listings" value="on" checked"#),
+        "{}",
+        reply.text
+    );
+    assert!(!reply.text.contains(r#"name="outcomes" value="on" checked"#));
+    // No scope: the defaults (outcomes on).
+    let reply = browser.get(&base);
+    assert!(reply.text.contains(r#"name="outcomes" value="on" checked"#));
+    assert!(!reply.text.contains(r#"name="listings" value="on" checked"#));
+    // A state too long to send back, and a repeated parameter: a page, never a redirect.
+    let long = browser.get(&base.replace("state=xyz", &format!("state={}", "s".repeat(1_001))));
+    assert_eq!(long.status, 400, "{}", long.text);
+    assert!(long.header("location").is_none());
+    assert!(
+        long.text.contains("state is at most 1,000 characters"),
+        "{}",
+        long.text
+    );
+    let repeated = browser.get(&format!("{base}&client_id=kdcl_other"));
+    assert_eq!(repeated.status, 400, "{}", repeated.text);
+    assert!(repeated.header("location").is_none());
+    assert!(
+        repeated
+            .header("content-type")
+            .unwrap()
+            .starts_with("text/html"),
+        "{:?}",
+        repeated.headers
+    );
+    assert!(
+        repeated.text.contains("cannot be read"),
+        "{}",
+        repeated.text
+    );
+}
