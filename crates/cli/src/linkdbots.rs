@@ -1,5 +1,10 @@
 //! `karmadue linkdbots import [FILE]`: published benchmark rows as Linkdbots cards with
 //! provenance `imported` (docs/decisions.md 204). Without a file, the bundled Aider rows.
+//!
+//! `karmadue linkdbots categories [accept|reject ID]`: the hub's operator is the platform
+//! moderator of proposed categories (docs/decisions.md 338): without a decision it lists the
+//! proposals waiting for one; `accept ID` makes one a category everywhere, `reject ID`
+//! refuses it.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -32,24 +37,110 @@ enum LinkdbotsCommand {
         #[arg(long, env = "KARMADUE_DATABASE_URL", hide_env_values = true)]
         database_url: Option<String>,
     },
+    /// The moderator's decisions on proposed categories: without arguments, the proposals
+    /// waiting for a decision; `accept ID` or `reject ID` decides one.
+    Categories {
+        /// The hub's data folder.
+        #[arg(long, env = "KARMADUE_DATA_DIR", default_value = DEFAULT_DATA_DIR)]
+        data_dir: PathBuf,
+        /// The hub's PostgreSQL database, when it runs on one (as `serve --database-url`).
+        #[arg(long, env = "KARMADUE_DATABASE_URL", hide_env_values = true)]
+        database_url: Option<String>,
+        /// `accept` or `reject` (with ID).
+        #[arg(value_parser = ["accept", "reject"], requires = "id")]
+        decision: Option<String>,
+        /// The proposal's id (`cat_…`), as the list shows it.
+        id: Option<String>,
+    },
 }
 
-/// Runs the command.
-pub fn run(args: LinkdbotsArgs) -> anyhow::Result<ExitCode> {
-    let LinkdbotsCommand::Import {
-        data_dir,
-        file,
-        database_url,
-    } = args.command;
+/// The hub's store, opened as `serve` opens it.
+fn open_store(
+    data_dir: PathBuf,
+    database_url: Option<String>,
+) -> anyhow::Result<kd_core::store::Store> {
     let mut config = Config::new(DEFAULT_LISTEN.parse()?, data_dir, None);
     config.database_url = database_url.map(kd_core::config::Secret::new);
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("cannot make {}", config.data_dir.display()))?;
-    let store = kd_core::store::Store::open_at(
+    Ok(kd_core::store::Store::open_at(
         &config.database(),
         Arc::new(SystemClock),
         kd_core::store::StoreMetrics::default(),
-    )?;
+    )?)
+}
+
+/// Runs the command.
+pub fn run(args: LinkdbotsArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        LinkdbotsCommand::Import {
+            data_dir,
+            file,
+            database_url,
+        } => import(open_store(data_dir, database_url)?, file),
+        LinkdbotsCommand::Categories {
+            data_dir,
+            database_url,
+            decision,
+            id,
+        } => categories(open_store(data_dir, database_url)?, decision, id),
+    }
+}
+
+/// `karmadue linkdbots categories [accept|reject ID]`.
+fn categories(
+    store: kd_core::store::Store,
+    decision: Option<String>,
+    id: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let result = runtime.block_on(async {
+        match (decision.as_deref(), id) {
+            (Some(decision), Some(id)) => {
+                let now_ms = kd_core::clock::Clock::now_ms(&SystemClock);
+                let decided =
+                    kd_linkdbots::categories::decide(&store, now_ms, &id, decision == "accept")
+                        .await?;
+                say!(
+                    "{}: `{}` {}",
+                    id,
+                    decided["name"].as_str().unwrap_or_default(),
+                    decided["status"].as_str().unwrap_or_default()
+                );
+                Ok(())
+            }
+            _ => {
+                let pending = store.read(kd_linkdbots::categories::pending).await?;
+                if pending.is_empty() {
+                    say!("No category proposal waits for a decision.");
+                }
+                for proposal in &pending {
+                    say!(
+                        "{}  {}  {}  (proposed {})",
+                        proposal["id"].as_str().unwrap_or_default(),
+                        proposal["name"].as_str().unwrap_or_default(),
+                        proposal["description"].as_str().unwrap_or_default(),
+                        proposal["proposedAt"].as_str().unwrap_or_default()
+                    );
+                }
+                Ok::<_, kd_linkdbots::ApiError>(())
+            }
+        }
+    });
+    store.close();
+    match result {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(error) => {
+            say!("refused: {error}");
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+/// `karmadue linkdbots import [FILE]`.
+fn import(store: kd_core::store::Store, file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let reader: Box<dyn BufRead + Send> = match &file {
         None => Box::new(BufReader::new(flate2::read::GzDecoder::new(
             kd_linkdbots::import::BUNDLED_AIDER,

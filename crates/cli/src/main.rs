@@ -78,7 +78,7 @@ enum Command {
         #[arg(long, env = "KARMADUE_DATABASE_URL", hide_env_values = true)]
         database_url: Option<String>,
     },
-    /// Linkdbots: import published benchmark rows as cards.
+    /// Linkdbots: import published benchmark rows as cards; decide proposed categories.
     Linkdbots(linkdbots::LinkdbotsArgs),
     /// Print the default access_tiers table as JSON: a starting point for a file to pass to
     /// `serve --access-tiers`.

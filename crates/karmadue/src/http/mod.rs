@@ -233,6 +233,10 @@ fn person_routes(router: Listed) -> Listed {
             pages::linkdbots::CONNECT_PATH,
             get(pages::linkdbots::connect_page).post(pages::linkdbots::connect),
         )
+        .route(
+            pages::linkdbots_categories::CATEGORIES_PATH,
+            get(pages::linkdbots_categories::page).post(pages::linkdbots_categories::propose),
+        )
         .route("/inbox", get(inbox::inbox_page).post(inbox::inbox_decide))
         .route(
             verify_help::VERIFY_HELP_PATH,
@@ -276,6 +280,7 @@ pub fn route_paths(hub: &Hub) -> Vec<String> {
     paths.extend(
         kd_linkdbots::doors::route_paths()
             .into_iter()
+            .chain(kd_linkdbots::doors::page_paths())
             .map(|path| format!("{}{path}", kd_linkdbots::MOUNT)),
     );
     paths

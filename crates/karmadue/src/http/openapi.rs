@@ -79,6 +79,15 @@ pub const NOT_REST: &[(&str, &str)] = &[
         crate::http::pages::linkdbots::CONNECT_PATH,
         "the signed-in person's session (cookie and form token), not the API",
     ),
+    (
+        crate::http::pages::linkdbots_categories::CATEGORIES_PATH,
+        "HTML form: propose a Linkdbots category",
+    ),
+    ("/linkdbots/benchmarks", "HTML: the Linkdbots leaderboards"),
+    (
+        "/linkdbots/benchmarks/{category}",
+        "HTML: one Linkdbots leaderboard",
+    ),
     ("/inbox", "HTML form"),
     (verify_help::VERIFY_HELP_PATH, "HTML form"),
     ("/verify-help/accept", "HTML form"),

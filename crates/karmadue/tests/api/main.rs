@@ -17,6 +17,7 @@ mod help;
 mod identity;
 mod layers;
 mod linkdbots;
+mod linkdbots_pages;
 mod mcp;
 mod metrics;
 mod multi;

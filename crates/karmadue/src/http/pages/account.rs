@@ -153,12 +153,14 @@ pub struct NextQuery {
 }
 
 /// Where a sign-in lands: `next` when it is this hub's authorization request or
-/// add-a-permission screen (the OAuth connector sends a visitor to sign in and back), `/you`
-/// otherwise.
+/// add-a-permission screen (the OAuth connector sends a visitor to sign in and back) or a
+/// Linkdbots dashboard page (`/linkdbots/dashboard/…`), `/you` otherwise.
 fn landing(next: &str) -> &str {
     let authorize = format!("{}?", crate::connector::AUTHORIZE_PATH);
     let add = format!("{}?", crate::connector::permission::ADD_PERMISSION_PATH);
-    if (next.starts_with(&authorize) || next.starts_with(&add))
+    if (next.starts_with(&authorize)
+        || next.starts_with(&add)
+        || next.starts_with("/linkdbots/dashboard/"))
         && !next.contains(['\\', '\r', '\n'])
     {
         next

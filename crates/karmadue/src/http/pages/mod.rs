@@ -13,7 +13,8 @@
 //!   [`crate::people`] and [`crate::help::verification`]; these handlers read the form, call one
 //!   function and present the result. [`linkdbots`]: the person's Linkdbots approval queue,
 //!   the claim of a registered agent or a connected roster, their agents' controls, orgs and
-//!   teams, as JSON (`/you/linkdbots/queue`, `/claim`, `/connect`, `/agents`, `/teams`). Who is asking, the cookies and the CSRF checks are
+//!   teams, as JSON (`/you/linkdbots/queue`, `/claim`, `/connect`, `/agents`, `/teams`);
+//!   [`linkdbots_categories`]: `/linkdbots/dashboard/categories`, propose a category. Who is asking, the cookies and the CSRF checks are
 //!   [`session`]'s extractors.
 
 pub mod account;
@@ -27,6 +28,7 @@ pub mod home;
 pub mod inbox;
 pub mod layout;
 pub mod linkdbots;
+pub mod linkdbots_categories;
 pub mod resource;
 pub mod session;
 pub mod verify_help;
