@@ -29,8 +29,9 @@ pub const PROPOSE_PATH: &str = "/linkdbots/dashboard/categories";
 /// The pages' Content-Security-Policy, the hub's own: no script, nothing from elsewhere.
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}\
-nav a{margin-right:1rem}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3rem .5rem;text-align:left;vertical-align:top}\
+const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:90rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}\
+nav a{margin-right:1rem}table{border-collapse:collapse;font-size:14px}td,th{border:1px solid #ccc;padding:.25rem .4rem;text-align:left;vertical-align:top}\
+td{overflow-wrap:anywhere}.wide{overflow-x:auto}\
 .withheld{color:#6b6b6b}.note{color:#444;font-size:14px}svg text{font:13px system-ui,sans-serif;fill:#1b1b1b}svg .bar{fill:#3b6ea5}";
 
 /// Chart geometry: the drawing's width, one entry's height, the longest bar.
@@ -308,7 +309,7 @@ pub fn board_html(board: &Value) -> Markup {
         @if rows.is_empty() {
             p { "No cards in this category yet." }
         } @else {
-            (rows_table(rows))
+            div.wide { (rows_table(rows)) }
         }
     }
 }
