@@ -31,6 +31,12 @@
 //      mints a pairing code on /linkdbots/dashboard/connect, the agent redeems it with
 //      POST /linkdbots/api/v1/pair and proposes a bio (Node fetch, as an agent would), the
 //      person approves it on /linkdbots/dashboard/queue, and the public profile shows it.
+//   h. the Linkdbots leaderboards: `karmadue linkdbots import` (the bundled Aider rows) into the
+//      hub's folder before it starts; the index lists the categories with their cards, a
+//      category's page shows each row's success rate beside "outcome known on N of M cards"
+//      and an inline SVG chart with one bar per row that has a cost per successful run (as
+//      many as the JSON leaderboard's rows with one), and no script; then a signed-in person
+//      proposes a category at /linkdbots/dashboard/categories and sees it waiting.
 // A failed check prints the page's URL and HTML; a scenario that throws prints the same and the
 // hub's log. Prints one line per check and, last, exactly `N passed, M failed`; exits 1 on any
 // failure. KD_CHROMIUM overrides the browser path.
@@ -132,8 +138,9 @@ async function submit(page, locator) {
 
 /** Starts a hub in a throwaway folder; `catalog` loads the bundled catalog on first start
  *  (what the admission test draws its listings from). */
-async function startHub(name, { catalog = false } = {}) {
+async function startHub(name, { catalog = false, prepare = null } = {}) {
   const data = mkdtempSync(join(WORK, `${name}-`));
+  if (prepare) await prepare(join(data, 'data'));
   const child = spawn(
     HUB_BIN,
     [
@@ -677,6 +684,64 @@ async function tsOauthConnector(browser) {
   return hub;
 }
 
+/** Runs `karmadue ARGS…` (an operator's command); resolves with its exit code and output. */
+function hubCli(...args) {
+  return new Promise((resolve) => {
+    execFile(HUB_BIN, args, { timeout: 120000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (error.code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** g. The Linkdbots leaderboards after an import, and a category proposed by a person. */
+async function linkdbotsBoards(browser) {
+  let imported = null;
+  const hub = (current.hub = await startHub('boards', {
+    prepare: async (dataDir) => {
+      imported = await hubCli('linkdbots', 'import', '--data-dir', dataDir);
+    },
+  }));
+  await check('karmadue linkdbots import loads the bundled Aider rows', imported?.code === 0 && /cards imported/.test(imported.stdout),
+    `${imported?.stdout}${imported?.stderr}`);
+  const context = await openContext(browser);
+  const page = (current.page = await context.newPage());
+  const index = await page.goto(`${hub.url}/linkdbots/benchmarks`);
+  await check('GET /linkdbots/benchmarks answers 200', index?.status() === 200, index?.status(), page);
+  await expectPage(page, 'the index lists the categories', 'Leaderboards', ['code.feature', 'code.refactor', 'Cards']);
+  await submit(page, page.getByRole('link', { name: 'code.feature', exact: true }));
+  await expectPage(page, 'a category\'s leaderboard opens from the index', 'code.feature', ['Cost per successful run', 'Success rate']);
+  const first = page.locator('tr.row').first();
+  const rate = (await first.locator('td.rate').innerText()).trim();
+  const coverage = (await first.locator('td.coverage').innerText()).trim();
+  await check('the first row shows its success rate beside its coverage',
+    /^\d+%$/.test(rate) && /^outcome known on \d+ of \d+ cards$/.test(coverage), `${rate} | ${coverage}`, page);
+  const api = await (await fetch(`${hub.url}/linkdbots/api/v1/benchmarks/code.feature`)).json();
+  const costed = api.rows.filter((row) => typeof row.costPerSuccessUsd === 'number').length;
+  const bars = await page.locator('svg.chart rect.bar').count();
+  const costCells = await page.locator('tr.row td.cost').evaluateAll((cells) => cells.filter((cell) => cell.textContent.startsWith('$')).length);
+  await check('the SVG chart has one bar per row with a cost per successful run',
+    bars > 0 && bars === costed && bars === costCells, `bars ${bars}, rows with a cost ${costed}, cost cells ${costCells}`, page);
+  const label = await page.locator('svg.chart text').nth(1).textContent();
+  await check('each bar\'s figure sits beside its success rate and coverage',
+    /per successful run · \d+% success · outcome known on \d+ of \d+ cards/.test(label ?? ''), label, page);
+  const scripts = await page.evaluate(() => document.scripts.length);
+  await check('the leaderboard page runs no script', scripts === 0, scripts, page);
+
+  // A person proposes a category; it waits for the operator.
+  const dashboard = await page.goto(`${hub.url}/linkdbots/dashboard/categories`);
+  await check('signed out, the dashboard sends to sign in and back', new URL(page.url()).pathname === '/signin'
+    && new URL(page.url()).searchParams.get('next') === '/linkdbots/dashboard/categories', `${dashboard?.status()} ${page.url()}`, page);
+  await submit(page, page.getByRole('link', { name: 'Sign up', exact: true }).first());
+  await signUp(page, 'Board Person', newEmail('boards'));
+  await page.goto(`${hub.url}/linkdbots/dashboard/categories`);
+  await expectPage(page, 'the categories page lists the live list', 'Linkdbots categories', ['code.review', 'You have not proposed a category.']);
+  await page.getByLabel('Name (as cards will spell it, e.g. code.lint)').fill('code.lint');
+  await page.getByLabel('What it covers (one line)').fill('Run linters and fix what they flag');
+  await submit(page, page.getByRole('button', { name: 'Propose' }));
+  await expectPage(page, 'the proposal waits for a decision', 'Linkdbots categories', ['code.lint', 'Run linters and fix what they flag', 'proposed']);
+  return hub;
+}
+
 // ---- run -----------------------------------------------------------------------------------
 
 const started = Date.now();
@@ -750,6 +815,7 @@ for (const [name, scenario] of [
   ['e. OAuth connector: the Python MCP SDK, approved in Chromium', oauthConnector],
   ['f. OAuth connector: the TypeScript MCP SDK, approved in Chromium', tsOauthConnector],
   ['g. Linkdbots dashboard: mint, pair, propose, approve in Chromium', linkdbotsDashboard],
+  ['h. Linkdbots leaderboards after an import, a category proposed', linkdbotsBoards],
 ]) {
   console.log(`\n-- ${name}`);
   current = { page: null, hub: null, contexts: [] };

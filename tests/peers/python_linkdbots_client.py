@@ -6,7 +6,7 @@ compared with the hub's GET /linkdbots/api/v1/benchmarks/{category} answer.
 Plain Python 3 (standard library only). It makes a throwaway data folder, runs
 `karmadue linkdbots import` there (the bundled rows), starts a hub on it (port 0, read back from
 the banner), and for `code.feature` and `code.refactor` recomputes, from
-data/linkdbots/aider-costs.jsonl.gz and docs/decisions.md 203 and 204 alone (and for
+data/linkdbots/aider-costs.jsonl.gz and docs/decisions.md 203, 204 and 335 alone (and for
 `code.bugfix`, from a SWE-bench-shaped file it writes and imports, and decision 344):
 
 1. the rows (model, engine, host) and their card counts after outliers;
@@ -65,7 +65,8 @@ def cards_of(row: dict) -> list[dict]:
         if passes is not None:
             break
     passes = max(0, min(passes, cases))
-    cost = None if row.get("total_cost") is None else half_up(row["total_cost"] * 1_000_000)
+    # A published total of 0 is a cost nobody recorded: unknown (decision 335).
+    cost = None if not row.get("total_cost") else half_up(row["total_cost"] * 1_000_000)
     prompt, completion = row.get("prompt_tokens"), row.get("completion_tokens")
     category = "code.refactor" if row["leaderboard"] == "refactor_leaderboard" else "code.feature"
     key = (

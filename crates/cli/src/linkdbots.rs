@@ -1,7 +1,13 @@
 //! `karmadue linkdbots import [FILE]`: published benchmark rows as Linkdbots cards with
 //! provenance `imported` (docs/decisions.md 204, 344). Without a file, the bundled Aider rows.
+//!
 //! `karmadue linkdbots pairing-code --email --name`: the operator's way to mint a pairing code
 //! for a hub account (docs/decisions.md 343).
+//!
+//! `karmadue linkdbots categories [accept|reject ID]`: the hub's operator is the platform
+//! moderator of proposed categories (docs/decisions.md 338): without a decision it lists the
+//! proposals waiting for one; `accept ID` makes one a category everywhere, `reject ID`
+//! refuses it.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -35,6 +41,21 @@ enum LinkdbotsCommand {
         #[arg(long, env = "KARMADUE_DATABASE_URL", hide_env_values = true)]
         database_url: Option<String>,
     },
+    /// The moderator's decisions on proposed categories: without arguments, the proposals
+    /// waiting for a decision; `accept ID` or `reject ID` decides one.
+    Categories {
+        /// The hub's data folder.
+        #[arg(long, env = "KARMADUE_DATA_DIR", default_value = DEFAULT_DATA_DIR)]
+        data_dir: PathBuf,
+        /// The hub's PostgreSQL database, when it runs on one (as `serve --database-url`).
+        #[arg(long, env = "KARMADUE_DATABASE_URL", hide_env_values = true)]
+        database_url: Option<String>,
+        /// `accept` or `reject` (with ID).
+        #[arg(value_parser = ["accept", "reject"], requires = "id")]
+        decision: Option<String>,
+        /// The proposal's id (`cat_…`), as the list shows it.
+        id: Option<String>,
+    },
     /// Mint a pairing code for the hub account with EMAIL, carrying the profile's display
     /// NAME (as the account's signed-in person would: single use, 15 minutes, 10 a day per
     /// account). Prints the code alone on stdout. Safe while the hub runs.
@@ -54,24 +75,7 @@ enum LinkdbotsCommand {
     },
 }
 
-/// Runs the command.
-pub fn run(args: LinkdbotsArgs) -> anyhow::Result<ExitCode> {
-    match args.command {
-        LinkdbotsCommand::Import {
-            data_dir,
-            file,
-            database_url,
-        } => import(data_dir, file, database_url),
-        LinkdbotsCommand::PairingCode {
-            data_dir,
-            database_url,
-            email,
-            name,
-        } => pairing_code(data_dir, database_url, &email, &name),
-    }
-}
-
-/// The hub's store in `data_dir` (or at `database_url`), made when missing.
+/// The hub's store, opened as `serve` opens it.
 fn open_store(
     data_dir: PathBuf,
     database_url: Option<String>,
@@ -85,6 +89,29 @@ fn open_store(
         Arc::new(SystemClock),
         kd_core::store::StoreMetrics::default(),
     )?)
+}
+
+/// Runs the command.
+pub fn run(args: LinkdbotsArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        LinkdbotsCommand::Import {
+            data_dir,
+            file,
+            database_url,
+        } => import(open_store(data_dir, database_url)?, file),
+        LinkdbotsCommand::Categories {
+            data_dir,
+            database_url,
+            decision,
+            id,
+        } => categories(open_store(data_dir, database_url)?, decision, id),
+        LinkdbotsCommand::PairingCode {
+            data_dir,
+            database_url,
+            email,
+            name,
+        } => pairing_code(data_dir, database_url, &email, &name),
+    }
 }
 
 /// Mints a pairing code for the account with `email`; refuses an address with no account
@@ -127,13 +154,60 @@ fn pairing_code(
     Ok(ExitCode::SUCCESS)
 }
 
-/// `karmadue linkdbots import`.
-fn import(
-    data_dir: PathBuf,
-    file: Option<PathBuf>,
-    database_url: Option<String>,
+/// `karmadue linkdbots categories [accept|reject ID]`.
+fn categories(
+    store: kd_core::store::Store,
+    decision: Option<String>,
+    id: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    let store = open_store(data_dir, database_url)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let result = runtime.block_on(async {
+        match (decision.as_deref(), id) {
+            (Some(decision), Some(id)) => {
+                let now_ms = kd_core::clock::Clock::now_ms(&SystemClock);
+                let decided =
+                    kd_linkdbots::categories::decide(&store, now_ms, &id, decision == "accept")
+                        .await?;
+                say!(
+                    "{}: `{}` {}",
+                    id,
+                    decided["name"].as_str().unwrap_or_default(),
+                    decided["status"].as_str().unwrap_or_default()
+                );
+                Ok(())
+            }
+            _ => {
+                let pending = store.read(kd_linkdbots::categories::pending).await?;
+                if pending.is_empty() {
+                    say!("No category proposal waits for a decision.");
+                }
+                for proposal in &pending {
+                    say!(
+                        "{}  {}  {}  (proposed {})",
+                        proposal["id"].as_str().unwrap_or_default(),
+                        proposal["name"].as_str().unwrap_or_default(),
+                        proposal["description"].as_str().unwrap_or_default(),
+                        proposal["proposedAt"].as_str().unwrap_or_default()
+                    );
+                }
+                Ok::<_, kd_linkdbots::ApiError>(())
+            }
+        }
+    });
+    store.close();
+    match result {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(error) => {
+            say!("refused: {error}");
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+/// `karmadue linkdbots import [FILE]`.
+fn import(store: kd_core::store::Store, file: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let reader: Box<dyn BufRead + Send> = match &file {
         None => Box::new(BufReader::new(flate2::read::GzDecoder::new(
             kd_linkdbots::import::BUNDLED_AIDER,

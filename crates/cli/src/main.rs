@@ -79,7 +79,8 @@ enum Command {
         #[arg(long, env = "KARMADUE_DATABASE_URL", hide_env_values = true)]
         database_url: Option<String>,
     },
-    /// Linkdbots: import published benchmark rows as cards; mint a pairing code.
+    /// Linkdbots: import published benchmark rows as cards; mint a pairing code; decide
+    /// proposed categories.
     Linkdbots(linkdbots::LinkdbotsArgs),
     /// The Linkdbots MCP server over stdio (newline-delimited JSON-RPC): the Linkdbots API at
     /// LINKDBOTS_API_URL as tools, agent-written text wrapped in <untrusted_content>, the key

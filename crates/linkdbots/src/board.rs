@@ -17,6 +17,10 @@
 //!    carry a cost (and its successes), the tokens figure over those that carry tokens: a card
 //!    without the figure is on neither side of that fraction.
 //!
+//! 5. Rows rank by [`rank`] (decision 335): rows whose evidence is mostly host-signed first
+//!    (tier 1), then the other rows with a cost per successful run (tier 2), each tier by
+//!    cost per successful run, cheapest first; rows without one last (tier 3), by cards.
+//!
 //! The category's summary is the same arithmetic over every row's cards together.
 
 use std::collections::BTreeMap;
@@ -144,6 +148,10 @@ pub fn figures(cards: &[&CardRow]) -> Value {
         (None, None)
     };
     let provenance = |word: &str| cards.iter().filter(|card| card.provenance == word).count();
+    let signed_outcomes = known
+        .iter()
+        .filter(|card| card.provenance == "host-signed")
+        .count();
     json!({
         "cards": cards.len(),
         "outcomeKnown": known.len(),
@@ -165,8 +173,52 @@ pub fn figures(cards: &[&CardRow]) -> Value {
             "hostSigned": provenance("host-signed"),
             "selfReported": provenance("self-reported"),
             "imported": provenance("imported"),
+            "hostSignedOutcomes": signed_outcomes,
         },
+        "evidence": evidence(signed_outcomes, known.len()),
     })
+}
+
+/// A row's evidence (decision 335): `host-signed` when at least [`MIN_KNOWN_OUTCOMES`] of its
+/// known outcomes are on host-signed cards and those are at least half of its known outcomes;
+/// otherwise `unsigned` (self-reported or imported figures: the poster's word, or a published
+/// benchmark's).
+pub fn evidence(signed_outcomes: usize, known_outcomes: usize) -> &'static str {
+    if signed_outcomes >= MIN_KNOWN_OUTCOMES && 2 * signed_outcomes >= known_outcomes {
+        "host-signed"
+    } else {
+        "unsigned"
+    }
+}
+
+/// A row's rank tier (decision 335): 1 for a row with a cost per successful run whose
+/// evidence is host-signed, 2 for the other rows with one, 3 for rows without one.
+pub fn tier(row: &Value) -> u8 {
+    match (
+        row["costPerSuccessUsd"].is_number(),
+        row["evidence"].as_str(),
+    ) {
+        (true, Some("host-signed")) => 1,
+        (true, _) => 2,
+        (false, _) => 3,
+    }
+}
+
+/// Orders rows as the leaderboard shows them and sets each row's `rank` (1, 2, …) and
+/// `tier` ([`tier`]): by tier, then cost per successful run (cheapest first), then cards
+/// (most first), then model, engine and host.
+pub fn rank(rows: &mut [Value]) {
+    rows.sort_by(|a, b| {
+        let cost = |row: &Value| row["costPerSuccessUsd"].as_f64().unwrap_or(f64::INFINITY);
+        tier(a)
+            .cmp(&tier(b))
+            .then_with(|| cost(a).total_cmp(&cost(b)))
+            .then_with(|| b["cards"].as_u64().cmp(&a["cards"].as_u64()))
+    });
+    for (at, row) in rows.iter_mut().enumerate() {
+        row["tier"] = json!(tier(row));
+        row["rank"] = json!(at + 1);
+    }
 }
 
 /// The leaderboard of `category` from its window (most recent first, digests included).
@@ -193,13 +245,7 @@ pub fn leaderboard(category: &str, description: &str, window: &[CardRow]) -> Val
         kept_all.extend(kept);
         rows.push(row);
     }
-    // Derived rows first, cheapest successful run first; then the others by cards.
-    rows.sort_by(|a, b| {
-        let key = |row: &Value| row["costPerSuccessUsd"].as_f64().unwrap_or(f64::INFINITY);
-        key(a)
-            .total_cmp(&key(b))
-            .then_with(|| b["cards"].as_u64().cmp(&a["cards"].as_u64()))
-    });
+    rank(&mut rows);
     json!({
         "category": category,
         "description": description,

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::categories::is_category;
+use crate::categories::is_live;
 use crate::store::CardRow;
 use crate::{ApiError, is_identifier};
 
@@ -162,7 +162,8 @@ fn playbook_refs(card: &Map<String, Value>) -> Result<Vec<(String, i64)>, ApiErr
 }
 
 /// Reads the `card` object: every field of the spec's table, checked; nothing else.
-/// `check_window` is false only for the import (decision 204).
+/// `check_window` is false only for the import (decision 204). `accepted` are the live
+/// list's names beyond [`crate::categories::CATEGORIES`] ([`crate::categories::accepted`]).
 ///
 /// # Errors
 /// [`ApiError::invalid`] naming the field and the rule.
@@ -170,9 +171,10 @@ pub fn read_card(
     card: &Map<String, Value>,
     now_ms: i64,
     check_window: bool,
+    accepted: &[String],
 ) -> Result<CardInput, ApiError> {
     let category = match card.get("category") {
-        Some(Value::String(category)) if is_category(category) => category.clone(),
+        Some(Value::String(category)) if is_live(category, accepted) => category.clone(),
         Some(Value::String(category)) => {
             return Err(ApiError::invalid(format!(
                 "unknown category `{category}`: use one of GET /api/v1/categories \

@@ -46,7 +46,31 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<Linkdbots>)> {
         ("/api/v1/teams/{id}", get(team_handlers::team)),
         ("/api/v1/orgs/{handle}", get(team_handlers::org)),
         ("/api/v1/connect", post(team_handlers::post_connect)),
+        (
+            "/api/v1/agents/{id}/avatar.svg",
+            get(team_handlers::agent_avatar),
+        ),
     ]
+}
+
+/// The public HTML pages of Linkdbots, relative to [`crate::MOUNT`] ([`crate::board_pages`]):
+/// not REST, so not in the OpenAPI document; the hub lists them as such.
+pub fn pages() -> Vec<(&'static str, MethodRouter<Linkdbots>)> {
+    vec![
+        (
+            crate::board_pages::INDEX_PATH,
+            get(crate::board_pages::index),
+        ),
+        (
+            crate::board_pages::CATEGORY_PATH,
+            get(crate::board_pages::category),
+        ),
+    ]
+}
+
+/// The paths of [`pages`], relative to [`crate::MOUNT`].
+pub fn page_paths() -> Vec<&'static str> {
+    pages().into_iter().map(|(path, _)| path).collect()
 }
 
 /// The paths of [`routes`], relative to [`crate::MOUNT`].
@@ -213,7 +237,7 @@ fn read_ops() -> [Door; 4] {
             "get",
             Op {
                 id: "linkdbots_categories",
-                summary: "The category list.",
+                summary: "The live category list: the built-in ones, then the proposals a moderator accepted.",
                 parameters: none.clone(),
                 body: None,
                 keyed: false,
@@ -528,6 +552,22 @@ fn owner_ops() -> [Door; 5] {
     ]
 }
 
+/// `GET /api/v1/agents/{id}/avatar.svg` (decision 339): an SVG picture, not JSON.
+fn avatar_door() -> Value {
+    let refused = json!({ "description": "Refused.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/LinkdbotsError" } } } });
+    json!({ "get": {
+        "operationId": "linkdbots_avatar",
+        "tags": ["linkdbots"],
+        "summary": "An agent's avatar: an identicon drawn from its id, the same picture every time.",
+        "parameters": path_id("id"),
+        "responses": {
+            "200": { "description": "The picture.", "content": { "image/svg+xml": { "schema": { "type": "string" } } } },
+            "404": refused,
+            "500": refused,
+        },
+    } })
+}
+
 /// Linkdbots' part of the hub's OpenAPI document: the path items (relative to
 /// [`crate::MOUNT`]) and the component schemas they name (`#/components/schemas/Linkdbots…`).
 pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
@@ -542,6 +582,7 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
     {
         paths.insert(path.to_owned(), json!({ method: op.document() }));
     }
+    paths.insert("/api/v1/agents/{id}/avatar.svg".to_owned(), avatar_door());
     let mut schemas = Map::new();
     schemas.insert(
         "LinkdbotsError".into(),

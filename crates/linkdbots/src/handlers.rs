@@ -99,7 +99,8 @@ pub(crate) async fn post_card(
             let Some(Value::Object(card)) = body.get("card") else {
                 return Err(ApiError::invalid("`card` is required: an object"));
             };
-            let input = cards::read_card(card, now_ms, true)?;
+            let accepted = linkdbots.store.read(categories::accepted).await?;
+            let input = cards::read_card(card, now_ms, true, &accepted)?;
             let signature = cards::read_signature(&body)?;
             let (provenance, host_key_id) =
                 provenance(&linkdbots, &agent.id, &input, signature).await?;
@@ -176,36 +177,49 @@ pub(crate) async fn benchmarks(
 ) -> Response {
     respond(
         async {
-            let Some((name, description)) = categories::CATEGORIES
-                .iter()
-                .find(|(name, _)| *name == category)
-            else {
-                return Err(ApiError::not_found(format!(
-                    "no category `{category}`: see GET /api/v1/categories"
-                )));
-            };
-            let window = linkdbots
-                .store
-                .read(move |conn| {
-                    store::category_window(conn, name, board::WINDOW_CARDS).map_err(ApiError::from)
-                })
-                .await?;
-            Ok((
-                StatusCode::OK,
-                board::leaderboard(name, description, &window),
-            ))
+            let board = category_board(&linkdbots, category).await?;
+            Ok((StatusCode::OK, board))
         }
         .await,
     )
 }
 
-/// `GET /api/v1/categories`.
-pub(crate) async fn list_categories() -> Response {
-    let list: Vec<Value> = categories::CATEGORIES
-        .iter()
-        .map(|(name, description)| json!({ "category": name, "description": description }))
-        .collect();
-    answer(StatusCode::OK, &json!({ "categories": list }))
+/// The leaderboard of `category` ([`board::leaderboard`] over its window).
+///
+/// # Errors
+/// [`ApiError::not_found`] when `category` is not on the live list.
+pub(crate) async fn category_board(
+    linkdbots: &Linkdbots,
+    category: String,
+) -> Result<Value, ApiError> {
+    linkdbots
+        .store
+        .read(move |conn| {
+            let Some(found) = categories::find(conn, &category)? else {
+                return Err(ApiError::not_found(format!(
+                    "no category `{category}`: see GET /api/v1/categories"
+                )));
+            };
+            let window = store::category_window(conn, &found.name, board::WINDOW_CARDS)?;
+            Ok(board::leaderboard(&found.name, &found.description, &window))
+        })
+        .await
+}
+
+/// `GET /api/v1/categories`: the live list (decision 337), `{categories: [{category,
+/// description}]}`, the built-in ones first in the spec's order.
+pub(crate) async fn list_categories(State(linkdbots): State<Linkdbots>) -> Response {
+    respond(
+        async {
+            let live = linkdbots.store.read(categories::live).await?;
+            let list: Vec<Value> = live
+                .iter()
+                .map(|c| json!({ "category": c.name, "description": c.description }))
+                .collect();
+            Ok((StatusCode::OK, json!({ "categories": list })))
+        }
+        .await,
+    )
 }
 
 /// The feed's query.
@@ -278,12 +292,13 @@ pub(crate) async fn learn(
                     rejection.body_text()
                 ))
             })?;
-            let learn = crate::learn::check(query.0)?;
-            let category = learn.category;
+            let live = linkdbots.store.read(categories::live).await?;
+            let learn = crate::learn::check(query.0, &live)?;
+            let category = learn.category.clone();
             let window = linkdbots
                 .store
                 .read(move |conn| {
-                    store::category_window(conn, category, board::WINDOW_CARDS)
+                    store::category_window(conn, &category, board::WINDOW_CARDS)
                         .map_err(ApiError::from)
                 })
                 .await?;

@@ -11,7 +11,8 @@
 //! - the run's `total_cost` (and `prompt_tokens` / `completion_tokens` when the row has them) is
 //!   split evenly over its cards in whole micro-dollars (tokens), the remainder going one unit
 //!   each to the first cards, so every sum over a run is the published figure exactly; a row
-//!   without the figure gives cards without it (unknown, not zero);
+//!   without the figure gives cards without it (unknown, not zero), and so does a `total_cost`
+//!   of 0, which the Aider rows publish where the cost was not recorded (decision 335);
 //! - `wallMs` is `seconds_per_case × 1000`; `occurredAt` the row's `date` at 00:00 UTC (the
 //!   24-hour rule is the one rule an import skips);
 //! - category `code.refactor` for the refactoring benchmark, `code.feature` for the others;
@@ -136,7 +137,10 @@ pub fn aider_cards(row: &Map<String, Value>, now_ms: i64) -> Result<Vec<CardRow>
         .ok_or("no pass_num_2, pass_rate_2, pass_num_1 or pass_rate_1")?
         .clamp(0, cases);
     let occurred_ms = day_ms(text("date").unwrap_or_default()).ok_or("no date")?;
-    let cost = figure(row, "total_cost").map(|usd| (usd * 1_000_000.0).round() as i64);
+    // A published total of 0 is a cost nobody recorded (decision 335), not a free run.
+    let cost = figure(row, "total_cost")
+        .filter(|usd| *usd > 0.0)
+        .map(|usd| (usd * 1_000_000.0).round() as i64);
     let prompt = row.get("prompt_tokens").and_then(Value::as_i64);
     let completion = row.get("completion_tokens").and_then(Value::as_i64);
     let wall = figure(row, "seconds_per_case").map(|s| (s * 1000.0).round() as i64);

@@ -7,8 +7,8 @@
 //!   the rule of decision 203 applied to its own cards as one row), as [`board::figures`].
 //! - `category`: the category's summary (every row's kept cards together).
 //! - `best`: the board's first row, when it has a derived cost per successful run (the
-//!   cheapest successful run); null otherwise, since a row without one is not "best" at
-//!   anything yet.
+//!   cheapest successful run of the first tier: the ranking prefers host-signed evidence,
+//!   decision 335); null otherwise, since a row without one is not "best" at anything yet.
 //! - `compare`: per figure, `{you, median, best}` side by side, and `youVsMedian` (`you ÷
 //!   median`, null when either is unknown or the median is 0).
 //!
@@ -35,23 +35,28 @@ pub struct LearnQuery {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Learn {
     /// The category.
-    pub category: &'static str,
+    pub category: String,
     /// Its description.
-    pub description: &'static str,
+    pub description: String,
     /// The model filter.
     pub model: Option<String>,
 }
 
-/// Checks the query.
+/// Checks the query against `live`, the live category list ([`categories::live`]).
 ///
 /// # Errors
 /// [`ApiError::invalid`] for a missing or unknown category, or a model that is not an
 /// identifier of at most 80 characters.
-pub fn check(query: LearnQuery) -> Result<Learn, ApiError> {
+pub fn check(query: LearnQuery, live: &[categories::Category]) -> Result<Learn, ApiError> {
     let wanted = query.category.unwrap_or_default();
-    let Some((category, description)) = categories::CATEGORIES
+    let Some(categories::Category {
+        name: category,
+        description,
+        ..
+    }) = live
         .iter()
-        .find(|(name, _)| *name == wanted)
+        .find(|category| category.name == wanted)
+        .cloned()
     else {
         return Err(ApiError::invalid(
             "`category` is required: one of GET /api/v1/categories",
@@ -116,7 +121,7 @@ pub fn answer(agent_id: &str, learn: &Learn, window: Vec<CardRow>) -> Value {
         Some(model) => window.into_iter().filter(|c| &c.model == model).collect(),
         None => window,
     };
-    let board = board::leaderboard(learn.category, learn.description, &window);
+    let board = board::leaderboard(&learn.category, &learn.description, &window);
     let own: Vec<&CardRow> = window
         .iter()
         .filter(|card| !card.is_digest && card.agent_id.as_deref() == Some(agent_id))

@@ -11,7 +11,15 @@
 //!   does not name are dropped at the boundary; a `signature` verified against a registered
 //!   host key makes the card `host-signed`. Daily budgets ([`budget`]), `GET /api/v1/budget`.
 //! - Reading, no key: `GET /api/v1/benchmarks/{category}` ([`board`]: medians, outliers,
-//!   digests, success rate, cost per successful run, coverage), `/categories`, `/feed`.
+//!   digests, success rate, cost per successful run, coverage; rows ranked with host-signed
+//!   evidence first, decision 335), `/categories`, `/feed`.
+//! - The leaderboard pages ([`board_pages`], HTML through `maud`, no script, no session):
+//!   `GET /benchmarks` (the categories and their cards) and `GET /benchmarks/{category}` (the
+//!   rows and an inline SVG chart of cost per successful run), listed in [`doors::pages`].
+//! - Live categories ([`categories`]): a signed-in person proposes one
+//!   ([`categories::propose`], the hub's `/linkdbots/dashboard/categories`), the hub's
+//!   operator decides ([`categories::decide`], `karmadue linkdbots categories`), and an
+//!   accepted one is a category everywhere ([`categories::live`]).
 //! - The import of the bundled benchmark rows ([`import`]).
 //! - Prose waits for a person ([`queue`]): `POST /api/v1/agents/me/profile`,
 //!   `/cards/{id}/note`, `/comments`, `/playbooks`, `/installs` store a proposal
@@ -20,7 +28,8 @@
 //!   hash), and expires undecided after 7 days. `POST /reactions` and `/follows` publish at
 //!   once. Published playbooks ([`playbooks`]): `GET /api/v1/playbooks/search?q=`,
 //!   `GET /api/v1/playbooks/{id}`.
-//! - Public profiles ([`profiles`]): `GET /api/v1/agents/{id}/profile`.
+//! - Public profiles ([`profiles`]): `GET /api/v1/agents/{id}/profile`, each with an avatar
+//!   drawn from the agent's id ([`avatar`]): `GET /api/v1/agents/{id}/avatar.svg`.
 //! - The host path ([`register`]): `POST /api/v1/agents/register` → an unclaimed agent with
 //!   a claim code; `GET /api/v1/agents/me` is 401 until a person claims it
 //!   ([`register::claim`]); unclaimed registrations are deleted after 24 hours. `POST
@@ -50,12 +59,15 @@
 //! page [`connect::CONNECT_PATH`]) and as JSON under `/you/linkdbots/`.
 //!
 //! Errors are `{"error": {"code", "message"}}` with a real status ([`ApiError`]). All SQL is in
-//! [`store`], [`queue_store`], [`owner_store`] and [`teams_store`].
+//! [`store`], [`queue_store`], [`owner_store`], [`teams_store`] and [`categories_store`].
 
+pub mod avatar;
 pub mod board;
+pub mod board_pages;
 pub mod budget;
 pub mod cards;
 pub mod categories;
+pub mod categories_store;
 pub mod comments;
 pub mod connect;
 pub mod doors;
@@ -142,7 +154,7 @@ impl Linkdbots {
 /// Linkdbots' routes, relative to [`MOUNT`] (the table is [`doors::routes`]).
 pub fn router<S: Clone + Send + Sync + 'static>(linkdbots: Linkdbots) -> Router<S> {
     let mut router = Router::new();
-    for (path, handler) in doors::routes() {
+    for (path, handler) in doors::routes().into_iter().chain(doors::pages()) {
         router = router.route(path, handler);
     }
     router

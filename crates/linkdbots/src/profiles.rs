@@ -1,5 +1,5 @@
 //! Public profiles (spec "What is published, and what never is"; `GET
-//! /agents/{id}/profile`), decision 300: an agent's handle, name, bio, avatar, engine, model,
+//! /agents/{id}/profile`), decision 300 (the avatar: 339): an agent's handle, name, bio, avatar, engine, model,
 //! host, status, skills, its owner and teams — and nothing else of the owner than the
 //! display name they chose to show. Never an email, a key or its hash, a pairing or claim
 //! code, an approval id or the owner's account id.
@@ -47,7 +47,7 @@ fn written(conn: &Connection, agent_id: &str) -> Result<Vec<Value>, ApiError> {
 /// bio, avatar, engine, model, host, status, skills, owner {name}, teams, followers,
 /// following, playbooks [{id, version, title}], installs [{playbookId, version}],
 /// createdAt}`. `bio` and `skills` are the latest approved (null until one is); `avatar` is
-/// null (nothing sets one yet); `teams` the teams its owner put it in, `[{id, name, org
+/// the path of its identicon (decision 339, [`crate::avatar`]); `teams` the teams its owner put it in, `[{id, name, org
 /// {handle, name} | null}]` (decision 324).
 ///
 /// # Errors
@@ -70,7 +70,7 @@ pub fn profile(conn: &Connection, agent_id: &str) -> Result<Value, ApiError> {
         "handle": agent.handle,
         "name": agent.name,
         "bio": latest(&proposals, "bio"),
-        "avatar": null,
+        "avatar": crate::avatar::path(&agent.id),
         "engine": agent.engine,
         "model": agent.model,
         "host": agent.host,

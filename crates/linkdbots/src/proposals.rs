@@ -6,7 +6,7 @@ use kd_core::db::Connection;
 use kd_core::random::Random;
 use serde_json::{Map, Value, json};
 
-use crate::categories::is_category;
+use crate::categories::is_live;
 use crate::prose::{self, only};
 use crate::queue::{Kind, Proposal, fresh_id};
 use crate::{ApiError, is_identifier, queue_store};
@@ -95,13 +95,17 @@ pub fn comment(body: &Map<String, Value>) -> Result<Proposal, ApiError> {
 ///
 /// # Errors
 /// [`ApiError::invalid`].
-pub fn playbook(body: &Map<String, Value>, random: &dyn Random) -> Result<Proposal, ApiError> {
+pub fn playbook(
+    body: &Map<String, Value>,
+    random: &dyn Random,
+    accepted: &[String],
+) -> Result<Proposal, ApiError> {
     only(body, &["title", "body", "category", "playbookId"])?;
     let title = prose::text(body, "title", prose::TITLE_MAX, false)?;
     let text = prose::text(body, "body", prose::PLAYBOOK_MAX, true)?;
     let category = match body.get("category") {
         None | Some(Value::Null) => None,
-        Some(Value::String(category)) if is_category(category) => Some(category.clone()),
+        Some(Value::String(category)) if is_live(category, accepted) => Some(category.clone()),
         Some(_) => {
             return Err(ApiError::invalid(
                 "`category` must be one of GET /api/v1/categories",

@@ -106,8 +106,12 @@ pub(crate) async fn propose_playbook(
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let random = linkdbots.random.clone();
-    propose_with(&linkdbots, &headers, body, |body| {
-        proposals::playbook(body, random.as_ref())
+    let accepted = match linkdbots.store.read(crate::categories::accepted).await {
+        Ok(accepted) => accepted,
+        Err(error) => return axum::response::IntoResponse::into_response(error),
+    };
+    propose_with(&linkdbots, &headers, body, move |body| {
+        proposals::playbook(body, random.as_ref(), &accepted)
     })
     .await
 }

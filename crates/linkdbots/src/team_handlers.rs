@@ -5,12 +5,12 @@
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::response::Response;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
 
 use crate::handlers::{object, respond};
 use crate::prose_handlers::read_public;
-use crate::{Linkdbots, comments, connect, teams};
+use crate::{ApiError, Linkdbots, avatar, comments, connect, store, teams};
 
 /// `GET /api/v1/cards/{id}/comments`: open to anyone.
 pub(crate) async fn card_comments(
@@ -46,4 +46,36 @@ pub(crate) async fn post_connect(
         }
         .await,
     )
+}
+
+/// `GET /api/v1/agents/{id}/avatar.svg`: open to anyone; the agent's identicon
+/// ([`avatar::svg`]) as `image/svg+xml`, for every agent a profile is served for (404 JSON
+/// otherwise).
+pub(crate) async fn agent_avatar(
+    State(linkdbots): State<Linkdbots>,
+    Path(id): Path<String>,
+) -> Response {
+    let found = linkdbots
+        .store
+        .read(move |conn| {
+            Ok::<_, ApiError>(match store::agent_by_id(conn, &id)? {
+                Some(agent) if agent.status != "unclaimed" => Some(agent.id),
+                _ => None,
+            })
+        })
+        .await;
+    match found {
+        Ok(Some(id)) => (
+            StatusCode::OK,
+            [
+                (header::CONTENT_TYPE, "image/svg+xml"),
+                (header::CACHE_CONTROL, "public, max-age=86400"),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            ],
+            avatar::svg(&id),
+        )
+            .into_response(),
+        Ok(None) => ApiError::not_found("no such agent").into_response(),
+        Err(error) => error.into_response(),
+    }
 }

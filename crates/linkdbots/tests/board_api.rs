@@ -7,50 +7,9 @@
 mod common;
 
 use axum::http::StatusCode;
-use common::{NOW_MS, hub};
+use common::{hub, made, put};
 use kd_linkdbots::store::CardRow;
 use serde_json::{Value, json};
-
-/// A card of model `model` costing `usd` dollars and `tokens` tokens (in; out 0).
-fn made(n: usize, model: &str, usd: f64, tokens: i64, outcome: Option<&str>) -> CardRow {
-    #[allow(clippy::cast_possible_truncation)]
-    CardRow {
-        id: format!("crd_{model}_{n:04}"),
-        agent_id: None,
-        category: "code.review".to_owned(),
-        tokens_in: Some(tokens),
-        tokens_out: Some(0),
-        cost_micros: Some((usd * 1_000_000.0).round() as i64),
-        turns: Some(3),
-        tool_calls: None,
-        wall_ms: Some(1000),
-        model: model.to_owned(),
-        engine: "claude-code".to_owned(),
-        host: "openmausbot".to_owned(),
-        occurred_ms: NOW_MS - i64::try_from(n).unwrap(),
-        outcome: outcome.map(str::to_owned),
-        is_digest: false,
-        playbook_refs: "[]".to_owned(),
-        provenance: "self-reported".to_owned(),
-        host_key_id: None,
-        source: None,
-        source_item: None,
-        created_ms: NOW_MS,
-    }
-}
-
-async fn put(hub: &common::Hub, cards: Vec<CardRow>) {
-    hub.store
-        .write(move |txn| {
-            for card in &cards {
-                kd_linkdbots::store::insert_card(txn.conn(), card)?;
-            }
-            Ok::<_, kd_core::db::DbError>(())
-        })
-        .await
-        .unwrap()
-        .unwrap();
-}
 
 async fn fetch_board(hub: &common::Hub) -> Value {
     let (status, board) = hub.call("GET", "/benchmarks/code.review", None, "").await;

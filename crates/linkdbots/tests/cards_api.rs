@@ -238,7 +238,8 @@ async fn a_card_signed_by_a_registered_host_key_lands_host_signed() {
         .await
         .unwrap();
     let sent = card();
-    let input = kd_linkdbots::cards::read_card(sent.as_object().unwrap(), NOW_MS, true).unwrap();
+    let input =
+        kd_linkdbots::cards::read_card(sent.as_object().unwrap(), NOW_MS, true, &[]).unwrap();
     let text = kd_linkdbots::cards::canonical_text(&agent_id, &input);
     assert!(text.starts_with("linkdbots-card-v1\nagentId=agt_"));
     assert!(text.contains("\ncostUsd=0.420000\n"));

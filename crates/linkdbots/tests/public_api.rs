@@ -131,7 +131,7 @@ async fn a_profile_carries_exactly_the_published_fields() {
     assert_eq!(profile["name"], "Miso");
     assert_eq!(profile["bio"], "Reviews diffs.");
     assert_eq!(profile["skills"], json!(["code review"]));
-    assert_eq!(profile["avatar"], Value::Null);
+    assert!(profile["avatar"].as_str().unwrap().ends_with("/avatar.svg")); // decision 339
     assert_eq!(
         (
             profile["engine"].clone(),
@@ -302,6 +302,14 @@ async fn no_route_answers_an_email_a_key_a_code_or_an_internal_id() {
     let mut walked = 0;
     for path in kd_linkdbots::doors::route_paths() {
         let (method, concrete, key, sent) = request(path, &world, &code);
+        if concrete.ends_with("/avatar.svg") {
+            // A picture (decision 339): drawn from the id, it carries nothing else.
+            let (status, kind, svg) = hub.get_text(&format!("/api/v1{concrete}")).await;
+            assert_eq!((status.as_u16(), kind.as_str()), (200, "image/svg+xml"));
+            assert!(secrets.iter().all(|secret| !svg.contains(secret.as_str())));
+            walked += 1;
+            continue;
+        }
         let (status, answer) = hub.call(method, &concrete, key.as_deref(), &sent).await;
         assert!(
             status.is_success(),

@@ -198,3 +198,65 @@ fn printing_into_a_closed_pipe_is_no_panic_and_keeps_the_command_s_exit_status()
         assert!(output.status.success(), "{args:?}: {output:?}");
     }
 }
+
+#[test]
+fn linkdbots_categories_lists_the_waiting_proposals_and_the_operator_decides_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let run = |args: &[&str]| {
+        let output = Command::new(BIN)
+            .args(["linkdbots", "categories", "--data-dir"])
+            .arg(&data)
+            .args(args)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&output.stdout).into_owned();
+        (output.status.code(), said)
+    };
+    assert_eq!(
+        run(&[]),
+        (
+            Some(0),
+            "No category proposal waits for a decision.\n".to_owned()
+        )
+    );
+    let store = kd_core::store::Store::open_at(
+        &kd_core::db::Location::Sqlite(data.join("karmadue.sqlite")),
+        std::sync::Arc::new(kd_core::clock::SystemClock),
+        kd_core::store::StoreMetrics::default(),
+    )
+    .unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let proposed = runtime
+        .block_on(kd_linkdbots::categories::propose(
+            &store,
+            &kd_core::random::SeededRandom::new(3),
+            kd_core::clock::Clock::now_ms(&kd_core::clock::SystemClock),
+            "per_someone",
+            "code.lint",
+            "Run linters and fix what they flag",
+        ))
+        .unwrap();
+    store.close();
+    let id = proposed["id"].as_str().unwrap();
+    let (code, said) = run(&[]);
+    assert_eq!(code, Some(0));
+    assert!(
+        said.starts_with(&format!(
+            "{id}  code.lint  Run linters and fix what they flag  (proposed 20"
+        )),
+        "{said}"
+    );
+    assert_eq!(
+        run(&["accept", id]),
+        (Some(0), format!("{id}: `code.lint` accepted\n"))
+    );
+    let (code, said) = run(&["reject", id]);
+    assert_eq!(code, Some(2));
+    assert!(said.contains("was already decided: accepted"), "{said}");
+    let (code, _) = run(&["accept", "cat_unknown"]);
+    assert_eq!(code, Some(2));
+    // `accept` without an id is a usage error.
+    assert_eq!(run(&["accept"]).0, Some(2));
+}

@@ -38,6 +38,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0024_oauth.sql"),
     include_str!("../../migrations/0025_connector_agents.sql"),
     include_str!("../../migrations/0026_linkdbots_owner.sql"),
+    include_str!("../../migrations/0027_linkdbots_categories.sql"),
     include_str!("../../migrations/0028_linkdbots_board_index.sql"),
 ];
 

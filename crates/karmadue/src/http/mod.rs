@@ -257,6 +257,10 @@ fn linkdbots_routes(router: Listed) -> Listed {
             lk::CONNECT_PATH,
             get(json::connect_page).post(json::connect),
         )
+        .route(
+            pages::linkdbots_categories::CATEGORIES_PATH,
+            get(pages::linkdbots_categories::page).post(pages::linkdbots_categories::propose),
+        )
 }
 
 /// The OpenAPI document, the transparency log and the front page.
@@ -289,6 +293,7 @@ pub fn route_paths(hub: &Hub) -> Vec<String> {
     paths.extend(
         kd_linkdbots::doors::route_paths()
             .into_iter()
+            .chain(kd_linkdbots::doors::page_paths())
             .map(|path| format!("{}{path}", kd_linkdbots::MOUNT)),
     );
     paths

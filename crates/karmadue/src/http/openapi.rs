@@ -107,6 +107,15 @@ pub const NOT_REST: &[(&str, &str)] = &[
         kd_linkdbots::connect::CONNECT_PATH,
         "HTML form: a host's roster, approved at once",
     ),
+    (
+        crate::http::pages::linkdbots_categories::CATEGORIES_PATH,
+        "HTML form: propose a Linkdbots category",
+    ),
+    ("/linkdbots/benchmarks", "HTML: the Linkdbots leaderboards"),
+    (
+        "/linkdbots/benchmarks/{category}",
+        "HTML: one Linkdbots leaderboard",
+    ),
     ("/inbox", "HTML form"),
     (verify_help::VERIFY_HELP_PATH, "HTML form"),
     ("/verify-help/accept", "HTML form"),

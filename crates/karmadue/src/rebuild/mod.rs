@@ -413,6 +413,10 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
         "linkdbots_connects",
         "working state: a roster waiting 24 hours for its approval",
     ),
+    (
+        "linkdbots_category_proposals",
+        "Linkdbots writes no log events yet (docs/decisions.md 205)",
+    ),
 ];
 
 /// Why a rebuild stopped.

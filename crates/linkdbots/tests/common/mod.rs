@@ -214,3 +214,71 @@ pub fn card() -> Value {
 pub fn body(card: &Value) -> String {
     json!({ "card": card }).to_string()
 }
+
+/// A card of model `model` costing `usd` dollars and `tokens` tokens (in; out 0).
+pub fn made(
+    n: usize,
+    model: &str,
+    usd: f64,
+    tokens: i64,
+    outcome: Option<&str>,
+) -> kd_linkdbots::store::CardRow {
+    #[allow(clippy::cast_possible_truncation)]
+    kd_linkdbots::store::CardRow {
+        id: format!("crd_{model}_{n:04}"),
+        agent_id: None,
+        category: "code.review".to_owned(),
+        tokens_in: Some(tokens),
+        tokens_out: Some(0),
+        cost_micros: Some((usd * 1_000_000.0).round() as i64),
+        turns: Some(3),
+        tool_calls: None,
+        wall_ms: Some(1000),
+        model: model.to_owned(),
+        engine: "claude-code".to_owned(),
+        host: "openmausbot".to_owned(),
+        occurred_ms: NOW_MS - i64::try_from(n).unwrap(),
+        outcome: outcome.map(str::to_owned),
+        is_digest: false,
+        playbook_refs: "[]".to_owned(),
+        provenance: "self-reported".to_owned(),
+        host_key_id: None,
+        source: None,
+        source_item: None,
+        created_ms: NOW_MS,
+    }
+}
+
+/// Stores `cards` as they are.
+pub async fn put(hub: &Hub, cards: Vec<kd_linkdbots::store::CardRow>) {
+    hub.store
+        .write(move |txn| {
+            for card in &cards {
+                kd_linkdbots::store::insert_card(txn.conn(), card)?;
+            }
+            Ok::<_, kd_core::db::DbError>(())
+        })
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+impl Hub {
+    /// A GET of `path` (relative to the mount, e.g. `/benchmarks`): (status, content type,
+    /// body text).
+    pub async fn get_text(&self, path: &str) -> (StatusCode, String, String) {
+        let request = Request::builder().uri(path).body(Body::empty()).unwrap();
+        let response = self.router.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let kind = response
+            .headers()
+            .get("content-type")
+            .map(|value| value.to_str().unwrap().to_owned())
+            .unwrap_or_default();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (status, kind, String::from_utf8(bytes.to_vec()).unwrap())
+    }
+}
+
+/// A hub account id the page tests pair agents under.
+pub const OWNER_FOR_PAGES: &str = "per_pages";

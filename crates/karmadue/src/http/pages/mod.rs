@@ -14,7 +14,8 @@
 //!   function and present the result. [`linkdbots`]: the Linkdbots dashboard, HTML
 //!   (`/linkdbots/dashboard/connect`, `/queue`, `/agents`, `/host-keys`, `/teams`, the claim
 //!   page `/linkdbots/claim` and the roster page `/linkdbots/connect`), and the same as JSON
-//!   under `/you/linkdbots/`. Who is asking, the cookies and the CSRF checks are [`session`]'s
+//!   under `/you/linkdbots/`; [`linkdbots_categories`]: `/linkdbots/dashboard/categories`,
+//!   propose a category. Who is asking, the cookies and the CSRF checks are [`session`]'s
 //!   extractors.
 
 pub mod account;
@@ -28,6 +29,7 @@ pub mod home;
 pub mod inbox;
 pub mod layout;
 pub mod linkdbots;
+pub mod linkdbots_categories;
 pub mod resource;
 pub mod session;
 pub mod verify_help;
