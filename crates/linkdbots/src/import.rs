@@ -46,6 +46,13 @@ pub const BUNDLED_AIDER: &[u8] = include_bytes!("../../../data/linkdbots/aider-c
 /// The actor of an imported card's `linkdbots.card_filed` event (decision 345).
 pub const IMPORT_ACTOR: &str = "import";
 
+/// The most test cases one Aider row may expand to (the largest published run has 225):
+/// decision 350.
+pub const MAX_CASES: i64 = 10_000;
+
+/// The most a run may cost, in dollars (decision 350).
+const MAX_RUN_USD: f64 = 1_000_000.0;
+
 /// The cards written per store write.
 const CHUNK: usize = 2_000;
 
@@ -131,19 +138,33 @@ pub fn aider_cards(row: &Map<String, Value>, now_ms: i64) -> Result<Vec<CardRow>
     let cases = row
         .get("test_cases")
         .and_then(Value::as_i64)
-        .filter(|n| *n > 0)
-        .ok_or("test_cases must be a positive integer")?;
-    let passes = passes(row, cases)
-        .ok_or("no pass_num_2, pass_rate_2, pass_num_1 or pass_rate_1")?
-        .clamp(0, cases);
+        .filter(|n| (1..=MAX_CASES).contains(n))
+        .ok_or("test_cases must be an integer from 1 to 10,000")?;
+    let passes =
+        passes(row, cases).ok_or("no pass_num_2, pass_rate_2, pass_num_1 or pass_rate_1")?;
+    if !(0..=cases).contains(&passes) {
+        return Err(format!("{passes} passes of {cases} test cases"));
+    }
     let occurred_ms = day_ms(text("date").unwrap_or_default()).ok_or("no date")?;
     // A published total of 0 is a cost nobody recorded (decision 335), not a free run.
-    let cost = figure(row, "total_cost")
-        .filter(|usd| *usd > 0.0)
-        .map(|usd| (usd * 1_000_000.0).round() as i64);
-    let prompt = row.get("prompt_tokens").and_then(Value::as_i64);
-    let completion = row.get("completion_tokens").and_then(Value::as_i64);
-    let wall = figure(row, "seconds_per_case").map(|s| (s * 1000.0).round() as i64);
+    let cost = match figure(row, "total_cost") {
+        Some(usd) if !(0.0..=MAX_RUN_USD).contains(&usd) => {
+            return Err(format!(
+                "total_cost {usd} is not from 0 to 1,000,000 dollars"
+            ));
+        }
+        Some(usd) if usd > 0.0 => Some((usd * 1_000_000.0).round() as i64),
+        _ => None,
+    };
+    let count = |field: &str| match row.get(field).map(Value::as_i64) {
+        Some(Some(n)) if n < 0 => Err(format!("{field} is negative")),
+        Some(Some(n)) => Ok(Some(n)),
+        _ => Ok(None),
+    };
+    let (prompt, completion) = (count("prompt_tokens")?, count("completion_tokens")?);
+    let wall = figure(row, "seconds_per_case")
+        .filter(|s| *s >= 0.0)
+        .map(|s| (s * 1000.0).round() as i64);
     let category = if leaderboard == "refactor_leaderboard" {
         "code.refactor"
     } else {
@@ -236,7 +257,7 @@ pub fn swebench_card(row: &Map<String, Value>, now_ms: i64) -> Result<CardRow, S
         Some(value) => Some(
             value
                 .as_f64()
-                .filter(|usd| usd.is_finite() && *usd >= 0.0)
+                .filter(|usd| (0.0..=MAX_RUN_USD).contains(usd))
                 .ok_or("cost must be a number ≥ 0")?,
         ),
     };

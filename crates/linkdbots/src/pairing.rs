@@ -58,7 +58,8 @@ fn draw_code(random: &dyn Random) -> String {
 }
 
 /// The display name as it will be published, or why it cannot be one: 1–60 characters after
-/// trimming, no control characters.
+/// trimming, no control characters, nothing invisible or direction-changing
+/// ([`crate::prose::hidden`]).
 ///
 /// # Errors
 /// [`ApiError::invalid`] naming the rule.
@@ -70,6 +71,12 @@ pub fn check_name(name: &str) -> Result<String, ApiError> {
     if name.chars().any(char::is_control) {
         return Err(ApiError::invalid(
             "the name may not hold control characters",
+        ));
+    }
+    if name.chars().any(crate::prose::hidden) {
+        return Err(ApiError::invalid(
+            "the name may not hold invisible or direction-changing characters (such as U+200B \
+             or U+202E)",
         ));
     }
     Ok(name.to_owned())

@@ -68,7 +68,20 @@ pub fn text(
     {
         return Err(refuse());
     }
+    if text.chars().any(hidden) {
+        return Err(ApiError::invalid(format!(
+            "`{field}` may not hold invisible or direction-changing characters (such as U+200B \
+             or U+202E): a person approves the text they read"
+        )));
+    }
     Ok(text.to_owned())
+}
+
+/// Whether `c` is invisible or changes the direction of the text around it: a format
+/// character (`kd_core::scanner::is_format`) other than the zero-width joiner and the
+/// variation selectors, which emoji sequences need (decision 350).
+pub fn hidden(c: char) -> bool {
+    kd_core::scanner::is_format(c) && !matches!(c, '\u{200D}' | '\u{FE00}'..='\u{FE0F}')
 }
 
 /// The skills list: at most [`SKILLS_MAX`] distinct one-line texts of 1 to [`SKILL_MAX`]

@@ -300,7 +300,8 @@ async fn a_revoked_host_key_signs_nothing_and_only_its_owner_lists_or_revokes_it
     let others = kd_linkdbots::host_keys::mine(&hub.store, "person-2").await;
     assert_eq!(others.unwrap(), json!([]));
     let sent = card();
-    let input = kd_linkdbots::cards::read_card(sent.as_object().unwrap(), NOW_MS, true).unwrap();
+    let input =
+        kd_linkdbots::cards::read_card(sent.as_object().unwrap(), NOW_MS, true, &[]).unwrap();
     let text = kd_linkdbots::cards::canonical_text(&agent_id, &input);
     let signature = kd_protocol::b64::encode_url(&signing.sign(text.as_bytes()).to_bytes());
     let post = json!({ "card": sent, "signature": { "hostKeyId": "openmausbot-1", "signatureB64": signature } })

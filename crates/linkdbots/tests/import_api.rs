@@ -239,3 +239,35 @@ async fn swe_bench_task_rows_import_as_code_bugfix_cards_with_their_outcome() {
         "under 5 known outcomes"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rows_with_impossible_figures_are_bad_rows_and_the_rest_still_imports() {
+    let hub = hub();
+    let good = bundled_rows().into_iter().next().unwrap();
+    let with = |field: &str, value: Value, dirname: &str| {
+        let mut row = good.clone();
+        row.insert(field.to_owned(), value);
+        row.insert("dirname".to_owned(), Value::from(dirname));
+        Value::Object(row).to_string()
+    };
+    let lines = [
+        with("test_cases", Value::from(1_000_000_000_000_i64), "huge"),
+        with("total_cost", Value::from(-1), "negative"),
+        with("total_cost", Value::from(1e308), "enormous"),
+        with("pass_num_2", Value::from(999), "too-many-passes"),
+        with("prompt_tokens", Value::from(-5), "negative-tokens"),
+        Value::Object(good.clone()).to_string(),
+    ];
+    let report = kd_linkdbots::import(&hub.store, lines.join("\n").as_bytes())
+        .await
+        .unwrap();
+    assert_eq!(
+        report.bad.iter().map(|(line, _)| *line).collect::<Vec<_>>(),
+        [1, 2, 3, 4, 5],
+        "{:?}",
+        report.bad
+    );
+    let cases = good["test_cases"].as_u64().unwrap() as usize;
+    assert_eq!(report.cards, cases, "only the good row's cards");
+    assert_eq!(hub.counts().await.0, cases as i64);
+}

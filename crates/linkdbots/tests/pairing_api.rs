@@ -168,3 +168,49 @@ async fn every_keyed_route_answers_401_without_a_live_key() {
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_eq!(hub.counts().await, (0, 0));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn names_and_texts_refuse_invisible_and_direction_changing_characters() {
+    let hub = hub();
+    let random = hub.lk.random.clone();
+    for bad in ["evil\u{202e}gnp.exe", "\u{200b}\u{200b}", "Mi\u{2066}so"] {
+        let refused =
+            kd_linkdbots::mint_pairing_code(&hub.store, random.as_ref(), "person-1", bad).await;
+        let error = refused.unwrap_err();
+        assert_eq!(error.status(), StatusCode::BAD_REQUEST, "{bad:?}");
+        assert!(error.to_string().contains("invisible"), "{error}");
+    }
+    let (_, key) = hub.agent("person-1", "Miso").await;
+    let before = hub.social_counts().await.0;
+    for body in [
+        json!({ "bio": "a\u{202e}b" }),
+        json!({ "bio": "zero\u{200b}width" }),
+        json!({ "skills": ["rust\u{feff}"] }),
+    ] {
+        let (status, answer) = hub
+            .call("POST", "/agents/me/profile", Some(&key), &body.to_string())
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {answer}");
+    }
+    assert_eq!(hub.social_counts().await.0, before, "nothing proposed");
+    // Emoji sequences (a joiner, a variation selector) are text, not hidden marks.
+    let (status, answer) = hub
+        .call(
+            "POST",
+            "/agents/me/profile",
+            Some(&key),
+            &json!({ "bio": "Reviews diffs \u{1f469}\u{200d}\u{1f4bb} \u{2764}\u{fe0f}" })
+                .to_string(),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+    let (status, answer) = hub
+        .call(
+            "POST",
+            "/agents/register",
+            None,
+            &json!({ "name": "\u{200b}", "engine": "e", "model": "m", "host": "h" }).to_string(),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+}

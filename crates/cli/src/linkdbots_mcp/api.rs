@@ -86,7 +86,23 @@ impl Api {
     /// The API cannot be reached, or answered something that is not JSON: a sentence for the
     /// tool's error.
     pub fn send(&self, call: &Call, key: Option<&str>) -> Result<Answer, String> {
-        let url = format!("{}{}", self.base, call.path);
+        let mut url = format!("{}{}", self.base, call.path);
+        let query: Vec<String> = call
+            .query
+            .iter()
+            .map(|(name, value)| format!("{}={}", segment(name), segment(value)))
+            .collect();
+        if !query.is_empty() {
+            url.push('?');
+            url.push_str(&query.join("&"));
+        }
+        if url.len() > MAX_URL {
+            return Err(format!(
+                "an argument is too long: the request's URL would be {} bytes, and at most \
+                 {MAX_URL} are sent",
+                url.len()
+            ));
+        }
         let bearer = key.map(|key| format!("Bearer {key}"));
         let sent = if call.post {
             let mut request = self
@@ -97,18 +113,12 @@ impl Api {
             if let Some(bearer) = &bearer {
                 request = request.header("authorization", bearer);
             }
-            for (name, value) in &call.query {
-                request = request.query(name, value);
-            }
             let body = call.body.as_ref().map(Value::to_string).unwrap_or_default();
             request.send(body)
         } else {
             let mut request = self.agent.get(&url).header("accept", "application/json");
             if let Some(bearer) = &bearer {
                 request = request.header("authorization", bearer);
-            }
-            for (name, value) in &call.query {
-                request = request.query(name, value);
             }
             request.call()
         };
@@ -126,6 +136,10 @@ impl Api {
         Ok(Answer { status, body })
     }
 }
+
+/// The longest URL sent to the API (query included), in bytes (docs/decisions.md 350): a
+/// longer one is a tool error, never a request.
+pub const MAX_URL: usize = 8_000;
 
 /// `text` as one path segment: every byte but the unreserved ones (RFC 3986) percent-encoded.
 pub fn segment(text: &str) -> String {
@@ -153,5 +167,28 @@ mod tests {
         assert_eq!(segment("../budget?x=1"), "..%2Fbudget%3Fx%3D1");
         assert_eq!(segment("é"), "%C3%A9");
         assert_eq!(segment(".."), "%2E%2E");
+    }
+
+    #[test]
+    fn an_overlong_argument_is_an_error_and_sends_nothing() {
+        // Port 9 on loopback: nothing listens, so an attempt would be "cannot reach".
+        let api = Api::new("http://127.0.0.1:9/linkdbots/api/v1");
+        for (path, query) in [
+            (
+                "/playbooks/search",
+                vec![("q".to_owned(), "a".repeat(70_000))],
+            ),
+            ("/learn", vec![("model".to_owned(), "é".repeat(12_000))]),
+            (&*format!("/agents/{}/profile", "x".repeat(9_000)), vec![]),
+        ] {
+            let call = Call {
+                post: false,
+                path: path.to_owned(),
+                query,
+                body: None,
+            };
+            let error = api.send(&call, None).unwrap_err();
+            assert!(error.starts_with("an argument is too long"), "{error}");
+        }
     }
 }

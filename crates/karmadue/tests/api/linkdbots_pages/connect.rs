@@ -42,8 +42,10 @@ fn linkdbots_connect_page_mints_a_code_shown_once_with_the_install_command() {
         "{code}"
     );
     let command = format!(
-        "claude mcp add linkdbots -e LINKDBOTS_PAIRING_CODE={code} -e LINKDBOTS_ENGINE=claude-code -e LINKDBOTS_HOST=claude-code -- npx -y linkdbots-mcp"
+        "claude mcp add linkdbots -e LINKDBOTS_PAIRING_CODE={code} -e LINKDBOTS_API_URL={}/linkdbots/api/v1 -e LINKDBOTS_ENGINE=claude-code -e LINKDBOTS_HOST=claude-code -- karmadue linkdbots-mcp",
+        app.base
     );
+    assert!(!minted.text.contains("npx"), "no package from npm");
     assert!(minted.text.contains(&command), "{}", minted.text);
     assert!(
         minted.text.contains(&format!(

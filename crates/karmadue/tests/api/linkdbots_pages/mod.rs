@@ -8,6 +8,7 @@ use serde_json::json;
 use crate::app::{Browser, Reply, TestApp};
 
 mod agents;
+mod categories;
 mod claim;
 mod connect;
 mod host_keys;

@@ -24,21 +24,24 @@ use crate::hub::Hub;
 
 const TITLE: &str = "Connect an agent";
 
-/// The spec's install command with `code` filled in.
-pub fn install_command(code: &str) -> String {
+/// The spec's install command with `code` filled in, for this hub: its own MCP server
+/// (`karmadue linkdbots-mcp`, not a package fetched from npm) pointed at this hub's API
+/// (`api`, decision 350).
+pub fn install_command(code: &str, api: &str) -> String {
     format!(
-        "claude mcp add linkdbots -e LINKDBOTS_PAIRING_CODE={code} -e LINKDBOTS_ENGINE=claude-code -e LINKDBOTS_HOST=claude-code -- npx -y linkdbots-mcp"
+        "claude mcp add linkdbots -e LINKDBOTS_PAIRING_CODE={code} -e LINKDBOTS_API_URL={api} -e LINKDBOTS_ENGINE=claude-code -e LINKDBOTS_HOST=claude-code -- karmadue linkdbots-mcp"
     )
 }
 
-/// The spec's stdio configuration with `code` filled in.
-pub fn install_config(code: &str) -> String {
+/// The spec's stdio configuration with `code` filled in, for this hub (as
+/// [`install_command`]).
+pub fn install_config(code: &str, api: &str) -> String {
     let config = serde_json::json!({
         "mcpServers": {
             "linkdbots": {
-                "command": "npx",
-                "args": ["-y", "linkdbots-mcp"],
-                "env": { "LINKDBOTS_PAIRING_CODE": code },
+                "command": "karmadue",
+                "args": ["linkdbots-mcp"],
+                "env": { "LINKDBOTS_PAIRING_CODE": code, "LINKDBOTS_API_URL": api },
             }
         }
     });
@@ -59,18 +62,19 @@ fn mint_form(signed: &SignedIn, name: &str, left: i64) -> Markup {
 }
 
 fn minted(code: &PairingCode, hub: &Hub) -> Markup {
-    let pair_url = format!(
-        "{}/linkdbots/api/v1/pair",
+    let api = format!(
+        "{}/linkdbots/api/v1",
         hub.config.public_url.trim_end_matches('/')
     );
+    let pair_url = format!("{api}/pair");
     html! {
         h2 { "Your pairing code" }
         p.code { (code.code) }
         p { "Shown only now. It works once, until " (time_ms(code.expires_ms)) " (15 minutes)." }
         p { "Install the MCP server with the code; it redeems it on the first tool call that needs a key:" }
-        pre.install { (install_command(&code.code)) }
+        pre.install { (install_command(&code.code, &api)) }
         p { "In any host that spawns a stdio server, the usual shape:" }
-        pre.config { (install_config(&code.code)) }
+        pre.config { (install_config(&code.code, &api)) }
         p { "An agent that calls the API itself redeems it with " code { "POST " (pair_url) } "." }
     }
 }

@@ -64,10 +64,7 @@ const DASH_NAV: &[(&str, &str)] = &[
     (DASH_AGENTS, "Agents"),
     (DASH_HOST_KEYS, "Host keys"),
     (DASH_TEAMS, "Teams"),
-    (
-        super::linkdbots_categories::CATEGORIES_PATH,
-        "Categories",
-    ),
+    (super::linkdbots_categories::CATEGORIES_PATH, "Categories"),
 ];
 
 /// Whether a sign-in may return to `next`: a dashboard page, or the claim or roster page with

@@ -4,7 +4,7 @@
 
 use crate::app::TestApp;
 
-const PASSWORD: &str = "correct horse battery staple";
+use super::PASSWORD;
 const PAGE: &str = "/linkdbots/dashboard/categories";
 
 fn proposals(app: &TestApp) -> i64 {
