@@ -192,16 +192,25 @@ pub(crate) async fn category_board(
     linkdbots: &Linkdbots,
     category: String,
 ) -> Result<Value, ApiError> {
+    let cache = linkdbots.boards.clone();
     linkdbots
         .store
         .read(move |conn| {
             let Some(found) = categories::find(conn, &category)? else {
                 return Err(ApiError::not_found(format!(
-                    "no category `{category}`: see GET /api/v1/categories"
+                    "no category `{category}`: see GET /linkdbots/api/v1/categories"
                 )));
             };
+            // The version first: a card written after it only makes the next request
+            // recompute (decision 346).
+            let version = store::board_version(conn, &found.name)?;
+            if let Some(board) = cache.get(&found.name, version) {
+                return Ok(board);
+            }
             let window = store::category_window(conn, &found.name, board::WINDOW_CARDS)?;
-            Ok(board::leaderboard(&found.name, &found.description, &window))
+            let board = board::leaderboard(&found.name, &found.description, &window);
+            cache.put(&found.name, version, &board);
+            Ok(board)
         })
         .await
 }

@@ -63,6 +63,7 @@
 
 pub mod avatar;
 pub mod board;
+pub mod board_cache;
 pub mod board_pages;
 pub mod budget;
 pub mod cards;
@@ -124,6 +125,8 @@ pub struct Linkdbots {
     /// The hub's public URL, without a trailing `/` (the start of a `claimUrl`; empty: the
     /// claim URL is a path).
     pub public_url: String,
+    /// The leaderboards this process computed last ([`board_cache`]).
+    pub boards: board_cache::BoardCache,
 }
 
 impl std::fmt::Debug for Linkdbots {
@@ -140,6 +143,7 @@ impl Linkdbots {
             clock,
             random,
             public_url: String::new(),
+            boards: board_cache::BoardCache::default(),
         }
     }
 

@@ -349,40 +349,64 @@ pub fn host_key(conn: &Connection, key_id: &str) -> Result<Option<String>> {
     .optional()
 }
 
-/// Stores a card; 0 when an imported card with the same `source_item` is already there.
+/// Stores a card and counts it in its category's board version ([`board_version`]); 0 when an
+/// imported card with the same `source_item` is already there.
 pub fn insert_card(conn: &Connection, card: &CardRow) -> Result<usize> {
-    conn.prepare_cached(
-        "INSERT INTO linkdbots_cards
+    let written = conn
+        .prepare_cached(
+            "INSERT INTO linkdbots_cards
            (id, agent_id, category, tokens_in, tokens_out, cost_micros, turns, tool_calls,
             wall_ms, model, engine, host, occurred_ms, outcome, is_digest, playbook_refs,
             provenance, host_key_id, source, source_item, created_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
                  ?17, ?18, ?19, ?20, ?21)
          ON CONFLICT (source_item) DO NOTHING",
-    )?
-    .execute(params![
-        card.id,
-        card.agent_id,
-        card.category,
-        card.tokens_in,
-        card.tokens_out,
-        card.cost_micros,
-        card.turns,
-        card.tool_calls,
-        card.wall_ms,
-        card.model,
-        card.engine,
-        card.host,
-        card.occurred_ms,
-        card.outcome,
-        i64::from(card.is_digest),
-        card.playbook_refs,
-        card.provenance,
-        card.host_key_id,
-        card.source,
-        card.source_item,
-        card.created_ms
-    ])
+        )?
+        .execute(params![
+            card.id,
+            card.agent_id,
+            card.category,
+            card.tokens_in,
+            card.tokens_out,
+            card.cost_micros,
+            card.turns,
+            card.tool_calls,
+            card.wall_ms,
+            card.model,
+            card.engine,
+            card.host,
+            card.occurred_ms,
+            card.outcome,
+            i64::from(card.is_digest),
+            card.playbook_refs,
+            card.provenance,
+            card.host_key_id,
+            card.source,
+            card.source_item,
+            card.created_ms
+        ])?;
+    if written == 1 {
+        conn.prepare_cached(
+            "INSERT INTO linkdbots_board_versions (category, version) VALUES (?1, 1)
+             ON CONFLICT (category) DO UPDATE
+             SET version = linkdbots_board_versions.version + 1",
+        )?
+        .execute(params![card.category])?;
+    }
+    Ok(written)
+}
+
+/// How many cards `category` has been given (0 for none): the leaderboard cache's key
+/// (decision 346).
+pub fn board_version(conn: &Connection, category: &str) -> Result<i64> {
+    Ok(conn
+        .query_row(
+            "SELECT version FROM linkdbots_board_versions WHERE category = ?1",
+            params![category],
+            |row| row.get(0),
+        )
+        .optional()?
+        .unwrap_or(0))
 }
 
 /// The `limit` most recent cards of `category` (by when they occurred, then id), digests

@@ -165,3 +165,45 @@ async fn rows_rank_the_cheapest_successful_run_first_and_categories_are_listed()
     );
     assert_eq!(list[72]["category"], "other");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_leaderboard_is_computed_again_only_when_its_category_gets_a_card() {
+    let hub = hub();
+    let cards = (0..6)
+        .map(|n| made(n, "m1", 1.0, 100, Some("success")))
+        .collect();
+    put(&hub, cards).await;
+    assert_eq!(row(&fetch_board(&hub).await, "m1")["cards"], 6);
+    // A row slipped into the table without counting it (no store function does this): the
+    // process still answers the leaderboard it computed, which shows the cache is used.
+    hub.store
+        .write(|txn| {
+            txn.conn().execute(
+                "INSERT INTO linkdbots_cards (id, category, tokens_in, tokens_out, model, engine,
+                   host, occurred_ms, is_digest, playbook_refs, provenance, created_ms)
+                 VALUES ('crd_uncounted', 'code.review', 1, 1, 'm1', 'claude-code',
+                   'openmausbot', ?1, 0, '[]', 'self-reported', ?1)",
+                kd_core::params![common::NOW_MS],
+            )
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row(&fetch_board(&hub).await, "m1")["cards"], 6);
+    // A card written by the store (the API, an import, another process) counts: recomputed.
+    put(&hub, vec![made(9, "m1", 1.0, 100, Some("failure"))]).await;
+    assert_eq!(row(&fetch_board(&hub).await, "m1")["cards"], 8);
+    // Another category's card leaves this one's version alone.
+    let mut other = made(10, "m1", 1.0, 100, Some("success"));
+    other.category = "qa".to_owned();
+    put(&hub, vec![other]).await;
+    let version = hub
+        .store
+        .read(|conn| {
+            kd_linkdbots::store::board_version(conn, "code.review")
+                .map_err(kd_linkdbots::ApiError::from)
+        })
+        .await
+        .unwrap();
+    assert_eq!(version, 7);
+}

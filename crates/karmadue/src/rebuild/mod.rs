@@ -382,6 +382,10 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
         "working state: daily counters, never facts",
     ),
     (
+        "linkdbots_board_versions",
+        "working state: cards counted per category, the leaderboard cache's key (decision 346)",
+    ),
+    (
         "linkdbots_proposals",
         "a proposal's text is not logged; linkdbots.text_published names its hash (decision 345)",
     ),

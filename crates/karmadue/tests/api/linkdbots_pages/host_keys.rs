@@ -20,8 +20,9 @@ fn signed_card(
         "occurredAt": kd_core::clock::rfc3339_ms(app.clock.now_ms() - 60_000),
         "outcome": "success",
     });
-    let input = kd_linkdbots::cards::read_card(card.as_object().unwrap(), app.clock.now_ms(), true)
-        .unwrap();
+    let input =
+        kd_linkdbots::cards::read_card(card.as_object().unwrap(), app.clock.now_ms(), true, &[])
+            .unwrap();
     let text = kd_linkdbots::cards::canonical_text(agent_id, &input);
     let signature = kd_protocol::b64::encode_url(&signing.sign(text.as_bytes()).to_bytes());
     let body =
