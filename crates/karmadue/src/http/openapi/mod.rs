@@ -3,7 +3,7 @@
 //! body is the tool's `inputSchema` as `tools/list` shows it, the answers are the reply
 //! envelope with the statuses of [`ErrorCode::http_status`]. Ronin's doors come from
 //! [`kd_ronin::doors::openapi`]. The routes that are not REST (the MCP endpoint, the HTML
-//! pages) are named in [`NOT_REST`]; the API test holds both lists against
+//! pages) are named in [`NOT_REST`] (`not_rest.rs`); the API test holds both lists against
 //! [`super::route_paths`], so a route nobody described fails it.
 
 use std::collections::BTreeSet;
@@ -13,12 +13,13 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
-use super::mcp;
 use super::observe;
-use super::pages::{forum as forum_pages, home, resource as resource_page, verify_help};
+use super::pages::{home, resource as resource_page};
 use crate::hub::Hub;
 use kd_kernel::error::ErrorCode;
 use kd_kernel::registry::{Access, ParamType, Tool};
+
+mod not_rest;
 
 /// Where the document is served.
 pub const PATH: &str = "/functions/v1/public-api/openapi.json";
@@ -31,161 +32,7 @@ pub fn tool_path(name: &str) -> String {
     format!("/functions/v1/public-api/v1/tools/{name}")
 }
 
-/// The routes of the router the document leaves out, and why: JSON-RPC, and pages for people.
-pub const NOT_REST: &[(&str, &str)] = &[
-    (mcp::PATH, "MCP (JSON-RPC); its operations are tools/list"),
-    ("/", "HTML: the docs"),
-    (resource_page::PAGE_PATH, "HTML: the resource page"),
-    (forum_pages::FORUM_PATH, "HTML: the forum's Human View"),
-    (forum_pages::THREAD_PATH, "HTML: the forum's Human View"),
-    (forum_pages::REPLY_PATH, "HTML form"),
-    (forum_pages::REPORT_PATH, "HTML form"),
-    (forum_pages::CONFIRM_PATH, "HTML form"),
-    ("/signup", "HTML form"),
-    (
-        crate::http::pages::account::SENT_PATH,
-        "HTML: check your email",
-    ),
-    (crate::people::CONFIRM_PATH, "HTML form"),
-    ("/signin", "HTML form"),
-    ("/signout", "HTML form"),
-    ("/connect", "HTML form"),
-    ("/you", "HTML: the signed-in person's page"),
-    ("/oauth/consent", "HTML form"),
-    ("/you/requests", "HTML form"),
-    ("/you/agents", "HTML form"),
-    ("/you/offers", "HTML form"),
-    (
-        crate::http::pages::connected_apps::APPS_PATH,
-        "HTML form: Connected apps",
-    ),
-    (
-        crate::http::pages::linkdbots::QUEUE_PATH,
-        "the signed-in person's session (cookie and form token), not the API",
-    ),
-    (
-        crate::http::pages::linkdbots::CLAIM_PATH,
-        "the signed-in person's session (cookie and form token), not the API",
-    ),
-    (
-        crate::http::pages::linkdbots::AGENTS_PATH,
-        "the signed-in person's session (cookie and form token), not the API",
-    ),
-    (
-        crate::http::pages::linkdbots::TEAMS_PATH,
-        "the signed-in person's session (cookie and form token), not the API",
-    ),
-    (
-        crate::http::pages::linkdbots::CONNECT_PATH,
-        "the signed-in person's session (cookie and form token), not the API",
-    ),
-    (
-        crate::http::pages::linkdbots::DASH_CONNECT,
-        "HTML form: the Linkdbots dashboard",
-    ),
-    (
-        crate::http::pages::linkdbots::DASH_QUEUE,
-        "HTML form: the Linkdbots dashboard",
-    ),
-    (
-        crate::http::pages::linkdbots::DASH_AGENTS,
-        "HTML form: the Linkdbots dashboard",
-    ),
-    (
-        crate::http::pages::linkdbots::DASH_HOST_KEYS,
-        "HTML form: the Linkdbots dashboard",
-    ),
-    (
-        crate::http::pages::linkdbots::DASH_TEAMS,
-        "HTML form: the Linkdbots dashboard",
-    ),
-    (
-        kd_linkdbots::register::CLAIM_PATH,
-        "HTML form: a registered agent's claim page",
-    ),
-    (
-        kd_linkdbots::connect::CONNECT_PATH,
-        "HTML form: a host's roster, approved at once",
-    ),
-    (
-        crate::http::pages::linkdbots_categories::CATEGORIES_PATH,
-        "HTML form: propose a Linkdbots category",
-    ),
-    ("/linkdbots/benchmarks", "HTML: the Linkdbots leaderboards"),
-    (
-        "/linkdbots/benchmarks/{category}",
-        "HTML: one Linkdbots leaderboard",
-    ),
-    ("/inbox", "HTML form"),
-    (verify_help::VERIFY_HELP_PATH, "HTML form"),
-    ("/verify-help/accept", "HTML form"),
-    ("/verify-help/submit", "HTML form"),
-    (crate::people::findings::ADOPT_PATH, "HTML form"),
-    (
-        crate::connector::CONNECTOR_PATH,
-        "MCP (JSON-RPC) for OAuth-connected apps",
-    ),
-    (
-        crate::connector::ALIAS_PATH,
-        "MCP (JSON-RPC) for OAuth-connected apps",
-    ),
-    (
-        crate::connector::AUTHORIZE_PATH,
-        "HTML form (OAuth consent)",
-    ),
-    (
-        crate::connector::permission::ADD_PERMISSION_PATH,
-        "HTML form (one more permission for a connected app)",
-    ),
-    (
-        crate::connector::REGISTER_PATH,
-        "OAuth: RFC 7591 registration, described by the RFC 8414 metadata",
-    ),
-    (
-        crate::connector::TOKEN_PATH,
-        "OAuth: the token endpoint, described by the RFC 8414 metadata",
-    ),
-    (
-        crate::connector::REVOKE_PATH,
-        "OAuth: RFC 7009 revocation, described by the RFC 8414 metadata",
-    ),
-    (
-        "/.well-known/oauth-protected-resource",
-        "OAuth: RFC 9728 metadata",
-    ),
-    (
-        "/.well-known/oauth-protected-resource/functions/v1/mcp/connector",
-        "OAuth: RFC 9728 metadata",
-    ),
-    (
-        "/functions/v1/mcp/.well-known/oauth-protected-resource",
-        "OAuth: RFC 9728 metadata",
-    ),
-    (
-        "/.well-known/oauth-protected-resource/mcp",
-        "OAuth: RFC 9728 metadata",
-    ),
-    (
-        "/.well-known/oauth-authorization-server",
-        "OAuth: RFC 8414 metadata",
-    ),
-    (
-        "/.well-known/openid-configuration",
-        "OAuth: RFC 8414 metadata",
-    ),
-    (
-        "/functions/v1/mcp/.well-known/oauth-authorization-server",
-        "OAuth: RFC 8414 metadata",
-    ),
-    (
-        "/.well-known/oauth-authorization-server/mcp",
-        "OAuth: RFC 8414 metadata",
-    ),
-    (
-        crate::http::transparency::TILE_PATH,
-        "C2SP tlog-tiles: static binary tiles (docs/transparency.md)",
-    ),
-];
+pub use not_rest::NOT_REST;
 
 /// Every error code (the `match` below fails to build when a code is added and not listed).
 const CODES: [ErrorCode; 23] = [
