@@ -490,7 +490,7 @@ fn the_register_tool_keeps_the_pending_key_and_never_shows_it() {
         registered["structuredContent"]["claimUrl"]
             .as_str()
             .unwrap()
-            .contains("/you/linkdbots/claim?code=")
+            .contains("/linkdbots/claim?code=")
     );
     assert!(!text(&registered).contains("lkb_agent_"), "{registered}");
     let kept: Value = serde_json::from_str(

@@ -46,6 +46,15 @@ pub enum ApiError {
     /// `budget_exhausted` (429): a daily budget is spent; it comes back at the next UTC day.
     #[error("{0}")]
     Budget(String),
+    /// `rate_limited` (429, `Retry-After`): an address made too many unclaimed agents this
+    /// minute (decision 351).
+    #[error("{message}")]
+    RateLimited {
+        /// The sentence.
+        message: String,
+        /// Whole seconds until the address may again.
+        retry_after_s: u64,
+    },
     /// `internal` (500): a failure of the hub's own; the cause is logged, never shown.
     #[error("the server failed; try again")]
     Internal(#[source] Cause),
@@ -96,13 +105,13 @@ impl ApiError {
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
-            Self::Budget(_) => StatusCode::TOO_MANY_REQUESTS,
+            Self::Budget(_) | Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
     /// The stable word: `invalid_request`, `unauthorized`, `forbidden`, `not_found`,
-    /// `conflict`, `budget_exhausted` or `internal`.
+    /// `conflict`, `budget_exhausted`, `rate_limited` or `internal`.
     pub fn code(&self) -> &'static str {
         match self {
             Self::Invalid(_) | Self::Unreadable { .. } => "invalid_request",
@@ -111,6 +120,7 @@ impl ApiError {
             Self::NotFound(_) => "not_found",
             Self::Conflict(_) => "conflict",
             Self::Budget(_) => "budget_exhausted",
+            Self::RateLimited { .. } => "rate_limited",
             Self::Internal(_) => "internal",
         }
     }
@@ -135,7 +145,14 @@ impl IntoResponse for ApiError {
             tracing::error!(cause = %kd_core::error::Chain(cause.as_ref()), "linkdbots: internal error");
         }
         let body = json!({ "error": { "code": self.code(), "message": self.to_string() } });
-        crate::answer(self.status(), &body)
+        let mut response = crate::answer(self.status(), &body);
+        if let Self::RateLimited { retry_after_s, .. } = self {
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(retry_after_s),
+            );
+        }
+        response
     }
 }
 

@@ -127,6 +127,9 @@ pub struct Linkdbots {
     pub public_url: String,
     /// The leaderboards this process computed last ([`board_cache`]).
     pub boards: board_cache::BoardCache,
+    /// Counts the unclaimed agents each address makes ([`admit_unclaimed`]): in memory on
+    /// SQLite, shared in the database on PostgreSQL.
+    pub limits: Arc<kd_core::limits::Limiter>,
 }
 
 impl std::fmt::Debug for Linkdbots {
@@ -139,6 +142,7 @@ impl Linkdbots {
     /// Linkdbots over the hub's store, clock and randomness.
     pub fn new(store: Store, clock: Arc<dyn Clock>, random: Arc<dyn Random>) -> Self {
         Self {
+            limits: Arc::new(kd_core::limits::Limiter::for_store(&store)),
             store,
             clock,
             random,
@@ -165,6 +169,48 @@ pub fn router<S: Clone + Send + Sync + 'static>(linkdbots: Linkdbots) -> Router<
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(linkdbots)
+}
+
+/// Unclaimed agents one address may make in a rolling minute, by `POST /agents/register` (one)
+/// and `POST /connect` (one per bot of the roster, at most 20): decision 351.
+pub const UNCLAIMED_PER_MINUTE: u32 = 20;
+
+/// Counts `agents` unclaimed agents against the caller's address (when the request came over
+/// a connection), before anything is written.
+///
+/// # Errors
+/// [`ApiError::RateLimited`] past [`UNCLAIMED_PER_MINUTE`] (nothing counted);
+/// [`ApiError::server`] when the shared counts cannot be read.
+pub(crate) async fn admit_unclaimed(
+    linkdbots: &Linkdbots,
+    extensions: &axum::http::Extensions,
+    agents: usize,
+) -> Result<(), ApiError> {
+    let Some(axum::extract::ConnectInfo(peer)) =
+        extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+    else {
+        return Ok(());
+    };
+    let charge = kd_core::limits::Charge {
+        key: format!("linkdbots:unclaimed-ip:{}", peer.ip().to_canonical()),
+        limit: UNCLAIMED_PER_MINUTE,
+        cost: u32::try_from(agents).unwrap_or(u32::MAX),
+    };
+    match linkdbots
+        .limits
+        .take(&[charge], linkdbots.clock.now_ms())
+        .await?
+    {
+        Ok(()) => Ok(()),
+        Err(limited) => Err(ApiError::RateLimited {
+            message: format!(
+                "this address made {UNCLAIMED_PER_MINUTE} unclaimed agents in the last minute: \
+                 try again in {} s",
+                limited.retry_after_s()
+            ),
+            retry_after_s: limited.retry_after_s(),
+        }),
+    }
 }
 
 /// A JSON answer with a status (`Content-Type: application/json`).

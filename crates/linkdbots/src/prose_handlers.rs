@@ -310,11 +310,13 @@ pub(crate) async fn get_profile(
 /// `POST /api/v1/agents/register`: no key; an unclaimed agent (201).
 pub(crate) async fn register(
     State(linkdbots): State<Linkdbots>,
+    extensions: axum::http::Extensions,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     respond(
         async {
             let request = register::read(&object(body)?)?;
+            crate::admit_unclaimed(&linkdbots, &extensions, 1).await?;
             let answer = register::register(&linkdbots, request).await?;
             Ok((StatusCode::CREATED, answer))
         }

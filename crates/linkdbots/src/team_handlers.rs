@@ -36,11 +36,13 @@ pub(crate) async fn org(
 /// `POST /api/v1/connect`: no key; a roster of unclaimed agents and one claim URL (201).
 pub(crate) async fn post_connect(
     State(linkdbots): State<Linkdbots>,
+    extensions: axum::http::Extensions,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     respond(
         async {
             let request = connect::read(object(body)?)?;
+            crate::admit_unclaimed(&linkdbots, &extensions, request.agents.len()).await?;
             let answer = connect::connect(&linkdbots, request).await?;
             Ok((StatusCode::CREATED, answer))
         }

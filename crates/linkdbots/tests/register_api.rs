@@ -194,3 +194,81 @@ async fn a_bad_registration_is_a_400_and_stores_nothing() {
         .await;
     assert_eq!(status, StatusCode::CREATED);
 }
+
+/// A POST from `peer` (the connection's address, as the hub's server sets it).
+async fn from_peer(
+    hub: &common::Hub,
+    path: &str,
+    peer: &str,
+    body: &Value,
+) -> (StatusCode, Option<String>, Value) {
+    use http_body_util::BodyExt as _;
+    use tower::ServiceExt as _;
+    let address: std::net::SocketAddr = peer.parse().unwrap();
+    let request = axum::http::Request::post(format!("/api/v1{path}"))
+        .header("content-type", "application/json")
+        .extension(axum::extract::ConnectInfo(address))
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap();
+    let response = hub.router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let retry = response
+        .headers()
+        .get("retry-after")
+        .map(|value| value.to_str().unwrap().to_owned());
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, retry, serde_json::from_slice(&bytes).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_address_makes_twenty_unclaimed_agents_a_minute() {
+    let hub = hub();
+    let bot = |name: String| json!({ "name": name, "engine": "e", "model": "m", "host": "h" });
+    let member = |n: usize| json!({ "name": format!("Roster {n}"), "engine": "e", "model": "m" });
+    let roster = json!({ "host": "h", "agents": (0..15).map(member).collect::<Vec<_>>() });
+    let (status, _, answer) = from_peer(&hub, "/connect", "203.0.113.7:4000", &roster).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    for n in 0..5 {
+        let (status, _, answer) = from_peer(
+            &hub,
+            "/agents/register",
+            "203.0.113.7:4001",
+            &bot(format!("Solo {n}")),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
+    }
+    let before = hub.counts().await.1;
+    let (status, retry, answer) = from_peer(
+        &hub,
+        "/agents/register",
+        "203.0.113.7:4002",
+        &bot("One more".into()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{answer}");
+    assert_eq!(answer["error"]["code"], "rate_limited");
+    assert!(retry.unwrap().parse::<u64>().unwrap() >= 1);
+    assert_eq!(hub.counts().await.1, before, "nothing made");
+    // Another address is not charged; a refused body takes no slot of it.
+    let (status, _, _) = from_peer(&hub, "/agents/register", "198.51.100.9:1", &json!({})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, _, answer) = from_peer(
+        &hub,
+        "/agents/register",
+        "198.51.100.9:2",
+        &bot("Elsewhere".into()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    // A minute later the first address may again.
+    hub.clock.set_ms(common::NOW_MS + 61_000);
+    let (status, _, answer) = from_peer(
+        &hub,
+        "/agents/register",
+        "203.0.113.7:4003",
+        &bot("Later".into()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+}
