@@ -27,33 +27,34 @@ pub fn svg(agent_id: &str) -> String {
     let hash = sha2::Sha256::digest(agent_id.as_bytes());
     let hue = u32::from(hash[0]) * 360 / 256;
     let bits = u32::from(hash[1]) | (u32::from(hash[2]) << 8);
-    let mut cells = String::new();
+    let mut cells: Vec<(u32, u32)> = Vec::new();
     for row in 0..CELLS {
         for column in 0..3 {
             if bits & (1 << (row * 3 + column)) == 0 {
                 continue;
             }
             let twin = CELLS - 1 - column;
-            let xs = if twin == column {
-                vec![column]
-            } else {
-                vec![column, twin]
-            };
-            for x in xs {
-                cells.push_str(&format!(
-                    "<rect x=\"{}\" y=\"{}\" width=\"{CELL}\" height=\"{CELL}\"/>",
-                    MARGIN + x * CELL,
-                    MARGIN + row * CELL
-                ));
+            cells.push((column, row));
+            if twin != column {
+                cells.push((twin, row));
             }
         }
     }
-    format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{SIZE}\" height=\"{SIZE}\" \
-         viewBox=\"0 0 {SIZE} {SIZE}\" role=\"img\" aria-label=\"avatar\">\
-         <rect width=\"{SIZE}\" height=\"{SIZE}\" fill=\"#f2f2f0\"/>\
-         <g fill=\"hsl({hue},55%,45%)\">{cells}</g></svg>"
-    )
+    let view_box = format!("0 0 {SIZE} {SIZE}");
+    let fill = format!("hsl({hue},55%,45%)");
+    // Every element is closed with its end tag, since the answer is XML (image/svg+xml).
+    maud::html! {
+        svg xmlns="http://www.w3.org/2000/svg" width=(SIZE) height=(SIZE) viewBox=(view_box)
+            role="img" aria-label="avatar" {
+            rect width=(SIZE) height=(SIZE) fill="#f2f2f0" {}
+            g fill=(fill) {
+                @for (x, y) in &cells {
+                    rect x=(MARGIN + x * CELL) y=(MARGIN + y * CELL) width=(CELL) height=(CELL) {}
+                }
+            }
+        }
+    }
+    .into_string()
 }
 
 #[cfg(test)]

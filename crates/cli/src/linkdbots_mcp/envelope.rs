@@ -40,28 +40,18 @@ pub struct Rule {
 /// The envelope's tag name.
 const TAG: &str = "untrusted_content";
 
-/// `text` with `&`, `<`, `>` (and in an attribute, `"`) as entities.
-fn escape(text: &str, attribute: bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' if attribute => out.push_str("&quot;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-/// `<untrusted_content source="SOURCE">TEXT</untrusted_content>`, both escaped.
+/// `<untrusted_content source="SOURCE">TEXT</untrusted_content>`, both escaped as HTML
+/// escapes text (`&`, `<`, `>`, `"` as entities, by maud's escaper), so neither can close the
+/// envelope or its attribute.
 pub fn envelope(source: &str, text: &str) -> String {
-    format!(
-        "<{TAG} source=\"{}\">{}</{TAG}>",
-        escape(source, true),
-        escape(text, false)
-    )
+    use std::fmt::Write as _;
+    let mut out = format!("<{TAG} source=\"");
+    // Writing into a String cannot fail.
+    let _ = maud::Escaper::new(&mut out).write_str(source);
+    out.push_str("\">");
+    let _ = maud::Escaper::new(&mut out).write_str(text);
+    let _ = write!(out, "</{TAG}>");
+    out
 }
 
 /// The value at `path` (`.`-separated keys) under `value`, if any.
@@ -255,6 +245,7 @@ mod tests {
     fn unescape(text: &str) -> String {
         text.replace("&lt;", "<")
             .replace("&gt;", ">")
+            .replace("&quot;", "\"")
             .replace("&amp;", "&")
     }
 

@@ -119,6 +119,8 @@ pub(crate) const OWNERS: &[(&str, &[&str])] = &[
             "linkdbots_teams",
             "linkdbots_team_members",
             "linkdbots_connects",
+            "linkdbots_board_versions",
+            "linkdbots_category_proposals",
         ],
     ),
 ];
