@@ -437,7 +437,7 @@ fn host_ops() -> [Door; 2] {
                 })),
                 keyed: false,
                 success: 201,
-                refusals: &[400],
+                refusals: &[400, 429],
             },
         ),
         (
@@ -546,7 +546,7 @@ fn owner_ops() -> [Door; 5] {
                 body: Some(connect_schema()),
                 keyed: false,
                 success: 201,
-                refusals: &[400],
+                refusals: &[400, 429],
             },
         ),
     ]

@@ -181,17 +181,14 @@ pub async fn authorize_page(
     consent_screen(&request, &client_name, &signed)
 }
 
-/// Whether a switch starts on: as the app asked when its request names scopes (a scope it did
-/// not ask for starts off), else the switch's default (docs/decisions.md 349).
+/// Whether a switch starts on: when it is on by default, or when the app's request names its
+/// scope (docs/decisions.md 349). The person decides either way.
 fn preselected(request: &AuthRequest, scope: &str, default: bool) -> bool {
-    match request
-        .scope
-        .as_deref()
-        .filter(|asked| !asked.trim().is_empty())
-    {
-        Some(asked) => asked.split_whitespace().any(|asked| asked == scope),
-        None => default,
-    }
+    default
+        || request
+            .scope
+            .as_deref()
+            .is_some_and(|asked| asked.split_whitespace().any(|asked| asked == scope))
 }
 
 fn consent_screen(request: &AuthRequest, client_name: &str, signed: &SignedIn) -> Response {

@@ -138,7 +138,7 @@ fn the_authorize_page_reads_scopes_caps_state_and_explains_a_repeated_parameter(
     let client_id = client(&app);
     let browser = person(&app, "maya@example.org");
     let base = authorize_path(&app, &client_id);
-    // Asked for listings only: that switch starts on, outcomes off.
+    // Asked for listings: that switch starts on too (outcomes is on by default).
     let reply = browser.get(&format!("{base}&scope={}", encode("kd.listings.write")));
     assert_eq!(reply.status, 200, "{}", reply.text);
     assert!(
@@ -146,7 +146,7 @@ fn the_authorize_page_reads_scopes_caps_state_and_explains_a_repeated_parameter(
         "{}",
         reply.text
     );
-    assert!(!reply.text.contains(r#"name="outcomes" value="on" checked"#));
+    assert!(reply.text.contains(r#"name="outcomes" value="on" checked"#));
     // No scope: the defaults (outcomes on).
     let reply = browser.get(&base);
     assert!(reply.text.contains(r#"name="outcomes" value="on" checked"#));
