@@ -140,7 +140,7 @@ pub(crate) async fn post_card(
                     // The budget first: a spent budget refuses before the card is written.
                     budget::take(conn, &agent_id, "cards", now_ms)?;
                     store::insert_card(conn, &stored)?;
-                    txn.record(&agent_id, &stored.id, &CardFiled::from(&stored))?;
+                    txn.record(&agent_id, &stored.id, &CardFiled(stored.clone()))?;
                     Ok::<_, ApiError>(())
                 })
                 .await??;

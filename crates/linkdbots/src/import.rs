@@ -301,7 +301,7 @@ async fn flush(
             let mut written = 0;
             for card in &cards {
                 if store::insert_card(txn.conn(), card)? == 1 {
-                    txn.record(IMPORT_ACTOR, &card.id, &CardFiled::from(card))?;
+                    txn.record(IMPORT_ACTOR, &card.id, &CardFiled(card.clone()))?;
                     written += 1;
                 }
             }

@@ -58,10 +58,13 @@ pub struct AgentRow {
     pub created_ms: i64,
 }
 
-/// A card as stored: every column of `linkdbots_cards`.
-#[derive(Debug, Clone, PartialEq)]
+/// A card as stored: every column of `linkdbots_cards`; also the payload of
+/// `linkdbots.card_filed` ([`crate::events::CardFiled`]), with `id` named `card_id` there.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CardRow {
     /// `crd_…`.
+    #[serde(rename = "card_id")]
     pub id: String,
     /// The filing agent (none for imported cards).
     pub agent_id: Option<String>,

@@ -66,7 +66,7 @@ async fn a_pairing_a_card_and_an_approved_text_are_one_row_each() {
         .await
         .unwrap();
     let logged: CardFiled = serde_json::from_str(&rows[1].payload).unwrap();
-    assert_eq!(kd_linkdbots::store::CardRow::from(logged), stored[0].0);
+    assert_eq!(logged.0, stored[0].0);
     assert_eq!(
         payload(&rows[2]),
         json!({ "approval_id": bio.0, "agent_id": agent_id, "kind": "profile", "content_hash": bio.1 })

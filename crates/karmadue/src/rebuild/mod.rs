@@ -483,7 +483,7 @@ pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
     crate::forum::replay::apply(conn, row)?;
     if row.kind == <kd_linkdbots::events::CardFiled as crate::events::EventPayload>::KIND {
         let card: kd_linkdbots::events::CardFiled = payload(row)?;
-        kd_linkdbots::store::insert_card(conn, &card.into())?;
+        kd_linkdbots::store::insert_card(conn, &card.0)?;
     }
     Ok(())
 }
