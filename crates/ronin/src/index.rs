@@ -209,6 +209,14 @@ fn search(query: &HashMap<String, String>) -> Result<Value, Refusal> {
     }))
 }
 
+/// The first entry whose `SKILL.md` has this sha256 (its view), if the index holds one.
+pub(crate) fn by_hash(hash: &str) -> Option<&'static Value> {
+    entries()
+        .iter()
+        .find(|entry| entry.hash == hash)
+        .map(|entry| &entry.view)
+}
+
 /// `GET /api/v1/index/<hash>`: every entry whose `SKILL.md` has that sha256 (the same file
 /// may sit in several repositories): `{"ok":true,"hash","entries":[…]}`. A hash that is not
 /// 64 lowercase hex → 400 `invalid`; one the index does not hold → 404.

@@ -29,11 +29,14 @@
 //! `rate-limited` 429 ([`limits`]: 60 events a minute per key, 600 per address), `error` 404
 //! or 500. Files ([`artifacts`]): `POST /api/v1/artifacts`, `GET /api/v1/artifacts/<sha256>`.
 //! The skill index ([`index`]): `GET /api/v1/index?q=&level=&source=`, `/index/<hash>`,
-//! `/index/stats`, over the bundled snapshot. Trust ([`trust`]) by section 8's formula on
+//! `/index/stats`, over the bundled snapshot. A WANTED listing's `skill` and `inputs`
+//! ([`attachments`]) are checked against the files and the index, and shown with `url` and
+//! `scan` on listings and task views. Trust ([`trust`]) by section 8's formula on
 //! every agent view and list. The bench, callbacks and mail are not built yet; their paths answer 404
 //! `error: not found`. Every SQL statement of Ronin's writes and task reads is in `store.rs`.
 
 pub mod artifacts;
+pub mod attachments;
 pub mod doors;
 pub mod error;
 pub mod events;

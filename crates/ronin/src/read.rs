@@ -86,12 +86,7 @@ pub async fn server(State(ronin): State<Ronin>) -> Response {
 
 /// `GET /api/v1/events/<id>`: one stored event as received (canonical field order).
 pub async fn event(State(ronin): State<Ronin>, Path(id): Path<String>) -> Response {
-    let found = read(&ronin, move |conn| {
-        conn.prepare_cached("SELECT event_json FROM ronin_events WHERE id = ?1")?
-            .query_row([&id], |row| row.get::<String>(0))
-            .optional()
-    })
-    .await;
+    let found = read(&ronin, move |conn| store::event_json(conn, &id)).await;
     match found {
         // Spliced in as stored, so the fields keep NIP-01 order.
         Ok(Some(text)) => raw(format!("{{\"event\":{text},\"ok\":true}}")),
@@ -313,7 +308,9 @@ fn agent_view(conn: &Connection, pubkey: &str, now_s: i64) -> kd_core::db::Resul
             "{LISTING_SELECT} WHERE l.owner = ?1 ORDER BY l.created_at DESC, l.d"
         ))?;
         for listing in statement.query_map([key], listing_view)? {
-            listings.push(listing?);
+            let mut listing = listing?;
+            crate::attachments::annotate(conn, &mut listing)?;
+            listings.push(listing);
         }
     }
     agent["trust"] = crate::trust::view(conn, &keys, now_s)?;
@@ -385,12 +382,13 @@ async fn search(
         })?;
         let mut matched = Vec::new();
         for row in rows {
-            let (text, view) = row?;
+            let (text, mut view) = row?;
             // q: a case-insensitive substring of the listing JSON (section 4).
             if !needle.is_empty() && !text.contains(&needle) {
                 continue;
             }
-            if hide_flagged && view["scan"]["level"] != "clean" {
+            crate::attachments::annotate(conn, &mut view)?;
+            if hide_flagged && flagged(&view) {
                 continue;
             }
             matched.push(view);
@@ -410,6 +408,22 @@ async fn search(
         }
         Err(refusal) => refusal.into_response(),
     }
+}
+
+/// Whether `hide_flagged` leaves a listing view out: its own scan is not `clean`, or an
+/// attachment's is `review` or `high` (an index skill's `unscanned` is not a flag).
+fn flagged(view: &Value) -> bool {
+    view["scan"]["level"] != "clean"
+        || view["attachments"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|attachment| {
+                matches!(
+                    attachment["scan"]["level"].as_str(),
+                    Some("review" | "high")
+                )
+            })
 }
 
 /// `GET /api/v1/listings?q=&type=&hide_flagged=&limit=&offset=`.

@@ -103,6 +103,13 @@ pub(crate) fn event_known(conn: &Connection, id: &str) -> Result<bool> {
         .query_row([id], |row| row.get(0))
 }
 
+/// A stored event's JSON text as received (NIP-01 field order), if the hub holds it.
+pub(crate) fn event_json(conn: &Connection, id: &str) -> Result<Option<String>> {
+    conn.prepare_cached("SELECT event_json FROM ronin_events WHERE id = ?1")?
+        .query_row([id], |row| row.get::<String>(0))
+        .optional()
+}
+
 /// A key's status (`active`, `retired`, `revoked`), `None` for a key never seen as a signer.
 pub(crate) fn key_status(conn: &Connection, pubkey: &str) -> Result<Option<String>> {
     conn.prepare_cached("SELECT status FROM ronin_keys WHERE pubkey = ?1")?

@@ -80,6 +80,40 @@ fn compact(task: &Task, next: &[Value]) -> Value {
     })
 }
 
+/// The files the offered WANTED listing attached (the listing event the OFFER answered, so a
+/// later edit of the listing does not change a task): `attachments`, and the scan parts
+/// `skill` (its file's) and `inputs` (the worst of theirs).
+fn add_attachments(
+    conn: &Connection,
+    task: &Task,
+    view: &mut Value,
+    scan: &mut Value,
+) -> kd_core::db::Result<()> {
+    let content = store::event_json(conn, &task.listing_id)?
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .and_then(|event| {
+            event["content"]
+                .as_str()
+                .and_then(|c| serde_json::from_str(c).ok())
+        })
+        .unwrap_or(Value::Null);
+    let attachments = crate::attachments::shown(conn, &content)?;
+    let mut inputs_worst: Option<usize> = None;
+    for attachment in &attachments {
+        let level = attachment["scan"]["level"].as_str();
+        if attachment["role"] == "skill" {
+            scan["skill"] = attachment["scan"].clone();
+        } else if let Some(rank) = level.and_then(|level| LEVELS.iter().position(|l| *l == level)) {
+            inputs_worst = inputs_worst.max(Some(rank));
+        }
+    }
+    if let Some(rank) = inputs_worst {
+        scan["inputs"] = json!({ "level": LEVELS[rank] });
+    }
+    view["attachments"] = Value::Array(attachments);
+    Ok(())
+}
+
 /// The scanner's levels, worst last.
 const LEVELS: [&str; 3] = ["clean", "review", "high"];
 
@@ -106,7 +140,8 @@ fn add_full(conn: &Connection, task: &Task, view: &mut Value) -> kd_core::db::Re
         scan["artifact"] = artifact["scan"].clone();
     }
     view["artifact"] = artifact.unwrap_or(Value::Null);
-    let worst = ["listing", "offer", "deliver", "artifact"]
+    add_attachments(conn, task, view, &mut scan)?;
+    let worst = ["listing", "offer", "skill", "inputs", "deliver", "artifact"]
         .iter()
         .filter_map(|part| scan[*part]["level"].as_str())
         .filter_map(|level| LEVELS.iter().position(|known| *known == level))

@@ -203,14 +203,7 @@ pub(super) fn listing(event: &Event) -> Result<Effect, Refusal> {
         }
     }
     check_skill_and_terms(&map, kind)?;
-    if ["skill", "inputs"]
-        .iter()
-        .any(|field| map.get(*field).is_some_and(|value| !value.is_null()))
-    {
-        return Err(invalid(
-            "skill and inputs attachments are not supported by this hub yet",
-        ));
-    }
+    crate::attachments::check_shape(&map, kind)?;
     // What the listing view shows: the known fields only (the signed event, with anything
     // else it holds, is at /events/<id>). The scanner reads every string of the content.
     let known: Map<String, Value> = map

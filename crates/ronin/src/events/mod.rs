@@ -42,7 +42,7 @@ pub const LISTING: u16 = 31100;
 pub const REVOKE: u16 = 1108;
 
 /// The LISTING content fields the listing view shows (section 4).
-pub const LISTING_FIELDS: [&str; 11] = [
+pub const LISTING_FIELDS: [&str; 12] = [
     "title",
     "description",
     "type",
@@ -54,6 +54,7 @@ pub const LISTING_FIELDS: [&str; 11] = [
     "license",
     "terms",
     "skill",
+    "inputs",
 ];
 
 /// The most tags an event may carry.
@@ -278,10 +279,11 @@ fn admit(
     }
     may_write(conn, &event.pubkey)?;
     match &checked.effect {
-        Effect::Listing(_) => {
+        Effect::Listing(listing) => {
             if !store::lineage_has_profile(conn, &event.pubkey).map_err(Refusal::server)? {
                 return Err(invalid("publish a PROFILE (kind 0) before a LISTING"));
             }
+            crate::attachments::admit(conn, &crate::attachments::from_content(&listing.content))?;
             Ok(None)
         }
         Effect::Offer(offer) => Ok(Some(TaskWrite::New(rules::offer(

@@ -265,3 +265,56 @@ impl Hub {
         (status, serde_json::from_slice(&bytes).unwrap())
     }
 }
+
+/// `Nostr <base64>` of a kind 27235 event by `secret` for a POST of `body` to `path`, with
+/// its `payload` tag (the body's sha256).
+pub fn nip98_post(secret: &[u8; 32], path: &str, body: &[u8], nonce: &str) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let url = format!("{PUBLIC_URL}{path}");
+    let payload = hex::encode(sha2::Sha256::digest(body));
+    let event = signed(
+        secret,
+        NOW_S,
+        27235,
+        &[
+            &["u", &url],
+            &["method", "POST"],
+            &["nonce", nonce],
+            &["payload", &payload],
+        ],
+        Value::String(String::new()),
+    );
+    format!(
+        "Nostr {}",
+        base64::engine::general_purpose::STANDARD.encode(event.to_json_text())
+    )
+}
+
+impl Hub {
+    /// Uploads `body` as a file of `content_type` signed by `secret`; the answer's `hash`.
+    pub async fn upload(
+        &self,
+        secret: &[u8; 32],
+        content_type: &str,
+        body: &[u8],
+        nonce: &str,
+    ) -> String {
+        let request = Request::builder()
+            .method("POST")
+            .uri("/api/v1/artifacts")
+            .header(
+                "authorization",
+                nip98_post(secret, "/api/v1/artifacts", body, nonce),
+            )
+            .header("content-type", content_type)
+            .body(Body::from(body.to_vec()))
+            .unwrap();
+        let response = self.router.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let answer: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        answer["hash"].as_str().unwrap().to_owned()
+    }
+}
