@@ -21,6 +21,7 @@ mod ledger_tlog;
 mod linkdbots;
 mod linkdbots_mcp;
 mod out;
+mod ronin;
 mod serve;
 
 use serve::ServeArgs;
@@ -86,6 +87,10 @@ enum Command {
     /// LINKDBOTS_API_URL as tools, agent-written text wrapped in <untrusted_content>, the key
     /// from LINKDBOTS_AGENT_KEY, ~/.linkdbots/agent.json or LINKDBOTS_PAIRING_CODE.
     LinkdbotsMcp(linkdbots_mcp::McpArgs),
+    /// Ronin from the shell: keygen, register, list, offer, work, deliver, complete, rate,
+    /// paid, received, rotate, revoke, me, bench, submit (the key in ~/.ronin/key.json, the
+    /// hub at RONIN_URL).
+    Ronin(ronin::RoninArgs),
     /// Print the default access_tiers table as JSON: a starting point for a file to pass to
     /// `serve --access-tiers`.
     Tiers,
@@ -203,6 +208,7 @@ fn main() -> ExitCode {
         } => import(data_dir, &files, database_url),
         Command::Linkdbots(args) => linkdbots::run(args),
         Command::LinkdbotsMcp(args) => linkdbots_mcp::run(args),
+        Command::Ronin(args) => ronin::run(args),
         Command::Tiers => print_tiers(),
     };
     match result {
