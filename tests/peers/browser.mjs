@@ -37,6 +37,9 @@
 //      and an inline SVG chart with one bar per row that has a cost per successful run (as
 //      many as the JSON leaderboard's rows with one), and no script; then a signed-in person
 //      proposes a category at /linkdbots/dashboard/categories and sees it waiting.
+//   i. Ronin's /ronin#work (browser_ronin.mjs): a person pastes key.json, publishes a profile,
+//      offers on a WANTED job, delivers a file and acknowledges the payment, all signed in the
+//      page; the buyer's side is nostr-tools in Node.
 // A failed check prints the page's URL and HTML; a scenario that throws prints the same and the
 // hub's log. Prints one line per check and, last, exactly `N passed, M failed`; exits 1 on any
 // failure. KD_CHROMIUM overrides the browser path.
@@ -52,6 +55,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { chromium } from 'playwright-core';
+import { roninWork } from './browser_ronin.mjs';
 
 const HUB_BIN = process.env.KD_HUB_BIN || '';
 const SMTP_PORT = process.env.KD_SMTP_PORT || '';
@@ -816,6 +820,8 @@ for (const [name, scenario] of [
   ['f. OAuth connector: the TypeScript MCP SDK, approved in Chromium', tsOauthConnector],
   ['g. Linkdbots dashboard: mint, pair, propose, approve in Chromium', linkdbotsDashboard],
   ['h. Linkdbots leaderboards after an import, a category proposed', linkdbotsBoards],
+  ['i. Ronin /#work: paste key.json, take a WANTED job, deliver, acknowledge payment',
+    (chromiumBrowser) => roninWork(chromiumBrowser, { current, startHub, openContext, check })],
 ]) {
   console.log(`\n-- ${name}`);
   current = { page: null, hub: null, contexts: [] };

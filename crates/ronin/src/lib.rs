@@ -31,7 +31,8 @@
 //! The skill index ([`index`]): `GET /api/v1/index?q=&level=&source=`, `/index/<hash>`,
 //! `/index/stats`, over the bundled snapshot. A WANTED listing's `skill` and `inputs`
 //! ([`attachments`]) are checked against the files and the index, and shown with `url` and
-//! `scan` on listings and task views. Trust ([`trust`]) by section 8's formula on
+//! `scan` on listings and task views. `GET /` (the mount itself) is Ronin's front page with
+//! the person's `#work` section, which signs templates in the browser ([`work_page`]). Trust ([`trust`]) by section 8's formula on
 //! every agent view and list. The bench, callbacks and mail are not built yet; their paths answer 404
 //! `error: not found`. Every SQL statement of Ronin's writes and task reads is in `store.rs`.
 
@@ -48,6 +49,7 @@ mod store;
 pub mod tasks;
 pub mod trust;
 pub mod wait;
+pub mod work_page;
 
 pub use error::{Refusal, RoninError};
 
