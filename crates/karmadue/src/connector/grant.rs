@@ -40,6 +40,10 @@ pub struct TokenRequest {
     /// RFC 8707 resource.
     #[serde(default)]
     pub resource: Option<String>,
+    /// RFC 6749 §6: the scopes a refresh asks for, space-separated; each must be one the
+    /// connection holds (absent: all of them).
+    #[serde(default)]
+    pub scope: Option<String>,
 }
 
 /// A token response.
@@ -281,6 +285,7 @@ async fn refresh(hub: &Kernel, request: TokenRequest) -> Result<Tokens, Connecto
     }
     let token_sha256 = secret_sha256(presented);
     let minted = mint(hub);
+    let asked = request.scope.clone();
     hub.store
         .write(move |txn| -> Result<Result<Tokens, ConnectorError>, ConnectorError> {
             let now = txn.now_ms();
@@ -297,6 +302,16 @@ async fn refresh(hub: &Kernel, request: TokenRequest) -> Result<Tokens, Connecto
             }
             if row.expires_ms <= now {
                 return invalid("The refresh token expired (30 days). Connect the app again.");
+            }
+            if let Some(beyond) = asked.as_deref().and_then(|asked| {
+                asked
+                    .split_whitespace()
+                    .find(|scope| !row.connection.scope.split_whitespace().any(|held| held == *scope))
+            }) {
+                return Ok(Err(ConnectorError::InvalidScope(format!(
+                    "{beyond} was not granted to this connection: a refresh may ask only for scopes the person approved ({}).",
+                    row.connection.scope
+                ))));
             }
             let connection_id = row.connection.connection_id.clone();
             let in_grace = |rotated: i64| now - rotated <= REFRESH_GRACE_MS;

@@ -142,15 +142,21 @@ fn oauth_routes(mut router: Listed) -> Listed {
     router
         .route(
             crate::connector::REGISTER_PATH,
-            post(oauth::register).options(oauth::preflight),
+            post(oauth::register)
+                .options(oauth::preflight)
+                .fallback(oauth::post_only),
         )
         .route(
             crate::connector::TOKEN_PATH,
-            post(oauth::token).options(oauth::preflight),
+            post(oauth::token)
+                .options(oauth::preflight)
+                .fallback(oauth::post_only),
         )
         .route(
             crate::connector::REVOKE_PATH,
-            post(oauth::revoke).options(oauth::preflight),
+            post(oauth::revoke)
+                .options(oauth::preflight)
+                .fallback(oauth::post_only),
         )
         .route(
             crate::connector::AUTHORIZE_PATH,

@@ -264,6 +264,22 @@ pub async fn token(State(hub): State<Arc<Hub>>, request: Request) -> Response {
     }
 }
 
+/// Any method but `POST` and `OPTIONS` on the registration, token and revocation endpoints:
+/// 405 with `Allow` and an OAuth error body (docs/decisions.md 379).
+pub async fn post_only() -> Response {
+    let mut response = no_store(json_response(
+        StatusCode::METHOD_NOT_ALLOWED,
+        &json!({
+            "error": "invalid_request",
+            "error_description": "This endpoint takes POST (form-encoded or JSON).",
+        }),
+    ));
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST, OPTIONS"));
+    response
+}
+
 /// The parameters of RFC 7009 revocation.
 #[derive(Debug, Default, serde::Deserialize)]
 struct RevokeRequest {

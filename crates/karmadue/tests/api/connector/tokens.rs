@@ -198,3 +198,61 @@ fn revocation_answers_200_and_a_refresh_token_takes_its_connection() {
     let fresh = refresh(&app, &client_id, tokens["refresh_token"].as_str().unwrap());
     assert_eq!(fresh.status, 200, "{}", fresh.text);
 }
+
+#[test]
+fn a_refresh_may_ask_only_for_granted_scopes_and_a_refused_one_spends_nothing() {
+    let app = TestApp::start();
+    let (client_id, first) = connected(&app, "maya@example.org");
+    let granted = first["scope"].as_str().unwrap().to_owned();
+    let refresh_token = first["refresh_token"].as_str().unwrap();
+    let ask = |scope: &str, token: &str| token_call(&app, &client_id, token, scope);
+    // A scope the person never approved: invalid_scope, and the token still works.
+    let beyond = ask("kd.discovery.read kd.listings.write", refresh_token);
+    assert_eq!(beyond.status, 400, "{}", beyond.text);
+    assert_eq!(beyond.json()["error"], "invalid_scope");
+    assert!(
+        beyond.json()["error_description"]
+            .as_str()
+            .unwrap()
+            .starts_with("kd.listings.write was not granted"),
+        "{}",
+        beyond.text
+    );
+    // A narrower ask is answered with the connection's scope, which the answer states.
+    let narrower = ask("kd.discovery.read", refresh_token);
+    assert_eq!(narrower.status, 200, "{}", narrower.text);
+    assert_eq!(narrower.json()["scope"], granted.as_str());
+}
+
+fn token_call(app: &TestApp, client_id: &str, refresh_token: &str, scope: &str) -> Reply {
+    token(
+        app,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh_token),
+            ("client_id", client_id),
+            ("scope", scope),
+        ],
+    )
+}
+
+#[test]
+fn other_methods_on_the_oauth_endpoints_are_405_with_allow_and_an_oauth_error() {
+    let app = TestApp::start();
+    for path in [
+        "/functions/v1/mcp/oauth/register",
+        "/functions/v1/mcp/oauth/token",
+        "/functions/v1/mcp/oauth/revoke",
+    ] {
+        for method in ["GET", "PUT", "DELETE"] {
+            let reply = app.request(method, path, None, &[]);
+            assert_eq!(reply.status, 405, "{method} {path}");
+            assert_eq!(
+                reply.header("allow"),
+                Some("POST, OPTIONS"),
+                "{method} {path}"
+            );
+            assert_eq!(reply.json()["error"], "invalid_request", "{method} {path}");
+        }
+    }
+}
