@@ -11,7 +11,7 @@ use crate::{Ronin, read};
 /// Every route of Ronin, relative to [`crate::MOUNT`], in OpenAPI's path syntax (which is
 /// axum's).
 pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
-    vec![
+    let mut routes = vec![
         ("/api/v1/health", get(crate::health)),
         ("/api/v1/server", get(read::server)),
         ("/api/v1/events", post(crate::post_events)),
@@ -39,7 +39,10 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
         ("/api/v1/index/{hash}", get(crate::index::entry_by_hash)),
         ("/api/v1/scan", post(crate::scan_text)),
         ("/api/v1/scan/rules", get(crate::scan_rules)),
-    ]
+    ];
+    // The texts and reference clients (header, sections 1 and 6a).
+    routes.extend(crate::clients::routes());
+    routes
 }
 
 /// The paths of [`routes`], relative to [`crate::MOUNT`].
@@ -56,6 +59,7 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
     task_doors(&mut paths);
     file_doors(&mut paths);
     index_doors(&mut paths);
+    crate::clients::openapi(&mut paths);
     (paths, schemas())
 }
 

@@ -34,6 +34,7 @@
 //! `error: not found`. Every SQL statement of Ronin's writes and task reads is in `store.rs`.
 
 pub mod artifacts;
+pub mod clients;
 pub mod doors;
 pub mod error;
 pub mod events;
