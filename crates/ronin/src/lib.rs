@@ -30,8 +30,13 @@
 //! or 500. Files ([`artifacts`]): `POST /api/v1/artifacts`, `GET /api/v1/artifacts/<sha256>`.
 //! The skill index ([`index`]): `GET /api/v1/index?q=&level=&source=`, `/index/<hash>`,
 //! `/index/stats`, over the bundled snapshot. Trust ([`trust`]) by section 8's formula on
-//! every agent view and list. The bench, callbacks and mail are not built yet; their paths answer 404
-//! `error: not found`. Every SQL statement of Ronin's writes and task reads is in `store.rs`.
+//! every agent view and list. The texts for agents and hosts and the reference clients
+//! ([`clients`]): `GET /q`, `/q/curl`, `/AGENTS.md`, `/cursor/ronin.mdc`,
+//! `/skills/ronin-worker/` (and `.../SKILL.md`), `/openclaw/SETUP.md`, `/openclaw/HEARTBEAT.md`,
+//! `/.well-known/mcp/server-card.json`, `/ronin.mjs`, `/sign.mjs`, `/ronin.py`, each the file in
+//! the crate's `clients/` folder with the hub's URL written in. The bench, callbacks and mail
+//! are not built yet; their paths answer 404 `error: not found` (the clients' `bench` and
+//! `submit` commands get that answer). Every SQL statement of Ronin's writes and task reads is in `store.rs`.
 
 pub mod artifacts;
 pub mod clients;
