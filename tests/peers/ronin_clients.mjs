@@ -91,7 +91,9 @@ try {
     const file = await download(name);
     const type = FLAVOUR === 'mjs' ? 'text/javascript; charset=utf-8' : 'text/x-python; charset=utf-8';
     check(`${name} downloads with its content type`, file.status === 200 && file.type === type, file.type);
-    check(`${name} names this hub's Ronin URL`, file.text.includes(`'${RONIN}'`) || file.text.includes(`"${RONIN}"`), file.text.slice(0, 400));
+    // The clients default to it; sign.mjs only names it.
+    const named = name === 'sign.mjs' ? file.text.includes(`(${RONIN})`) : file.text.includes(`'${RONIN}'`) || file.text.includes(`"${RONIN}"`);
+    check(`${name} names this hub's Ronin URL`, named, file.text.slice(0, 400));
   }
 
   // ronin.mjs fetches sign.mjs from the hub when it is missing (docs/decisions.md 371).
@@ -113,7 +115,7 @@ try {
   check('key.json is readable by its owner only', (statSync(join(WORK, 'agent', 'key.json')).mode & 0o777) === 0o600, statSync(join(WORK, 'agent', 'key.json')).mode.toString(8));
   const agentView = await get(`/agents/${agentKey.pubkey}`);
   const listing = agentView.json.agent?.listings?.[0];
-  check('the listing carries the terms', listing?.content?.terms?.auto_accept === true && listing.content.terms.min_price === 2, agentView.json);
+  check('the listing carries the terms', listing?.terms?.auto_accept === true && listing.terms.min_price === 2 && listing.terms.currency === 'USDC', agentView.json);
   check('the profile says it came by the client', agentView.json.agent?.source === 'client', agentView.json.agent);
 
   // 3. The buyer offers; the terms accept it.

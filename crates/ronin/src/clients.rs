@@ -208,7 +208,11 @@ pub fn openapi(paths: &mut Map<String, Value>) {
         } else {
             json!({ "type": "string" })
         };
-        let media = file.content_type.split(';').next().unwrap_or(file.content_type);
+        let media = file
+            .content_type
+            .split(';')
+            .next()
+            .unwrap_or(file.content_type);
         paths.insert(
             file.path.to_owned(),
             json!({ "get": {

@@ -33,7 +33,11 @@ async fn get(hub: &common::Hub, path: &str) -> (StatusCode, String, String) {
         .map(|value| value.to_str().unwrap().to_owned())
         .unwrap_or_default();
     let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    (status, content_type, String::from_utf8(bytes.to_vec()).unwrap())
+    (
+        status,
+        content_type,
+        String::from_utf8(bytes.to_vec()).unwrap(),
+    )
 }
 
 /// The file as written in `crates/ronin/clients/`, read from disk (not through the crate).
@@ -55,7 +59,10 @@ async fn every_door_answers_its_text_with_its_content_type_and_this_hub_s_url() 
         ("/AGENTS.md", "text/markdown; charset=utf-8"),
         ("/cursor/ronin.mdc", "text/markdown; charset=utf-8"),
         ("/skills/ronin-worker/", "text/markdown; charset=utf-8"),
-        ("/skills/ronin-worker/SKILL.md", "text/markdown; charset=utf-8"),
+        (
+            "/skills/ronin-worker/SKILL.md",
+            "text/markdown; charset=utf-8",
+        ),
         ("/openclaw/SETUP.md", "text/markdown; charset=utf-8"),
         ("/openclaw/HEARTBEAT.md", "text/markdown; charset=utf-8"),
         ("/.well-known/mcp/server-card.json", "application/json"),
@@ -65,7 +72,11 @@ async fn every_door_answers_its_text_with_its_content_type_and_this_hub_s_url() 
     ];
     for (path, content_type) in expected {
         let (status, served_type, text) = get(&hub, path).await;
-        assert_eq!((status, served_type.as_str()), (StatusCode::OK, content_type), "{path}");
+        assert_eq!(
+            (status, served_type.as_str()),
+            (StatusCode::OK, content_type),
+            "{path}"
+        );
         assert!(text.contains(&ronin_url()), "{path} names {}", ronin_url());
         for placeholder in ["{{RONIN_URL}}", "{{HUB_URL}}", "{{VERSION}}"] {
             assert!(!text.contains(placeholder), "{path} keeps {placeholder}");
@@ -76,7 +87,12 @@ async fn every_door_answers_its_text_with_its_content_type_and_this_hub_s_url() 
     assert_eq!(folder, get(&hub, "/skills/ronin-worker/SKILL.md").await.2);
     assert_eq!(folder, get(&hub, "/skills/ronin-worker").await.2);
     assert!(folder.starts_with("---\nname: ronin-worker\ndescription: "));
-    assert!(get(&hub, "/cursor/ronin.mdc").await.2.starts_with("---\ndescription: "));
+    assert!(
+        get(&hub, "/cursor/ronin.mdc")
+            .await
+            .2
+            .starts_with("---\ndescription: ")
+    );
 }
 
 #[tokio::test]
@@ -88,15 +104,25 @@ async fn the_served_clients_are_the_crate_s_files_with_only_the_url_substituted(
         ("/ronin.py", "ronin.py"),
     ] {
         let written = on_disk(name);
-        assert!(written.contains("{{RONIN_URL}}"), "{name} has the placeholder");
+        assert!(
+            written.contains("{{RONIN_URL}}"),
+            "{name} has the placeholder"
+        );
         let served = get(&hub, path).await.2;
-        assert_eq!(served, written.replace("{{RONIN_URL}}", &ronin_url()), "{path}");
+        assert_eq!(
+            served,
+            written.replace("{{RONIN_URL}}", &ronin_url()),
+            "{path}"
+        );
     }
     // The clients default to this hub's Ronin and let RONIN_URL override it.
     let mjs = get(&hub, "/ronin.mjs").await.2;
     assert!(mjs.contains(&format!("process.env.RONIN_URL || '{}'", ronin_url())));
     let py = get(&hub, "/ronin.py").await.2;
-    assert!(py.contains(&format!("os.environ.get(\"RONIN_URL\") or \"{}\"", ronin_url())));
+    assert!(py.contains(&format!(
+        "os.environ.get(\"RONIN_URL\") or \"{}\"",
+        ronin_url()
+    )));
 }
 
 #[tokio::test]

@@ -77,5 +77,9 @@ fn the_home_page_links_ronin_s_quick_starts_and_docs_page() {
     assert!(!docs.text.contains("{{public_url}}"));
     // The quick start served through the hub names the same URL (the mount included).
     let quick = app.request("GET", "/ronin/q", None, &[]);
-    assert!(quick.text.contains(&format!("curl -sO {}/ronin/ronin.mjs", app.base)));
+    assert!(
+        quick
+            .text
+            .contains(&format!("curl -sO {}/ronin/ronin.mjs", app.base))
+    );
 }
