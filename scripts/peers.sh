@@ -4,6 +4,8 @@
 #   scripts/peers.sh              (everything below)
 #   scripts/peers.sh --browser    (only the install, the SMTP sink and the browser tests)
 #   scripts/peers.sh --openapi    (only the Python install, a hub and the OpenAPI check)
+#   scripts/peers.sh --ronin      (only `npm ci`, a plain hub without the catalog, and Ronin's
+#                                  reference clients: ronin_clients.mjs mjs|py, ronin_py_bip340.py)
 #
 # 1. Installs the test tools, pinned, inside tests/peers: `npm ci` (MCP TypeScript SDK, the
 #    conformance suite, playwright-core, nostr-tools, and a Node 22 binary from the npm package
@@ -25,7 +27,10 @@
 #    same log read by aics-tlog, an existing C2SP client), python_forum_client.py (the forum peer
 #    needs the hub fresh: it checks the DEMO sample threads) and python_log_head_client.py (the
 #    venv; the last also runs scripts/verify_head.py from the hub's ledger folder),
-#    ronin_nostr_tools.mjs (Ronin's event door fed by nostr-tools), python_linkdbots_client.py
+#    ronin_nostr_tools.mjs (Ronin's event door fed by nostr-tools), ronin_clients.mjs (Ronin's
+#    reference clients downloaded from the hub, ronin.mjs + sign.mjs under Node and ronin.py
+#    under the system python3, each driving a whole task between two keys), ronin_py_bip340.py
+#    (ronin.py's own BIP-340 against the published vectors), python_linkdbots_client.py
 #    (its own hub over `karmadue linkdbots import`: a leaderboard recomputed from the bundled
 #    Aider rows), python_linkdbots_mcp_client.py (its own hub: the Python MCP SDK drives
 #    `karmadue linkdbots-mcp` over stdio, paired from a code `karmadue linkdbots pairing-code`
@@ -54,12 +59,14 @@ set -uo pipefail
 
 ONLY_BROWSER=false
 ONLY_OPENAPI=false
+ONLY_RONIN=false
 case "${1:-}" in
     "") ;;
     --browser) ONLY_BROWSER=true ;;
     --openapi) ONLY_OPENAPI=true ;;
+    --ronin) ONLY_RONIN=true ;;
     *)
-        echo "usage: scripts/peers.sh [--browser | --openapi]" >&2
+        echo "usage: scripts/peers.sh [--browser | --openapi | --ronin]" >&2
         exit 2
         ;;
 esac
@@ -176,9 +183,15 @@ install_chromium() {
 }
 
 say "Installing the peer test tools"
-install_python_tools
-PYTHON="$PEERS/.venv/bin/python"
-if [ "$ONLY_OPENAPI" = false ]; then
+if [ "$ONLY_RONIN" = true ]; then
+    # Ronin's clients need only Node's packages; the hub helpers below use the standard library.
+    install_node_tools
+    PYTHON=python3
+else
+    install_python_tools
+    PYTHON="$PEERS/.venv/bin/python"
+fi
+if [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN" = false ]; then
     install_node_tools
     install_chromium
     [ -f "$PEERS/node_modules/playwright-core/package.json" ] || die "playwright-core is not installed"
@@ -283,7 +296,13 @@ json.dump(table, sys.stdout)
 ' "$1" >"$WORK/tiers-$1.json" || die "karmadue tiers failed"
 }
 
-if [ "$ONLY_BROWSER" = false ]; then
+if [ "$ONLY_RONIN" = true ]; then
+    say "Starting a hub"
+    scaled_tiers 100
+    launch_hub plain false --access-tiers "$WORK/tiers-100.json"
+    wait_hub plain
+    PLAIN_URL=$HUB_URL
+elif [ "$ONLY_BROWSER" = false ]; then
     say "Starting the hubs"
     # The plain hub runs as deployed, but for its per-minute limits: every peer below talks to
     # it from 127.0.0.1, one after another, so together they would pass one address's
@@ -307,7 +326,7 @@ if [ "$ONLY_BROWSER" = false ]; then
     wait_hub openapi
     OPENAPI_URL=$HUB_URL
 fi
-if [ "$ONLY_OPENAPI" = false ]; then
+if [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN" = false ]; then
     say "Starting the SMTP sink"
     start_smtp_sink
 fi
@@ -386,7 +405,18 @@ EOF
     record "conformance: $name" "$p" "$f"
 }
 
-if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ]; then
+# Ronin's reference clients as a user downloads them (Node, then python3 with no packages).
+run_ronin_clients() {
+    run_peer "ronin_clients.mjs mjs (ronin.mjs, sign.mjs)" node "$PEERS/ronin_clients.mjs" mjs
+    run_peer "ronin_clients.mjs py (ronin.py, python3)" node "$PEERS/ronin_clients.mjs" py
+    run_peer "ronin_py_bip340.py (BIP-340 vectors)" python3 "$PEERS/ronin_py_bip340.py"
+}
+
+if [ "$ONLY_RONIN" = true ]; then
+    say "Ronin's reference clients against the hub ($PLAIN_URL)"
+    run_ronin_clients
+fi
+if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN" = false ]; then
     say "Peers against the plain hub ($PLAIN_URL)"
     run_peer "ts_sdk_client.mjs (system node $(node --version))" node "$PEERS/ts_sdk_client.mjs"
     run_peer "python_mcp_client.py" "$PYTHON" "$PEERS/python_mcp_client.py"
@@ -397,20 +427,21 @@ if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ]; then
     run_peer "python_forum_client.py" "$PYTHON" "$PEERS/python_forum_client.py"
     KD_LEDGER_DIR="$WORK/plain-data/ledger" run_peer "python_log_head_client.py" "$PYTHON" "$PEERS/python_log_head_client.py"
     run_peer "ronin_nostr_tools.mjs (nostr-tools)" node "$PEERS/ronin_nostr_tools.mjs"
+    run_ronin_clients
     KD_HUB_BIN="$HUB_BIN" run_peer "python_linkdbots_client.py" "$PYTHON" "$PEERS/python_linkdbots_client.py"
     KD_HUB_BIN="$HUB_BIN" run_peer "python_linkdbots_mcp_client.py (mcp SDK, stdio)" "$PYTHON" "$PEERS/python_linkdbots_mcp_client.py"
 fi
-if [ "$ONLY_OPENAPI" = false ]; then
+if [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN" = false ]; then
     # Its own hubs (one per scenario), mail through the sink.
     KD_HUB_BIN=$HUB_BIN KD_SMTP_PORT=$SMTP_PORT KD_SMTP_DIR="$WORK/mail" KD_CHROMIUM=$CHROMIUM \
         KD_PYTHON=$PYTHON run_peer "browser.mjs (chromium, smtp sink, python oauth)" node "$PEERS/browser.mjs"
 fi
-if [ "$ONLY_BROWSER" = false ]; then
+if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_RONIN" = false ]; then
     # A hub of its own: schemathesis registers agents, posts events and spends the limits.
     PLAIN_URL=$OPENAPI_URL run_peer "openapi_check.py (spec validator, schemathesis)" \
         "$PYTHON" "$PEERS/openapi_check.py"
 fi
-if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ]; then
+if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN" = false ]; then
     for scenario in "${REAL_ENDPOINT_SCENARIOS[@]}"; do
         run_conformance "$scenario (plain hub)" "$PLAIN_URL" --scenario "$scenario"
     done

@@ -147,6 +147,8 @@ fn whole_task(hub: &Hub, dir: &Path, alice: &Path, bob: &Path, alice_key: &str) 
     assert_eq!(view["task"]["rating"], 5, "{view}");
     assert_eq!(view["task"]["deliver"]["note"], "done");
     assert_eq!(view["task"]["artifact"]["bytes"], 14, "{view}");
+    let url = view["task"]["deliver"]["url"].as_str().unwrap();
+    assert!(url.starts_with(&format!("{}/ronin/api/v1/artifacts/", hub.url)), "{url}");
     assert_eq!(view["task"]["settlement"]["state"], "received", "{view}");
     task
 }
@@ -162,6 +164,7 @@ fn rotation(hub: &Hub, alice: &Path, alice_key: &str, task: &str) {
     let kept: Value =
         serde_json::from_str(&std::fs::read_to_string(alice.join("key.json")).unwrap()).unwrap();
     assert_eq!(kept["pubkey"], new_key.as_str());
+    assert!(alice.join(format!("retired-{alice_key}.json")).exists());
     let agent = get(hub, &format!("/agents/{alice_key}"));
     assert_eq!(agent["agent"]["pubkey"], new_key.as_str(), "{agent}");
     assert_eq!(

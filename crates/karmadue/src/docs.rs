@@ -7,7 +7,7 @@ use kd_kernel::registry::{Access, ParamType, Tool};
 /// Page names, in menu order. The five pages the permissions document lists are `quickstart`
 /// (Quick start), `permissions`, `tools` (Tool reference), `security` (Security and
 /// verification) and `changelog` (docs/decisions.md 326).
-pub const PAGES: [&str; 10] = [
+pub const PAGES: [&str; 11] = [
     "index",
     "quickstart",
     "tools",
@@ -17,6 +17,7 @@ pub const PAGES: [&str; 10] = [
     "event-log",
     "scores",
     "forum",
+    "ronin",
     "changelog",
 ];
 
@@ -32,6 +33,8 @@ pub fn page(hub: &Kernel, name: &str) -> Option<String> {
         "signing" => include_str!("../docs/signing.md").to_owned(),
         "event-log" => include_str!("../docs/event-log.md").to_owned(),
         "scores" => include_str!("../docs/scores.md").to_owned(),
+        // Ronin under /ronin: where to start, the reference clients and the other doors.
+        "ronin" => include_str!("../docs/ronin.md").to_owned(),
         // The same text as /llms.txt: the forum, kd-rain-v1, the 14 keys, kd-forum-v2.
         "forum" => crate::forum::llms_txt("{{public_url}}"),
         _ => return None,

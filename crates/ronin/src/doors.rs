@@ -42,6 +42,8 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
     ];
     // The front page and the person's page (#work).
     routes.extend(crate::work_page::routes());
+    // The texts and reference clients (header, sections 1 and 6a).
+    routes.extend(crate::clients::routes());
     routes
 }
 
@@ -60,6 +62,7 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
     file_doors(&mut paths);
     index_doors(&mut paths);
     crate::work_page::openapi(&mut paths);
+    crate::clients::openapi(&mut paths);
     (paths, schemas())
 }
 

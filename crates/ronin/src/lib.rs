@@ -32,12 +32,18 @@
 //! `/index/stats`, over the bundled snapshot. A WANTED listing's `skill` and `inputs`
 //! ([`attachments`]) are checked against the files and the index, and shown with `url` and
 //! `scan` on listings and task views. `GET /` (the mount itself) is Ronin's front page with
-//! the person's `#work` section, which signs templates in the browser ([`work_page`]). Trust ([`trust`]) by section 8's formula on
-//! every agent view and list. The bench, callbacks and mail are not built yet; their paths answer 404
-//! `error: not found`. Every SQL statement of Ronin's writes and task reads is in `store.rs`.
+//! the person's `#work` section, which signs templates in the browser ([`work_page`]). Trust
+//! ([`trust`]) by section 8's formula on every agent view and list. The texts for agents and
+//! hosts and the reference clients ([`clients`]): `GET /q`, `/q/curl`, `/AGENTS.md`,
+//! `/cursor/ronin.mdc`, `/skills/ronin-worker/` (and `.../SKILL.md`), `/openclaw/SETUP.md`,
+//! `/openclaw/HEARTBEAT.md`, `/.well-known/mcp/server-card.json`, `/ronin.mjs`, `/sign.mjs`,
+//! `/ronin.py`, each the file in the crate's `clients/` folder with the hub's URL written in.
+//! The bench, callbacks and mail are not built yet; their paths answer 404 `error: not found`.
+//! Every SQL statement of Ronin's writes and task reads is in `store.rs`.
 
 pub mod artifacts;
 pub mod attachments;
+pub mod clients;
 pub mod doors;
 pub mod error;
 pub mod events;

@@ -196,6 +196,19 @@ impl Hub {
         }
     }
 
+    /// A path the hub answered (`/ronin/api/v1/artifacts/…`) as an absolute URL on the
+    /// hub's origin, so a buyer can fetch it from anywhere (docs/decisions.md 373).
+    pub fn absolute(&self, path: &str) -> String {
+        if !path.starts_with('/') {
+            return path.to_owned();
+        }
+        let after_scheme = self.base.find("://").map_or(0, |at| at + 3);
+        let origin_end = self.base[after_scheme..]
+            .find('/')
+            .map_or(self.base.len(), |at| after_scheme + at);
+        format!("{}{path}", &self.base[..origin_end])
+    }
+
     fn url(&self, path: &str) -> String {
         format!("{}/api/v1{path}", self.base)
     }

@@ -398,11 +398,14 @@ fn register(
         profile.to_string(),
     )?];
     if let Some(slug) = skill {
-        events.push(listing_event(
-            &key,
-            &slug,
-            listing_content(&slug, "service", flags, false),
-        )?);
+        // As the served clients do (docs/decisions.md 374): the description is --about.
+        let mut content = listing_content(&slug, "service", flags, false);
+        if flags.description.is_none()
+            && let Some(about) = profile["about"].as_str()
+        {
+            content.insert("description".into(), json!(about));
+        }
+        events.push(listing_event(&key, &slug, content)?);
     }
     let mut answer = hub.post_events(&events, false)?.ok()?;
     answer["pubkey"] = json!(key.pubkey);

@@ -90,7 +90,7 @@ pub fn deliver(
     if let Some(path) = file {
         let uploaded = hub.upload(&key, &path, content_type)?;
         content["hash"] = uploaded["hash"].clone();
-        content["url"] = uploaded["url"].clone();
+        content["url"] = serde_json::json!(hub.absolute(uploaded["url"].as_str().unwrap_or_default()));
     }
     template["content"] = json!(content.to_string());
     hub.post_events(&[key.sign_template(&template)?], false)?
@@ -208,7 +208,8 @@ pub fn work(hub: &Hub, home: &Path, once: bool, timeout: u8) -> anyhow::Result<V
 }
 
 /// `rotate`: a fresh key signs the proof, the old key publishes the SUCCESSOR, and only once
-/// the hub took it does key.json hold the new key (the old one is kept as key.old.json).
+/// the hub took it does key.json hold the new key (the old one is kept as
+/// `retired-<old pubkey>.json`, as the served clients keep it).
 pub fn rotate(hub: &Hub, home: &Path) -> anyhow::Result<Value> {
     let old = load_key(home)?;
     let new = Key::generate();
@@ -223,7 +224,10 @@ pub fn rotate(hub: &Hub, home: &Path) -> anyhow::Result<Value> {
         String::new(),
     )?;
     let mut answer = hub.post_events(&[successor], false)?.ok()?;
-    write_private(&home.join("key.old.json"), &serde_json::to_value(&old)?)?;
+    write_private(
+        &home.join(format!("retired-{}.json", old.pubkey)),
+        &serde_json::to_value(&old)?,
+    )?;
     std::fs::rename(&pending, home.join("key.json")).context("cannot keep the new key")?;
     answer["old"] = json!(old.pubkey);
     answer["pubkey"] = json!(new.pubkey);

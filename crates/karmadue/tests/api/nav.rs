@@ -47,3 +47,39 @@ fn home_forum_and_account_pages_link_to_each_other() {
         );
     }
 }
+
+/// The home page leads to Ronin: its quick starts under the mount and the hub's Ronin docs
+/// page, which names this hub's own /ronin URLs (docs/decisions.md 368).
+#[test]
+fn the_home_page_links_ronin_s_quick_starts_and_docs_page() {
+    let app = TestApp::start();
+    let home_links = links(&app.request("GET", "/", None, &[]).text);
+    for target in [
+        "/ronin/q",
+        "/ronin/q/curl",
+        "/functions/v1/docs/docs/ronin.md",
+    ] {
+        assert!(
+            home_links.iter().any(|link| link == target),
+            "/ lacks {target}: {home_links:?}"
+        );
+        let reply = app.request("GET", target, None, &[]);
+        assert_eq!(reply.status, 200, "{target}");
+        assert_eq!(
+            reply.header("content-type"),
+            Some("text/markdown; charset=utf-8"),
+            "{target}"
+        );
+    }
+    let docs = app.request("GET", "/functions/v1/docs/docs/ronin.md", None, &[]);
+    assert!(docs.text.starts_with("# Ronin\n"));
+    assert!(docs.text.contains(&format!("{}/ronin/ronin.mjs", app.base)));
+    assert!(!docs.text.contains("{{public_url}}"));
+    // The quick start served through the hub names the same URL (the mount included).
+    let quick = app.request("GET", "/ronin/q", None, &[]);
+    assert!(
+        quick
+            .text
+            .contains(&format!("curl -sO {}/ronin/ronin.mjs", app.base))
+    );
+}

@@ -27,6 +27,16 @@ pub async fn index(State(hub): State<Arc<Hub>>) -> Response {
                 a href={ "/functions/v1/docs/docs/" (name) ".md" } { (name) ".md" }
             }
         }
+        // Ronin, served by the same hub under its mount.
+        p {
+            "Ronin, the agents-for-hire market where the key is the identity, runs here: "
+            a href={ (kd_ronin::MOUNT) "/q" } { "quick start" }
+            ", "
+            a href={ (kd_ronin::MOUNT) "/q/curl" } { "with curl" }
+            ", "
+            a href="/functions/v1/docs/docs/ronin.md" { "ronin.md" }
+            "."
+        }
         // The hub's own docs, rendered from its Markdown.
         (PreEscaped(docs::to_html(&markdown)))
     };
