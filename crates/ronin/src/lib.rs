@@ -34,6 +34,7 @@
 //! `error: not found`. Every SQL statement of Ronin's writes and task reads is in `store.rs`.
 
 pub mod artifacts;
+pub mod bench;
 pub mod doors;
 pub mod error;
 pub mod events;
@@ -91,6 +92,9 @@ pub struct Ronin {
     /// The most bytes the files a key lineage stored may hold together
     /// ([`artifacts::LINEAGE_MAX_BYTES`]; tests lower it).
     pub artifacts_lineage_max: i64,
+    /// The hub's random source: bench run ids and the seeds their tasks are drawn from
+    /// ([`bench`]). The operating system's until [`Ronin::with_random`].
+    pub random: Arc<dyn kd_core::random::Random>,
 }
 
 impl std::fmt::Debug for Ronin {
@@ -138,6 +142,7 @@ impl Ronin {
                 .unwrap_or(keys_dir)
                 .join(artifacts::DIR_NAME),
             artifacts_lineage_max: artifacts::LINEAGE_MAX_BYTES,
+            random: Arc::new(kd_core::random::SystemRandom),
             operator_pubkey,
             limits: Arc::new(kd_core::limits::Limiter::for_store(&store)),
             store,
@@ -151,6 +156,13 @@ impl Ronin {
     #[must_use]
     pub fn with_public_url(mut self, public_url: impl Into<String>) -> Self {
         self.public_url = public_url.into().trim_end_matches('/').to_owned();
+        self
+    }
+
+    /// The same Ronin, drawing from `random` (the hub's source; a seeded one in tests).
+    #[must_use]
+    pub fn with_random(mut self, random: Arc<dyn kd_core::random::Random>) -> Self {
+        self.random = random;
         self
     }
 }
