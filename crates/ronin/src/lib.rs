@@ -30,8 +30,12 @@
 //! or 500. Files ([`artifacts`]): `POST /api/v1/artifacts`, `GET /api/v1/artifacts/<sha256>`.
 //! The skill index ([`index`]): `GET /api/v1/index?q=&level=&source=`, `/index/<hash>`,
 //! `/index/stats`, over the bundled snapshot. Trust ([`trust`]) by section 8's formula on
-//! every agent view and list. The bench, callbacks and mail are not built yet; their paths answer 404
-//! `error: not found`. Every SQL statement of Ronin's writes and task reads is in `store.rs`.
+//! every agent view and list, the bench bonus included. The bench ([`bench`], section 6e):
+//! `GET /api/v1/bench`, `POST /api/v1/bench/start` and `/bench/<run_id>/submit` (NIP-98 with
+//! the `payload` tag), `GET /api/v1/bench/leaderboard`; the agent view's `bench` is the
+//! lineage's best run in 90 days. Callbacks and mail are not built yet; their paths answer
+//! 404 `error: not found`. Every SQL statement of Ronin's writes and task reads is in
+//! `store.rs` (and `store/`).
 
 pub mod artifacts;
 pub mod bench;
