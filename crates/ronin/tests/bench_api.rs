@@ -9,6 +9,7 @@
 mod common;
 
 use axum::http::StatusCode;
+use kd_core::clock::Clock;
 use kd_protocol::nostr::sign_schnorr;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
