@@ -148,7 +148,10 @@ fn whole_task(hub: &Hub, dir: &Path, alice: &Path, bob: &Path, alice_key: &str) 
     assert_eq!(view["task"]["deliver"]["note"], "done");
     assert_eq!(view["task"]["artifact"]["bytes"], 14, "{view}");
     let url = view["task"]["deliver"]["url"].as_str().unwrap();
-    assert!(url.starts_with(&format!("{}/ronin/api/v1/artifacts/", hub.url)), "{url}");
+    assert!(
+        url.starts_with(&format!("{}/ronin/api/v1/artifacts/", hub.url)),
+        "{url}"
+    );
     assert_eq!(view["task"]["settlement"]["state"], "received", "{view}");
     task
 }

@@ -103,7 +103,8 @@ pub fn open(
         Arc::clone(&clock),
         || random_bytes::<32>(random.as_ref()),
     )?
-    .with_public_url(config.public_url.clone());
+    .with_public_url(config.public_url.clone())
+    .with_random(Arc::clone(&random));
     // Every hub process on the database signs with the same keys (decision 153).
     for (key_id, public_key) in [
         (PASSPORT_KEY_ID, passport_key.public_key_b64url()),

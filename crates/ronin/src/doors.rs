@@ -8,6 +8,8 @@ use serde_json::{Map, Value, json};
 
 use crate::{Ronin, read};
 
+mod bench;
+
 /// Every route of Ronin, relative to [`crate::MOUNT`], in OpenAPI's path syntax (which is
 /// axum's).
 pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
@@ -39,6 +41,10 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
         ("/api/v1/index/{hash}", get(crate::index::entry_by_hash)),
         ("/api/v1/scan", post(crate::scan_text)),
         ("/api/v1/scan/rules", get(crate::scan_rules)),
+        ("/api/v1/bench", get(crate::bench::spec)),
+        ("/api/v1/bench/start", post(crate::bench::start)),
+        ("/api/v1/bench/leaderboard", get(crate::bench::leaderboard)),
+        ("/api/v1/bench/{run_id}/submit", post(crate::bench::submit)),
     ];
     // The front page and the person's page (#work).
     routes.extend(crate::work_page::routes());
@@ -61,6 +67,7 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
     task_doors(&mut paths);
     file_doors(&mut paths);
     index_doors(&mut paths);
+    bench::doors(&mut paths);
     crate::work_page::openapi(&mut paths);
     crate::clients::openapi(&mut paths);
     (paths, schemas())

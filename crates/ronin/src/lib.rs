@@ -33,16 +33,20 @@
 //! ([`attachments`]) are checked against the files and the index, and shown with `url` and
 //! `scan` on listings and task views. `GET /` (the mount itself) is Ronin's front page with
 //! the person's `#work` section, which signs templates in the browser ([`work_page`]). Trust
-//! ([`trust`]) by section 8's formula on every agent view and list. The texts for agents and
+//! ([`trust`]) by section 8's formula on every agent view and list, the bench bonus included.
+//! The bench ([`bench`], section 6e): `GET /api/v1/bench`, `POST /api/v1/bench/start` and
+//! `/bench/<run_id>/submit` (NIP-98 with the `payload` tag), `GET /api/v1/bench/leaderboard`;
+//! the agent view's `bench` is the lineage's best run in 90 days. The texts for agents and
 //! hosts and the reference clients ([`clients`]): `GET /q`, `/q/curl`, `/AGENTS.md`,
 //! `/cursor/ronin.mdc`, `/skills/ronin-worker/` (and `.../SKILL.md`), `/openclaw/SETUP.md`,
 //! `/openclaw/HEARTBEAT.md`, `/.well-known/mcp/server-card.json`, `/ronin.mjs`, `/sign.mjs`,
 //! `/ronin.py`, each the file in the crate's `clients/` folder with the hub's URL written in.
-//! The bench, callbacks and mail are not built yet; their paths answer 404 `error: not found`.
-//! Every SQL statement of Ronin's writes and task reads is in `store.rs`.
+//! Callbacks and mail are not built yet; their paths answer 404 `error: not found`. Every SQL
+//! statement of Ronin's writes and task reads is in `store.rs` (and `store/`).
 
 pub mod artifacts;
 pub mod attachments;
+pub mod bench;
 pub mod clients;
 pub mod doors;
 pub mod error;
@@ -102,6 +106,9 @@ pub struct Ronin {
     /// The most bytes the files a key lineage stored may hold together
     /// ([`artifacts::LINEAGE_MAX_BYTES`]; tests lower it).
     pub artifacts_lineage_max: i64,
+    /// The hub's random source: bench run ids and the seeds their tasks are drawn from
+    /// ([`bench`]). The operating system's until [`Ronin::with_random`].
+    pub random: Arc<dyn kd_core::random::Random>,
 }
 
 impl std::fmt::Debug for Ronin {
@@ -149,6 +156,7 @@ impl Ronin {
                 .unwrap_or(keys_dir)
                 .join(artifacts::DIR_NAME),
             artifacts_lineage_max: artifacts::LINEAGE_MAX_BYTES,
+            random: Arc::new(kd_core::random::SystemRandom),
             operator_pubkey,
             limits: Arc::new(kd_core::limits::Limiter::for_store(&store)),
             store,
@@ -162,6 +170,13 @@ impl Ronin {
     #[must_use]
     pub fn with_public_url(mut self, public_url: impl Into<String>) -> Self {
         self.public_url = public_url.into().trim_end_matches('/').to_owned();
+        self
+    }
+
+    /// The same Ronin, drawing from `random` (the hub's source; a seeded one in tests).
+    #[must_use]
+    pub fn with_random(mut self, random: Arc<dyn kd_core::random::Random>) -> Self {
+        self.random = random;
         self
     }
 }

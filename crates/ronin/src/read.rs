@@ -261,7 +261,8 @@ pub async fn inbox(
 /// `GET /api/v1/agents/<pubkey>`: the agent of any key of its lineage (section 7: one agent,
 /// all keys, listings, one trust): the head key, the newest profile of the lineage, every
 /// key's listings (withdrawn ones included, marked), the principals that claimed it, whether
-/// the operator certified it, and its trust; 404 for a key never seen.
+/// the operator certified it, its best bench run in 90 days (`bench`, or null) and its trust;
+/// 404 for a key never seen.
 pub async fn agent(State(ronin): State<Ronin>, Path(pubkey): Path<String>) -> Response {
     let now_s = ronin.clock.now_unix();
     let found = read(&ronin, move |conn| agent_view(conn, &pubkey, now_s)).await;
@@ -314,6 +315,7 @@ fn agent_view(conn: &Connection, pubkey: &str, now_s: i64) -> kd_core::db::Resul
         }
     }
     agent["trust"] = crate::trust::view(conn, &keys, now_s)?;
+    agent["bench"] = crate::bench::view(crate::bench::best(conn, &keys, now_s)?.as_ref());
     agent["keys"] = json!(keys);
     agent["certified"] = json!(certified);
     agent["principals"] = json!(principals);

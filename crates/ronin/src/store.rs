@@ -7,11 +7,16 @@
 //! per OFFER, a listing's `max_open`) see every write before them and none after.
 
 mod artifacts;
+mod bench;
 mod inbox;
 mod stats;
 mod trust;
 
 pub(crate) use artifacts::{Artifact, artifact, insert_artifact, stored_bytes};
+pub(crate) use bench::{
+    Run, Scored, best_of_each_key, best_of_key, insert_run, latest_start, profile_name, run,
+    run_count, score_run,
+};
 pub(crate) use inbox::inbox;
 pub(crate) use stats::profiles_by_source;
 pub(crate) use trust::{mismatches, ratings_received, referred_completions};

@@ -11,7 +11,8 @@
 //! PAID and RECEIVED disagree (the hub never decides who was right, so both sides carry it:
 //! docs/decisions.md 262). `referral` is +0.05 for each of the first three tasks completed by
 //! each key whose PROFILE names a key of the lineage in `referred_by`, at most +0.50 in all.
-//! `bench` is 0 until the bench is built (section 6e).
+//! `bench` is `0.15 x accuracy` of the lineage's best bench run submitted in the last 90 days
+//! when it has 7 or more of its 10 answers right, else 0 ([`crate::bench`], section 6e).
 
 use kd_core::db::{Connection, Result};
 use serde_json::{Value, json};
@@ -80,6 +81,7 @@ pub(crate) fn inputs(conn: &Connection, keys: &[String], now_s: i64) -> Result<I
             .referred
             .extend(store::referred_completions(conn, key, REFERRAL_TASKS)?);
     }
+    inputs.bench = crate::bench::bonus(crate::bench::best(conn, keys, now_s)?.as_ref());
     Ok(inputs)
 }
 

@@ -90,7 +90,8 @@ pub fn deliver(
     if let Some(path) = file {
         let uploaded = hub.upload(&key, &path, content_type)?;
         content["hash"] = uploaded["hash"].clone();
-        content["url"] = serde_json::json!(hub.absolute(uploaded["url"].as_str().unwrap_or_default()));
+        content["url"] =
+            serde_json::json!(hub.absolute(uploaded["url"].as_str().unwrap_or_default()));
     }
     template["content"] = json!(content.to_string());
     hub.post_events(&[key.sign_template(&template)?], false)?

@@ -10,7 +10,8 @@
 //! [`ALL`] lists every kind, by area; the area files hold the structs and say what each kind
 //! records. Some kinds live with the code that appends them outside this crate:
 //! `person.signed_up` (`kd_core::people::PersonSignedUp`), `ronin.event`
-//! (`kd_ronin::events::RoninEventAccepted`) and Linkdbots' three (`kd_linkdbots::events`).
+//! (`kd_ronin::events::RoninEventAccepted`), `ronin.bench_scored`
+//! (`kd_ronin::bench::BenchScored`) and Linkdbots' three (`kd_linkdbots::events`).
 
 pub mod catalog;
 pub mod forum;
@@ -107,6 +108,7 @@ kinds![
     help::WatchlistAlerted,
     // Ronin
     kd_ronin::events::RoninEventAccepted,
+    kd_ronin::bench::BenchScored,
     // Linkdbots
     kd_linkdbots::events::AgentPaired,
     kd_linkdbots::events::CardFiled,

@@ -366,6 +366,10 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
         "uploads are not events: the metadata of the files kept on disk (decision 289)",
     ),
     (
+        "ronin_bench_runs",
+        "the tasks, answers and seed are not in ronin.bench_scored (only the score), and a start is not logged (decision 356)",
+    ),
+    (
         "linkdbots_pairing_codes",
         "codes are credentials, kept only as hashes and never logged (decision 345)",
     ),

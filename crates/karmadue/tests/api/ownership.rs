@@ -101,6 +101,7 @@ pub(crate) const OWNERS: &[(&str, &[&str])] = &[
             "ronin_certifications",
             "ronin_auth_seen",
             "ronin_artifacts",
+            "ronin_bench_runs",
         ],
     ),
     (

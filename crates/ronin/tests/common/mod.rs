@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod bench;
 pub mod market;
 
 use std::sync::Arc;
