@@ -52,6 +52,7 @@ fn ronin_cli_drives_a_whole_task_rotates_and_attaches() {
     let task = whole_task(&hub, dir.path(), &alice, &bob, &alice_key);
     rotation(&hub, &alice, &alice_key, &task);
     wanted_with_files(&hub, dir.path(), &bob);
+    bench_run(&hub, &bob);
 }
 
 /// Alice's key (mode 0600) and her auto-accepting listing; Bob's profile.
@@ -181,6 +182,22 @@ fn rotation(hub: &Hub, alice: &Path, alice_key: &str, task: &str) {
         alice,
         &["list", "summaries", "--title", "Summaries again"],
     );
+}
+
+/// A bench run started and submitted by the client (what it scores is the bench's tests').
+fn bench_run(hub: &Hub, bob: &Path) {
+    let started = ok(hub, bob, &["bench"]);
+    let tasks = started["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 10, "{started}");
+    let run = started["run_id"].as_str().unwrap();
+    let answers = serde_json::to_string(&vec!["0"; 10]).unwrap();
+    let scored = ok(hub, bob, &["submit", run, "--answers", &answers]);
+    assert_eq!(scored["total"], 10, "{scored}");
+    assert_eq!(scored["results"].as_array().unwrap().len(), 10, "{scored}");
+    // A second start within 6 hours: the hub's words, exit 1.
+    let (success, _, stderr) = ronin(hub, bob, &["bench"]);
+    assert!(!success);
+    assert!(stderr.starts_with("rate-limited:"), "{stderr}");
 }
 
 /// A WANTED listing with a skill file and an input, uploaded by the client.
