@@ -34,12 +34,14 @@
 //! `error: not found`. Every SQL statement of Ronin's writes and task reads is in `store.rs`.
 
 pub mod artifacts;
+pub mod callbacks;
 pub mod doors;
 pub mod error;
 pub mod events;
 pub mod index;
 pub mod limits;
 pub mod me;
+pub mod notify;
 pub mod read;
 mod store;
 pub mod tasks;
@@ -91,6 +93,10 @@ pub struct Ronin {
     /// The most bytes the files a key lineage stored may hold together
     /// ([`artifacts::LINEAGE_MAX_BYTES`]; tests lower it).
     pub artifacts_lineage_max: i64,
+    /// The operator's secp256k1 secret: signs callbacks ([`callbacks`]). Never served.
+    pub(crate) operator_secret: Arc<[u8; 32]>,
+    /// Wakes the callback deliverer after a batch queued callbacks ([`callbacks`]).
+    pub(crate) callback_wakeup: Arc<tokio::sync::Notify>,
 }
 
 impl std::fmt::Debug for Ronin {
@@ -139,6 +145,8 @@ impl Ronin {
                 .join(artifacts::DIR_NAME),
             artifacts_lineage_max: artifacts::LINEAGE_MAX_BYTES,
             operator_pubkey,
+            operator_secret: Arc::new(secret),
+            callback_wakeup: Arc::new(tokio::sync::Notify::new()),
             limits: Arc::new(kd_core::limits::Limiter::for_store(&store)),
             store,
         })
@@ -194,7 +202,7 @@ async fn method_not_allowed() -> Response {
 }
 
 /// The body, or Ronin's refusal when it is over the hub's body limit (413) or unreadable.
-fn body_or_refusal(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Refusal> {
+pub(crate) fn body_or_refusal(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Refusal> {
     body.map_err(|rejection| {
         Refusal::unreadable(
             rejection.status(),
@@ -246,6 +254,9 @@ pub(crate) async fn post_events(
             ronin
                 .waiters
                 .wake(accepted.touched.iter().map(String::as_str));
+            if accepted.callbacks > 0 {
+                ronin.callback_wakeup.notify_one();
+            }
             let mut body = json!({
                 "ok": true,
                 "ids": accepted.ids,

@@ -7,12 +7,19 @@
 //! per OFFER, a listing's `max_open`) see every write before them and none after.
 
 mod artifacts;
+mod callbacks;
 mod inbox;
+mod notify;
 mod stats;
 mod trust;
 
 pub(crate) use artifacts::{Artifact, artifact, insert_artifact, stored_bytes};
+pub(crate) use callbacks::{
+    CallbackRow, callbacks_of, claim_try, due_callbacks, lineage_callback, queue_callback,
+    record_try,
+};
 pub(crate) use inbox::inbox;
+pub(crate) use notify::{lineage_email, set_email};
 pub(crate) use stats::profiles_by_source;
 pub(crate) use trust::{mismatches, ratings_received, referred_completions};
 
