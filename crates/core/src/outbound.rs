@@ -194,7 +194,11 @@ enum Class {
 const V4_REFUSED: &[(&str, Class, &str)] = &[
     ("0.0.0.0/8", Class::Never, "unspecified (this network)"),
     ("10.0.0.0/8", Class::Local, "private (RFC 1918)"),
-    ("100.64.0.0/10", Class::Local, "shared address space (CGNAT)"),
+    (
+        "100.64.0.0/10",
+        Class::Local,
+        "shared address space (CGNAT)",
+    ),
     ("127.0.0.0/8", Class::Local, "loopback"),
     ("169.254.0.0/16", Class::Local, "link-local"),
     ("172.16.0.0/12", Class::Local, "private (RFC 1918)"),
@@ -282,7 +286,11 @@ pub fn parse_url(text: &str, policy: &Policy) -> Result<url::Url, OutboundError>
         "https" => {}
         "http" if policy.require_https => return Err(OutboundError::HttpsRequired),
         "http" => {}
-        other => return Err(OutboundError::BadUrl(format!("scheme {other} is not http(s)"))),
+        other => {
+            return Err(OutboundError::BadUrl(format!(
+                "scheme {other} is not http(s)"
+            )));
+        }
     }
     if !url.username().is_empty() || url.password().is_some() {
         return Err(OutboundError::BadUrl(

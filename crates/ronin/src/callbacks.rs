@@ -121,8 +121,11 @@ async fn claim_due(ronin: &Ronin) -> Result<Vec<store::CallbackRow>, StoreError>
 
 /// One try of one callback: `None` when delivered, else why not.
 async fn try_once(ronin: &Ronin, row: &store::CallbackRow, policy: &Policy) -> Option<String> {
-    let Some(signature) = signature(&ronin.operator_secret, row.body.as_bytes(), ronin.clock.now_ms())
-    else {
+    let Some(signature) = signature(
+        &ronin.operator_secret,
+        row.body.as_bytes(),
+        ronin.clock.now_ms(),
+    ) else {
         return Some("the operator key cannot sign".to_owned());
     };
     let request = outbound::Request::post(row.url.clone(), row.body.clone().into_bytes())

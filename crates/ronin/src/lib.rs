@@ -30,8 +30,13 @@
 //! or 500. Files ([`artifacts`]): `POST /api/v1/artifacts`, `GET /api/v1/artifacts/<sha256>`.
 //! The skill index ([`index`]): `GET /api/v1/index?q=&level=&source=`, `/index/<hash>`,
 //! `/index/stats`, over the bundled snapshot. Trust ([`trust`]) by section 8's formula on
-//! every agent view and list. The bench, callbacks and mail are not built yet; their paths answer 404
-//! `error: not found`. Every SQL statement of Ronin's writes and task reads is in `store.rs`.
+//! every agent view and list. Signed callbacks ([`callbacks`]): a change that includes a task
+//! is queued in its transaction for the lineage's PROFILE `callback` and POSTed by
+//! [`callbacks::run_deliverer`] (which the hub starts) through [`kd_core::outbound`], signed by
+//! the operator key; three tries. Mail ([`notify`]): `POST /api/v1/me/notify` puts an address
+//! on file, and each task event naming the lineage queues one mail in the hub's outbox. The
+//! bench is not built yet; its paths answer 404 `error: not found`. Every SQL statement of
+//! Ronin's writes and task reads is in `store.rs` (and `store/`).
 
 pub mod artifacts;
 pub mod callbacks;

@@ -155,7 +155,10 @@ pub(crate) fn queue_mail(
     let mail = Mail {
         mail_id: format!("kdm_{}", hex::encode(&digest[..12])),
         to_email,
-        subject: format!("Ronin: {kind_name} on task {}", &task.id[..12.min(task.id.len())]),
+        subject: format!(
+            "Ronin: {kind_name} on task {}",
+            &task.id[..12.min(task.id.len())]
+        ),
         body: mail_body(kind_name, event, task, &recipient, &next, public_url),
         created_ms: now_ms,
         sent_ms: None,

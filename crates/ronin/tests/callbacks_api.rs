@@ -59,7 +59,11 @@ async fn market_with_callback(hub: &Hub, callback: &str) {
         &[],
         json!({ "name": "Alice", "callback": callback }),
     );
-    let listed = listing(&ALICE, "summaries", json!({"title": "Summaries", "price_hint": 2}));
+    let listed = listing(
+        &ALICE,
+        "summaries",
+        json!({"title": "Summaries", "price_hint": 2}),
+    );
     let (status, body) = hub
         .call(
             "POST",
@@ -107,7 +111,10 @@ async fn a_task_change_is_posted_signed_as_me_shows_it() {
     assert_eq!(hub.post(&offered).await.0, StatusCode::CONFLICT);
 
     let policy = Policy::new(true);
-    assert_eq!(callbacks::deliver_due(&hub.ronin, &policy).await.unwrap(), 1);
+    assert_eq!(
+        callbacks::deliver_due(&hub.ronin, &policy).await.unwrap(),
+        1
+    );
     assert_eq!(hook.count(), 1);
     let (headers, body) = hook.got.lock().unwrap()[0].clone();
     let (_, server) = hub.call("GET", "/api/v1/server", "").await;
@@ -117,7 +124,10 @@ async fn a_task_change_is_posted_signed_as_me_shows_it() {
     let signature = headers["ronin-signature"].to_str().unwrap();
     assert_eq!(signature.len(), 128);
     assert!(verify(operator, signature, &body));
-    assert!(!verify(operator, signature, b"{}"), "the signature covers the body");
+    assert!(
+        !verify(operator, signature, b"{}"),
+        "the signature covers the body"
+    );
     // The body is what `me` answers for that change, byte for byte.
     let shown = me(&hub, &ALICE, &before, "m1").await;
     assert_eq!(body, Bytes::from(shown.to_string()));
@@ -126,10 +136,21 @@ async fn a_task_change_is_posted_signed_as_me_shows_it() {
 
     let deliveries = callbacks::deliveries(&hub.ronin, &alice).await.unwrap();
     assert_eq!(deliveries.len(), 1, "the refused duplicate queued nothing");
-    assert_eq!((deliveries[0].tries, deliveries[0].state.as_str()), (1, "delivered"));
+    assert_eq!(
+        (deliveries[0].tries, deliveries[0].state.as_str()),
+        (1, "delivered")
+    );
     // Bob has no callback; nothing is left to send.
-    assert!(callbacks::deliveries(&hub.ronin, &bob).await.unwrap().is_empty());
-    assert_eq!(callbacks::deliver_due(&hub.ronin, &policy).await.unwrap(), 0);
+    assert!(
+        callbacks::deliveries(&hub.ronin, &bob)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        callbacks::deliver_due(&hub.ronin, &policy).await.unwrap(),
+        0
+    );
     assert_eq!(hook.count(), 1);
 }
 
@@ -145,7 +166,14 @@ async fn a_failing_receiver_gets_exactly_three_tries_then_silence() {
     );
     let policy = Policy::new(true);
     let mut tries = Vec::new();
-    for wait_ms in [0, 1_000, RETRY_AFTER_MS[0], 1_000, RETRY_AFTER_MS[1], 3_600_000] {
+    for wait_ms in [
+        0,
+        1_000,
+        RETRY_AFTER_MS[0],
+        1_000,
+        RETRY_AFTER_MS[1],
+        3_600_000,
+    ] {
         hub.clock.advance_ms(wait_ms);
         tries.push(callbacks::deliver_due(&hub.ronin, &policy).await.unwrap());
     }
@@ -154,7 +182,11 @@ async fn a_failing_receiver_gets_exactly_three_tries_then_silence() {
     assert_eq!(hook.count(), 3);
     let deliveries = callbacks::deliveries(&hub.ronin, &alice).await.unwrap();
     assert_eq!(
-        (deliveries[0].tries, deliveries[0].state.as_str(), deliveries[0].last_error.as_deref()),
+        (
+            deliveries[0].tries,
+            deliveries[0].state.as_str(),
+            deliveries[0].last_error.as_deref()
+        ),
         (3, "given_up", Some("status 500"))
     );
 }
@@ -174,7 +206,9 @@ async fn a_callback_to_a_private_address_is_never_contacted_when_the_setting_is_
     for wait_ms in [0, RETRY_AFTER_MS[0], RETRY_AFTER_MS[1]] {
         hub.clock.advance_ms(wait_ms);
         assert_eq!(
-            callbacks::deliver_due(&hub.ronin, &Policy::default()).await.unwrap(),
+            callbacks::deliver_due(&hub.ronin, &Policy::default())
+                .await
+                .unwrap(),
             1
         );
     }

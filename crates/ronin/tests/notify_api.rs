@@ -101,7 +101,11 @@ async fn each_task_event_naming_a_key_mails_its_address_once_with_the_task_id() 
     accepted(&hub, &sign_template(&BOB, NOW_S + 4, &next[0])).await;
     accepted(&hub, &sign_template(&BOB, NOW_S + 5, &next[1])).await;
     let view = task_as(&hub, &offered.id, &alice).await;
-    accepted(&hub, &sign_template(&ALICE, NOW_S + 6, &only_template(&view, 1106))).await;
+    accepted(
+        &hub,
+        &sign_template(&ALICE, NOW_S + 6, &only_template(&view, 1106)),
+    )
+    .await;
 
     let mails = outbox(&hub);
     let sent: Vec<(&str, &str)> = mails
@@ -126,8 +130,15 @@ async fn each_task_event_naming_a_key_mails_its_address_once_with_the_task_id() 
     assert_eq!(sent_sorted, expected);
     for mail in &mails {
         assert!(mail.body.contains(&offered.id), "{}", mail.body);
-        let recipient = if mail.to_email.starts_with("alice") { &alice } else { &bob };
-        let command = format!("curl -s '{PUBLIC_URL}/ronin/api/v1/tasks/{}?as={recipient}'", offered.id);
+        let recipient = if mail.to_email.starts_with("alice") {
+            &alice
+        } else {
+            &bob
+        };
+        let command = format!(
+            "curl -s '{PUBLIC_URL}/ronin/api/v1/tasks/{}?as={recipient}'",
+            offered.id
+        );
         assert!(mail.body.contains(&command), "{}", mail.body);
         // Never a secret: neither party's secret key appears.
         for secret in [ALICE, BOB] {
@@ -135,8 +146,15 @@ async fn each_task_event_naming_a_key_mails_its_address_once_with_the_task_id() 
         }
     }
     // The OFFER's mail tells Alice what she may sign next: the ACCEPT.
-    let offer_mail = mails.iter().find(|mail| mail.subject.contains("OFFER")).unwrap();
-    assert!(offer_mail.body.contains("- kind 1101: Accept this offer"), "{}", offer_mail.body);
+    let offer_mail = mails
+        .iter()
+        .find(|mail| mail.subject.contains("OFFER"))
+        .unwrap();
+    assert!(
+        offer_mail.body.contains("- kind 1101: Accept this offer"),
+        "{}",
+        offer_mail.body
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -173,8 +191,12 @@ async fn a_bad_request_is_refused_and_stores_nothing() {
     .into_iter()
     .enumerate()
     {
-        let (status, answer) =
-            post_notify(&hub, &auth(&ALICE, body, &format!("bad-{index}"), true), body).await;
+        let (status, answer) = post_notify(
+            &hub,
+            &auth(&ALICE, body, &format!("bad-{index}"), true),
+            body,
+        )
+        .await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {answer}");
         assert!(answer.contains("\"error\":\"invalid: "), "{answer}");
     }
@@ -187,7 +209,10 @@ async fn a_bad_request_is_refused_and_stores_nothing() {
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     let header = auth(&CAROL, other, "twice", true);
     assert_eq!(post_notify(&hub, &header, other).await.0, StatusCode::OK);
-    assert_eq!(post_notify(&hub, &header, other).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        post_notify(&hub, &header, other).await.0,
+        StatusCode::UNAUTHORIZED
+    );
     // Nothing was stored for Alice: an offer to her mails nobody.
     accepted(&hub, &offer(&BOB, &alice, "summaries", 1.0)).await;
     assert!(outbox(&hub).is_empty());
@@ -227,6 +252,10 @@ async fn the_address_is_never_served() {
     let me_url = format!("{PUBLIC_URL}/api/v1/me");
     let header = common::nip98(&ALICE, &me_url, NOW_S, "me");
     let (_, body) = hub.get_authorized("/api/v1/me", Some(&header)).await;
-    assert!(body["new"]["tasks"].as_array().is_some_and(|tasks| !tasks.is_empty()));
+    assert!(
+        body["new"]["tasks"]
+            .as_array()
+            .is_some_and(|tasks| !tasks.is_empty())
+    );
     assert!(!body.to_string().contains("example.com"));
 }

@@ -123,7 +123,10 @@ fn tricky_spellings_of_local_addresses_are_refused() {
         ("http://[::1]:9000/", "::1"),
         ("http://[::ffff:127.0.0.1]/", "::ffff:127.0.0.1"),
         ("http://[::ffff:7f00:1]/", "::ffff:127.0.0.1"),
-        ("https://169.254.169.254/latest/meta-data/", "169.254.169.254"),
+        (
+            "https://169.254.169.254/latest/meta-data/",
+            "169.254.169.254",
+        ),
         ("http://[::ffff:a9fe:a9fe]/", "::ffff:169.254.169.254"),
         ("http://2852039166/", "169.254.169.254"),
         ("http://[fd00::1]/", "fd00::1"),
@@ -131,7 +134,9 @@ fn tricky_spellings_of_local_addresses_are_refused() {
         ("http://[64:ff9b::7f00:1]/", "64:ff9b::7f00:1"),
     ] {
         match vetted(url) {
-            Err(OutboundError::Refused { address: refused, .. }) => {
+            Err(OutboundError::Refused {
+                address: refused, ..
+            }) => {
                 assert_eq!(refused, ip(address), "{url}");
             }
             other => panic!("{url}: {other:?}"),
@@ -228,11 +233,18 @@ fn serve_once(reply: Vec<u8>) -> (u16, mpsc::Receiver<Vec<u8>>) {
 fn a_post_to_loopback_is_made_when_the_operator_allows_it() {
     let (port, told) =
         serve_once(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok".to_vec());
-    let request = Request::post(format!("http://127.0.0.1:{port}/hook"), b"{\"a\":1}".to_vec())
-        .header("X-Test", "yes");
+    let request = Request::post(
+        format!("http://127.0.0.1:{port}/hook"),
+        b"{\"a\":1}".to_vec(),
+    )
+    .header("X-Test", "yes");
     let response = send_blocking(&request, &Policy::new(true)).unwrap();
     assert_eq!(
-        (response.status, response.body.as_slice(), response.content_type.as_deref()),
+        (
+            response.status,
+            response.body.as_slice(),
+            response.content_type.as_deref()
+        ),
         (200, b"ok".as_slice(), Some("text/plain"))
     );
     let seen = String::from_utf8(told.recv().unwrap()).unwrap();
@@ -256,17 +268,22 @@ fn loopback_is_never_contacted_by_default() {
 
 #[test]
 fn a_redirect_is_returned_not_followed() {
-    let (target, target_told) = serve_once(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n".to_vec());
+    let (target, target_told) =
+        serve_once(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n".to_vec());
     let (port, _) = serve_once(
         format!("HTTP/1.1 302 Found\r\nlocation: http://127.0.0.1:{target}/\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
             .into_bytes(),
     );
-    let response =
-        send_blocking(&Request::get(format!("http://127.0.0.1:{port}/")), &Policy::new(true))
-            .unwrap();
+    let response = send_blocking(
+        &Request::get(format!("http://127.0.0.1:{port}/")),
+        &Policy::new(true),
+    )
+    .unwrap();
     assert_eq!(response.status, 302);
     assert!(
-        target_told.recv_timeout(Duration::from_millis(300)).is_err(),
+        target_told
+            .recv_timeout(Duration::from_millis(300))
+            .is_err(),
         "the redirect was followed"
     );
 }
@@ -275,8 +292,11 @@ fn a_redirect_is_returned_not_followed() {
 fn a_body_over_the_cap_is_refused() {
     let body = "x".repeat(2048);
     let (port, _) = serve_once(
-        format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len())
-            .into_bytes(),
+        format!(
+            "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes(),
     );
     let policy = Policy {
         max_response_bytes: 1024,

@@ -210,8 +210,14 @@ pub(crate) async fn store(
                 if let Some(task) =
                     apply(txn, &checked, &operator, now_ms).map_err(|refusal| refusal.at(index))?
                 {
-                    crate::notify::queue_mail(txn.conn(), &checked.event, &task, &public_url, now_ms)
-                        .map_err(Refusal::server)?;
+                    crate::notify::queue_mail(
+                        txn.conn(),
+                        &checked.event,
+                        &task,
+                        &public_url,
+                        now_ms,
+                    )
+                    .map_err(Refusal::server)?;
                     accepted.touched.extend([task.agent, task.buyer]);
                     last_task = Some((task.id, checked.event.pubkey.clone()));
                 }

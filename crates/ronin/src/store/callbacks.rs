@@ -71,7 +71,11 @@ fn row(row: &kd_core::db::Row<'_>) -> Result<CallbackRow> {
 }
 
 /// The pending callbacks whose next try is due at `now_ms`, oldest first, at most `limit`.
-pub(crate) fn due_callbacks(conn: &Connection, now_ms: i64, limit: i64) -> Result<Vec<CallbackRow>> {
+pub(crate) fn due_callbacks(
+    conn: &Connection,
+    now_ms: i64,
+    limit: i64,
+) -> Result<Vec<CallbackRow>> {
     let mut statement = conn.prepare_cached(
         "SELECT seq, pubkey, url, body, tries, state, last_error FROM ronin_callbacks
           WHERE state = 'pending' AND next_ms <= ?1
@@ -91,7 +95,11 @@ pub(crate) fn claim_try(
     tries: i64,
     next_ms: Option<i64>,
 ) -> Result<bool> {
-    let state = if next_ms.is_some() { "pending" } else { "given_up" };
+    let state = if next_ms.is_some() {
+        "pending"
+    } else {
+        "given_up"
+    };
     let claimed = conn
         .prepare_cached(
             "UPDATE ronin_callbacks SET tries = tries + 1, next_ms = ?4, state = ?5
