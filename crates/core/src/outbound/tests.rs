@@ -200,10 +200,7 @@ fn serve_once(reply: Vec<u8>) -> (u16, mpsc::Receiver<Vec<u8>>) {
         stream
             .set_read_timeout(Some(Duration::from_secs(2)))
             .unwrap();
-        loop {
-            let Ok(read) = stream.read(&mut chunk) else {
-                break;
-            };
+        while let Ok(read) = stream.read(&mut chunk) {
             if read == 0 {
                 break;
             }
