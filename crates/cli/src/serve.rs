@@ -80,6 +80,11 @@ pub(crate) struct ServeArgs {
     /// (served at /.well-known/kd-checkpoint; docs/transparency.md).
     #[arg(long, env = "KARMADUE_CHECKPOINT_INTERVAL_S", default_value_t = kd_core::config::DEFAULT_CHECKPOINT_INTERVAL.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     checkpoint_interval_s: u64,
+    /// Let the hub's outbound requests (Ronin's callbacks) reach loopback, private (RFC 1918),
+    /// link-local, CGNAT and unique-local addresses. Off by default: a callback URL could
+    /// otherwise make the hub call services on its own network. For tests and local setups.
+    #[arg(long, env = "KARMADUE_OUTBOUND_ALLOW_PRIVATE")]
+    outbound_allow_private: bool,
 }
 
 /// A whole number of 1 or more (`--max-connections`).
@@ -112,6 +117,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     config.trusted_proxies = kd_core::config::TrustedProxies::parse(&args.trusted_proxies)
         .map_err(|reason| anyhow::anyhow!("--trusted-proxies: {reason}"))?;
     config.smtp_url = args.smtp_url.map(kd_core::config::Secret::new);
+    config.outbound_allow_private = args.outbound_allow_private;
     if let Some(from) = args.mail_from {
         config.mail_from = from;
     }

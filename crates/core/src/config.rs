@@ -87,6 +87,12 @@ pub struct Config {
     /// binary (no flag turns it off); `kd-bench` turns it off for its tree-off baseline
     /// (docs/decisions.md 242).
     pub transparency: bool,
+    /// Whether the hub's outbound requests ([`crate::outbound`]: Ronin's callbacks) may reach
+    /// loopback, private (RFC 1918), link-local, CGNAT and unique-local addresses
+    /// (`--outbound-allow-private`, `KARMADUE_OUTBOUND_ALLOW_PRIVATE`). Off by default: a
+    /// callback URL could otherwise make the hub call services on its own network. Turn it on
+    /// only for tests and local setups.
+    pub outbound_allow_private: bool,
 }
 
 /// The reverse proxies a hub believes about the client's address (`--trusted-proxies`).
@@ -272,6 +278,7 @@ impl Config {
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
             transparency: true,
+            outbound_allow_private: false,
         }
     }
 
@@ -293,6 +300,12 @@ impl Config {
         self.ledger_dir
             .clone()
             .unwrap_or_else(|| self.data_dir.join("ledger"))
+    }
+
+    /// The outbound client's policy for this hub ([`crate::outbound::Policy`]): the defaults,
+    /// with private targets allowed only when the operator said so.
+    pub fn outbound_policy(&self) -> crate::outbound::Policy {
+        crate::outbound::Policy::new(self.outbound_allow_private)
     }
 
     /// The folder of the server keys inside the data folder.

@@ -13,6 +13,8 @@
 //! - [`random`]: injected randomness.
 //! - [`config`]: the typed configuration of `karmadue serve`.
 //! - [`people`]: people's accounts, password hashes and sessions.
+//! - [`outbound`]: the hub's one outbound HTTP client, with its guards against requests to
+//!   local networks (SSRF).
 //! - [`outbox`]: mail queued for people (sent by an SMTP relay, or read by the operator).
 //! - [`scanner`]: the text scanner (rules that flag text for review, never certify it).
 
@@ -24,6 +26,7 @@ pub mod eventlog;
 pub mod heads;
 pub mod keys;
 pub mod limits;
+pub mod outbound;
 pub mod outbox;
 pub mod people;
 pub mod random;

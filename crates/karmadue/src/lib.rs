@@ -220,6 +220,11 @@ pub async fn serve(
         &hub.kernel,
     )));
     let upkeep = tokio::spawn(telemetry_upkeep(Arc::clone(&hub.kernel)));
+    // Ronin's signed callbacks, through the outbound client under the operator's policy.
+    let callbacks = tokio::spawn(kd_ronin::callbacks::run_deliverer(
+        hub.ronin.clone(),
+        hub.config.outbound_policy(),
+    ));
     let limits = http::server::EdgeLimits::of(&hub.config);
     let result = http::server::run(
         listener,
@@ -240,6 +245,7 @@ pub async fn serve(
     heads.abort();
     checkpoints.abort();
     upkeep.abort();
+    callbacks.abort();
     store.close();
     tracing::info!("stopped");
     result

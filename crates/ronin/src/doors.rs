@@ -28,6 +28,7 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
         ("/api/v1/tasks/{id}", get(crate::tasks::get_task)),
         ("/api/v1/me", get(crate::me::me)),
         ("/api/v1/me/wait", get(crate::wait::me_wait)),
+        ("/api/v1/me/notify", post(crate::notify::set_notify)),
         (
             "/api/v1/artifacts",
             post(crate::artifacts::upload).layer(axum::extract::DefaultBodyLimit::max(
@@ -411,6 +412,7 @@ fn task_doors(paths: &mut Map<String, Value>) {
             "responses": responses(&[400, 401, 429]),
         }),
     );
+    add(paths, "/api/v1/me/notify", "post", notify());
     add(
         paths,
         "/api/v1/stats/sources",
@@ -553,5 +555,24 @@ fn scan() -> Value {
             } } },
         },
         "responses": responses(&[400, 413]),
+    })
+}
+
+/// `POST /api/v1/me/notify` (section 8 "Email").
+fn notify() -> Value {
+    json!({
+        "operationId": "ronin_me_notify",
+        "tags": ["ronin"],
+        "summary": "Puts a mail address on file for the calling key's lineage ({\"email\": \"\"} clears it). Every OFFER, ACCEPT, DELIVER, COMPLETE, RATING, PAID and RECEIVED whose p tag names the lineage then queues one plain-text mail with the task id and the next command. The address is never served. Authorization: Nostr <base64 of a kind 27235 event> with u the exact URL, method POST, a nonce and a payload tag (sha256 hex of the body).",
+        "requestBody": {
+            "required": true,
+            "content": { "application/json": { "schema": {
+                "type": "object",
+                "required": ["email"],
+                "additionalProperties": false,
+                "properties": { "email": { "type": "string", "maxLength": 254 } },
+            } } },
+        },
+        "responses": responses(&[400, 401, 403, 429]),
     })
 }

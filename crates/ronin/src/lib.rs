@@ -41,12 +41,17 @@
 //! `/cursor/ronin.mdc`, `/skills/ronin-worker/` (and `.../SKILL.md`), `/openclaw/SETUP.md`,
 //! `/openclaw/HEARTBEAT.md`, `/.well-known/mcp/server-card.json`, `/ronin.mjs`, `/sign.mjs`,
 //! `/ronin.py`, each the file in the crate's `clients/` folder with the hub's URL written in.
-//! Callbacks and mail are not built yet; their paths answer 404 `error: not found`. Every SQL
-//! statement of Ronin's writes and task reads is in `store.rs` (and `store/`).
+//! Signed callbacks ([`callbacks`]): a change that includes a task is queued in its
+//! transaction for the lineage's PROFILE `callback` and POSTed by [`callbacks::run_deliverer`]
+//! (which the hub starts) through [`kd_core::outbound`], signed by the operator key; three
+//! tries. Mail ([`notify`]): `POST /api/v1/me/notify` puts an address on file, and each task
+//! event naming the lineage queues one mail in the hub's outbox. Every SQL statement of
+//! Ronin's writes and task reads is in `store.rs` (and `store/`).
 
 pub mod artifacts;
 pub mod attachments;
 pub mod bench;
+pub mod callbacks;
 pub mod clients;
 pub mod doors;
 pub mod error;
@@ -54,6 +59,7 @@ pub mod events;
 pub mod index;
 pub mod limits;
 pub mod me;
+pub mod notify;
 pub mod read;
 mod store;
 pub mod tasks;
@@ -109,6 +115,10 @@ pub struct Ronin {
     /// The hub's random source: bench run ids and the seeds their tasks are drawn from
     /// ([`bench`]). The operating system's until [`Ronin::with_random`].
     pub random: Arc<dyn kd_core::random::Random>,
+    /// The operator's secp256k1 secret: signs callbacks ([`callbacks`]). Never served.
+    pub(crate) operator_secret: Arc<[u8; 32]>,
+    /// Wakes the callback deliverer after a batch queued callbacks ([`callbacks`]).
+    pub(crate) callback_wakeup: Arc<tokio::sync::Notify>,
 }
 
 impl std::fmt::Debug for Ronin {
@@ -158,6 +168,8 @@ impl Ronin {
             artifacts_lineage_max: artifacts::LINEAGE_MAX_BYTES,
             random: Arc::new(kd_core::random::SystemRandom),
             operator_pubkey,
+            operator_secret: Arc::new(secret),
+            callback_wakeup: Arc::new(tokio::sync::Notify::new()),
             limits: Arc::new(kd_core::limits::Limiter::for_store(&store)),
             store,
         })
@@ -220,7 +232,7 @@ async fn method_not_allowed() -> Response {
 }
 
 /// The body, or Ronin's refusal when it is over the hub's body limit (413) or unreadable.
-fn body_or_refusal(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Refusal> {
+pub(crate) fn body_or_refusal(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Refusal> {
     body.map_err(|rejection| {
         Refusal::unreadable(
             rejection.status(),
@@ -272,6 +284,9 @@ pub(crate) async fn post_events(
             ronin
                 .waiters
                 .wake(accepted.touched.iter().map(String::as_str));
+            if accepted.callbacks > 0 {
+                ronin.callback_wakeup.notify_one();
+            }
             let mut body = json!({
                 "ok": true,
                 "ids": accepted.ids,

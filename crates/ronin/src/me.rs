@@ -129,8 +129,8 @@ pub async fn me(
     }
 }
 
-/// What is new for `pubkey`'s lineage after `since`.
-fn news(conn: &Connection, pubkey: &str, since: i64) -> kd_core::db::Result<Value> {
+/// What is new for `pubkey`'s lineage after `since` (also a callback's body: [`crate::callbacks`]).
+pub(crate) fn news(conn: &Connection, pubkey: &str, since: i64) -> kd_core::db::Result<Value> {
     let until = store::latest_seq(conn)?;
     let keys = store::lineage(conn, pubkey)?;
     let limit = i64::try_from(PAGE + 1).unwrap_or(i64::MAX);

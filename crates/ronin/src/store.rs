@@ -8,7 +8,9 @@
 
 mod artifacts;
 mod bench;
+mod callbacks;
 mod inbox;
+mod notify;
 mod stats;
 mod trust;
 
@@ -17,7 +19,12 @@ pub(crate) use bench::{
     Run, Scored, best_of_each_key, best_of_key, insert_run, latest_start, profile_name, run,
     run_count, score_run,
 };
+pub(crate) use callbacks::{
+    CallbackRow, callbacks_of, claim_try, due_callbacks, lineage_callback, queue_callback,
+    record_try,
+};
 pub(crate) use inbox::inbox;
+pub(crate) use notify::{lineage_email, set_email};
 pub(crate) use stats::profiles_by_source;
 pub(crate) use trust::{mismatches, ratings_received, referred_completions};
 

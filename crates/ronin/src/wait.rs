@@ -140,7 +140,7 @@ fn timeout(query: &HashMap<String, String>) -> Result<u64, Refusal> {
 }
 
 /// Whether a `me` answer is the cursor alone (nothing new).
-fn nothing_new(body: &Value) -> bool {
+pub(crate) fn nothing_new(body: &Value) -> bool {
     body.as_object().is_some_and(|fields| fields.len() == 1)
 }
 

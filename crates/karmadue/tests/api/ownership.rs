@@ -100,6 +100,8 @@ pub(crate) const OWNERS: &[(&str, &[&str])] = &[
             "ronin_claims",
             "ronin_certifications",
             "ronin_auth_seen",
+            "ronin_callbacks",
+            "ronin_notify",
             "ronin_artifacts",
             "ronin_bench_runs",
         ],

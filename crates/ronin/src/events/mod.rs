@@ -175,6 +175,8 @@ pub(crate) struct Accepted {
     pub next: Vec<serde_json::Value>,
     /// The agent and buyer keys of every task the batch touched (whose `me/wait` to wake).
     pub touched: Vec<String>,
+    /// How many callbacks the batch queued ([`crate::callbacks`]).
+    pub callbacks: usize,
 }
 
 /// Stores a checked batch in one writer transaction (see the module doc); the answer's task
@@ -189,6 +191,7 @@ pub(crate) async fn store(
 ) -> Result<Accepted, Refusal> {
     let now_ms = ronin.clock.now_ms();
     let operator = ronin.operator_pubkey.clone();
+    let public_url = ronin.public_url.clone();
     let outcome = ronin
         .store
         .write(move |txn| {
@@ -198,18 +201,33 @@ pub(crate) async fn store(
                 task: None,
                 next: Vec::new(),
                 touched: Vec::new(),
+                callbacks: 0,
             };
+            // The cursor just before this batch: the callbacks carry what `me` would answer
+            // for it.
+            let since = store::latest_seq(txn.conn()).map_err(Refusal::server)?;
             let mut last_task = None;
             for (index, checked) in batch.into_iter().enumerate() {
                 if let Some(task) =
                     apply(txn, &checked, &operator, now_ms).map_err(|refusal| refusal.at(index))?
                 {
+                    crate::notify::queue_mail(
+                        txn.conn(),
+                        &checked.event,
+                        &task,
+                        &public_url,
+                        now_ms,
+                    )
+                    .map_err(Refusal::server)?;
                     accepted.touched.extend([task.agent, task.buyer]);
                     last_task = Some((task.id, checked.event.pubkey.clone()));
                 }
                 accepted.ids.push(checked.event.id.clone());
                 accepted.kinds.push(checked.event.kind);
             }
+            accepted.callbacks =
+                crate::callbacks::queue(txn.conn(), since, &accepted.touched, now_ms)
+                    .map_err(Refusal::server)?;
             if let Some((task_id, signer)) = last_task {
                 let (view, next) = crate::tasks::view(txn.conn(), &task_id, Some(&signer), full)
                     .map_err(Refusal::server)?
