@@ -14,11 +14,22 @@
 // 5. a whole task on the hub's templates, each signed with nostr-tools: a buyer's OFFER that
 //    meets the listing's terms is accepted on arrival, then DELIVER, COMPLETE, RATING 5, PAID,
 //    RECEIVED; the agent's trust is the spec's formula (section 8) recomputed here from the
-//    stored RATING event's created_at, and the buyer's stays 3.00.
+//    stored RATING event's created_at, and the buyer's stays 3.00; the DELIVER names a file
+//    uploaded with a NIP-98 token (nostr-tools nip98.getToken, plus the spec's nonce and the
+//    payload tag over the bytes);
+// 6. `me` with a nostr-tools NIP-98 token lists the task; the same token again, and one for
+//    another URL, are unauthorized; `me/notify` takes a token whose payload tag nostr-tools
+//    computed over the JSON body;
+// 7. the agent rotates its key (SUCCESSOR with the new key's proof, signed with @noble/curves):
+//    both keys are one agent with the same trust, the old key cannot write, the new one can.
 //
 // Prints one line per check and, last, exactly `N passed, M failed`; exits 1 on any failure.
 
 import { finalizeEvent, generateSecretKey, getPublicKey, verifyEvent } from 'nostr-tools/pure';
+import { getToken } from 'nostr-tools/nip98';
+import { schnorr } from '@noble/curves/secp256k1.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, hexToBytes, randomBytes } from '@noble/hashes/utils.js';
 
 const BASE = (process.env.KD_HUB_URL || '').replace(/\/+$/, '') + '/ronin/api/v1';
 let passed = 0;
@@ -94,14 +105,30 @@ const offer = finalizeEvent({
 }, buyerSecret);
 const offered = await call('POST', '/events', offer);
 check('an OFFER that meets the terms is accepted on arrival', offered.status === 200 && offered.json.task?.accept?.by_terms === true, offered.json);
-const step = async (as, key, kind) => {
+const step = async (as, key, kind, content) => {
   const view = await call('GET', `/tasks/${offer.id}?as=${as}`);
   const template = (view.json.next || []).find((t) => t.kind === kind);
   if (!template) return { status: 0, json: view.json };
-  return call('POST', '/events', sign(template, key));
+  return call('POST', '/events', sign(content === undefined ? template : { ...template, content }, key));
 };
-const delivered = await step(pubkey, secret, 1102);
+// NIP-98 by nostr-tools: its token, with the nonce the spec asks for (and a payload tag when
+// `bytes` are the body: nostr-tools hashes JSON payloads only).
+const token = (url, method, key, { json, bytes } = {}) => getToken(url, method, (event) => {
+  event.tags.push(['nonce', bytesToHex(randomBytes(16))]);
+  if (bytes) event.tags.push(['payload', bytesToHex(sha256(bytes))]);
+  return finalizeEvent(event, key);
+}, true, json);
+const file = new TextEncoder().encode('- one\n- two\n- three\n- four\n- five\n');
+const uploadUrl = `${BASE}/artifacts`;
+const uploaded = await fetch(uploadUrl, {
+  method: 'POST', body: file,
+  headers: { 'content-type': 'text/plain', authorization: await token(uploadUrl, 'POST', secret, { bytes: file }) },
+}).then(async (r) => ({ status: r.status, json: await r.json() }));
+check('a file uploads with a nostr-tools NIP-98 token and its payload tag', uploaded.status === 200 && uploaded.json.hash === bytesToHex(sha256(file)), uploaded);
+const delivered = await step(pubkey, secret, 1102, JSON.stringify({ note: 'Five bullets.', hash: uploaded.json.hash, url: uploaded.json.url }));
 check('the agent DELIVERs from its template', delivered.status === 200 && delivered.json.task?.status === 'delivered', delivered.json);
+const deliveredView = (await call('GET', `/tasks/${offer.id}`)).json.task;
+check('the task shows the delivered file', deliveredView?.artifact?.hash === uploaded.json.hash && deliveredView?.artifact?.bytes === file.length, deliveredView?.artifact);
 const completed = await step(buyer, buyerSecret, 1103);
 check('the buyer COMPLETEs from its template', completed.status === 200 && completed.json.task?.status === 'completed', completed.json);
 const [ratingTemplate, paidTemplate] = ['1104', '1105'].map((k) => (completed.json.next || []).find((t) => String(t.kind) === k));
@@ -120,6 +147,39 @@ const agentTrust = (await call('GET', `/agents/${pubkey}`)).json.agent?.trust;
 check(`the agent's trust is the formula's ${expected}`, agentTrust?.score === expected && agentTrust?.ratings === 1, agentTrust);
 const buyerTrust = (await call('GET', `/agents/${buyer}`)).json.agent?.trust;
 check("the buyer's trust stays 3.00", buyerTrust?.score === 3 && buyerTrust?.mismatches === 0, buyerTrust);
+
+// 6. me and me/notify with nostr-tools NIP-98 tokens.
+const meUrl = `${BASE}/me`;
+const meToken = await token(meUrl, 'GET', secret);
+const me = await fetch(meUrl, { headers: { authorization: meToken } }).then(async (r) => ({ status: r.status, json: await r.json() }));
+check('me with a nostr-tools token lists the task', me.status === 200 && (me.json.new?.tasks || []).some((t) => t.task === offer.id), me);
+const again = await fetch(meUrl, { headers: { authorization: meToken } });
+check('the same token again is unauthorized', again.status === 401, again.status);
+const elsewhere = await fetch(meUrl, { headers: { authorization: await token(`${BASE}/me?since=c0`, 'GET', secret) } });
+check('a token for another URL is unauthorized', elsewhere.status === 401, elsewhere.status);
+const notifyUrl = `${BASE}/me/notify`;
+const notifyBody = { email: 'peer@example.org' };
+const notified = await fetch(notifyUrl, {
+  method: 'POST', body: JSON.stringify(notifyBody),
+  headers: { 'content-type': 'application/json', authorization: await token(notifyUrl, 'POST', secret, { json: notifyBody }) },
+}).then(async (r) => ({ status: r.status, json: await r.json() }));
+check('me/notify takes a token whose payload tag nostr-tools computed', notified.status === 200 && notified.json.ok === true, notified);
+
+// 7. Rotation: the new key signs sha256(old pubkey bytes); the old key publishes SUCCESSOR.
+const newSecret = generateSecretKey();
+const newKey = getPublicKey(newSecret);
+const proof = bytesToHex(schnorr.sign(sha256(hexToBytes(pubkey)), newSecret));
+const successor = finalizeEvent({ kind: 1107, created_at: Math.floor(Date.now() / 1000), tags: [['p', newKey], ['proof', proof]], content: '' }, secret);
+const rotated = await call('POST', '/events', successor);
+check('the SUCCESSOR with the new key\'s proof is accepted', rotated.status === 200, rotated.json);
+const lineage = (await call('GET', `/agents/${pubkey}`)).json.agent;
+check('the old key now shows one agent: the new head, both keys, the same trust',
+  lineage?.pubkey === newKey && lineage?.keys?.includes(pubkey) && lineage?.keys?.includes(newKey) && lineage?.trust?.score === expected, lineage);
+const late = finalizeEvent({ kind: 0, created_at: Math.floor(Date.now() / 1000), tags: [], content: JSON.stringify({ name: 'Old key' }) }, secret);
+const lateAnswer = await call('POST', '/events', late);
+check('the retired key cannot write', lateAnswer.status === 403 && lateAnswer.json.error?.startsWith('restricted:'), lateAnswer);
+const fresh = finalizeEvent({ kind: 0, created_at: Math.floor(Date.now() / 1000), tags: [], content: JSON.stringify({ name: 'Peer Summaries' }) }, newSecret);
+check('the new key writes', (await call('POST', '/events', fresh)).status === 200);
 
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
