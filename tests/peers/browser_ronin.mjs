@@ -28,7 +28,7 @@ export async function roninWork(browser, { current, startHub, openContext, check
   // The buyer's WANTED job.
   const buyer = generateSecretKey();
   const buyerKey = getPublicKey(buyer);
-  const job = { title: 'Translate a short poem', description: 'Eight lines, English to Portuguese.', type: 'wanted', price_hint: 3, currency: 'USDC' };
+  const job = { title: 'Translate a short poem \u202Efdp.exe', description: 'Eight lines, English to Portuguese.', type: 'wanted', price_hint: 3, currency: 'USDC' };
   const posted = await post([
     sign(buyer, { kind: 0, tags: [], content: JSON.stringify({ name: 'Buyer Bo' }) }),
     sign(buyer, { kind: 31100, tags: [['d', 'poem']], content: JSON.stringify(job) }),
@@ -64,6 +64,8 @@ export async function roninWork(browser, { current, startHub, openContext, check
     agent.agent?.name === 'Ada Person' && agent.agent?.human === true && agent.agent?.source === 'web', agent, page);
 
   const offer = page.locator(`li.job[data-address="31100:${buyerKey}:poem"]`);
+  const isolated = await offer.locator('strong bdi').evaluate((node) => getComputedStyle(node).unicodeBidi);
+  await check('a third-party title is isolated, so a direction override cannot reach the price', isolated === 'isolate', isolated, page);
   await offer.getByRole('button', { name: 'Offer to do this' }).click();
   await status('Offer sent');
   const row = page.locator('li.task').first();
@@ -87,7 +89,8 @@ export async function roninWork(browser, { current, startHub, openContext, check
   const delivered = await task(id, buyerKey);
   await check('the DELIVER signed in the browser names the uploaded file',
     delivered.task?.status === 'delivered' && delivered.task?.deliver?.note === 'Translated.'
-      && delivered.task?.artifact?.bytes === poem.length && delivered.task?.artifact?.type === 'text/plain', delivered.task);
+      && delivered.task?.artifact?.bytes === poem.length && delivered.task?.artifact?.type === 'text/plain'
+      && delivered.task?.deliver?.url === `${hub.url}/ronin/api/v1/artifacts/${delivered.task?.artifact?.hash}`, delivered.task);
   const complete = delivered.next?.find((template) => template.kind === 1103);
   const completed = await post(sign(buyer, complete));
   const paidTemplate = (await task(id, buyerKey)).next?.find((template) => template.kind === 1105);

@@ -51,7 +51,7 @@ fn ronin_cli_drives_a_whole_task_rotates_and_attaches() {
     let alice_key = keygen_and_register(&hub, &alice, &bob);
     let task = whole_task(&hub, dir.path(), &alice, &bob, &alice_key);
     rotation(&hub, &alice, &alice_key, &task);
-    wanted_with_files(&hub, dir.path(), &bob);
+    wanted_with_files(&hub, dir.path(), &alice, &bob);
     bench_run(&hub, &bob);
 }
 
@@ -70,6 +70,8 @@ fn keygen_and_register(hub: &Hub, alice: &Path, bob: &Path) -> String {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600);
+        let folder = std::fs::metadata(alice).unwrap().permissions().mode();
+        assert_eq!(folder & 0o777, 0o700);
     }
     let alice_key = made["pubkey"].as_str().unwrap().to_owned();
     let registered = ok(
@@ -121,7 +123,13 @@ fn whole_task(hub: &Hub, dir: &Path, alice: &Path, bob: &Path, alice_key: &str) 
 
     // Alice's work loop sees it.
     let waited = ok(hub, alice, &["work", "--once", "--timeout", "5"]);
-    assert_eq!(waited["new"]["tasks"][0]["task"], task.as_str(), "{waited}");
+    assert_eq!(waited["task"], task.as_str(), "{waited}");
+    assert!(waited["next"][0]["kind"] == 1102, "{waited}");
+    // Nothing new: one empty answer, then it returns (nothing printed).
+    let started = std::time::Instant::now();
+    let (success, quiet, stderr) = ronin(hub, alice, &["work", "--once", "--timeout", "1"]);
+    assert!(success && quiet.is_null(), "{quiet} {stderr}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
 
     let file = dir.join("summary.txt");
     std::fs::write(&file, "Five bullets.\n").unwrap();
@@ -201,7 +209,7 @@ fn bench_run(hub: &Hub, bob: &Path) {
 }
 
 /// A WANTED listing with a skill file and an input, uploaded by the client.
-fn wanted_with_files(hub: &Hub, dir: &Path, bob: &Path) {
+fn wanted_with_files(hub: &Hub, dir: &Path, alice: &Path, bob: &Path) {
     // A WANTED listing with a skill file and an input, uploaded by the client.
     let skill = dir.join("SKILL.md");
     std::fs::write(&skill, "---\nname: tally\n---\nCount the rows.\n").unwrap();
@@ -227,6 +235,27 @@ fn wanted_with_files(hub: &Hub, dir: &Path, bob: &Path) {
     let attachments = &wanted["listings"][0]["attachments"];
     assert_eq!(attachments[0]["role"], "skill", "{wanted}");
     assert_eq!(attachments[1]["name"], "notes.csv", "{wanted}");
+    // Alice answers it; Bob, the buyer, accepts with the CLI. The price stays as typed.
+    let bob_key = wanted["listings"][0]["owner"].as_str().unwrap().to_owned();
+    let offered = ok(
+        hub,
+        alice,
+        &[
+            "offer",
+            &format!("31100:{bob_key}:tally"),
+            "--scope",
+            "I will run it.",
+            "--price",
+            "2.50",
+            "--currency",
+            "USDC",
+        ],
+    );
+    let task = offered["id"].as_str().unwrap();
+    let accepted = ok(hub, bob, &["accept", task]);
+    assert_eq!(accepted["task"]["status"], "accepted", "{accepted}");
+    let view = get(hub, &format!("/tasks/{task}"));
+    assert_eq!(view["task"]["price"].to_string(), "2.50", "{view}");
 }
 
 #[test]
@@ -238,6 +267,21 @@ fn ronin_cli_refusals_exit_1_with_the_reason() {
     let (success, _, stderr) = ronin(&hub, &home, &["me"]);
     assert!(!success);
     assert!(stderr.contains("karmadue ronin keygen"), "{stderr}");
+    // A key file keygen cannot read is never replaced.
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("key.json"), "nsec1notakeyfile").unwrap();
+    let (success, _, stderr) = ronin(&hub, &home, &["keygen"]);
+    assert!(
+        !success && stderr.contains("keygen never replaces a key"),
+        "{stderr}"
+    );
+    let (success, _, _) = ronin(&hub, &home, &["register", "Carol"]);
+    assert!(!success);
+    assert_eq!(
+        std::fs::read_to_string(home.join("key.json")).unwrap(),
+        "nsec1notakeyfile"
+    );
+    std::fs::remove_file(home.join("key.json")).unwrap();
     ok(&hub, &home, &["keygen"]);
     // A listing before a profile: the hub's words.
     let (success, _, stderr) = ronin(&hub, &home, &["list", "early"]);

@@ -200,7 +200,13 @@ const V4_REFUSED: &[(&str, Class, &str)] = &[
         "shared address space (CGNAT)",
     ),
     ("127.0.0.0/8", Class::Local, "loopback"),
-    ("169.254.0.0/16", Class::Local, "link-local"),
+    // Never let through, even for local setups: it holds the cloud metadata address
+    // (169.254.169.254; docs/decisions.md 380).
+    (
+        "169.254.0.0/16",
+        Class::Never,
+        "link-local (cloud metadata)",
+    ),
     ("172.16.0.0/12", Class::Local, "private (RFC 1918)"),
     ("192.0.0.0/24", Class::Never, "IETF protocol assignments"),
     ("192.0.2.0/24", Class::Never, "documentation"),
@@ -223,7 +229,7 @@ const V6_REFUSED: &[(&str, Class, &str)] = &[
     ("2001:db8::/32", Class::Never, "documentation"),
     ("3fff::/20", Class::Never, "documentation"),
     ("fc00::/7", Class::Local, "unique-local"),
-    ("fe80::/10", Class::Local, "link-local"),
+    ("fe80::/10", Class::Never, "link-local"),
     ("fec0::/10", Class::Local, "site-local"),
     ("ff00::/8", Class::Never, "multicast"),
 ];

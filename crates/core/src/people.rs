@@ -73,7 +73,9 @@ pub fn normalize_email(text: &str) -> Option<String> {
         && !domain.ends_with('.')
         && !domain.contains('@')
         && email.chars().count() <= 254
-        && !email.chars().any(|c| c.is_whitespace() || c.is_control());
+        && !email
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || crate::scanner::is_format(c));
     plausible.then_some(email)
 }
 

@@ -1,5 +1,5 @@
 // ronin.mjs: the reference client of Ronin at {{RONIN_URL}}, written from its contract
-// (GET {{RONIN_URL}}/q for the short version). Node 18+, and the two packages sign.mjs uses:
+// (GET {{RONIN_URL}}/q for the short version). Node 20.19+, and the two packages sign.mjs uses:
 //
 //   npm i @noble/curves @noble/hashes && curl -sO {{RONIN_URL}}/ronin.mjs
 //
@@ -17,6 +17,7 @@
 //   node ronin.mjs offer 31100:<owner>:<slug> --scope T --price N --currency C [--deadline UNIX_S]
 //   node ronin.mjs work [--once] [--timeout S]          (loops on me/wait; one JSON line per task)
 //   node ronin.mjs deliver TASK [--note T] [--file F [--type CONTENT_TYPE]]
+//   node ronin.mjs accept TASK                         (an offer on your listing; on a WANTED one you are the buyer)
 //   node ronin.mjs complete TASK
 //   node ronin.mjs rate TASK 1..5 [--text T]
 //   node ronin.mjs paid TASK [--amount A] [--currency C] [--receipt SHA256]
@@ -41,7 +42,7 @@ const NEXT_KEY_FILE = join(HOME, 'key.next.json');
 const CURSOR_FILE = join(HOME, 'cursor.json');
 const HERE = dirname(fileURLToPath(import.meta.url));
 const HEX64 = /^[0-9a-f]{64}$/;
-const KIND = { DELIVER: 1102, COMPLETE: 1103, RATING: 1104, PAID: 1105, RECEIVED: 1106 };
+const KIND = { ACCEPT: 1101, DELIVER: 1102, COMPLETE: 1103, RATING: 1104, PAID: 1105, RECEIVED: 1106 };
 const TYPES = { '.md': 'text/markdown', '.txt': 'text/plain', '.json': 'application/json', '.csv': 'text/csv', '.html': 'text/html', '.pdf': 'application/pdf', '.png': 'image/png', '.jpg': 'image/jpeg', '.zip': 'application/zip' };
 
 /** A refusal or a usage error: its message is printed as is. */
@@ -278,6 +279,11 @@ const COMMANDS = {
       content.url = new URL(stored.url, `${RONIN_URL}/`).href;
     }
     print(await signAndPost(found, key, { content: JSON.stringify(content) }));
+  },
+
+  async accept([task]) {
+    const key = loadKey();
+    print(await signAndPost(await template(task, KIND.ACCEPT, key), key));
   },
 
   async complete([task]) {

@@ -16,6 +16,7 @@ text on stderr and exits 1. Wherever the hub hands out a template (`next`), it i
   python3 ronin.py offer 31100:<owner>:<slug> --scope T --price N --currency C [--deadline UNIX_S]
   python3 ronin.py work [--once] [--timeout S]
   python3 ronin.py deliver TASK [--note T] [--file F [--type CONTENT_TYPE]]
+  python3 ronin.py accept TASK
   python3 ronin.py complete TASK
   python3 ronin.py rate TASK 1..5 [--text T]
   python3 ronin.py paid TASK [--amount A] [--currency C] [--receipt SHA256]
@@ -48,7 +49,7 @@ KEY_FILE = os.path.join(HOME, "key.json")
 NEXT_KEY_FILE = os.path.join(HOME, "key.next.json")
 CURSOR_FILE = os.path.join(HOME, "cursor.json")
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
-DELIVER, COMPLETE, RATING, PAID, RECEIVED = 1102, 1103, 1104, 1105, 1106
+ACCEPT, DELIVER, COMPLETE, RATING, PAID, RECEIVED = 1101, 1102, 1103, 1104, 1105, 1106
 TYPES = {".md": "text/markdown", ".txt": "text/plain", ".json": "application/json", ".csv": "text/csv",
          ".html": "text/html", ".pdf": "application/pdf", ".png": "image/png", ".jpg": "image/jpeg",
          ".zip": "application/zip"}
@@ -447,6 +448,11 @@ def cmd_deliver(a):
     out(sign_and_post(found, key, json.dumps(content, ensure_ascii=False, separators=(",", ":"))))
 
 
+def cmd_accept(a):
+    key = load_key()
+    out(sign_and_post(template(a.task, ACCEPT, key), key))
+
+
 def cmd_complete(a):
     key = load_key()
     out(sign_and_post(template(a.task, COMPLETE, key), key))
@@ -559,6 +565,7 @@ def parser():
     sub = command("deliver", cmd_deliver, "task")
     for option in ("--note", "--file", "--type"):
         sub.add_argument(option)
+    command("accept", cmd_accept, "task")
     command("complete", cmd_complete, "task")
     command("rate", cmd_rate, "task", "stars").add_argument("--text")
     sub = command("paid", cmd_paid, "task")

@@ -1,5 +1,5 @@
 // sign.mjs: the bare signer of Ronin ({{RONIN_URL}}), written from its contract (NIP-01 ids,
-// BIP-340 Schnorr on secp256k1, NIP-98 request auth). Needs Node 18+ and two packages:
+// BIP-340 Schnorr on secp256k1, NIP-98 request auth). Needs Node 20.19+ and two packages:
 //
 //   npm i @noble/curves @noble/hashes
 //

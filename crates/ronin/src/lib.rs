@@ -84,6 +84,16 @@ use serde_json::{Value, json};
 /// Where the hub mounts Ronin.
 pub const MOUNT: &str = "/ronin";
 
+/// A route path of [`doors::routes`] as the hub serves it under [`MOUNT`] (the front page,
+/// `/`, is the mount itself: `/ronin`).
+pub fn mounted(path: &str) -> String {
+    if path == "/" {
+        MOUNT.to_owned()
+    } else {
+        format!("{MOUNT}{path}")
+    }
+}
+
 /// The most characters `POST /api/v1/scan` reads.
 pub const SCAN_MAX_CHARS: usize = 100_000;
 

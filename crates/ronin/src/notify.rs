@@ -45,7 +45,11 @@ pub const MAILED_KINDS: [(u16, &str); 7] = [
 
 /// Reads the body: `Some(address)` to set, `None` to clear.
 fn requested_email(body: &[u8]) -> Result<Option<String>, Refusal> {
-    let value: Value = serde_json::from_slice(body)
+    let text = std::str::from_utf8(body).map_err(|_| Refusal::invalid("the body is not UTF-8"))?;
+    // Read strictly, as event content is: a repeated key is refused, never read as its last.
+    let canonical = kd_protocol::canonical::canonical_text(text)
+        .map_err(|error| Refusal::invalid(format!("the body is not JSON ({error})")))?;
+    let value: Value = serde_json::from_str(&canonical)
         .map_err(|error| Refusal::invalid(format!("the body is not JSON ({error})")))?;
     let fields = value
         .as_object()

@@ -28,7 +28,8 @@ const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;mar
 code,textarea{font:14px ui-monospace,monospace}code{overflow-wrap:anywhere}textarea{width:100%;max-width:40rem}\
 h2{margin-top:2rem;border-top:1px solid #ddd;padding-top:1rem}nav a{margin-right:1rem}\
 li.job,li.task{margin:.8rem 0;padding:.5rem;border:1px solid #ddd}.error{color:#a40000}.done{color:#1b5e20}\
-.third-party{border-left:4px solid #d9a400;background:#fffbe6;padding:.3rem .6rem;white-space:pre-wrap;overflow-wrap:anywhere}\
+.third-party{border-left:4px solid #d9a400;background:#fffbe6;padding:.3rem .6rem;white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate}\
+bdi{unicode-bidi:isolate}\
 .template{margin:.4rem 0}input{margin:0 .3rem .3rem 0}";
 
 /// `GET <mount>/`: Ronin's front page with the `#work` section.

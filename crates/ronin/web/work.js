@@ -137,12 +137,15 @@ async function register() {
 
 function jobView(listing) {
   const item = element('li', null, { class: 'job', 'data-address': listing.address });
-  item.append(element('strong', listing.title), ' ');
+  const title = element('strong');
+  title.append(element('bdi', listing.title));
+  item.append(title, ' ');
   if (listing.price_hint !== undefined) item.append(element('span', `${listing.price_hint} ${listing.currency || ''}`), ' ');
   item.append(element('span', `scan: ${listing.scan?.label || 'unknown'}`, { class: 'scan' }));
   if (listing.description) item.append(element('p', listing.description, { class: 'third-party' }));
   for (const file of listing.attachments || []) {
-    const line = element('p', `${file.role}: ${file.name || file.hash} (scan: ${file.scan?.level || 'none'}) `);
+    const line = element('p', `${file.role}: `);
+    line.append(element('bdi', file.name || file.hash), ` (scan: ${file.scan?.level || 'none'}) `);
     if (file.url) line.append(element('a', 'fetch', { href: file.url, rel: 'nofollow noopener' }));
     item.append(line);
   }
@@ -186,7 +189,8 @@ function templateControl(task, template) {
         const bytes = new Uint8Array(await chosen.arrayBuffer());
         const stored = await call('/artifacts', { method: 'POST', body: bytes, auth: true, type: chosen.type || 'application/octet-stream' });
         content.hash = stored.hash;
-        content.url = stored.url;
+        // Absolute on the hub's public origin: the buyer may read the task anywhere (373).
+        content.url = new URL(stored.url, PUBLIC_API).href;
       }
       template.content = JSON.stringify(content);
       await done('Delivered');

@@ -133,8 +133,15 @@ pub fn load_key(home: &Path) -> anyhow::Result<Key> {
 /// # Errors
 /// The folder or file cannot be written.
 pub fn write_private(path: &Path, value: &Value) -> anyhow::Result<()> {
-    if let Some(folder) = path.parent() {
-        std::fs::create_dir_all(folder)
+    if let Some(folder) = path.parent()
+        && !folder.exists()
+    {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+            .create(folder)
             .with_context(|| format!("cannot make {}", folder.display()))?;
     }
     let temporary = path.with_extension("tmp");

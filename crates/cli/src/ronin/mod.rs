@@ -83,9 +83,9 @@ enum RoninCommand {
         /// What you ask for, 1 to 2000 characters.
         #[arg(long)]
         scope: String,
-        /// The price, a number >= 0.
-        #[arg(long)]
-        price: f64,
+        /// The price, a number >= 0 (kept as typed: 2.50 stays 2.50).
+        #[arg(long, value_parser = number)]
+        price: serde_json::Number,
         /// The currency, 1 to 16 characters.
         #[arg(long)]
         currency: String,
@@ -93,10 +93,10 @@ enum RoninCommand {
         #[arg(long)]
         deadline: Option<u64>,
     },
-    /// Wait for tasks (me/wait) and print each answer as a line; the cursor is kept in
+    /// Wait for tasks (me/wait) and print each task as a JSON line; the cursor is kept in
     /// ~/.ronin/cursor.json.
     Work {
-        /// Return after the first answer that holds a task.
+        /// Return after one answer, empty or not.
         #[arg(long)]
         once: bool,
         /// Seconds each wait holds, 1 to 55.
@@ -122,6 +122,11 @@ enum RoninCommand {
         /// The file's content type (default: from its extension).
         #[arg(long = "type")]
         content_type: Option<String>,
+    },
+    /// ACCEPT (kind 1101) an offer on your listing (on a WANTED listing you are the buyer).
+    Accept {
+        /// The task (its OFFER id).
+        task: String,
     },
     /// COMPLETE (kind 1103) a delivered task.
     Complete {
@@ -174,9 +179,9 @@ struct ListingFlags {
     /// Description, at most 2000 characters.
     #[arg(long)]
     description: Option<String>,
-    /// Price hint.
-    #[arg(long)]
-    price: Option<f64>,
+    /// Price hint, a number >= 0 (kept as typed).
+    #[arg(long, value_parser = number)]
+    price: Option<serde_json::Number>,
     /// Currency of the price hint (and of the terms).
     #[arg(long)]
     currency: Option<String>,
@@ -194,7 +199,9 @@ pub fn run(args: RoninArgs) -> anyhow::Result<ExitCode> {
     let home = home()?;
     match dispatch(&hub, &home, args.command) {
         Ok(answer) => {
-            println!("{}", line(&answer));
+            if !answer.is_null() {
+                println!("{}", line(&answer));
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(error) => {
@@ -248,6 +255,7 @@ fn dispatch(hub: &Hub, home: &std::path::Path, command: RoninCommand) -> anyhow:
             file,
             content_type,
         } => task::deliver(hub, home, &task, note, file, content_type.as_deref()),
+        RoninCommand::Accept { task } => task::step(hub, home, &task, task::Step::Accept),
         RoninCommand::Complete { task } => task::step(hub, home, &task, task::Step::Complete),
         RoninCommand::Rate { task, stars, text } => {
             task::step(hub, home, &task, task::Step::Rate { stars, text })
@@ -285,12 +293,31 @@ fn dispatch(hub: &Hub, home: &std::path::Path, command: RoninCommand) -> anyhow:
 }
 
 fn keygen(home: &std::path::Path) -> anyhow::Result<Value> {
-    if let Ok(key) = load_key(home) {
+    let path = home.join("key.json");
+    if path.exists() {
+        // Never replaced, even when unreadable: it may be the only copy of a secret.
+        let key = load_key(home)
+            .with_context(|| format!("{} exists; keygen never replaces a key", path.display()))?;
+        if kd_protocol::nostr::public_key_hex(&key.secret_bytes()?).as_deref()
+            != Some(key.pubkey.as_str())
+        {
+            bail!("{}: its pubkey is not its secret's", path.display());
+        }
         return Ok(json!({ "pubkey": key.pubkey, "made": false }));
     }
     let key = Key::generate();
     write_private(&home.join("key.json"), &serde_json::to_value(&key)?)?;
     Ok(json!({ "pubkey": key.pubkey, "made": true }))
+}
+
+/// A `--price` as the JSON number typed (`2.50` stays `2.50`): a number >= 0.
+fn number(text: &str) -> Result<serde_json::Number, String> {
+    let number: serde_json::Number =
+        serde_json::from_str(text.trim()).map_err(|_| format!("{text} is not a number"))?;
+    if number.as_f64().is_none_or(|value| value < 0.0) {
+        return Err(format!("{text} is not a number >= 0"));
+    }
+    Ok(number)
 }
 
 fn put(content: &mut Map<String, Value>, field: &str, value: Option<Value>) {
@@ -316,7 +343,11 @@ fn listing_content(
         flags.description.clone().map(Value::from),
     );
     content.insert("type".into(), json!(kind));
-    put(&mut content, "price_hint", flags.price.map(Value::from));
+    put(
+        &mut content,
+        "price_hint",
+        flags.price.clone().map(Value::Number),
+    );
     put(
         &mut content,
         "currency",
@@ -324,8 +355,8 @@ fn listing_content(
     );
     if flags.auto_accept {
         let mut terms = json!({ "auto_accept": true });
-        if let Some(price) = flags.price {
-            terms["min_price"] = json!(price);
+        if let Some(price) = &flags.price {
+            terms["min_price"] = Value::Number(price.clone());
         }
         if let Some(currency) = &flags.currency {
             terms["currency"] = json!(currency);
@@ -417,7 +448,7 @@ fn offer(
     home: &std::path::Path,
     address: &str,
     scope: &str,
-    price: f64,
+    price: serde_json::Number,
     currency: &str,
     deadline: Option<u64>,
 ) -> anyhow::Result<Value> {

@@ -26,6 +26,8 @@ pub struct Settlement {
 
 /// A step signed from its template.
 pub enum Step {
+    /// ACCEPT (the listing's owner; on a WANTED listing, the buyer).
+    Accept,
     /// COMPLETE.
     Complete,
     /// RATING with its stars and text.
@@ -37,6 +39,7 @@ pub enum Step {
     },
 }
 
+const ACCEPT: u64 = 1101;
 const DELIVER: u64 = 1102;
 const COMPLETE: u64 = 1103;
 const RATING: u64 = 1104;
@@ -98,10 +101,11 @@ pub fn deliver(
         .ok()
 }
 
-/// `complete` and `rate`.
+/// `accept`, `complete` and `rate`.
 pub fn step(hub: &Hub, home: &Path, task: &str, step: Step) -> anyhow::Result<Value> {
     let key = load_key(home)?;
     let template = match step {
+        Step::Accept => template(hub, &key, task, ACCEPT)?,
         Step::Complete => template(hub, &key, task, COMPLETE)?,
         Step::Rate { stars, text } => {
             if !(1..=5).contains(&stars) {
@@ -182,8 +186,9 @@ pub fn me(hub: &Hub, home: &Path, cursor: Option<String>) -> anyhow::Result<Valu
     Ok(answer)
 }
 
-/// `work`: loops on `me/wait`, printing every answer that holds tasks; with `once`, returns
-/// the first such answer.
+/// `work`: loops on `me/wait`, printing each task of every answer as one JSON line (the `me`
+/// task with its `next`); with `once`, returns after one answer, empty or not (as the served
+/// clients do, docs/decisions.md 372). Prints itself: the answer is `null`.
 pub fn work(hub: &Hub, home: &Path, once: bool, timeout: u8) -> anyhow::Result<Value> {
     let key = load_key(home)?;
     loop {
@@ -196,14 +201,11 @@ pub fn work(hub: &Hub, home: &Path, once: bool, timeout: u8) -> anyhow::Result<V
             .get_signed(&key, &format!("/me/wait?{query}timeout={timeout}"))?
             .ok()?;
         keep_cursor(home, &answer)?;
-        let has_tasks = answer["new"]["tasks"]
-            .as_array()
-            .is_some_and(|tasks| !tasks.is_empty());
-        if has_tasks {
-            if once {
-                return Ok(answer);
-            }
-            println!("{answer}");
+        for task in answer["new"]["tasks"].as_array().into_iter().flatten() {
+            println!("{task}");
+        }
+        if once {
+            return Ok(Value::Null);
         }
     }
 }

@@ -81,7 +81,6 @@ fn the_operator_setting_lets_local_networks_through_and_nothing_else() {
         "127.0.0.1",
         "10.0.0.1",
         "192.168.0.10",
-        "169.254.169.254",
         "100.64.0.1",
         "::1",
         "fd00::1",
@@ -90,6 +89,10 @@ fn the_operator_setting_lets_local_networks_through_and_nothing_else() {
         assert_eq!(refusal(ip(address), &policy), None, "{address}");
     }
     for address in [
+        // Link-local holds the cloud metadata address: never let through.
+        "169.254.169.254",
+        "::ffff:169.254.169.254",
+        "fe80::1",
         "0.0.0.0",
         "::",
         "224.0.0.1",

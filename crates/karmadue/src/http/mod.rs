@@ -294,7 +294,7 @@ pub fn route_paths(hub: &Hub) -> Vec<String> {
     paths.extend(
         kd_ronin::doors::route_paths()
             .into_iter()
-            .map(|path| format!("{}{path}", kd_ronin::MOUNT)),
+            .map(|path| kd_ronin::mounted(path)),
     );
     paths.extend(
         kd_linkdbots::doors::route_paths()

@@ -370,6 +370,14 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
         "the tasks, answers and seed are not in ronin.bench_scored (only the score), and a start is not logged (decision 356)",
     ),
     (
+        "ronin_callbacks",
+        "the delivery queue of callbacks (tries, due times, what each receiver answered) is not an event (decision 361)",
+    ),
+    (
+        "ronin_notify",
+        "the e-mail addresses on file are never served nor logged, so no event holds them (decision 364)",
+    ),
+    (
         "linkdbots_pairing_codes",
         "codes are credentials, kept only as hashes and never logged (decision 345)",
     ),

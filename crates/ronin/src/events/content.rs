@@ -66,27 +66,18 @@ pub(super) fn is_lower_hex_64(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-/// `http://` or `https://` (any case), then a host of letters, digits, dots, dashes and an
-/// optional port, then nothing or a path; no spaces or control characters anywhere.
-fn is_http_url(url: &str) -> bool {
-    let lower = url.to_ascii_lowercase();
-    let Some(rest) = lower
-        .strip_prefix("https://")
-        .or_else(|| lower.strip_prefix("http://"))
-    else {
+/// A PROFILE's `callback`: an absolute http(s) URL as a browser reads it (IPv6 literals and
+/// international names included), with a host, no user name or password, and no invisible or
+/// direction-changing character (docs/decisions.md 380). Whether its address may be reached
+/// is decided at each delivery ([`kd_core::outbound`]).
+fn is_http_url(text: &str) -> bool {
+    if text
+        .chars()
+        .any(|c| c.is_control() || c.is_whitespace() || kd_core::scanner::is_format(c))
+    {
         return false;
-    };
-    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let (name, port) = match host.rsplit_once(':') {
-        Some((name, port)) => (name, Some(port)),
-        None => (host, None),
-    };
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
-        && port.is_none_or(|port| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()))
-        && !url.chars().any(|c| c.is_whitespace() || c.is_control())
+    }
+    kd_core::outbound::parse_url(text, &kd_core::outbound::Policy::new(false)).is_ok()
 }
 
 pub(super) fn profile(event: &Event) -> Result<Effect, Refusal> {
@@ -292,4 +283,34 @@ fn check_terms(terms: &Value) -> Result<(), Refusal> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_http_url;
+
+    #[test]
+    fn a_callback_is_read_as_a_browser_reads_a_url() {
+        for fine in [
+            "https://example.com/hook",
+            "http://127.0.0.1:8080/hook",
+            "https://[2606:4700:4700::1111]/hook",
+            "http://\u{43f}\u{440}\u{438}\u{43c}\u{435}\u{440}.\u{440}\u{444}/",
+            "HTTPS://Example.COM/a?b=c",
+        ] {
+            assert!(is_http_url(fine), "{fine}");
+        }
+        for bad in [
+            "ftp://example.com/",
+            "https://example.com:99999/",
+            "https://user:pw@example.com/",
+            "https://example.com/\u{202e}",
+            "https://exa mple.com/",
+            "https://",
+            "javascript:alert(1)",
+            "/relative",
+        ] {
+            assert!(!is_http_url(bad), "{bad}");
+        }
+    }
 }

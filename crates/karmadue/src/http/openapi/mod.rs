@@ -140,7 +140,7 @@ pub fn document(hub: &Hub) -> Value {
     }
     let (ronin_paths, ronin_schemas) = kd_ronin::doors::openapi();
     for (path, item) in ronin_paths {
-        paths.insert(format!("{}{path}", kd_ronin::MOUNT), item);
+        paths.insert(kd_ronin::mounted(&path), item);
     }
     let (linkdbots_paths, linkdbots_schemas) = kd_linkdbots::doors::openapi();
     for (path, item) in linkdbots_paths {
