@@ -294,7 +294,7 @@ pub fn route_paths(hub: &Hub) -> Vec<String> {
     paths.extend(
         kd_ronin::doors::route_paths()
             .into_iter()
-            .map(|path| kd_ronin::mounted(path)),
+            .map(kd_ronin::mounted),
     );
     paths.extend(
         kd_linkdbots::doors::route_paths()
