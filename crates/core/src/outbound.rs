@@ -201,7 +201,7 @@ const V4_REFUSED: &[(&str, Class, &str)] = &[
     ),
     ("127.0.0.0/8", Class::Local, "loopback"),
     // Never let through, even for local setups: it holds the cloud metadata address
-    // (169.254.169.254; docs/decisions.md 380).
+    // (169.254.169.254; docs/decisions.md 386).
     (
         "169.254.0.0/16",
         Class::Never,

@@ -68,7 +68,7 @@ pub(super) fn is_lower_hex_64(text: &str) -> bool {
 
 /// A PROFILE's `callback`: an absolute http(s) URL as a browser reads it (IPv6 literals and
 /// international names included), with a host, no user name or password, and no invisible or
-/// direction-changing character (docs/decisions.md 380). Whether its address may be reached
+/// direction-changing character (docs/decisions.md 386). Whether its address may be reached
 /// is decided at each delivery ([`kd_core::outbound`]).
 fn is_http_url(text: &str) -> bool {
     if text
