@@ -19,6 +19,16 @@
 //!    beside the SQLite figures of the same run;
 //! 6. with `--phases transparency`, signed writes with the transparency log on and off, each
 //!    on a fresh hub, alternating (`transparency.rs`; issue 15's goal: on within 10% of off).
+//! 7. with `--phases ronin-ingest`: Ronin's event ingest (`POST /ronin/api/v1/events`, one
+//!    event a request and batches of 25) beside the raw BIP-340 verify rate over the same
+//!    pre-signed events and beside `nostr-rs-relay` ingesting them over WebSocket
+//!    (`--nostr-rs-relay`; `ronin_ingest.rs`, `relay.rs`);
+//! 8. with `--phases ronin-wait`: `--waiters` held `GET /ronin/api/v1/me/wait` against a
+//!    `karmadue serve` child process, its RSS with them held, and the wake latency of a
+//!    sample after a matching OFFER (`ronin_wait.rs`).
+//!
+//! The Ronin phases are not among the default phases; `--phases ronin-ingest,ronin-wait` runs
+//! them alone (no MCP agents are registered then).
 //!
 //! Run it with `cargo run --release -p kd-bench -- --help`; see `docs/performance.md`.
 
@@ -31,7 +41,10 @@ mod floor;
 mod http;
 mod load;
 mod multi_hub;
+mod relay;
 mod report;
+mod ronin_ingest;
+mod ronin_wait;
 mod transparency;
 mod verify;
 
@@ -93,6 +106,25 @@ struct Args {
     /// off, each on a fresh hub, alternating (`transparency.rs`).
     #[arg(long, default_value_t = 2)]
     transparency_rounds: usize,
+    /// `ronin-ingest`: keys, each signing a PROFILE and a LISTING (events = 2 x keys).
+    #[arg(long, default_value_t = 10_000)]
+    ronin_keys: usize,
+    /// `ronin-ingest`: keep-alive connections, for the hub and for nostr-rs-relay alike.
+    #[arg(long, default_value_t = 16)]
+    ronin_connections: usize,
+    /// `ronin-ingest`: the nostr-rs-relay binary to compare with (0.8.12); without it that
+    /// column is skipped and the install command printed.
+    #[arg(long, env = "KD_BENCH_NOSTR_RS_RELAY")]
+    nostr_rs_relay: Option<String>,
+    /// `ronin-wait`: concurrent `me/wait` requests, one key each.
+    #[arg(long, default_value_t = 10_000)]
+    waiters: usize,
+    /// `ronin-wait`: waiters woken by an OFFER on their listing (the latency sample).
+    #[arg(long, default_value_t = 1_000)]
+    wake_sample: usize,
+    /// `ronin-wait`: the `karmadue` binary to serve the hub (default: beside kd-bench).
+    #[arg(long, env = "KD_BENCH_KARMADUE")]
+    karmadue: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -109,6 +141,34 @@ enum Phase {
     /// Signed writes with the transparency log on and off, side by side (not in the default
     /// phases; `transparency.rs`).
     Transparency,
+    /// Ronin's event ingest beside raw BIP-340 verify and nostr-rs-relay (not in the default
+    /// phases; `ronin_ingest.rs`).
+    RoninIngest,
+    /// Ronin's held `me/wait` requests: the hub's RSS and the wake latency (not in the default
+    /// phases; `ronin_wait.rs`).
+    RoninWait,
+}
+
+impl Phase {
+    /// The phases of the MCP hub (an in-process hub with registered agents).
+    fn is_mcp(self) -> bool {
+        !matches!(self, Self::RoninIngest | Self::RoninWait)
+    }
+}
+
+/// The bench client's runtime: current-thread for one thread, else multi-thread.
+fn client_runtime(threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(if threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .thread_name("kd-client")
+            .enable_all()
+            .build()?
+    })
 }
 
 /// The rate the signed-write path should reach, as a share of the raw all-core verify rate.
@@ -207,10 +267,15 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     let raw_single = rates.as_ref().map(|rates| rates.raw_single);
-    let outcome = measure_hub(&args, &server_runtime, raw_single)?;
+    let mcp = args.phases.iter().any(|phase| phase.is_mcp());
+    let outcome = if mcp {
+        measure_hub(&args, &server_runtime, raw_single)?
+    } else {
+        Outcome::default()
+    };
     let postgres_runs = match &args.database_url {
-        Some(url) => multi_hub::measure_all(&args, url, &server_runtime, raw_single)?,
-        None => Vec::new(),
+        Some(url) if mcp => multi_hub::measure_all(&args, url, &server_runtime, raw_single)?,
+        _ => Vec::new(),
     };
 
     let tlog_runs = if args.phases.contains(&Phase::Transparency) {
@@ -219,14 +284,35 @@ fn main() -> anyhow::Result<()> {
         Vec::new()
     };
 
-    let mut report = report_json(
-        &args,
-        &machine,
-        rates.as_ref(),
-        &outcome,
-        server_threads,
-        cores,
-    );
+    let ingest = if args.phases.contains(&Phase::RoninIngest) {
+        Some(ronin_ingest::measure(&args, &server_runtime, cores)?)
+    } else {
+        None
+    };
+    let wait = if args.phases.contains(&Phase::RoninWait) {
+        Some(ronin_wait::measure(&args)?)
+    } else {
+        None
+    };
+
+    let mut report = if mcp {
+        report_json(
+            &args,
+            &machine,
+            rates.as_ref(),
+            &outcome,
+            server_threads,
+            cores,
+        )
+    } else {
+        json!({ "machine": machine })
+    };
+    if let Some(ingest) = &ingest {
+        report["ronin_ingest"] = ronin_ingest::json(ingest);
+    }
+    if let Some(wait) = &wait {
+        report["ronin_wait"] = ronin_wait::json(wait);
+    }
     if !postgres_runs.is_empty() {
         report["postgres"] = multi_hub::runs_json(&postgres_runs);
     }
@@ -236,7 +322,15 @@ fn main() -> anyhow::Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_table(&args, rates.as_ref(), &outcome, server_threads, cores);
+        if mcp {
+            print_table(&args, rates.as_ref(), &outcome, server_threads, cores);
+        }
+        if let Some(ingest) = &ingest {
+            ronin_ingest::print(ingest);
+        }
+        if let Some(wait) = &wait {
+            ronin_wait::print(wait);
+        }
         if !postgres_runs.is_empty() {
             multi_hub::print_comparison(
                 args.connections,
@@ -265,6 +359,12 @@ fn check_args(args: &Args) -> anyhow::Result<()> {
     }
     if args.agents == 0 || args.connections == 0 || args.client_threads == 0 {
         bail!("--agents, --connections and --client-threads must be at least 1");
+    }
+    if args.phases.contains(&Phase::RoninIngest) {
+        ronin_ingest::check(args)?;
+    }
+    if args.phases.contains(&Phase::RoninWait) && args.waiters == 0 {
+        bail!("--waiters must be at least 1");
     }
     if let Some(url) = &args.database_url
         && kd_core::db::Location::parse(url).backend() != kd_core::db::Backend::Postgres
