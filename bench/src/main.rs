@@ -19,16 +19,12 @@
 //!    beside the SQLite figures of the same run;
 //! 6. with `--phases transparency`, signed writes with the transparency log on and off, each
 //!    on a fresh hub, alternating (`transparency.rs`; issue 15's goal: on within 10% of off).
-//! 7. with `--phases ronin-ingest`: Ronin's event ingest (`POST /ronin/api/v1/events`, one
-//!    event a request and batches of 25) beside the raw BIP-340 verify rate over the same
-//!    pre-signed events and beside `nostr-rs-relay` ingesting them over WebSocket
-//!    (`--nostr-rs-relay`; `ronin_ingest.rs`, `relay.rs`);
-//! 8. with `--phases ronin-wait`: `--waiters` held `GET /ronin/api/v1/me/wait` against a
-//!    `karmadue serve` child process, its RSS with them held, and the wake latency of a
-//!    sample after a matching OFFER (`ronin_wait.rs`).
-//!
-//! The Ronin phases are not among the default phases; `--phases ronin-ingest,ronin-wait` runs
-//! them alone (no MCP agents are registered then).
+//! 7. `--phases ronin-ingest`: Ronin's `POST /ronin/api/v1/events` (one event a request and
+//!    batches of 25) beside raw BIP-340 verify over the same pre-signed events and beside
+//!    `nostr-rs-relay` ingesting them over WebSocket (`ronin_ingest.rs`, `relay.rs`);
+//! 8. `--phases ronin-wait`: `--waiters` held `me/wait` on a `karmadue serve` child, its RSS,
+//!    and the wake latency after a matching OFFER (`ronin_wait.rs`). Neither Ronin phase is a
+//!    default; alone they register no MCP agents.
 //!
 //! Run it with `cargo run --release -p kd-bench -- --help`; see `docs/performance.md`.
 
@@ -44,6 +40,7 @@ mod multi_hub;
 mod relay;
 mod report;
 mod ronin_ingest;
+mod ronin_report;
 mod ronin_wait;
 mod transparency;
 mod verify;
@@ -58,10 +55,12 @@ use kd_core::clock::SystemClock;
 use kd_core::config::Config;
 use kd_core::random::SystemRandom;
 use kd_karmadue::Hub;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::load::{Agent, PhaseResult};
-use crate::report::{hub_cpu, phase_json, print_table, report_json, thousands};
+use crate::report::{
+    hub_cpu, machine, phase_json, print_table, report_json, store_counters, thousands,
+};
 use crate::verify::Work;
 
 /// Benchmark the KarmaDue hub in-process: raw Ed25519 verify rate, signed writes and reads per
@@ -308,10 +307,10 @@ fn main() -> anyhow::Result<()> {
         json!({ "machine": machine })
     };
     if let Some(ingest) = &ingest {
-        report["ronin_ingest"] = ronin_ingest::json(ingest);
+        report["ronin_ingest"] = ronin_report::ingest_json(ingest);
     }
     if let Some(wait) = &wait {
-        report["ronin_wait"] = ronin_wait::json(wait);
+        report["ronin_wait"] = ronin_report::wait_json(wait);
     }
     if !postgres_runs.is_empty() {
         report["postgres"] = multi_hub::runs_json(&postgres_runs);
@@ -326,10 +325,10 @@ fn main() -> anyhow::Result<()> {
             print_table(&args, rates.as_ref(), &outcome, server_threads, cores);
         }
         if let Some(ingest) = &ingest {
-            ronin_ingest::print(ingest);
+            ronin_report::print_ingest(ingest);
         }
         if let Some(wait) = &wait {
-            ronin_wait::print(wait);
+            ronin_report::print_wait(wait);
         }
         if !postgres_runs.is_empty() {
             multi_hub::print_comparison(
@@ -404,17 +403,7 @@ fn measure_hub(
     let client_hub = Arc::clone(&hub);
     let client = std::thread::Builder::new().name("kd-client".into()).spawn(
         move || -> anyhow::Result<Outcome> {
-            let runtime = if client_args.client_threads == 1 {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()?
-            } else {
-                tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(client_args.client_threads)
-                    .thread_name("kd-client")
-                    .enable_all()
-                    .build()?
-            };
+            let runtime = client_runtime(client_args.client_threads)?;
             runtime.block_on(client_main(
                 addr,
                 bare_addr,
@@ -432,19 +421,6 @@ fn measure_hub(
     server_runtime.block_on(server)??;
     server_runtime.block_on(bare)??;
     Ok(outcome)
-}
-
-fn machine(cores: usize) -> Value {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .find(|line| line.starts_with("model name"))
-                .and_then(|line| line.split_once(':'))
-                .map(|(_, name)| name.trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown".into());
-    json!({ "cores": cores, "cpu": cpu, "os": std::env::consts::OS, "arch": std::env::consts::ARCH })
 }
 
 fn verify_rates(args: &Args, cores: usize) -> anyhow::Result<VerifyRates> {
@@ -539,33 +515,6 @@ async fn client_main(
             Some(floor::store(Arc::clone(&hub), args.connections, warmup, duration).await?);
     }
     Ok(outcome)
-}
-
-/// The store writer's counters from the hub's metrics: batches committed, jobs committed, the
-/// sum and count of commit durations (seconds).
-/// Summed over `hubs` (several hubs on one PostgreSQL database each have a writer).
-fn store_counters(hubs: &[Arc<Hub>]) -> [f64; 4] {
-    let mut sums = [0.0; 4];
-    for hub in hubs {
-        let text = hub.metrics.render();
-        let value = |name: &str| -> f64 {
-            text.lines()
-                .find(|line| line.starts_with(name) && line[name.len()..].starts_with(' '))
-                .and_then(|line| line.rsplit(' ').next())
-                .and_then(|number| number.parse().ok())
-                .unwrap_or(0.0)
-        };
-        let counters = [
-            value("karmadue_store_batches_committed_total"),
-            value("karmadue_store_jobs_committed_total"),
-            value("karmadue_store_commit_duration_seconds_sum"),
-            value("karmadue_store_commit_duration_seconds_count"),
-        ];
-        for (sum, counter) in sums.iter_mut().zip(counters) {
-            *sum += counter;
-        }
-    }
-    sums
 }
 
 /// The signed-write phase against `hubs` (listening on `addrs`, one database), the load split

@@ -37,7 +37,7 @@ use kd_protocol::nostr::Event;
 use serde_json::{Value, json};
 
 use crate::http::{self, Conn};
-use crate::{Args, relay, thousands};
+use crate::{Args, relay};
 
 /// The hub's events door.
 pub const EVENTS_PATH: &str = "/ronin/api/v1/events";
@@ -45,8 +45,6 @@ pub const EVENTS_PATH: &str = "/ronin/api/v1/events";
 pub const BATCH: usize = 25;
 /// Ronin's per-address limit: events a minute one client address may write.
 pub const PER_ADDRESS: usize = 600;
-/// The goal: the hub ingests at least twice what nostr-rs-relay does.
-const GOAL_RATIO: f64 = 2.0;
 
 /// The pre-signed events, in per-key order (PROFILE, LISTING).
 pub struct Signed {
@@ -584,122 +582,6 @@ async fn count_stored(
         found += task.await??;
     }
     Ok(found)
-}
-
-/// The phase as JSON.
-pub fn json(outcome: &Outcome) -> Value {
-    let relay = outcome
-        .runs
-        .iter()
-        .find(|run| run.label == relay::LABEL)
-        .map(IngestRun::rate);
-    json!({
-        "events": outcome.events,
-        "keys": outcome.keys,
-        "presign_seconds": outcome.presign_seconds,
-        "verify_per_second": {
-            "bip340_one_thread": outcome.verify.raw_single,
-            "bip340_all_cores": outcome.verify.raw_all,
-            "event_one_thread": outcome.verify.event_single,
-            "event_all_cores": outcome.verify.event_all,
-        },
-        "runs": outcome.runs.iter().map(|run| json!({
-            "label": run.label,
-            "events_per_request": run.per_request,
-            "connections": run.connections,
-            "acknowledged": run.acknowledged,
-            "requests": run.requests,
-            "seconds": run.seconds,
-            "events_per_second": run.rate(),
-            "latency_ms": { "p50": run.quantile_ms(0.5), "p99": run.quantile_ms(0.99) },
-            "refused": run.refused,
-            "stored": run.stored,
-            "connects": run.connects,
-            "vs_relay": relay.map(|relay| run.rate() / relay.max(1e-9)),
-        })).collect::<Vec<_>>(),
-        "relay_skipped": outcome.relay_skipped,
-    })
-}
-
-/// Prints the phase's table.
-pub fn print(outcome: &Outcome) {
-    let verify = &outcome.verify;
-    println!();
-    println!(
-        "Ronin ingest: {} events ({} keys x PROFILE + LISTING), pre-signed in {:.1} s",
-        thousands(outcome.events as f64),
-        thousands(outcome.keys as f64),
-        outcome.presign_seconds
-    );
-    println!(
-        "  BIP-340 verify alone:        {:>9}/s one thread, {:>9}/s on {} cores",
-        thousands(verify.raw_single),
-        thousands(verify.raw_all),
-        outcome.cores
-    );
-    println!(
-        "  parse + id + BIP-340:        {:>9}/s one thread, {:>9}/s on {} cores",
-        thousands(verify.event_single),
-        thousands(verify.event_all),
-        outcome.cores
-    );
-    let relay = outcome
-        .runs
-        .iter()
-        .find(|run| run.label == relay::LABEL)
-        .map(IngestRun::rate);
-    println!(
-        "  {:<24} {:>5} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}",
-        "run", "conns", "events/s", "p50 ms", "p99 ms", "acked", "stored", "vs relay", "vs BIP"
-    );
-    for run in &outcome.runs {
-        println!(
-            "  {:<24} {:>5} {:>10} {:>9.2} {:>9.2} {:>9} {:>9} {:>8} {:>7.0}%",
-            run.label,
-            run.connections,
-            thousands(run.rate()),
-            run.quantile_ms(0.5),
-            run.quantile_ms(0.99),
-            run.acknowledged,
-            run.stored
-                .map_or_else(|| "-".into(), |stored| stored.to_string()),
-            relay.map_or_else(
-                || "-".into(),
-                |relay| format!("{:.2}x", run.rate() / relay.max(1e-9))
-            ),
-            100.0 * run.rate() / verify.raw_all.max(1e-9),
-        );
-        if !run.refused.is_empty() {
-            println!("    refused: {:?}", run.refused);
-        }
-    }
-    match (relay, &outcome.relay_skipped) {
-        (Some(relay), _) => {
-            let best = outcome
-                .runs
-                .iter()
-                .filter(|run| run.label != relay::LABEL)
-                .map(IngestRun::rate)
-                .fold(0.0, f64::max);
-            let single = outcome.runs.first().map_or(0.0, IngestRun::rate);
-            let met = |rate: f64| {
-                if rate >= GOAL_RATIO * relay {
-                    "met"
-                } else {
-                    "NOT met"
-                }
-            };
-            println!(
-                "  goal: ingest >= {GOAL_RATIO}x nostr-rs-relay: one event a POST {:.2}x ({}), best {:.2}x ({})",
-                single / relay,
-                met(single),
-                best / relay,
-                met(best)
-            );
-        }
-        (None, Some(why)) => println!("  nostr-rs-relay: skipped ({why})"),
-        (None, None) => {}
-    }
 }
 
 /// Refuses settings the phase cannot honour.

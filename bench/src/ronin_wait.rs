@@ -32,16 +32,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use base64::Engine as _;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::{Semaphore, mpsc};
 
+use crate::Args;
 use crate::http::{self, Conn};
 use crate::ronin_ingest::{self, BATCH, PER_ADDRESS, now_s, refusal_code, secret, sign};
-use crate::{Args, thousands};
 
-/// The goals.
-const GOAL_RSS_MB: f64 = 300.0;
-const GOAL_WAKE_P99_MS: f64 = 50.0;
 /// Waiter connections per loopback address (the hub allows 64 by default).
 const PER_SOURCE: usize = 50;
 /// Waiters connecting at once.
@@ -82,7 +79,7 @@ pub struct Outcome {
     pub offer_us: Vec<i64>,
 }
 
-fn quantile_ms(sorted: &[i64], q: f64) -> f64 {
+pub fn quantile_ms(sorted: &[i64], q: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }
@@ -544,73 +541,4 @@ async fn metric(addr: SocketAddr, name: &str) -> Option<f64> {
         .find(|line| line.starts_with(name) && line[name.len()..].starts_with(' '))
         .and_then(|line| line.rsplit(' ').next())
         .and_then(|value| value.parse().ok())
-}
-
-/// The phase as JSON.
-pub fn json(outcome: &Outcome) -> Value {
-    json!({
-        "waiters": outcome.waiters,
-        "open_seconds": outcome.open_seconds,
-        "settle_seconds": outcome.settle_seconds,
-        "rss_kb": { "before": outcome.rss_before_kb, "held": outcome.rss_held_kb, "peak": outcome.hwm_kb },
-        "open_connections": outcome.open_connections,
-        "early_answers": outcome.early,
-        "offers": outcome.offers,
-        "woken": outcome.woken,
-        "spurious": outcome.spurious,
-        "wake_ms_after_offer_answer": { "p50": quantile_ms(&outcome.after_answer_us, 0.5), "p99": quantile_ms(&outcome.after_answer_us, 0.99) },
-        "wake_ms_after_offer_sent": { "p50": quantile_ms(&outcome.after_send_us, 0.5), "p99": quantile_ms(&outcome.after_send_us, 0.99) },
-        "offer_ms": { "p50": quantile_ms(&outcome.offer_us, 0.5), "p99": quantile_ms(&outcome.offer_us, 0.99) },
-    })
-}
-
-/// Prints the phase's table.
-pub fn print(outcome: &Outcome) {
-    let mb = |kb: u64| kb as f64 / 1024.0;
-    let held = mb(outcome.rss_held_kb);
-    let per_waiter = 1024.0 * (held - mb(outcome.rss_before_kb)) / outcome.waiters.max(1) as f64;
-    println!();
-    println!(
-        "Ronin me/wait: {} waits held (sent in {:.1} s, hub quiet {:.1} s later; hub connections open: {})",
-        thousands(outcome.waiters as f64),
-        outcome.open_seconds,
-        outcome.settle_seconds,
-        outcome
-            .open_connections
-            .map_or_else(|| "?".into(), |open| format!("{open:.0}"))
-    );
-    println!(
-        "  hub RSS: {:.1} MB before, {held:.1} MB held ({per_waiter:.1} kB a wait), peak {:.1} MB",
-        mb(outcome.rss_before_kb),
-        mb(outcome.hwm_kb)
-    );
-    if !outcome.early.is_empty() {
-        println!("  answered without a wake: {:?}", outcome.early);
-    }
-    let p99 = quantile_ms(&outcome.after_answer_us, 0.99);
-    println!(
-        "  {} OFFERs (round trip p50 {:.2} / p99 {:.2} ms): {} waiters woken with their task, {} others answered",
-        outcome.offers,
-        quantile_ms(&outcome.offer_us, 0.5),
-        quantile_ms(&outcome.offer_us, 0.99),
-        outcome.woken,
-        outcome.spurious
-    );
-    println!(
-        "  wake after the OFFER's answer: p50 {:.2} ms, p99 {p99:.2} ms; after the OFFER was sent: p50 {:.2} ms, p99 {:.2} ms",
-        quantile_ms(&outcome.after_answer_us, 0.5),
-        quantile_ms(&outcome.after_send_us, 0.5),
-        quantile_ms(&outcome.after_send_us, 0.99),
-    );
-    let met = |ok: bool| if ok { "met" } else { "NOT met" };
-    println!(
-        "  goals: RSS <= {GOAL_RSS_MB} MB {} ; wake p99 <= {GOAL_WAKE_P99_MS} ms {}{}",
-        met(held <= GOAL_RSS_MB),
-        met(p99 <= GOAL_WAKE_P99_MS && outcome.woken == outcome.offers),
-        if outcome.woken == outcome.offers {
-            ""
-        } else {
-            " (not every sampled waiter woke)"
-        }
-    );
 }
