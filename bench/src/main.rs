@@ -155,6 +155,15 @@ impl Phase {
     }
 }
 
+/// The hub's runtime in this process: `threads` workers.
+fn server_runtime(threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .thread_name("kd-server")
+        .enable_all()
+        .build()?)
+}
+
 /// The bench client's runtime: current-thread for one thread, else multi-thread.
 fn client_runtime(threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(if threads == 1 {
@@ -260,11 +269,7 @@ fn main() -> anyhow::Result<()> {
     };
 
     let server_threads = args.server_threads.unwrap_or(cores).max(1);
-    let server_runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(server_threads)
-        .thread_name("kd-server")
-        .enable_all()
-        .build()?;
+    let server_runtime = server_runtime(server_threads)?;
     let raw_single = rates.as_ref().map(|rates| rates.raw_single);
     let mcp = args.phases.iter().any(|phase| phase.is_mcp());
     let outcome = if mcp {
@@ -283,16 +288,7 @@ fn main() -> anyhow::Result<()> {
         Vec::new()
     };
 
-    let ingest = if args.phases.contains(&Phase::RoninIngest) {
-        Some(ronin_ingest::measure(&args, &server_runtime, cores)?)
-    } else {
-        None
-    };
-    let wait = if args.phases.contains(&Phase::RoninWait) {
-        Some(ronin_wait::measure(&args)?)
-    } else {
-        None
-    };
+    let ronin = ronin_report::RoninOutcome::measure(&args, &server_runtime, cores)?;
 
     let mut report = if mcp {
         report_json(
@@ -306,12 +302,7 @@ fn main() -> anyhow::Result<()> {
     } else {
         json!({ "machine": machine })
     };
-    if let Some(ingest) = &ingest {
-        report["ronin_ingest"] = ronin_report::ingest_json(ingest);
-    }
-    if let Some(wait) = &wait {
-        report["ronin_wait"] = ronin_report::wait_json(wait);
-    }
+    ronin.add_json(&mut report);
     if !postgres_runs.is_empty() {
         report["postgres"] = multi_hub::runs_json(&postgres_runs);
     }
@@ -324,12 +315,7 @@ fn main() -> anyhow::Result<()> {
         if mcp {
             print_table(&args, rates.as_ref(), &outcome, server_threads, cores);
         }
-        if let Some(ingest) = &ingest {
-            ronin_report::print_ingest(ingest);
-        }
-        if let Some(wait) = &wait {
-            ronin_report::print_wait(wait);
-        }
+        ronin.print();
         if !postgres_runs.is_empty() {
             multi_hub::print_comparison(
                 args.connections,

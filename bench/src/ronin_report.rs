@@ -7,6 +7,53 @@ use crate::ronin_ingest::{self as ingest, IngestRun};
 use crate::ronin_wait::{self as wait, quantile_ms};
 use crate::thousands;
 
+/// What the Ronin phases measured (each `None` when not asked for).
+pub struct RoninOutcome {
+    ingest: Option<ingest::Outcome>,
+    wait: Option<wait::Outcome>,
+}
+
+impl RoninOutcome {
+    /// Runs the Ronin phases `args.phases` names: ingest, then the held waits.
+    ///
+    /// # Errors
+    /// As [`ingest::measure`] and [`wait::measure`].
+    pub fn measure(
+        args: &crate::Args,
+        server: &tokio::runtime::Runtime,
+        cores: usize,
+    ) -> anyhow::Result<Self> {
+        let ingest = args.phases.contains(&crate::Phase::RoninIngest);
+        let wait = args.phases.contains(&crate::Phase::RoninWait);
+        Ok(Self {
+            ingest: ingest
+                .then(|| ingest::measure(args, server, cores))
+                .transpose()?,
+            wait: wait.then(|| wait::measure(args)).transpose()?,
+        })
+    }
+
+    /// Adds `ronin_ingest` and `ronin_wait` to the JSON report.
+    pub fn add_json(&self, report: &mut Value) {
+        if let Some(ingest) = &self.ingest {
+            report["ronin_ingest"] = ingest_json(ingest);
+        }
+        if let Some(wait) = &self.wait {
+            report["ronin_wait"] = wait_json(wait);
+        }
+    }
+
+    /// Prints the tables.
+    pub fn print(&self) {
+        if let Some(ingest) = &self.ingest {
+            print_ingest(ingest);
+        }
+        if let Some(wait) = &self.wait {
+            print_wait(wait);
+        }
+    }
+}
+
 /// The goal: the hub ingests at least twice what nostr-rs-relay does.
 const GOAL_RATIO: f64 = 2.0;
 /// The goals for the held waits.

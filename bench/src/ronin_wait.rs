@@ -108,7 +108,7 @@ fn raise_open_files(needed: u64) -> anyhow::Result<u64> {
     let mut limit = getrlimit(Resource::Nofile);
     if limit.current < limit.maximum {
         limit.current = limit.maximum;
-        setrlimit(Resource::Nofile, limit.clone()).context("raising RLIMIT_NOFILE")?;
+        setrlimit(Resource::Nofile, limit).context("raising RLIMIT_NOFILE")?;
     }
     let now = getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX);
     if now < needed {
@@ -341,41 +341,7 @@ async fn run(args: &Args, binary: &Path) -> anyhow::Result<Outcome> {
     let hub = Child::start(binary, waiters).await?;
     let addr = hub.addr;
     let host = addr.to_string();
-    let created = now_s();
-    let mut setup: Vec<String> = Vec::with_capacity(3 * sample);
-    for index in 0..sample {
-        setup.extend(
-            ronin_ingest::profile_and_listing(&secret(2, index), index, created)
-                .iter()
-                .map(|e| e.to_json_text()),
-        );
-        setup.push(
-            sign(
-                &secret(3, index),
-                created,
-                0,
-                &[],
-                &json!({ "name": format!("Bench buyer {index}") }),
-            )
-            .to_json_text(),
-        );
-    }
-    publish(addr, &setup).await?;
-    let offers: Vec<(String, Vec<u8>)> = (0..sample)
-        .map(|index| {
-            let owner = kd_protocol::nostr::public_key_hex(&secret(2, index)).unwrap_or_default();
-            let address = format!("31100:{owner}:bench");
-            let offer = sign(
-                &secret(3, index),
-                created,
-                1100,
-                &[&["a", &address], &["p", &owner]],
-                &json!({ "scope": "Summarise this PDF in five bullets.", "price": 2, "currency": "USDC" }),
-            );
-            let bytes = http::post(&host, ronin_ingest::EVENTS_PATH, &offer.to_json_text(), &[]);
-            (offer.id, bytes)
-        })
-        .collect();
+    let offers = setup(addr, sample).await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let mut outcome = Outcome {
         waiters,
@@ -420,18 +386,7 @@ async fn run(args: &Args, binary: &Path) -> anyhow::Result<Outcome> {
         "only {sent_count} of {waiters} waits were sent"
     );
     outcome.open_seconds = opened.elapsed().as_secs_f64();
-    let settled = Instant::now();
-    let mut ticks = hub.cpu_ticks()?;
-    loop {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        let now = hub.cpu_ticks()?;
-        // Under 2 ticks (20 ms of CPU) in 300 ms: every auth checked, every waiter parked.
-        if now.saturating_sub(ticks) < 2 || settled.elapsed() > Duration::from_secs(20) {
-            break;
-        }
-        ticks = now;
-    }
-    outcome.settle_seconds = settled.elapsed().as_secs_f64();
+    outcome.settle_seconds = settle(&hub).await?;
     (outcome.rss_held_kb, outcome.hwm_kb) = hub.memory_kb()?;
     outcome.open_connections = metric(addr, "karmadue_connections_open").await;
     while let Ok(answer) = answers.try_recv() {
@@ -450,6 +405,65 @@ async fn run(args: &Args, binary: &Path) -> anyhow::Result<Outcome> {
     }
     drop(hub);
     Ok(outcome)
+}
+
+/// Publishes the sample's PROFILEs and LISTINGs and the buyers' PROFILEs; returns each
+/// buyer's OFFER (id, request bytes) on its sampled key's listing, signed, not sent.
+async fn setup(addr: SocketAddr, sample: usize) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    let host = addr.to_string();
+    let created = now_s();
+    let mut setup: Vec<String> = Vec::with_capacity(3 * sample);
+    for index in 0..sample {
+        setup.extend(
+            ronin_ingest::profile_and_listing(&secret(2, index), index, created)
+                .iter()
+                .map(|e| e.to_json_text()),
+        );
+        setup.push(
+            sign(
+                &secret(3, index),
+                created,
+                0,
+                &[],
+                &json!({ "name": format!("Bench buyer {index}") }),
+            )
+            .to_json_text(),
+        );
+    }
+    publish(addr, &setup).await?;
+    let offers = (0..sample)
+        .map(|index| {
+            let owner = kd_protocol::nostr::public_key_hex(&secret(2, index)).unwrap_or_default();
+            let address = format!("31100:{owner}:bench");
+            let offer = sign(
+                &secret(3, index),
+                created,
+                1100,
+                &[&["a", &address], &["p", &owner]],
+                &json!({ "scope": "Summarise this PDF in five bullets.", "price": 2, "currency": "USDC" }),
+            );
+            let bytes = http::post(&host, ronin_ingest::EVENTS_PATH, &offer.to_json_text(), &[]);
+            (offer.id, bytes)
+        })
+        .collect();
+    Ok(offers)
+}
+
+/// Waits until the hub's CPU time stops growing (every auth checked, every waiter parked), at
+/// most 20 s; returns the seconds waited.
+async fn settle(hub: &Child) -> anyhow::Result<f64> {
+    let settled = Instant::now();
+    let mut ticks = hub.cpu_ticks()?;
+    loop {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let now = hub.cpu_ticks()?;
+        // Under 2 ticks (20 ms of CPU) in 300 ms: every auth checked, every waiter parked.
+        if now.saturating_sub(ticks) < 2 || settled.elapsed() > Duration::from_secs(20) {
+            break;
+        }
+        ticks = now;
+    }
+    Ok(settled.elapsed().as_secs_f64())
 }
 
 /// Posts the OFFERs one after another and matches each to its waiter's answer.
