@@ -2,7 +2,8 @@
 //! pre-built request bytes and reads `Content-Length` responses, so the client spends as
 //! little CPU as possible per request (the server shares the machine's cores with it).
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use anyhow::{Context, bail};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -40,9 +41,42 @@ impl Conn {
         })
     }
 
+    /// Connects from `local` (any port), with `TCP_NODELAY`: a bench client that plays many
+    /// client addresses binds each connection to its own loopback address ([`next_source`]).
+    pub async fn connect_from(local: IpAddr, addr: SocketAddr) -> anyhow::Result<Self> {
+        let socket = match local {
+            IpAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+            IpAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+        };
+        socket
+            .bind(SocketAddr::new(local, 0))
+            .with_context(|| format!("bind {local}"))?;
+        let stream = socket
+            .connect(addr)
+            .await
+            .with_context(|| format!("connect {addr} from {local}"))?;
+        stream.set_nodelay(true)?;
+        Ok(Self {
+            stream,
+            buf: Vec::with_capacity(16 * 1024),
+            chunk: vec![0u8; 16 * 1024].into_boxed_slice(),
+        })
+    }
+
     /// Sends one complete request and reads its response.
     pub async fn round_trip(&mut self, request: &[u8]) -> anyhow::Result<Response<'_>> {
+        self.send(request).await?;
+        self.receive().await
+    }
+
+    /// Writes one complete request.
+    pub async fn send(&mut self, request: &[u8]) -> anyhow::Result<()> {
         self.stream.write_all(request).await?;
+        Ok(())
+    }
+
+    /// Reads the next response.
+    pub async fn receive(&mut self) -> anyhow::Result<Response<'_>> {
         self.buf.clear();
         let (head_len, body_len, status) = loop {
             if let Some(end) = find(&self.buf, b"\r\n\r\n") {
@@ -71,6 +105,32 @@ impl Conn {
         self.buf.extend_from_slice(&self.chunk[..read]);
         Ok(())
     }
+}
+
+/// The loopback addresses handed out so far by [`next_source`].
+static SOURCES: AtomicU32 = AtomicU32::new(0);
+
+/// A loopback client address not handed out before in this process: 127.0.0.2, 127.0.0.3, …
+/// (Linux routes all of 127.0.0.0/8 to the loopback device). Ronin counts its write limits
+/// per client address (600 events a minute); the Ronin phases give each address at most
+/// that many, so the limiter admits every event and still does its whole work per request.
+pub fn next_source() -> IpAddr {
+    let index = SOURCES.fetch_add(1, Ordering::Relaxed);
+    let base = u32::from(Ipv4Addr::new(127, 0, 0, 2));
+    IpAddr::V4(Ipv4Addr::from(base + (index % 0x00ff_fff0)))
+}
+
+/// The bytes of an HTTP/1.1 GET of `path` with extra headers.
+pub fn get(host: &str, path: &str, headers: &[(&str, &str)]) -> Vec<u8> {
+    let mut text = format!("GET {path} HTTP/1.1\r\nhost: {host}\r\naccept: application/json\r\n");
+    for (name, value) in headers {
+        text.push_str(name);
+        text.push_str(": ");
+        text.push_str(value);
+        text.push_str("\r\n");
+    }
+    text.push_str("\r\n");
+    text.into_bytes()
 }
 
 /// A `POST` to the MCP endpoint with a JSON body and extra headers, as bytes.

@@ -19,6 +19,12 @@
 //!    beside the SQLite figures of the same run;
 //! 6. with `--phases transparency`, signed writes with the transparency log on and off, each
 //!    on a fresh hub, alternating (`transparency.rs`; issue 15's goal: on within 10% of off).
+//! 7. `--phases ronin-ingest`: Ronin's `POST /ronin/api/v1/events` (one event a request and
+//!    batches of 25) beside raw BIP-340 verify over the same pre-signed events and beside
+//!    `nostr-rs-relay` ingesting them over WebSocket (`ronin_ingest.rs`, `relay.rs`);
+//! 8. `--phases ronin-wait`: `--waiters` held `me/wait` on a `karmadue serve` child, its RSS,
+//!    and the wake latency after a matching OFFER (`ronin_wait.rs`). Neither Ronin phase is a
+//!    default; alone they register no MCP agents.
 //!
 //! Run it with `cargo run --release -p kd-bench -- --help`; see `docs/performance.md`.
 
@@ -31,7 +37,11 @@ mod floor;
 mod http;
 mod load;
 mod multi_hub;
+mod relay;
 mod report;
+mod ronin_ingest;
+mod ronin_report;
+mod ronin_wait;
 mod transparency;
 mod verify;
 
@@ -45,10 +55,12 @@ use kd_core::clock::SystemClock;
 use kd_core::config::Config;
 use kd_core::random::SystemRandom;
 use kd_karmadue::Hub;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::load::{Agent, PhaseResult};
-use crate::report::{hub_cpu, phase_json, print_table, report_json, thousands};
+use crate::report::{
+    hub_cpu, machine, phase_json, print_table, report_json, store_counters, thousands,
+};
 use crate::verify::Work;
 
 /// Benchmark the KarmaDue hub in-process: raw Ed25519 verify rate, signed writes and reads per
@@ -93,6 +105,25 @@ struct Args {
     /// off, each on a fresh hub, alternating (`transparency.rs`).
     #[arg(long, default_value_t = 2)]
     transparency_rounds: usize,
+    /// `ronin-ingest`: keys, each signing a PROFILE and a LISTING (events = 2 x keys).
+    #[arg(long, default_value_t = 10_000)]
+    ronin_keys: usize,
+    /// `ronin-ingest`: keep-alive connections, for the hub and for nostr-rs-relay alike.
+    #[arg(long, default_value_t = 16)]
+    ronin_connections: usize,
+    /// `ronin-ingest`: the nostr-rs-relay binary to compare with (0.8.12); without it that
+    /// column is skipped and the install command printed.
+    #[arg(long, env = "KD_BENCH_NOSTR_RS_RELAY")]
+    nostr_rs_relay: Option<String>,
+    /// `ronin-wait`: concurrent `me/wait` requests, one key each.
+    #[arg(long, default_value_t = 10_000)]
+    waiters: usize,
+    /// `ronin-wait`: waiters woken by an OFFER on their listing (the latency sample).
+    #[arg(long, default_value_t = 1_000)]
+    wake_sample: usize,
+    /// `ronin-wait`: the `karmadue` binary to serve the hub (default: beside kd-bench).
+    #[arg(long, env = "KD_BENCH_KARMADUE")]
+    karmadue: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -109,6 +140,43 @@ enum Phase {
     /// Signed writes with the transparency log on and off, side by side (not in the default
     /// phases; `transparency.rs`).
     Transparency,
+    /// Ronin's event ingest beside raw BIP-340 verify and nostr-rs-relay (not in the default
+    /// phases; `ronin_ingest.rs`).
+    RoninIngest,
+    /// Ronin's held `me/wait` requests: the hub's RSS and the wake latency (not in the default
+    /// phases; `ronin_wait.rs`).
+    RoninWait,
+}
+
+impl Phase {
+    /// The phases of the MCP hub (an in-process hub with registered agents).
+    fn is_mcp(self) -> bool {
+        !matches!(self, Self::RoninIngest | Self::RoninWait)
+    }
+}
+
+/// The hub's runtime in this process: `threads` workers.
+fn server_runtime(threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .thread_name("kd-server")
+        .enable_all()
+        .build()?)
+}
+
+/// The bench client's runtime: current-thread for one thread, else multi-thread.
+fn client_runtime(threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(if threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .thread_name("kd-client")
+            .enable_all()
+            .build()?
+    })
 }
 
 /// The rate the signed-write path should reach, as a share of the raw all-core verify rate.
@@ -201,16 +269,17 @@ fn main() -> anyhow::Result<()> {
     };
 
     let server_threads = args.server_threads.unwrap_or(cores).max(1);
-    let server_runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(server_threads)
-        .thread_name("kd-server")
-        .enable_all()
-        .build()?;
+    let server_runtime = server_runtime(server_threads)?;
     let raw_single = rates.as_ref().map(|rates| rates.raw_single);
-    let outcome = measure_hub(&args, &server_runtime, raw_single)?;
+    let mcp = args.phases.iter().any(|phase| phase.is_mcp());
+    let outcome = if mcp {
+        measure_hub(&args, &server_runtime, raw_single)?
+    } else {
+        Outcome::default()
+    };
     let postgres_runs = match &args.database_url {
-        Some(url) => multi_hub::measure_all(&args, url, &server_runtime, raw_single)?,
-        None => Vec::new(),
+        Some(url) if mcp => multi_hub::measure_all(&args, url, &server_runtime, raw_single)?,
+        _ => Vec::new(),
     };
 
     let tlog_runs = if args.phases.contains(&Phase::Transparency) {
@@ -219,14 +288,21 @@ fn main() -> anyhow::Result<()> {
         Vec::new()
     };
 
-    let mut report = report_json(
-        &args,
-        &machine,
-        rates.as_ref(),
-        &outcome,
-        server_threads,
-        cores,
-    );
+    let ronin = ronin_report::RoninOutcome::measure(&args, &server_runtime, cores)?;
+
+    let mut report = if mcp {
+        report_json(
+            &args,
+            &machine,
+            rates.as_ref(),
+            &outcome,
+            server_threads,
+            cores,
+        )
+    } else {
+        json!({ "machine": machine })
+    };
+    ronin.add_json(&mut report);
     if !postgres_runs.is_empty() {
         report["postgres"] = multi_hub::runs_json(&postgres_runs);
     }
@@ -236,7 +312,10 @@ fn main() -> anyhow::Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_table(&args, rates.as_ref(), &outcome, server_threads, cores);
+        if mcp {
+            print_table(&args, rates.as_ref(), &outcome, server_threads, cores);
+        }
+        ronin.print();
         if !postgres_runs.is_empty() {
             multi_hub::print_comparison(
                 args.connections,
@@ -265,6 +344,12 @@ fn check_args(args: &Args) -> anyhow::Result<()> {
     }
     if args.agents == 0 || args.connections == 0 || args.client_threads == 0 {
         bail!("--agents, --connections and --client-threads must be at least 1");
+    }
+    if args.phases.contains(&Phase::RoninIngest) {
+        ronin_ingest::check(args)?;
+    }
+    if args.phases.contains(&Phase::RoninWait) && args.waiters == 0 {
+        bail!("--waiters must be at least 1");
     }
     if let Some(url) = &args.database_url
         && kd_core::db::Location::parse(url).backend() != kd_core::db::Backend::Postgres
@@ -304,17 +389,7 @@ fn measure_hub(
     let client_hub = Arc::clone(&hub);
     let client = std::thread::Builder::new().name("kd-client".into()).spawn(
         move || -> anyhow::Result<Outcome> {
-            let runtime = if client_args.client_threads == 1 {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()?
-            } else {
-                tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(client_args.client_threads)
-                    .thread_name("kd-client")
-                    .enable_all()
-                    .build()?
-            };
+            let runtime = client_runtime(client_args.client_threads)?;
             runtime.block_on(client_main(
                 addr,
                 bare_addr,
@@ -332,19 +407,6 @@ fn measure_hub(
     server_runtime.block_on(server)??;
     server_runtime.block_on(bare)??;
     Ok(outcome)
-}
-
-fn machine(cores: usize) -> Value {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .find(|line| line.starts_with("model name"))
-                .and_then(|line| line.split_once(':'))
-                .map(|(_, name)| name.trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown".into());
-    json!({ "cores": cores, "cpu": cpu, "os": std::env::consts::OS, "arch": std::env::consts::ARCH })
 }
 
 fn verify_rates(args: &Args, cores: usize) -> anyhow::Result<VerifyRates> {
@@ -439,33 +501,6 @@ async fn client_main(
             Some(floor::store(Arc::clone(&hub), args.connections, warmup, duration).await?);
     }
     Ok(outcome)
-}
-
-/// The store writer's counters from the hub's metrics: batches committed, jobs committed, the
-/// sum and count of commit durations (seconds).
-/// Summed over `hubs` (several hubs on one PostgreSQL database each have a writer).
-fn store_counters(hubs: &[Arc<Hub>]) -> [f64; 4] {
-    let mut sums = [0.0; 4];
-    for hub in hubs {
-        let text = hub.metrics.render();
-        let value = |name: &str| -> f64 {
-            text.lines()
-                .find(|line| line.starts_with(name) && line[name.len()..].starts_with(' '))
-                .and_then(|line| line.rsplit(' ').next())
-                .and_then(|number| number.parse().ok())
-                .unwrap_or(0.0)
-        };
-        let counters = [
-            value("karmadue_store_batches_committed_total"),
-            value("karmadue_store_jobs_committed_total"),
-            value("karmadue_store_commit_duration_seconds_sum"),
-            value("karmadue_store_commit_duration_seconds_count"),
-        ];
-        for (sum, counter) in sums.iter_mut().zip(counters) {
-            *sum += counter;
-        }
-    }
-    sums
 }
 
 /// The signed-write phase against `hubs` (listening on `addrs`, one database), the load split

@@ -479,3 +479,44 @@ pub(crate) fn hub_cpu(phase: &PhaseResult) -> f64 {
         })
         .sum()
 }
+
+/// The machine the figures come from: CPU model, cores, OS, architecture.
+pub(crate) fn machine(cores: usize) -> Value {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|line| line.starts_with("model name"))
+                .and_then(|line| line.split_once(':'))
+                .map(|(_, name)| name.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    json!({ "cores": cores, "cpu": cpu, "os": std::env::consts::OS, "arch": std::env::consts::ARCH })
+}
+
+/// The store writer's counters from the hub's metrics: batches committed, jobs committed, the
+/// sum and count of commit durations (seconds).
+/// Summed over `hubs` (several hubs on one PostgreSQL database each have a writer).
+pub(crate) fn store_counters(hubs: &[std::sync::Arc<kd_karmadue::Hub>]) -> [f64; 4] {
+    let mut sums = [0.0; 4];
+    for hub in hubs {
+        let text = hub.metrics.render();
+        let value = |name: &str| -> f64 {
+            text.lines()
+                .find(|line| line.starts_with(name) && line[name.len()..].starts_with(' '))
+                .and_then(|line| line.rsplit(' ').next())
+                .and_then(|number| number.parse().ok())
+                .unwrap_or(0.0)
+        };
+        let counters = [
+            value("karmadue_store_batches_committed_total"),
+            value("karmadue_store_jobs_committed_total"),
+            value("karmadue_store_commit_duration_seconds_sum"),
+            value("karmadue_store_commit_duration_seconds_count"),
+        ];
+        for (sum, counter) in sums.iter_mut().zip(counters) {
+            *sum += counter;
+        }
+    }
+    sums
+}

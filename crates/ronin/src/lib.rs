@@ -45,7 +45,9 @@
 //! transaction for the lineage's PROFILE `callback` and POSTed by [`callbacks::run_deliverer`]
 //! (which the hub starts) through [`kd_core::outbound`], signed by the operator key; three
 //! tries. Mail ([`notify`]): `POST /api/v1/me/notify` puts an address on file, and each task
-//! event naming the lineage queues one mail in the hub's outbox. Every SQL statement of
+//! event naming the lineage queues one mail in the hub's outbox. Benchmarks of the events door
+//! and of held `me/wait` are kd-bench's `ronin-ingest` and `ronin-wait` phases (`bench/`,
+//! docs/performance.md). Every SQL statement of
 //! Ronin's writes and task reads is in `store.rs` (and `store/`).
 
 pub mod artifacts;
