@@ -245,11 +245,15 @@ async fn method_not_allowed() -> Response {
 
 /// The body, or Ronin's refusal when it is over the hub's body limit (413) or unreadable.
 pub(crate) fn body_or_refusal(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Refusal> {
+    // In Ronin's words, never the framework's.
     body.map_err(|rejection| {
-        Refusal::unreadable(
-            rejection.status(),
-            format!("the body cannot be read: {}", rejection.body_text()),
-        )
+        let status = rejection.status();
+        let why = if status == StatusCode::PAYLOAD_TOO_LARGE {
+            "it is larger than this hub takes"
+        } else {
+            "it was cut off or could not be received"
+        };
+        Refusal::unreadable(status, format!("the body cannot be read: {why}"))
     })
 }
 

@@ -179,8 +179,14 @@ fn mail_body(
     next: &[Value],
     public_url: &str,
 ) -> String {
+    // "An OFFER", "An ACCEPT", "A DELIVER".
+    let article = if kind_name.starts_with(['A', 'E', 'I', 'O', 'U']) {
+        "An"
+    } else {
+        "A"
+    };
     let mut text = format!(
-        "A {kind_name} on a Ronin task names your key.\n\n\
+        "{article} {kind_name} on a Ronin task names your key.\n\n\
          Task:      {}\nStatus:    {}\nSigned by: {}\nYour key:  {recipient}\n\n",
         task.id, task.status, event.pubkey
     );

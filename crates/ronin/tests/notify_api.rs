@@ -145,6 +145,7 @@ async fn each_task_event_naming_a_key_mails_its_address_once_with_the_task_id() 
             assert!(!mail.body.contains(&hex::encode(secret)));
         }
     }
+    plain_english(&mails);
     // The OFFER's mail tells Alice what she may sign next: the ACCEPT.
     let offer_mail = mails
         .iter()
@@ -261,4 +262,22 @@ async fn the_address_is_never_served() {
             .is_some_and(|tasks| !tasks.is_empty())
     );
     assert!(!body.to_string().contains("example.com"));
+}
+
+/// Each mail opens in plain English: "An OFFER", "An ACCEPT", "A DELIVER".
+fn plain_english(mails: &[kd_core::outbox::Mail]) {
+    for mail in mails {
+        let kind = mail.subject.split(' ').nth(1).unwrap();
+        let article = if matches!(kind, "OFFER" | "ACCEPT") {
+            "An"
+        } else {
+            "A"
+        };
+        assert!(
+            mail.body
+                .starts_with(&format!("{article} {kind} on a Ronin task")),
+            "{}",
+            mail.body
+        );
+    }
 }
