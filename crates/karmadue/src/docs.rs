@@ -86,6 +86,8 @@ pub fn permissions(tiers: &kd_core::tiers::AccessTiers) -> String {
         "- every other read tool: {}\n",
         tiers.default_tool_reads_per_minute
     ));
+    // The visa format and its refusals (docs/decisions.md 402-406).
+    out.push_str(include_str!("../docs/parts/visas.md"));
     out
 }
 

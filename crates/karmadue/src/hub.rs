@@ -43,6 +43,8 @@ pub const POLICY: Policy = Policy {
     // With a leaked key burning the day's actions, the agent (or its owner) must still be
     // able to rotate, revoke or release.
     quota_exempt: &["rotate_agent_key", "revoke_agent", "release_agent"],
+    // A visa stands in for the stamps on the tools its scopes name: the connector's scopes.
+    visa_scope: crate::connector::visa_scope,
 };
 
 /// The tools a hub serves: the registry, plus the conformance fixtures when asked.

@@ -21,6 +21,7 @@ pub static ALL: &[&Tool] = &[
     &identity::ROTATE_AGENT_KEY,
     &identity::RELEASE_AGENT,
     &identity::REVOKE_AGENT,
+    &identity::REQUEST_VISA,
     &catalog::GET_RESOURCE,
     &catalog::GET_CLAIMS,
     &catalog::search::DISCOVER_RESOURCES,

@@ -398,6 +398,9 @@ pub struct RequestAuth {
     /// A connected app's call: the hosted agent and connection of the OAuth access token the
     /// connector endpoint checked (the token itself is not passed on).
     pub connector: Option<ConnectorAuth>,
+    /// `x-kd-visa`: a visa presented with the call ([`kd_protocol::visa`]), checked once the
+    /// caller is proven.
+    pub visa: Option<String>,
 }
 
 /// What the connector endpoint learned from a live access token (spec "Using KarmaDue from

@@ -61,6 +61,15 @@ pub enum ErrorCode {
     /// A connected app called a tool its approval does not allow; the error names
     /// `required_scope` and `approve_url` (spec "Connector permissions").
     NeedsYourApproval,
+    /// An `x-kd-visa` that is not a visa of this hub: malformed, another key or issuer, a
+    /// signature that does not verify, or not yet valid (docs/decisions.md 404).
+    VisaInvalid,
+    /// An `x-kd-visa` past its `exp`.
+    VisaExpired,
+    /// An `x-kd-visa` that names another agent than the one that signed the request.
+    VisaMismatch,
+    /// An `x-kd-visa` whose scopes do not name the tool's scope.
+    VisaScope,
     /// Something failed inside the hub; the request id is all the caller gets.
     Internal,
 }
@@ -91,6 +100,10 @@ impl ErrorCode {
             Self::AlreadyReported => "already_reported",
             Self::WrongEndpoint => "wrong_endpoint",
             Self::NeedsYourApproval => "needs_your_approval",
+            Self::VisaInvalid => "visa_invalid",
+            Self::VisaExpired => "visa_expired",
+            Self::VisaMismatch => "visa_mismatch",
+            Self::VisaScope => "visa_scope",
             Self::Internal => "internal",
         }
     }
@@ -98,7 +111,7 @@ impl ErrorCode {
     /// The REST status (spec "Errors": 400 validation and other refusals; 401 the signature
     /// refusals and identity_required; 403 forbidden and agent_mismatch; 404 not_found; 409
     /// label_reserved; 429 rate_limited; 500 internal). stamp_required is a permission refusal like
-    /// forbidden (403). The receipt codes of report_outcome
+    /// forbidden (403), and so are the visa codes. The receipt codes of report_outcome
     /// follow the same table: receipt_not_found is a not-found (404); receipt_invalid,
     /// receipt_mismatch, receipt_expired and already_reported are "other refusals" (400).
     pub fn http_status(self) -> u16 {
@@ -120,7 +133,11 @@ impl ErrorCode {
             Self::Forbidden
             | Self::AgentMismatch
             | Self::StampRequired
-            | Self::NeedsYourApproval => 403,
+            | Self::NeedsYourApproval
+            | Self::VisaInvalid
+            | Self::VisaExpired
+            | Self::VisaMismatch
+            | Self::VisaScope => 403,
             Self::NotFound | Self::ReceiptNotFound => 404,
             Self::LabelReserved => 409,
             Self::RateLimited => 429,

@@ -19,6 +19,7 @@ pub mod registry;
 pub mod reply;
 pub mod telemetry;
 pub mod tiers;
+pub mod visa;
 
 pub use areas::AreaState;
 pub use caller::{Caller, ConnectorAuth, Proof, RequestAuth, SignedRequest};

@@ -55,7 +55,7 @@ pub struct Kernel {
 
 /// The tool lists that change how the pipeline bills and answers a call. The server names
 /// them; the kernel knows no tool by name.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Policy {
     /// Tools whose success can change the calling agent's own tier (the reply reads the
     /// standing again: an admission pass).
@@ -69,6 +69,9 @@ pub struct Policy {
     pub stores_a_row: &'static [&'static str],
     /// Tools an owner-linked agent may always call, quota or not (rotate, revoke, release).
     pub quota_exempt: &'static [&'static str],
+    /// The scope a visa must name to stand in for a tool's stamps (`None`: the tool has no
+    /// scope, and a visa does not change its gate). Docs/decisions.md 404.
+    pub visa_scope: fn(&str) -> Option<&'static str>,
 }
 
 /// The adapter a tool call came through (a label of the tool-call metrics).
@@ -227,6 +230,7 @@ impl Kernel {
         self.admit_address(tool, &auth).await?;
         let charged_as_anonymous = unproven(&auth);
         let ip = auth.ip;
+        let visa = auth.visa.clone();
         let (args, caller) = match self.prove(tool, raw_arguments, auth).await {
             Ok(proven) => proven,
             // Proof headers that proved nothing (junk, a bad or stale signature, an ended
@@ -241,7 +245,12 @@ impl Kernel {
             Err(error) => return Err(error),
         };
         *subject = caller.subject();
-        self.admit(tool, subject, charged_as_anonymous).await?;
+        let stood_in = match &visa {
+            Some(visa) => self.check_visa(visa, tool, subject)?,
+            None => false,
+        };
+        self.admit(tool, subject, charged_as_anonymous, stood_in)
+            .await?;
         let written = Arc::new(std::sync::Mutex::new(None));
         let ctx = Ctx {
             kernel: Arc::clone(self),
@@ -361,16 +370,18 @@ impl Kernel {
     /// `charged_as_anonymous`: `admit_address` already charged the anonymous tier (the request
     /// carried no proof at all). A request with proof headers that resolved to no caller (a
     /// read with a stray bearer, say) is anonymous all the same and is charged here.
+    /// `stood_in`: a checked visa names the tool's scope and stands in for its stamps.
     async fn admit(
         &self,
         tool: &Tool,
         subject: &Subject,
         charged_as_anonymous: bool,
+        stood_in: bool,
     ) -> Result<(), ToolError> {
         // A person on a tool open to people: the agent ladder's stamps are for agents.
         let person_path =
             tool.access == Access::AgentOrPerson && matches!(subject, Subject::Person(_));
-        if !person_path {
+        if !person_path && !stood_in {
             crate::tiers::gate(&self.config.access_tiers, tool.name, subject)?;
         }
         if matches!(subject, Subject::Ip(_)) && charged_as_anonymous {

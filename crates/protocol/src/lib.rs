@@ -13,6 +13,8 @@
 //! - [`forum`]: the kd-forum-v2 canonical text of a forum post and the kd-rain-v1 frame
 //!   encoding.
 //! - [`log_head`]: the kd-log-head-v1 text of the signed daily log head.
+//! - [`visa`]: the KarmaDue visa, a JWT signed by `kd-passport-1` (built and split; the
+//!   checks are the hub's).
 //! - [`nostr`]: Nostr-style events (NIP-01 ids, BIP-340 signatures) and NIP-98 HTTP auth, as
 //!   Ronin takes them.
 
@@ -27,3 +29,4 @@ pub mod keys;
 pub mod log_head;
 pub mod nostr;
 pub mod signing;
+pub mod visa;

@@ -118,7 +118,17 @@ fn hosted_agent(
         Some(agent_id) if hosted::still_theirs(conn, &agent_id, &code.person_id)? => Some(agent_id),
         _ => None,
     };
+    let scopes: Vec<&str> = code.scope.split_whitespace().collect();
+    let grant = hosted::GrantLines {
+        connection_id: &minted.connection_id,
+        scopes: &scopes,
+        actions_per_day: super::ACTIONS_PER_DAY,
+    };
     let agent_id = if let Some(agent_id) = kept {
+        // A reconnection is a new grant: the passport states it (docs/decisions.md 405).
+        let actor = format!("person:{}", code.person_id);
+        let credential_id = &minted.hosted.credential_id;
+        hosted::reissue(txn, key, &actor, &agent_id, credential_id, grant)?;
         agent_id
     } else {
         let person_name = kd_core::people::find_person(conn, &code.person_id)?
@@ -132,9 +142,8 @@ fn hosted_agent(
             client_id: &code.client_id,
             app: &app,
         };
-        hosted::create(txn, key, &minted.hosted, whom)?
+        hosted::create(txn, key, &minted.hosted, whom, grant)?
     };
-    let scopes: Vec<&str> = code.scope.split_whitespace().collect();
     crate::people::link(
         txn,
         &agent_id,

@@ -537,6 +537,12 @@ pub fn offered(tool: &Tool, grant: &Grant) -> Result<(), &'static str> {
     Err(scope)
 }
 
+/// The scope a visa must name to stand in for `tool`'s stamps (docs/decisions.md 404): the
+/// connector's scope of a write ([`required_scope`]); `None` for every other tool.
+pub fn visa_scope(tool: &str) -> Option<&'static str> {
+    Some(required_scope(tool)).filter(|scope| *scope != SCOPE_SELF_KEYED)
+}
+
 /// The scope a write tool needs on the connector ([`SCOPE_SELF_KEYED`]: no connected app may
 /// call it).
 pub fn required_scope(tool: &str) -> &'static str {

@@ -6,7 +6,8 @@
 //! scope must be one a connected app may hold, and the connection's scopes grow only by an
 //! update that names the consent record written in the same transaction
 //! ([`store::add_scope`]). The hosted agent's owner link is granted again with the new scopes
-//! (`owner.linked`), so its `verify_agent` and its tools follow at once.
+//! (`owner.linked`), so its `verify_agent` and its tools follow at once, and its signed
+//! passport is re-issued to state them (`agent.passport_reissued`, docs/decisions.md 405).
 
 use kd_core::random::random_id;
 use kd_kernel::Kernel;
@@ -87,6 +88,8 @@ pub async fn add(
         return Err(not_addable(scope));
     }
     let consent_id = random_id::<12>(hub.random.as_ref(), "kdcs_");
+    let credential_id = random_id::<12>(hub.random.as_ref(), "kdp_");
+    let key = hub.passport_key.clone();
     let (person_id, agent_id, scope) =
         (person_id.to_owned(), agent_id.to_owned(), scope.to_owned());
     hub.store
@@ -130,6 +133,14 @@ pub async fn add(
                 &scopes,
                 ACTIONS_PER_DAY,
             )?;
+            // The signed passport states the grant in force (docs/decisions.md 405).
+            let grant = crate::identity::hosted::GrantLines {
+                connection_id: &connection_id,
+                scopes: &scopes,
+                actions_per_day: ACTIONS_PER_DAY,
+            };
+            let actor = format!("person:{person_id}");
+            crate::identity::hosted::reissue(txn, &key, &actor, &agent_id, &credential_id, grant)?;
             Ok(scopes.iter().map(|scope| (*scope).to_owned()).collect())
         })
         .await?

@@ -115,3 +115,40 @@ pub struct AgentConnected {
     pub client_id: String,
 }
 declare!(AgentConnected, "agent.connected");
+
+/// `visa.issued`: the hub signed a visa for the agent (permissions document, "What your
+/// passport unlocks"; docs/decisions.md 402). The visa itself is not recorded: it is a bearer
+/// credential until it expires.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VisaIssued {
+    /// The visa's id (`kdv_…`, its `jti`).
+    pub visa_id: String,
+    /// The scopes it names.
+    pub scopes: Vec<String>,
+    /// Issued at, Unix seconds.
+    pub issued_at: i64,
+    /// Expires at, Unix seconds.
+    pub expires_at: i64,
+    /// The destination named, if any.
+    pub audience: Option<String>,
+}
+declare!(VisaIssued, "visa.issued");
+
+/// `agent.passport_reissued`: a hosted connector agent's grant changed (a reconnection with
+/// other switches, an added permission), so its passport was re-issued to state the new one
+/// (permissions document "Connector permissions"; docs/decisions.md 405). The old passport is
+/// superseded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PassportReissued {
+    /// The new `kdp_` passport id.
+    pub credential_id: String,
+    /// The passport it supersedes.
+    pub previous_credential_id: String,
+    /// The connection whose grant it states.
+    pub connection_id: String,
+    /// The granted scopes it states.
+    pub scopes: Vec<String>,
+}
+declare!(PassportReissued, "agent.passport_reissued");

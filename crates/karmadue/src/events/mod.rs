@@ -59,6 +59,8 @@ kinds![
     identity::AgentPaused,
     identity::AgentResumed,
     identity::AgentConnected,
+    identity::PassportReissued,
+    identity::VisaIssued,
     // people
     kd_core::people::PersonSignedUp,
     people::ConnectRefused,

@@ -225,6 +225,10 @@ fn person_routes(router: Listed) -> Listed {
             verify_help::VERIFY_HELP_PATH,
             get(verify_help::verify_help_page),
         )
+        .route(
+            pages::standards::STANDARDS_PATH,
+            get(pages::standards::standards_page),
+        )
         .route("/verify-help/accept", post(verify_help::verify_help_accept))
         .route("/verify-help/submit", post(verify_help::verify_help_submit))
         .route(
@@ -405,6 +409,7 @@ pub fn request_auth(headers: &HeaderMap, peer: Option<SocketAddr>) -> RequestAut
                 .then(|| kd_core::config::Secret::new(token))
         }),
         connector: None,
+        visa: text(kd_protocol::visa::HEADER),
     }
 }
 

@@ -114,6 +114,17 @@ pub enum IdentityError {
     /// The name index was not built (`internal`).
     #[error("the name index is missing")]
     NameIndexMissing,
+    /// request_visa's `scopes`: empty, repeated, or not a scope a visa can name (`scopes`;
+    /// `validation`).
+    #[error("scopes must name 1 to 5 different scopes from: {0}")]
+    VisaScopes(String),
+    /// request_visa's `lifetime_s` outside 60..=86400 (`lifetime_s`; `validation`).
+    #[error("lifetime_s must be from 60 to 86400 seconds")]
+    VisaLifetime,
+    /// request_visa's `audience` too long or with control or space characters (`audience`;
+    /// `validation`).
+    #[error("audience must be 1 to 200 printable characters without spaces")]
+    VisaAudience,
     /// A refusal or failure of the kernel or another area, passed on unchanged (a store
     /// failure is `internal` with its cause).
     #[error(transparent)]
@@ -150,6 +161,9 @@ impl From<IdentityError> for ToolError {
                 .with_field("name")
                 .with("agent_id", agent_id),
             E::Platform => ToolError::validation("platform", message),
+            E::VisaScopes(_) => ToolError::validation("scopes", message),
+            E::VisaLifetime => ToolError::validation("lifetime_s", message),
+            E::VisaAudience => ToolError::validation("audience", message),
             E::PublicKey(_) | E::SameKey | E::KeyTaken => {
                 ToolError::validation("public_key", message)
             }

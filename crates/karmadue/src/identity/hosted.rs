@@ -5,9 +5,11 @@
 //! event it writes records `auth_method: oauth` (`kd_core::eventlog::AUTH_METHOD_KEY`).
 //!
 //! The agent is an `agents` row whose `key_source` is [`KEY_SOURCE`] and whose `public_key`
-//! is empty, projected from `agent.connected` (docs/decisions.md 316). Its passport's
-//! kd-passport-v1 text has an empty key line; the passport says who vouches for it
-//! ([`note`]) and its passport score is capped at [`PASSPORT_SCORE_CAP`] until verified.
+//! is empty, projected from `agent.connected` (docs/decisions.md 316). Its passport is a
+//! kd-connector-passport-v1 text stating the grant in force, re-issued whenever the grant
+//! changes ([`reissue`], `agent.passport_reissued`; docs/decisions.md 405); the passport says
+//! who vouches for it ([`note`]) and its passport score is capped at [`PASSPORT_SCORE_CAP`]
+//! until verified.
 
 use kd_core::keys::ServerKey;
 use kd_core::store::WriteTxn;
@@ -15,7 +17,8 @@ use kd_kernel::error::ToolError;
 use kd_protocol::ids::AgentId;
 
 use super::{passport, store};
-use crate::events::identity::AgentConnected;
+use crate::events::identity::{AgentConnected, PassportReissued};
+pub use passport::GrantLines;
 
 /// `agents.key_source` of a hosted connector agent.
 pub const KEY_SOURCE: &str = "oauth";
@@ -107,7 +110,7 @@ pub fn still_theirs(
 }
 
 /// Makes the hosted agent of `whom` in the caller's write transaction: its `agents` row, a
-/// Listed passport and `agent.connected` (by the person). The owner link is the people area's
+/// Listed connector passport stating `grant`, and `agent.connected` (by the person). The owner link is the people area's
 /// (`people::link`).
 ///
 /// # Errors
@@ -117,6 +120,7 @@ pub fn create(
     key: &ServerKey,
     ids: &NewHosted,
     whom: HostedFor<'_>,
+    grant: GrantLines<'_>,
 ) -> Result<String, ToolError> {
     let id = ids.agent_id.to_string();
     let handle = ids.agent_id.handle().to_string();
@@ -131,7 +135,15 @@ pub fn create(
         &ids.credential_id,
         now,
     )?;
-    passport::issue(txn.conn(), key, &ids.credential_id, &id, &handle, "", now)?;
+    passport::issue_connector(
+        txn.conn(),
+        key,
+        &ids.credential_id,
+        &id,
+        &handle,
+        grant,
+        now,
+    )?;
     txn.record(
         format!("person:{}", whom.person_id),
         id.clone(),
@@ -146,6 +158,65 @@ pub fn create(
         },
     )?;
     Ok(id)
+}
+
+/// Re-issues the hosted agent's passport when `grant` differs from what its current one
+/// states, in the caller's write transaction: the old passport is `superseded`, a new Listed
+/// kd-connector-passport-v1 (`credential_id`, drawn before the write) becomes the agent's,
+/// and `agent.passport_reissued` is recorded by `actor`. Answers the passport id in force.
+///
+/// # Errors
+/// `not_found` when the agent is gone; `internal` when the store fails.
+pub fn reissue(
+    txn: &mut WriteTxn<'_>,
+    key: &ServerKey,
+    actor: &str,
+    agent_id: &str,
+    credential_id: &str,
+    grant: GrantLines<'_>,
+) -> Result<String, ToolError> {
+    let agent = store::agent_by_id(txn.conn(), agent_id)?
+        .ok_or_else(|| ToolError::not_found("agent_id", "No agent has this agent_id."))?;
+    let current = passport::load(txn.conn(), &agent.credential_id)?;
+    let states = |text: &str| {
+        let lines: Vec<&str> = text.split('\n').collect();
+        let wanted = passport::connector_text("", "", "", grant, 0);
+        let wanted: Vec<&str> = wanted.split('\n').collect();
+        lines.len() == 9 && lines[0] == wanted[0] && lines[4..8] == wanted[4..8]
+    };
+    if current
+        .as_ref()
+        .is_some_and(|held| held.state == "listed" && states(&held.signed_text))
+    {
+        return Ok(agent.credential_id);
+    }
+    let now = txn.now_ms();
+    passport::end(txn.conn(), &agent.credential_id, "superseded", now)?;
+    passport::issue_connector(
+        txn.conn(),
+        key,
+        credential_id,
+        agent_id,
+        &agent.handle,
+        grant,
+        now,
+    )?;
+    store::set_credential(txn.conn(), agent_id, credential_id, now)?;
+    txn.record(
+        actor.to_owned(),
+        agent_id.to_owned(),
+        &PassportReissued {
+            credential_id: credential_id.to_owned(),
+            previous_credential_id: agent.credential_id,
+            connection_id: grant.connection_id.to_owned(),
+            scopes: grant
+                .scopes
+                .iter()
+                .map(|scope| (*scope).to_owned())
+                .collect(),
+        },
+    )?;
+    Ok(credential_id.to_owned())
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 //!   the name check).
 //! - `verify`: get_signing_payload, verify_agent and an agent's live permissions.
 //! - `lifecycle`: rename_agent, revoke_agent, release_agent, get_history.
+//! - `visa`: request_visa (a signed, expiring visa for destinations).
 //! - `scores`: read_scores, get_rating_card, get_receipt and the score formulas ([`Scores`]).
 
 mod error;
@@ -22,6 +23,7 @@ pub mod replay;
 mod scores;
 pub mod store;
 mod verify;
+pub mod visa;
 
 pub use error::IdentityError;
 pub use lifecycle::{GET_HISTORY, RELEASE_AGENT, RENAME_AGENT, REVOKE_AGENT};
@@ -31,6 +33,7 @@ pub use scores::{
     READ_SCORES, Scores, TRUST_PER_HUMAN_REVIEW, TRUST_PER_PEER_REVIEW,
 };
 pub use verify::{GET_SIGNING_PAYLOAD, VERIFY_AGENT};
+pub use visa::REQUEST_VISA;
 
 use kd_core::db::Connection;
 use kd_protocol::ids::{AgentId, Handle};

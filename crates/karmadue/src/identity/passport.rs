@@ -11,6 +11,23 @@
 //! <issued_at>          Unix seconds
 //! ```
 //!
+//! A connected app's hosted agent has no key; its passport is a `kd-connector-passport-v1`
+//! text that states the grant in force when it was issued (permissions document, "Connector
+//! permissions": "the signed connector passport is re-issued whenever the grant changes, so
+//! the passport always lists the live permissions"; docs/decisions.md 405), nine lines:
+//!
+//! ```text
+//! kd-connector-passport-v1
+//! <credential_id>
+//! <agent_id>
+//! <handle>
+//! <connection_id>      kdcn_ and 24 hex characters
+//! <scopes>             the granted scopes, one space between, in the consent screen's order
+//! <spend_usd_per_day>  always 0
+//! <actions_per_day>
+//! <issued_at>          Unix seconds
+//! ```
+//!
 //! The state (listed, verified, revoked, superseded) is live, not signed, and the label shown
 //! comes from it, so a Listed passport is never called Verified.
 
@@ -23,6 +40,59 @@ use kd_kernel::error::ToolError;
 
 /// The passport recipe name.
 pub const RECIPE: &str = "kd-passport-v1";
+/// The recipe of a hosted connector agent's passport.
+pub const CONNECTOR_RECIPE: &str = "kd-connector-passport-v1";
+
+/// The grant a connector passport states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GrantLines<'a> {
+    /// The connection (`kdcn_…`).
+    pub connection_id: &'a str,
+    /// The granted scopes, in the consent screen's order.
+    pub scopes: &'a [&'a str],
+    /// The actions a day.
+    pub actions_per_day: i64,
+}
+
+/// The text a connector passport's signature covers (nine lines, see the module docs).
+pub fn connector_text(
+    credential_id: &str,
+    agent_id: &str,
+    handle: &str,
+    grant: GrantLines<'_>,
+    issued_unix: i64,
+) -> String {
+    format!(
+        "{CONNECTOR_RECIPE}\n{credential_id}\n{agent_id}\n{handle}\n{}\n{}\n0\n{}\n{issued_unix}",
+        grant.connection_id,
+        grant.scopes.join(" "),
+        grant.actions_per_day,
+    )
+}
+
+/// Issues and stores a new Listed connector passport stating `grant`. Runs in the caller's
+/// write transaction.
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn issue_connector(
+    conn: &Connection,
+    key: &ServerKey,
+    credential_id: &str,
+    agent_id: &str,
+    handle: &str,
+    grant: GrantLines<'_>,
+    now_ms: i64,
+) -> Result<Passport, ToolError> {
+    let text = connector_text(
+        credential_id,
+        agent_id,
+        handle,
+        grant,
+        now_ms.div_euclid(1000),
+    );
+    store_signed(conn, key, credential_id, agent_id, text, now_ms)
+}
 
 pub use super::store::Passport;
 
@@ -57,6 +127,18 @@ pub fn issue(
         public_key,
         now_ms.div_euclid(1000),
     );
+    store_signed(conn, key, credential_id, agent_id, text, now_ms)
+}
+
+/// Signs `text` and stores it as a Listed passport.
+fn store_signed(
+    conn: &Connection,
+    key: &ServerKey,
+    credential_id: &str,
+    agent_id: &str,
+    text: String,
+    now_ms: i64,
+) -> Result<Passport, ToolError> {
     let signature = key.sign_text(&text);
     let passport = Passport {
         credential_id: credential_id.to_owned(),
@@ -107,7 +189,7 @@ impl Passport {
     /// kd-passport-v1 text for this credential and agent.
     pub fn signature_valid(&self, key: &ServerKey) -> bool {
         let mut lines = self.signed_text.split('\n');
-        lines.next() == Some(RECIPE)
+        matches!(lines.next(), Some(RECIPE | CONNECTOR_RECIPE))
             && lines.next() == Some(self.credential_id.as_str())
             && lines.next() == Some(self.agent_id.as_str())
             && key.verify_text(&self.signed_text, &self.signature)
@@ -116,6 +198,9 @@ impl Passport {
     /// The passport as shown to callers.
     pub fn to_json(&self, key: &ServerKey) -> Value {
         let fields: Vec<&str> = self.signed_text.split('\n').collect();
+        if fields.first() == Some(&CONNECTOR_RECIPE) {
+            return self.connector_json(key, &fields);
+        }
         json!({
             "credential_id": self.credential_id,
             "kind": "passport",
@@ -127,6 +212,39 @@ impl Passport {
             "verified": self.state == "verified",
             "issued_at": rfc3339_ms(self.issued_ms),
             "recipe": RECIPE,
+            "signed_text": self.signed_text,
+            "signature": self.signature,
+            "key_id": key.key_id(),
+            "alg": "EdDSA",
+            "jwks": "/.well-known/jwks.json",
+        })
+    }
+
+    /// A connector passport as shown to callers: no key, and the grant it states as
+    /// `permissions` (`connection_id`, `scopes`, `spend_usd_per_day`, `actions_per_day`).
+    fn connector_json(&self, key: &ServerKey, fields: &[&str]) -> Value {
+        let line = |at: usize| fields.get(at).copied().unwrap_or_default();
+        let label = match self.state.as_str() {
+            "superseded" => "Superseded (the connection's permissions changed)",
+            state => label(state),
+        };
+        json!({
+            "credential_id": self.credential_id,
+            "kind": "passport",
+            "agent_id": self.agent_id,
+            "handle": line(3),
+            "public_key": null,
+            "permissions": {
+                "connection_id": line(4),
+                "scopes": line(5).split_whitespace().collect::<Vec<_>>(),
+                "spend_usd_per_day": line(6).parse::<i64>().unwrap_or_default(),
+                "actions_per_day": line(7).parse::<i64>().unwrap_or_default(),
+            },
+            "state": self.state,
+            "label": label,
+            "verified": self.state == "verified",
+            "issued_at": rfc3339_ms(self.issued_ms),
+            "recipe": CONNECTOR_RECIPE,
             "signed_text": self.signed_text,
             "signature": self.signature,
             "key_id": key.key_id(),

@@ -9,7 +9,7 @@ use super::store::{self, NewAgent, Ownership};
 use crate::events::EventPayload;
 use crate::events::identity::{
     AgentConnected, AgentKeyRotated, AgentPaused, AgentRegistered, AgentReleased, AgentRenamed,
-    AgentResumed, AgentRevoked,
+    AgentResumed, AgentRevoked, PassportReissued,
 };
 use crate::events::people::OwnerLinked;
 use crate::rebuild::{RebuildError, payload};
@@ -49,6 +49,10 @@ pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
                 &agent.credential_id,
                 at,
             )?;
+        }
+        PassportReissued::KIND => {
+            let reissued: PassportReissued = payload(row)?;
+            store::set_credential(conn, id, &reissued.credential_id, at)?;
         }
         AgentRenamed::KIND => {
             let renamed: AgentRenamed = payload(row)?;

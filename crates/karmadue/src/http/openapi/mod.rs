@@ -35,7 +35,7 @@ pub fn tool_path(name: &str) -> String {
 pub use not_rest::NOT_REST;
 
 /// Every error code (the `match` below fails to build when a code is added and not listed).
-const CODES: [ErrorCode; 23] = [
+const CODES: [ErrorCode; 27] = [
     ErrorCode::Validation,
     ErrorCode::SignatureRequired,
     ErrorCode::StaleSignature,
@@ -58,6 +58,10 @@ const CODES: [ErrorCode; 23] = [
     ErrorCode::AlreadyReported,
     ErrorCode::WrongEndpoint,
     ErrorCode::NeedsYourApproval,
+    ErrorCode::VisaInvalid,
+    ErrorCode::VisaExpired,
+    ErrorCode::VisaMismatch,
+    ErrorCode::VisaScope,
     ErrorCode::Internal,
 ];
 
@@ -86,7 +90,11 @@ const fn code_index(code: ErrorCode) -> usize {
         ErrorCode::AlreadyReported => 19,
         ErrorCode::WrongEndpoint => 20,
         ErrorCode::NeedsYourApproval => 21,
-        ErrorCode::Internal => 22,
+        ErrorCode::VisaInvalid => 22,
+        ErrorCode::VisaExpired => 23,
+        ErrorCode::VisaMismatch => 24,
+        ErrorCode::VisaScope => 25,
+        ErrorCode::Internal => 26,
     }
 }
 

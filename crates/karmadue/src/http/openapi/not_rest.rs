@@ -94,6 +94,10 @@ pub const NOT_REST: &[(&str, &str)] = &[
     (verify_help::VERIFY_HELP_PATH, "HTML form"),
     ("/verify-help/accept", "HTML form"),
     ("/verify-help/submit", "HTML form"),
+    (
+        crate::http::pages::standards::STANDARDS_PATH,
+        "HTML: the stamps a passport can carry",
+    ),
     (crate::people::findings::ADOPT_PATH, "HTML form"),
     (
         crate::connector::CONNECTOR_PATH,

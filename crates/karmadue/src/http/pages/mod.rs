@@ -32,5 +32,6 @@ pub mod linkdbots;
 pub mod linkdbots_categories;
 pub mod resource;
 pub mod session;
+pub mod standards;
 pub mod verify_help;
 pub mod you;

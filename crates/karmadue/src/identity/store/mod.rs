@@ -242,6 +242,24 @@ pub fn set_key(
     Ok(())
 }
 
+/// Points an agent at a new passport (a hosted agent's re-issued connector passport), leaving
+/// its key and key source as they are.
+///
+/// # Errors
+/// When the store fails.
+pub fn set_credential(
+    conn: &Connection,
+    agent_id: &str,
+    credential_id: &str,
+    now_ms: i64,
+) -> Result<(), DbError> {
+    conn.prepare_cached(
+        "UPDATE agents SET credential_id = ?2, updated_ms = ?3 WHERE agent_id = ?1",
+    )?
+    .execute(params![agent_id, credential_id, now_ms])?;
+    Ok(())
+}
+
 /// Marks an agent revoked.
 ///
 /// # Errors

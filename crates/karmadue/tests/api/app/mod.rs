@@ -358,6 +358,11 @@ impl TestApp {
     /// Gives `agent` the admission-passed stamp (90 days) through the stamps API, as passing
     /// the admission test does (tools of the admission-passed tier: publish_ask, posting).
     pub fn admit(&self, agent: &Agent) {
+        self.admit_for(agent, 90 * 86_400_000);
+    }
+
+    /// Gives `agent` the admission-passed stamp for `lifetime_ms` from now.
+    pub fn admit_for(&self, agent: &Agent, lifetime_ms: i64) {
         use kd_karmadue::standing::stamps::{self, ADMISSION_PASSED, NewStamp};
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let stamp_id = format!(
@@ -365,7 +370,7 @@ impl TestApp {
             NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
         );
         let agent_id = agent.agent_id.clone();
-        let expires = self.clock.now_ms() + 90 * 86_400_000;
+        let expires = self.clock.now_ms() + lifetime_ms;
         self.block_on(self.hub.store.write(move |txn| {
             stamps::issue(
                 txn,

@@ -97,14 +97,26 @@ fn reconnecting_the_same_app_keeps_its_agent_and_another_person_gets_their_own()
     let client_id = client(&app);
     let maya = person(&app, "maya@example.org");
     let mut agents = Vec::new();
-    for _ in 0..2 {
-        let location = decide(&app, &maya, &client_id, "approve", &[]);
+    let mut passports = Vec::new();
+    // The second approval switches outcomes off: a new grant, so a re-issued passport.
+    for switches in [&["outcomes"][..], &[][..]] {
+        let location = decide(&app, &maya, &client_id, "approve", switches);
         let reply = exchange(&app, &client_id, &param(&location, "code").unwrap());
         assert_eq!(reply.status, 200, "{}", reply.text);
         let access = reply.json()["access_token"].as_str().unwrap().to_owned();
-        agents.push(whoami(&app, &access)["agent_id"].clone());
+        let me = whoami(&app, &access);
+        agents.push(me["agent_id"].clone());
+        passports.push(me["passport"].clone());
     }
     assert_eq!(agents[0], agents[1], "one agent per (person, app)");
+    assert_ne!(passports[0]["credential_id"], passports[1]["credential_id"]);
+    assert_eq!(
+        passports[1]["permissions"]["scopes"],
+        json!(["kd.discovery.read", "kd.evidence.read"]),
+        "{}",
+        passports[1]
+    );
+    assert_eq!(passports[1]["state"], "listed");
     let (_, other) = connected(&app, "ravi@example.org");
     let theirs = whoami(&app, other["access_token"].as_str().unwrap());
     assert_ne!(theirs["agent_id"], agents[0]);

@@ -50,6 +50,7 @@ fn a_refused_write_names_the_screen_that_adds_its_permission_and_approving_adds_
             .text
             .contains("Post offers, requests, forum threads and replies")
     );
+    let first = first_passport(&app, &access);
     let before = app.log_len();
     let csrf = hidden(&screen.text, "csrf");
     let approve = |decision: &str| {
@@ -69,7 +70,11 @@ fn a_refused_write_names_the_screen_that_adds_its_permission_and_approving_adds_
     let added = approve("approve");
     assert_eq!(added.status, 200, "{}", added.text);
     assert!(added.text.contains("Permission added"), "{}", added.text);
-    assert_eq!(app.log_len(), before + 1, "owner.linked with the new grant");
+    assert_eq!(
+        app.log_len(),
+        before + 2,
+        "owner.linked with the new grant, agent.passport_reissued"
+    );
     // The same token now holds it.
     let names = tool_names(&rpc(&app, CONNECTOR, &access, "tools/list", json!({})));
     assert!(names.contains(&"create_thread".to_owned()), "{names:?}");
@@ -88,9 +93,61 @@ fn a_refused_write_names_the_screen_that_adds_its_permission_and_approving_adds_
         me_now["data"]["current"]["scopes"],
         me_now["data"]["current"]["connection"]["scopes"]
     );
-    // Approving again adds nothing.
+    let reissued = assert_reissued(&app, &access, &first, &me_now);
+    // Approving again adds nothing and re-issues nothing.
     assert!(approve("approve").text.contains("Permission added"));
-    assert_eq!(app.log_len(), before + 1);
+    assert_eq!(app.log_len(), before + 2);
+    let same =
+        call(&app, CONNECTOR, &access, "verify_agent", json!({}))["data"]["passport"].clone();
+    assert_eq!(same["credential_id"], reissued["credential_id"]);
+}
+
+/// The connection's first passport: a connector passport stating the approved grant.
+fn first_passport(app: &TestApp, access: &str) -> Value {
+    let first = call(app, CONNECTOR, access, "verify_agent", json!({}))["data"]["passport"].clone();
+    assert_eq!(first["recipe"], "kd-connector-passport-v1", "{first}");
+    assert_eq!(
+        first["permissions"]["scopes"],
+        json!(["kd.discovery.read", "kd.evidence.read", "kd.outcomes.write"])
+    );
+    first
+}
+
+/// The passport after a permission was added: a new id stating the new grant (nine lines,
+/// $0, 40 actions), verifying, and the first one superseded. Answers the new passport.
+fn assert_reissued(app: &TestApp, access: &str, first: &Value, me_now: &Value) -> Value {
+    // The signed passport was re-issued to state the new grant; the old one is superseded.
+    let reissued = &me_now["data"]["passport"];
+    assert_eq!(me_now["data"]["passport_signature_valid"], true, "{me_now}");
+    assert_ne!(reissued["credential_id"], first["credential_id"]);
+    assert_eq!(
+        reissued["permissions"]["scopes"],
+        me_now["data"]["current"]["connection"]["scopes"]
+    );
+    assert_eq!(
+        reissued["permissions"]["connection_id"],
+        me_now["data"]["current"]["connection"]["connection_id"]
+    );
+    let lines: Vec<&str> = reissued["signed_text"]
+        .as_str()
+        .unwrap()
+        .split('\n')
+        .collect();
+    assert_eq!(lines.len(), 9);
+    assert_eq!(
+        lines[5],
+        "kd.discovery.read kd.evidence.read kd.outcomes.write kd.listings.write"
+    );
+    assert_eq!((lines[6], lines[7]), ("0", "40"));
+    let old = call(
+        app,
+        CONNECTOR,
+        access,
+        "get_receipt",
+        json!({ "receipt_id": first["credential_id"] }),
+    );
+    assert_eq!(old["data"]["state"], "superseded", "{old}");
+    reissued.clone()
 }
 
 #[test]

@@ -10,3 +10,4 @@ use crate::app::TestApp;
 mod lookups;
 mod names;
 mod registration;
+mod visas;
