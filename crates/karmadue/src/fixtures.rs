@@ -15,7 +15,7 @@
 //! | `test_tool_with_logging` | three `notifications/message` before the text result |
 //! | `test_tool_with_progress` | three `notifications/progress` (0, 50, 100 of 100) before the result |
 //! | `test_error_handling` | `isError: true` with a text block |
-//! | `json_schema_2020_12_tool` | listed with a JSON Schema 2020-12 `inputSchema` (`$schema`, `$defs`) |
+//! | `json_schema_2020_12_tool` | listed with a JSON Schema 2020-12 `inputSchema` (`$schema`, `$defs`, `$anchor`, `allOf`/`anyOf`, `if`/`then`/`else`; the 0.2.0-alpha.12 schema) |
 //!
 //! Not served: `test_sampling`, `test_elicitation*` and `test_reconnection`, which need
 //! server-to-client requests or resumable SSE streams that this hub does not offer.
@@ -140,11 +140,13 @@ pub fn listing(tool: &Tool) -> Option<Value> {
         return None;
     }
     let mut listing = tool.listing();
+    // The alpha's schema (0.2.0-alpha.12, SEP-2106): 0.1.16 checks a subset of it.
     listing["inputSchema"] = json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
         "$defs": {
             "address": {
+                "$anchor": "addressDef",
                 "type": "object",
                 "properties": {
                     "street": { "type": "string" },
@@ -155,7 +157,14 @@ pub fn listing(tool: &Tool) -> Option<Value> {
         "properties": {
             "name": { "type": "string" },
             "address": { "$ref": "#/$defs/address" },
+            "contactMethod": { "type": "string", "enum": ["phone", "email"] },
+            "phone": { "type": "string" },
+            "email": { "type": "string" },
         },
+        "allOf": [{ "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }],
+        "if": { "properties": { "contactMethod": { "const": "phone" } }, "required": ["contactMethod"] },
+        "then": { "required": ["phone"] },
+        "else": { "required": ["email"] },
         "additionalProperties": false,
     });
     Some(listing)
@@ -331,6 +340,15 @@ mod tests {
         );
         assert!(listed["inputSchema"]["$defs"]["address"].is_object());
         assert_eq!(listed["inputSchema"]["additionalProperties"], false);
+        // SEP-2106 (conformance 0.2.0-alpha.12): composition, conditional and anchor keywords.
+        assert_eq!(
+            listed["inputSchema"]["$defs"]["address"]["$anchor"],
+            "addressDef"
+        );
+        assert!(listed["inputSchema"]["allOf"][0]["anyOf"].is_array());
+        for keyword in ["if", "then", "else"] {
+            assert!(listed["inputSchema"][keyword].is_object(), "{keyword}");
+        }
         assert!(listing(&crate::identity::VERIFY_AGENT).is_none());
     }
 }

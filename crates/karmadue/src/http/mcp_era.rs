@@ -30,8 +30,18 @@ fn refused(code: i64, message: String, data: Option<Value>) -> EraRefusal {
     (StatusCode::BAD_REQUEST, code, message, data)
 }
 
-fn supported() -> Value {
-    json!({ "supported": [MODERN_VERSION, LEGACY_VERSIONS[0], LEGACY_VERSIONS[1], LEGACY_VERSIONS[2]] })
+/// The `-32022` error's data: the versions a request of this form may name (only
+/// [`MODERN_VERSION`] in `_meta`, as `server/discover`'s `supportedVersions` says; every version
+/// in the header of a legacy request) and the one it asked for (decision 397).
+fn unsupported(requested: &str, modern_form: bool) -> Value {
+    let supported: Vec<&str> = if modern_form {
+        vec![MODERN_VERSION]
+    } else {
+        std::iter::once(MODERN_VERSION)
+            .chain(LEGACY_VERSIONS.iter().copied())
+            .collect()
+    };
+    json!({ "supported": supported, "requested": requested })
 }
 
 /// Picks the era and applies the 2026-07-28 header rules.
@@ -49,13 +59,19 @@ pub(super) fn choose_era(
     let Some(version) = meta_version else {
         return legacy(header_version, method);
     };
-    if version != MODERN_VERSION {
-        let message = format!("Unsupported protocol version {version}.");
-        return Err(refused(UNSUPPORTED_VERSION, message, Some(supported())));
-    }
+    // The header is compared first: a mismatch is a HeaderMismatch whichever version either
+    // names (decision 397).
     if header_version != Some(version) {
         let message = "MCP-Protocol-Version must equal params._meta protocol version.";
         return Err(refused(HEADER_MISMATCH, message.into(), None));
+    }
+    if version != MODERN_VERSION {
+        let message = format!("Unsupported protocol version {version}.");
+        return Err(refused(
+            UNSUPPORTED_VERSION,
+            message,
+            Some(unsupported(version, true)),
+        ));
     }
     if !meta
         .and_then(|meta| meta.get(META_CAPABILITIES))
@@ -91,7 +107,11 @@ fn legacy(header_version: Option<&str>, method: &str) -> Result<Era, EraRefusal>
         )),
         Some(version) if !LEGACY_VERSIONS.contains(&version) && method != "initialize" => {
             let message = format!("Unsupported MCP-Protocol-Version {version}.");
-            Err(refused(UNSUPPORTED_VERSION, message, Some(supported())))
+            Err(refused(
+                UNSUPPORTED_VERSION,
+                message,
+                Some(unsupported(version, false)),
+            ))
         }
         _ => Ok(Era::Legacy),
     }

@@ -225,6 +225,56 @@ fn the_2026_era_is_served_statelessly_with_its_header_rules() {
     );
 }
 
+/// Decision 397: the header is compared before the version is judged, and -32022 names what a
+/// request of its form may ask for (only 2026-07-28 in `_meta`, as `server/discover` lists) and
+/// echoes the version asked for.
+#[test]
+fn an_unsupported_version_names_what_discover_lists_and_a_mismatch_comes_first() {
+    let app = TestApp::start();
+    let meta = |version: &str| {
+        json!({ "jsonrpc": "2.0", "id": 5, "method": "server/discover", "params": { "_meta": { "io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {} } } }).to_string()
+    };
+    let send = |body: &str, header: &str| {
+        let reply = app.mcp_raw(
+            body,
+            &[
+                ("mcp-protocol-version", header),
+                ("mcp-method", "server/discover"),
+            ],
+        );
+        (reply.status, reply.json())
+    };
+    let (status, unknown) = send(&meta("v999.0.0"), "v999.0.0");
+    assert_eq!(
+        (status, unknown["error"]["code"].as_i64()),
+        (400, Some(-32022))
+    );
+    assert_eq!(
+        unknown["error"]["data"],
+        json!({ "supported": ["2026-07-28"], "requested": "v999.0.0" })
+    );
+    let (status, mismatch) = send(&meta("v999.0.0"), "2026-07-28");
+    assert_eq!(
+        (status, mismatch["error"]["code"].as_i64()),
+        (400, Some(-32020)),
+        "{mismatch}"
+    );
+    // A legacy request (no `_meta`) naming an unknown version in the header: every version.
+    let reply = app.mcp_raw(
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#,
+        &[("mcp-protocol-version", "1999-01-01")],
+    );
+    let legacy = reply.json();
+    assert_eq!(
+        (reply.status, legacy["error"]["code"].as_i64()),
+        (400, Some(-32022))
+    );
+    assert_eq!(
+        legacy["error"]["data"],
+        json!({ "supported": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"], "requested": "1999-01-01" })
+    );
+}
+
 #[test]
 fn foreign_hosts_and_origins_are_refused() {
     let app = TestApp::start();
