@@ -138,6 +138,8 @@ pub struct Response {
     pub status: u16,
     /// The `Content-Type` header, when sent.
     pub content_type: Option<String>,
+    /// The `Cache-Control` header, when sent (what a cache of the answer may do).
+    pub cache_control: Option<String>,
     /// The body, at most the policy's `max_response_bytes`.
     pub body: Vec<u8>,
 }
@@ -406,11 +408,15 @@ pub fn send_blocking(request: &Request, policy: &Policy) -> Result<Response, Out
         .body(request.body.clone())
         .map_err(|error| OutboundError::BadUrl(error.to_string()))?;
     let mut response = agent.run(built).map_err(|error| failed(error, policy))?;
-    let content_type = response
-        .headers()
-        .get(ureq::http::header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .map(str::to_owned);
+    let header = |name: ureq::http::header::HeaderName| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned)
+    };
+    let content_type = header(ureq::http::header::CONTENT_TYPE);
+    let cache_control = header(ureq::http::header::CACHE_CONTROL);
     let status = response.status().as_u16();
     let body = response
         .body_mut()
@@ -421,6 +427,7 @@ pub fn send_blocking(request: &Request, policy: &Policy) -> Result<Response, Out
     Ok(Response {
         status,
         content_type,
+        cache_control,
         body,
     })
 }

@@ -17,6 +17,7 @@
 //! Codes and tokens are random (`kdoc_`, `kdoa_`, `kdor_` + 64 hex) and stored only as their
 //! SHA-256. Nothing here is an event: connections are working state (docs/decisions.md 305).
 
+pub mod cimd;
 pub mod error;
 pub mod permission;
 pub mod pkce;
@@ -241,11 +242,7 @@ pub async fn register(
         .map(|name| name.trim().to_owned())
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "An MCP client".to_owned());
-    if client_name.chars().count() > 100
-        || client_name
-            .chars()
-            .any(|c| c.is_control() || kd_core::scanner::is_format(c))
-    {
+    if name_refusal(&client_name).is_some() {
         return Err(ConnectorError::InvalidClientMetadata(
             "client_name is one line of at most 100 characters, without invisible or \
              direction-changing characters."
@@ -273,6 +270,15 @@ pub async fn register(
         redirect_uris: client.redirect_uris,
         issued_at: now_ms / 1000,
     })
+}
+
+/// Why a client name cannot be shown (over 100 characters, control or invisible characters).
+fn name_refusal(name: &str) -> Option<&'static str> {
+    (name.chars().count() > 100
+        || name
+            .chars()
+            .any(|c| c.is_control() || kd_core::scanner::is_format(c)))
+    .then_some("client_name is one line of at most 100 characters, without invisible characters")
 }
 
 /// The query of `/oauth/authorize` (and the hidden fields of its consent form).
@@ -307,14 +313,20 @@ pub struct AuthRequest {
 /// The client of an authorization request, when its redirect URI is one it registered.
 /// These refusals are shown to the person, never redirected (OAuth 2.1 §4.1.2.1).
 ///
+/// A `client_id` that is a metadata document's URL ([`cimd`]) is fetched or refreshed first.
+///
 /// # Errors
-/// `invalid_client` (unknown client), `invalid_request` (a redirect URI it did not register),
-/// a store failure.
+/// `invalid_client` (unknown client, or an unusable metadata document), `invalid_request` (a
+/// redirect URI it did not register), a store failure.
 pub async fn check_client(
     hub: &Kernel,
     client_id: &str,
     redirect_uri: &str,
 ) -> Result<ClientRow, ConnectorError> {
+    // A client known by its metadata document is fetched (or its stored copy used) first.
+    if cimd::is_document_url(client_id, hub.config.outbound_allow_private) {
+        cimd::refresh(hub, client_id).await?;
+    }
     let id = client_id.to_owned();
     let client = hub
         .store

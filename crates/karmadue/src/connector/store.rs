@@ -88,6 +88,41 @@ pub fn insert_client(conn: &Connection, client: &ClientRow, now_ms: i64) -> Resu
     Ok(())
 }
 
+/// Stores (or refreshes) the client described by a Client ID Metadata Document, whose copy is
+/// used until `expires_ms`.
+///
+/// # Errors
+/// When the store fails.
+pub fn upsert_document_client(
+    conn: &Connection,
+    client: &ClientRow,
+    expires_ms: i64,
+    now_ms: i64,
+) -> Result<(), DbError> {
+    let uris = serde_json::to_string(&client.redirect_uris).unwrap_or_else(|_| "[]".into());
+    conn.execute(
+        "INSERT INTO oauth_clients (client_id, client_name, redirect_uris, created_ms, metadata_expires_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (client_id) DO UPDATE SET client_name = excluded.client_name,
+             redirect_uris = excluded.redirect_uris, metadata_expires_ms = excluded.metadata_expires_ms",
+        params![client.client_id, client.client_name, uris, now_ms, expires_ms],
+    )?;
+    Ok(())
+}
+
+/// Until when the stored copy of a metadata-document client is used (None: a client
+/// registered by DCR, or no such client).
+///
+/// # Errors
+/// When the store fails.
+pub fn document_expiry(conn: &Connection, client_id: &str) -> Result<Option<i64>, DbError> {
+    Ok(conn
+        .prepare_cached("SELECT metadata_expires_ms FROM oauth_clients WHERE client_id = ?1")?
+        .query_row([client_id], |row| row.get::<Option<i64>>(0))
+        .optional()?
+        .flatten())
+}
+
 /// The client `client_id`, if registered.
 ///
 /// # Errors

@@ -91,7 +91,7 @@ pub fn authorization_server(hub: &Hub) -> Value {
         "scopes_supported": connector::SCOPES,
         "authorization_response_iss_parameter_supported": true,
         // Client ID Metadata Documents are not built yet (docs/decisions.md 304).
-        "client_id_metadata_document_supported": false,
+        "client_id_metadata_document_supported": true,
         "service_documentation": format!("{issuer}/functions/v1/docs/docs/permissions.md"),
     })
 }

@@ -9,6 +9,7 @@ use crate::app::{Browser, Reply, TestApp, hidden, urlencode};
 
 mod agents;
 mod apps;
+mod cimd;
 mod flow;
 mod hardening;
 mod permission;

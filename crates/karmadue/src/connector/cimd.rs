@@ -1,0 +1,212 @@
+//! Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document; the MCP
+//! authorization spec's preferred registration; issue 12; docs/decisions.md 408): a client
+//! whose `client_id` is the https URL of a JSON document describing it needs no registration.
+//! The hub fetches the document through its one outbound client (`kd_core::outbound`: SSRF
+//! guards on every resolved address, no redirects, time limits) with a 64 KiB cap, checks it,
+//! and keeps it in `oauth_clients` like a registered client for as long as its
+//! `Cache-Control: max-age` says (at least a minute, at most a day, five minutes when it says
+//! nothing).
+//!
+//! The document must be a JSON object whose `client_id` is the URL byte for byte, with 1 to 10
+//! `redirect_uris` under the registration rules, a `client_name` under the same rules (the
+//! URL's host when absent), and a `token_endpoint_auth_method` of `none` when present (the
+//! hub issues public clients only). A `client_id` is taken as a document URL when it is an
+//! https URL with a path; with the operator's `--outbound-allow-private` (tests and local
+//! setups) an `http://` URL on a loopback host is taken too.
+
+use kd_core::outbound::{self, Request};
+use kd_kernel::Kernel;
+use serde::Deserialize;
+
+use super::{ConnectorError, pkce, store};
+use store::ClientRow;
+
+/// The most bytes of a metadata document read.
+pub const MAX_DOCUMENT_BYTES: u64 = 64 * 1024;
+/// How long a document is used when its answer says nothing about caching, in seconds.
+pub const DEFAULT_CACHE_S: i64 = 300;
+/// The shortest time a fetched document is used, in seconds.
+pub const MIN_CACHE_S: i64 = 60;
+/// The longest time a fetched document is used, in seconds (a day).
+pub const MAX_CACHE_S: i64 = 86_400;
+
+/// Whether `client_id` names a metadata document: an https URL with a path other than `/`
+/// (with `allow_private`, also an http URL on 127.0.0.1, `[::1]` or `localhost`).
+pub fn is_document_url(client_id: &str, allow_private: bool) -> bool {
+    // Parsed as a browser parses it (the outbound client's parser, nothing refused yet).
+    let Ok(url) = outbound::parse_url(client_id, &outbound::Policy::new(true)) else {
+        return false;
+    };
+    let loopback = matches!(url.host_str(), Some("127.0.0.1" | "[::1]" | "localhost"));
+    let scheme_ok =
+        url.scheme() == "https" || (allow_private && url.scheme() == "http" && loopback);
+    scheme_ok
+        && url.path() != "/"
+        && url.username().is_empty()
+        && url.password().is_none()
+        && url.fragment().is_none()
+        && url.as_str() == client_id
+}
+
+/// A metadata document's fields the hub uses (anything else is ignored).
+#[derive(Debug, Deserialize)]
+struct Document {
+    client_id: String,
+    #[serde(default)]
+    client_name: Option<String>,
+    #[serde(default)]
+    redirect_uris: Vec<String>,
+    #[serde(default)]
+    token_endpoint_auth_method: Option<String>,
+}
+
+/// Makes sure the client of the document at `client_id` is stored and fresh: a stored copy
+/// still in date is used as is; otherwise the document is fetched and checked, and stored.
+///
+/// # Errors
+/// `invalid_client` naming what was wrong (the fetch refused or failed, not 200, not the
+/// document of this URL, bad redirect URIs or name, a confidential method); a store failure.
+pub async fn refresh(hub: &Kernel, client_id: &str) -> Result<(), ConnectorError> {
+    let id = client_id.to_owned();
+    let now_ms = hub.clock.now_ms();
+    let expiry = hub
+        .store
+        .read(move |conn| store::document_expiry(conn, &id).map_err(ConnectorError::from))
+        .await?;
+    if expiry.is_some_and(|until| until > now_ms) {
+        return Ok(());
+    }
+    let policy = outbound::Policy {
+        max_response_bytes: MAX_DOCUMENT_BYTES,
+        ..hub.config.outbound_policy()
+    };
+    let request = Request::get(client_id).header("accept", "application/json");
+    let response = outbound::send(request, policy)
+        .await
+        .map_err(|error| refused(client_id, &error.to_string()))?;
+    if response.status != 200 {
+        return Err(refused(
+            client_id,
+            &format!("it answered HTTP {}", response.status),
+        ));
+    }
+    let client = checked(client_id, &response.body)?;
+    let cache_s = cache_seconds(response.cache_control.as_deref());
+    hub.store
+        .write(move |txn| -> Result<(), ConnectorError> {
+            let now = txn.now_ms();
+            store::upsert_document_client(txn.conn(), &client, now + cache_s * 1000, now)?;
+            Ok(())
+        })
+        .await?
+}
+
+/// The client a fetched document describes, checked.
+fn checked(client_id: &str, body: &[u8]) -> Result<ClientRow, ConnectorError> {
+    let document: Document = serde_json::from_slice(body)
+        .map_err(|_| refused(client_id, "it is not a JSON object with string fields"))?;
+    if document.client_id != client_id {
+        return Err(refused(
+            client_id,
+            "its client_id is not this URL, byte for byte",
+        ));
+    }
+    if document.redirect_uris.is_empty() || document.redirect_uris.len() > 10 {
+        return Err(refused(client_id, "redirect_uris must hold 1 to 10 URIs"));
+    }
+    for uri in &document.redirect_uris {
+        if let Some(why) = pkce::redirect_refusal(uri) {
+            return Err(refused(client_id, why));
+        }
+    }
+    if document
+        .token_endpoint_auth_method
+        .as_deref()
+        .is_some_and(|method| method != "none")
+    {
+        return Err(refused(
+            client_id,
+            "this hub takes public clients only: token_endpoint_auth_method must be none",
+        ));
+    }
+    let host = outbound::parse_url(client_id, &outbound::Policy::new(true))
+        .ok()
+        .and_then(|url| url.host_str().map(str::to_owned))
+        .unwrap_or_default();
+    let name = document
+        .client_name
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or(host);
+    if super::name_refusal(&name).is_some() {
+        return Err(refused(
+            client_id,
+            "client_name must be one line of at most 100 characters without invisible characters",
+        ));
+    }
+    Ok(ClientRow {
+        client_id: client_id.to_owned(),
+        client_name: name,
+        redirect_uris: document.redirect_uris,
+    })
+}
+
+/// How long a fetched document is used, from its `Cache-Control`: `max-age` clamped to
+/// [`MIN_CACHE_S`]..=[`MAX_CACHE_S`]; `no-store` or `no-cache` the minimum; nothing said
+/// [`DEFAULT_CACHE_S`].
+pub fn cache_seconds(cache_control: Option<&str>) -> i64 {
+    let Some(text) = cache_control else {
+        return DEFAULT_CACHE_S;
+    };
+    let mut max_age = None;
+    for directive in text.split(',').map(str::trim) {
+        let lower = directive.to_ascii_lowercase();
+        if lower == "no-store" || lower == "no-cache" {
+            return MIN_CACHE_S;
+        }
+        if let Some(seconds) = lower.strip_prefix("max-age=") {
+            max_age = seconds.trim_matches('"').parse::<i64>().ok();
+        }
+    }
+    max_age.map_or(DEFAULT_CACHE_S, |seconds| {
+        seconds.clamp(MIN_CACHE_S, MAX_CACHE_S)
+    })
+}
+
+fn refused(client_id: &str, why: &str) -> ConnectorError {
+    ConnectorError::InvalidClient(format!(
+        "The client's metadata document at {client_id} cannot be used: {why}."
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn document_urls_are_https_with_a_path_or_loopback_http_when_allowed() {
+        assert!(is_document_url(
+            "https://app.example/oauth/client.json",
+            false
+        ));
+        assert!(!is_document_url("https://app.example/", false));
+        assert!(!is_document_url("https://app.example", false));
+        assert!(!is_document_url("kdcl_0123", false));
+        assert!(!is_document_url("http://127.0.0.1:8000/client.json", false));
+        assert!(is_document_url("http://127.0.0.1:8000/client.json", true));
+        assert!(!is_document_url("http://app.example/client.json", true));
+        assert!(!is_document_url("https://user@app.example/c.json", false));
+        assert!(!is_document_url("https://app.example/c.json#x", false));
+        assert!(!is_document_url("https://APP.example/c.json", false));
+    }
+
+    #[test]
+    fn the_cache_follows_max_age_within_bounds() {
+        assert_eq!(cache_seconds(None), DEFAULT_CACHE_S);
+        assert_eq!(cache_seconds(Some("public, max-age=3600")), 3600);
+        assert_eq!(cache_seconds(Some("max-age=5")), MIN_CACHE_S);
+        assert_eq!(cache_seconds(Some("max-age=9999999")), MAX_CACHE_S);
+        assert_eq!(cache_seconds(Some("no-store")), MIN_CACHE_S);
+        assert_eq!(cache_seconds(Some("private")), DEFAULT_CACHE_S);
+    }
+}
