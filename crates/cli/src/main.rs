@@ -469,3 +469,24 @@ fn import(
         ExitCode::SUCCESS
     })
 }
+
+/// The allocator asks for no transparent huge pages (docs/decisions.md 394): after the
+/// process has allocated through mimalloc, no mapping of it is advised `MADV_HUGEPAGE` (`hg`
+/// among `/proc/self/smaps`' `VmFlags`).
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    #[test]
+    fn the_allocator_advises_no_huge_pages() -> std::io::Result<()> {
+        // 64 MiB in blocks of 1 MiB: mimalloc reserves arenas for them.
+        let blocks: Vec<Vec<u8>> = (0..64u8).map(|byte| vec![byte; 1 << 20]).collect();
+        let smaps = std::fs::read_to_string("/proc/self/smaps")?;
+        let advised = smaps
+            .lines()
+            .filter(|line| line.starts_with("VmFlags:"))
+            .filter(|line| line.split_whitespace().any(|flag| flag == "hg"))
+            .count();
+        assert_eq!(advised, 0, "mappings advised MADV_HUGEPAGE");
+        assert_eq!(blocks.iter().map(Vec::len).sum::<usize>(), 64 << 20);
+        Ok(())
+    }
+}

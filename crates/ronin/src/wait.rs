@@ -151,6 +151,10 @@ pub(crate) fn nothing_new(body: &Value) -> bool {
 /// stands, `{"cursor": ...}` when still nothing). Refusals: `unauthorized:` 401 (as `me`),
 /// `invalid:` 400 for a bad `since` or `timeout`, `rate-limited:` 429 past [`PER_KEY_MAX`]
 /// open waits of one key.
+///
+/// The request's URI, query and headers are dropped once the request is admitted
+/// ([`admit`]): their header values share the connection's first read buffer (8 KiB), which
+/// a held wait would otherwise keep alive (docs/decisions.md 393).
 pub async fn me_wait(
     State(ronin): State<Ronin>,
     OriginalUri(uri): OriginalUri,
@@ -158,11 +162,9 @@ pub async fn me_wait(
     headers: HeaderMap,
 ) -> Response {
     let answered = async {
-        let auth = crate::me::check_auth(&ronin, &uri, &headers, "GET", b"", false)?;
-        let since = crate::me::since(&query)?;
-        let timeout = timeout(&query)?;
-        take_auth(&ronin, auth.id).await?;
-        wait(&ronin, auth.pubkey, since, Duration::from_secs(timeout)).await
+        // Boxed: the admission's futures (the auth id's write) take no room in the held one.
+        let admitted = Box::pin(admit(&ronin, uri, query, headers)).await?;
+        wait(&ronin, admitted).await
     };
     match answered.await {
         Ok(body) => answer(StatusCode::OK, &body),
@@ -170,13 +172,43 @@ pub async fn me_wait(
     }
 }
 
-/// Registers, reads, and sleeps until a wake or the deadline (see [`me_wait`]).
-async fn wait(
-    ronin: &Ronin,
+/// What a held wait keeps of its request: the caller's key, its cursor and its timeout.
+#[derive(Debug)]
+struct Admitted {
     pubkey: String,
     since: i64,
     timeout: Duration,
-) -> Result<Value, Refusal> {
+}
+
+/// Checks the auth, `since` and `timeout`, takes the auth id, and drops the request's parts
+/// (they are moved in and go out of scope here, before any sleep).
+async fn admit(
+    ronin: &Ronin,
+    uri: axum::http::Uri,
+    query: HashMap<String, String>,
+    headers: HeaderMap,
+) -> Result<Admitted, Refusal> {
+    let auth = crate::me::check_auth(ronin, &uri, &headers, "GET", b"", false)?;
+    drop((uri, headers));
+    let since = crate::me::since(&query)?;
+    let timeout = Duration::from_secs(timeout(&query)?);
+    drop(query);
+    let kd_protocol::nostr::Event { id, pubkey, .. } = auth;
+    take_auth(ronin, id).await?;
+    Ok(Admitted {
+        pubkey,
+        since,
+        timeout,
+    })
+}
+
+/// Registers, reads, and sleeps until a wake or the deadline (see [`me_wait`]).
+async fn wait(ronin: &Ronin, admitted: Admitted) -> Result<Value, Refusal> {
+    let Admitted {
+        pubkey,
+        since,
+        timeout,
+    } = admitted;
     let deadline = tokio::time::Instant::now() + timeout;
     let caller = pubkey.clone();
     let lineage = ronin
@@ -196,6 +228,8 @@ async fn wait(
         if !nothing_new(&body) {
             return Ok(body);
         }
+        // Nothing new: the empty answer is not kept across the sleep.
+        drop(body);
         if tokio::time::timeout_at(deadline, registration.woken())
             .await
             .is_err()

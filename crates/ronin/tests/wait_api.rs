@@ -156,3 +156,56 @@ async fn a_wait_refuses_a_timeout_out_of_bounds_and_bad_auth_and_writes_nothing(
     assert_eq!(hub.log_len(), log);
     assert_eq!(hub.ronin.waiters.keys_waited_on(), 0);
 }
+
+/// A held wait keeps no part of its request (decision 393): its URI and `Authorization`
+/// share one buffer, as hyper's request head shares the connection's read buffer; once the
+/// waiter is parked nothing else holds that buffer, and the wait still wakes with its task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_wait_keeps_no_part_of_its_request_and_still_wakes_with_its_task() {
+    use axum::body::{Body, Bytes};
+    use axum::http::{HeaderValue, Request, Uri, header::AUTHORIZATION};
+    use tower::ServiceExt as _;
+
+    let hub = common::hub();
+    market(&hub, None).await;
+    let since = cursor_now(&hub, &ALICE, "c-held").await;
+    let path = format!("/api/v1/me/wait?since={since}&timeout=30");
+    let header = nip98(&ALICE, &format!("{PUBLIC_URL}{path}"), NOW_S, "w-held");
+    let head = Bytes::from(format!("{path}{header}"));
+    let uri = Uri::from_maybe_shared(head.slice(..path.len())).unwrap();
+    let value = HeaderValue::from_maybe_shared(head.slice(path.len()..)).unwrap();
+    let mut request = Request::get(uri).body(Body::empty()).unwrap();
+    request.headers_mut().insert(AUTHORIZATION, value);
+    assert!(!head.is_unique());
+    let held = tokio::spawn(hub.router.clone().oneshot(request));
+    let parked = Instant::now();
+    while hub.ronin.waiters.keys_waited_on() == 0 {
+        assert!(parked.elapsed() < Duration::from_secs(10), "never parked");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        head.is_unique(),
+        "the held wait keeps a part of its request"
+    );
+    assert!(!held.is_finished());
+
+    let offered = offer(&BOB, &key(&ALICE), "summaries", 2.0);
+    accepted(&hub, &offered).await;
+    let response = tokio::time::timeout(Duration::from_secs(10), held)
+        .await
+        .expect("woken well before its timeout")
+        .unwrap()
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let body = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        body["new"]["tasks"][0]["task"],
+        offered.id.as_str(),
+        "{body}"
+    );
+    assert_eq!(hub.ronin.waiters.keys_waited_on(), 0);
+}
