@@ -311,6 +311,11 @@ for tier in table["tiers"]:
     tier["writes_per_minute"] *= factor
 table["tool_reads_per_minute"] = {tool: limit * factor for tool, limit in table["tool_reads_per_minute"].items()}
 table["default_tool_reads_per_minute"] *= factor
+# request_visa at the registered tier: python_visa_client.py cannot pass admission and get an
+# owner link by itself; the Rust suite tests who is eligible (decision 403).
+for tier in table["tiers"]:
+    tier["unlocks"] = [tool for tool in tier["unlocks"] if tool != "request_visa"]
+table["tiers"][1]["unlocks"].append("request_visa")
 json.dump(table, sys.stdout)
 ' "$1" >"$WORK/tiers-$1.json" || die "karmadue tiers failed"
 }
@@ -463,6 +468,7 @@ if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN"
     run_peer "ts_sdk_client.mjs (system node $(node --version))" node "$PEERS/ts_sdk_client.mjs"
     run_peer "python_mcp_client.py" "$PYTHON" "$PEERS/python_mcp_client.py"
     run_peer "python_crypto_client.py" "$PYTHON" "$PEERS/python_crypto_client.py"
+    run_peer "python_visa_client.py (PyJWT)" "$PYTHON" "$PEERS/python_visa_client.py"
     run_peer "python_receipts_client.py" "$PYTHON" "$PEERS/python_receipts_client.py"
     run_peer "python_tlog_client.py (RFC 6962, C2SP, by hand)" "$PYTHON" "$PEERS/python_tlog_client.py"
     run_peer "aics_tlog_check.py (aics-tlog, a C2SP client)" "$PYTHON" "$PEERS/aics_tlog_check.py"
