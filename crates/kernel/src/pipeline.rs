@@ -231,6 +231,7 @@ impl Kernel {
         let charged_as_anonymous = unproven(&auth);
         let ip = auth.ip;
         let visa = auth.visa.clone();
+        let connected = auth.connector.is_some();
         let (args, caller) = match self.prove(tool, raw_arguments, auth).await {
             Ok(proven) => proven,
             // Proof headers that proved nothing (junk, a bad or stale signature, an ended
@@ -249,6 +250,10 @@ impl Kernel {
             Some(visa) => self.check_visa(visa, tool, subject)?,
             None => false,
         };
+        // A connected app reaches a scoped tool only when its person approved that scope (the
+        // connector offers nothing else): the approval stands in for the agent ladder's
+        // stamps, as a visa does (docs/decisions.md 409).
+        let stood_in = stood_in || (connected && (self.policy.visa_scope)(tool.name).is_some());
         self.admit(tool, subject, charged_as_anonymous, stood_in)
             .await?;
         let written = Arc::new(std::sync::Mutex::new(None));

@@ -78,6 +78,7 @@ fn a_refused_write_names_the_screen_that_adds_its_permission_and_approving_adds_
     // The same token now holds it.
     let names = tool_names(&rpc(&app, CONNECTOR, &access, "tools/list", json!({})));
     assert!(names.contains(&"create_thread".to_owned()), "{names:?}");
+    posts_a_thread(&app, &access);
     let me_now = call(&app, CONNECTOR, &access, "verify_agent", json!({}));
     assert_eq!(
         me_now["data"]["current"]["connection"]["scopes"],
@@ -96,10 +97,21 @@ fn a_refused_write_names_the_screen_that_adds_its_permission_and_approving_adds_
     let reissued = assert_reissued(&app, &access, &first, &me_now);
     // Approving again adds nothing and re-issues nothing.
     assert!(approve("approve").text.contains("Permission added"));
-    assert_eq!(app.log_len(), before + 2);
+    assert_eq!(app.log_len(), before + 3, "the thread, and nothing more");
     let same =
         call(&app, CONNECTOR, &access, "verify_agent", json!({}))["data"]["passport"].clone();
     assert_eq!(same["credential_id"], reissued["credential_id"]);
+}
+
+/// The approved kd.listings.write stands in for the admission stamp the hosted agent never
+/// has (decision 409): the app posts a thread.
+fn posts_a_thread(app: &TestApp, access: &str) {
+    let before = app.log_len();
+    let arguments =
+        json!({ "topic": "tools", "title": "Asked by Claude", "body": "Which runner do you use?" });
+    let posted = call(app, CONNECTOR, access, "create_thread", arguments);
+    assert_eq!(posted["ok"], true, "{posted}");
+    assert_eq!(app.log_len(), before + 1);
 }
 
 /// The connection's first passport: a connector passport stating the approved grant.
