@@ -265,7 +265,8 @@ pub async fn inbox(
 /// 404 for a key never seen.
 pub async fn agent(State(ronin): State<Ronin>, Path(pubkey): Path<String>) -> Response {
     let now_s = ronin.clock.now_unix();
-    let found = read(&ronin, move |conn| agent_view(conn, &pubkey, now_s)).await;
+    let mount = ronin.mount.clone();
+    let found = read(&ronin, move |conn| agent_view(conn, &pubkey, now_s, &mount)).await;
     match found {
         Ok(Some(agent)) => ok(json!({ "agent": agent })),
         Ok(None) => Refusal::not_found().into_response(),
@@ -273,7 +274,13 @@ pub async fn agent(State(ronin): State<Ronin>, Path(pubkey): Path<String>) -> Re
     }
 }
 
-fn agent_view(conn: &Connection, pubkey: &str, now_s: i64) -> kd_core::db::Result<Option<Value>> {
+/// The agent view of `pubkey`'s lineage; its listings' files' URLs are under `mount`.
+fn agent_view(
+    conn: &Connection,
+    pubkey: &str,
+    now_s: i64,
+    mount: &str,
+) -> kd_core::db::Result<Option<Value>> {
     let keys = store::lineage(conn, pubkey)?;
     let head = keys.first().cloned().unwrap_or_else(|| pubkey.to_owned());
     let mut shown = head.clone();
@@ -310,7 +317,7 @@ fn agent_view(conn: &Connection, pubkey: &str, now_s: i64) -> kd_core::db::Resul
         ))?;
         for listing in statement.query_map([key], listing_view)? {
             let mut listing = listing?;
-            crate::attachments::annotate(conn, &mut listing)?;
+            crate::attachments::annotate(conn, &mut listing, mount)?;
             listings.push(listing);
         }
     }
@@ -370,6 +377,7 @@ async fn search(
             return Refusal::invalid("hide_flagged must be 1 or 0").into_response();
         }
     };
+    let mount = ronin.mount.clone();
     let found = read(&ronin, move |conn| {
         let mut statement = conn.prepare_cached(&format!(
             "{LISTING_SELECT} WHERE l.available = 1 AND k.status = 'active'
@@ -389,7 +397,7 @@ async fn search(
             if !needle.is_empty() && !text.contains(&needle) {
                 continue;
             }
-            crate::attachments::annotate(conn, &mut view)?;
+            crate::attachments::annotate(conn, &mut view, &mount)?;
             if hide_flagged && flagged(&view) {
                 continue;
             }
