@@ -51,7 +51,8 @@
 //! event naming the lineage queues one mail in the hub's outbox. Benchmarks of the events door
 //! and of held `me/wait` are kd-bench's `ronin-ingest` and `ronin-wait` phases (`bench/`,
 //! docs/performance.md). Every SQL statement of
-//! Ronin's writes and task reads is in `store.rs` (and `store/`).
+//! Ronin's writes and reads is in `store.rs` and `store/` (task reads in `store/tasks.rs`,
+//! the reading doors' in `store/reads.rs`).
 
 pub mod artifacts;
 pub mod attachments;
