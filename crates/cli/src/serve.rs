@@ -85,6 +85,41 @@ pub(crate) struct ServeArgs {
     /// otherwise make the hub call services on its own network. For tests and local setups.
     #[arg(long, env = "KARMADUE_OUTBOUND_ALLOW_PRIVATE")]
     outbound_allow_private: bool,
+    /// Where Ronin is mounted on the listen address: / and one or more segments, no trailing
+    /// slash (e.g. /hire). Its API is then <mount>/api/v1.
+    #[arg(long, env = "KARMADUE_RONIN_MOUNT", default_value = kd_core::config::DEFAULT_RONIN_MOUNT, value_parser = ronin_mount)]
+    ronin_mount: String,
+    /// Serve Ronin on an address of its own, at its root (/api/v1/..., /q, /AGENTS.md), and no
+    /// longer under --ronin-mount on --listen.
+    #[arg(long, env = "KARMADUE_RONIN_LISTEN")]
+    ronin_listen: Option<SocketAddr>,
+    /// Public base URL of --ronin-listen, used in Ronin's absolute links and checked in its
+    /// NIP-98 tokens (default: http://<ronin-listen>).
+    #[arg(long, env = "KARMADUE_RONIN_PUBLIC_URL", requires = "ronin_listen", value_parser = public_url)]
+    ronin_public_url: Option<String>,
+}
+
+/// A `--ronin-mount` value ([`kd_core::config::check_ronin_mount`]).
+fn ronin_mount(text: &str) -> Result<String, String> {
+    kd_core::config::check_ronin_mount(text).map(|()| text.to_owned())
+}
+
+/// An absolute http(s) URL with a host and nothing after it but an optional path
+/// (`--ronin-public-url`); a trailing slash is dropped.
+fn public_url(text: &str) -> Result<String, String> {
+    let rest = text
+        .strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"))
+        .ok_or_else(|| format!("{text:?} must start with http:// or https://"))?;
+    if rest.is_empty() || rest.starts_with('/') {
+        return Err(format!("{text:?} names no host"));
+    }
+    if rest.contains(['?', '#', ' ']) {
+        return Err(format!(
+            "{text:?} must not hold a query, a fragment or a space"
+        ));
+    }
+    Ok(text.trim_end_matches('/').to_owned())
 }
 
 /// A whole number of 1 or more (`--max-connections`).
@@ -118,6 +153,9 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .map_err(|reason| anyhow::anyhow!("--trusted-proxies: {reason}"))?;
     config.smtp_url = args.smtp_url.map(kd_core::config::Secret::new);
     config.outbound_allow_private = args.outbound_allow_private;
+    config.ronin_mount = args.ronin_mount;
+    config.ronin_listen = args.ronin_listen;
+    config.ronin_public_url = args.ronin_public_url;
     if let Some(from) = args.mail_from {
         config.mail_from = from;
     }
@@ -138,6 +176,18 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         if config.public_url == kd_core::config::default_public_url(config.listen) {
             config.public_url = kd_core::config::default_public_url(bound);
         }
+        // Ronin's own address, when it has one: bound now, so port 0 names the real port.
+        let ronin_listener = match config.ronin_listen {
+            Some(address) => {
+                let listener = tokio::net::TcpListener::bind(address)
+                    .await
+                    .with_context(|| format!("cannot listen on {address} (--ronin-listen)"))?;
+                let bound = listener.local_addr()?;
+                config.ronin_listen = Some(bound);
+                Some(listener)
+            }
+            None => None,
+        };
         let hub = kd_karmadue::open(config, Arc::new(SystemClock), Arc::new(SystemRandom))?;
         let started = std::time::Instant::now();
         let bar = rows_bar(
@@ -153,7 +203,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             say_first_import(&load, started.elapsed().as_secs_f64());
         }
         print_banner(&hub, bound);
-        kd_karmadue::serve(listener, hub, shutdown_signal()).await?;
+        kd_karmadue::serve_with_ronin(listener, ronin_listener, hub, shutdown_signal()).await?;
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
@@ -196,6 +246,12 @@ fn print_banner(hub: &kd_karmadue::Hub, bound: SocketAddr) {
         hub.config.ledger_path().display()
     );
     say!("  docs           {url}/");
+    match (&hub.ronin.own_url, hub.config.ronin_listen) {
+        (Some(ronin), Some(address)) => {
+            say!("  Ronin          {ronin}/  (its own address, {address})")
+        }
+        _ => say!("  Ronin          {}", hub.ronin.base_url()),
+    }
     if hub.config.metrics {
         say!("  metrics        {url}/metrics");
     }

@@ -28,6 +28,9 @@ pub const DEFAULT_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::fro
 /// Default time between the transparency log's checkpoints while the log grows.
 pub const DEFAULT_CHECKPOINT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// Ronin's mount on the hub's address unless told otherwise (`--ronin-mount`).
+pub const DEFAULT_RONIN_MOUNT: &str = "/ronin";
+
 /// Everything `karmadue serve` needs.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -93,6 +96,15 @@ pub struct Config {
     /// callback URL could otherwise make the hub call services on its own network. Turn it on
     /// only for tests and local setups.
     pub outbound_allow_private: bool,
+    /// Ronin's mount path on the listen address (`--ronin-mount`, default `/ronin`): `/` and
+    /// one or more segments, no trailing slash ([`check_ronin_mount`]).
+    pub ronin_mount: String,
+    /// Ronin's own listen address (`--ronin-listen`): when set, Ronin is served at the root of
+    /// it and not on [`Config::listen`] (docs/decisions.md 389).
+    pub ronin_listen: Option<SocketAddr>,
+    /// The public URL of [`Config::ronin_listen`] (`--ronin-public-url`, no trailing slash;
+    /// default `http://<ronin_listen>`). Unused without `ronin_listen`.
+    pub ronin_public_url: Option<String>,
 }
 
 /// The reverse proxies a hub believes about the client's address (`--trusted-proxies`).
@@ -279,6 +291,26 @@ impl Config {
             checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
             transparency: true,
             outbound_allow_private: false,
+            ronin_mount: DEFAULT_RONIN_MOUNT.to_owned(),
+            ronin_listen: None,
+            ronin_public_url: None,
+        }
+    }
+
+    /// Where Ronin is served: `(mount, Some(own public URL))` at the root of its own listen
+    /// address, else `(ronin_mount, None)` on the hub's.
+    pub fn ronin_base(&self) -> (String, Option<String>) {
+        match self.ronin_listen {
+            Some(listen) => (
+                String::new(),
+                Some(
+                    self.ronin_public_url
+                        .as_ref()
+                        .map(|url| url.trim_end_matches('/').to_owned())
+                        .unwrap_or_else(|| default_public_url(listen)),
+                ),
+            ),
+            None => (self.ronin_mount.clone(), None),
         }
     }
 
@@ -312,6 +344,34 @@ impl Config {
     pub fn keys_dir(&self) -> PathBuf {
         self.data_dir.join("keys")
     }
+}
+
+/// Checks a mount path for the hub's address: `/` then one or more segments, no trailing
+/// slash, no `?`, `#` or `{` (e.g. `/ronin`, `/hire`, `/market/ronin`). The root is not a
+/// mount: Ronin is served at the root only on a listen address of its own (decision 389).
+///
+/// # Errors
+/// A sentence naming what is wrong with `mount`.
+pub fn check_ronin_mount(mount: &str) -> Result<(), String> {
+    if !mount.starts_with('/') {
+        return Err(format!("{mount:?} must start with / (e.g. /ronin)"));
+    }
+    if mount == "/" {
+        return Err("the root / is not a mount: give Ronin a listen address of its own (--ronin-listen) to serve it at the root".to_owned());
+    }
+    if mount.ends_with('/') {
+        return Err(format!("{mount:?} must not end with / (e.g. /ronin)"));
+    }
+    if mount.contains("//") {
+        return Err(format!("{mount:?} has an empty segment (//)"));
+    }
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '_' | '.' | '~');
+    if let Some(bad) = mount.chars().find(|c| !allowed(*c)) {
+        return Err(format!(
+            "{mount:?} holds {bad:?}: use letters, digits, -, _, . and ~ between the slashes"
+        ));
+    }
+    Ok(())
 }
 
 /// `http://<listen>`, writing `localhost` for an unspecified (0.0.0.0 / ::) address.

@@ -21,7 +21,8 @@ pub const PAGES: [&str; 11] = [
     "changelog",
 ];
 
-/// The Markdown of a page, or None for an unknown page.
+/// The Markdown of a page (`{{public_url}}` and `{{ronin_url}}`, Ronin's base URL, filled in),
+/// or None for an unknown page.
 pub fn page(hub: &Kernel, name: &str) -> Option<String> {
     let text = match name {
         "index" => include_str!("../docs/index.md").to_owned(),
@@ -33,13 +34,21 @@ pub fn page(hub: &Kernel, name: &str) -> Option<String> {
         "signing" => include_str!("../docs/signing.md").to_owned(),
         "event-log" => include_str!("../docs/event-log.md").to_owned(),
         "scores" => include_str!("../docs/scores.md").to_owned(),
-        // Ronin under /ronin: where to start, the reference clients and the other doors.
+        // Ronin at {{ronin_url}}: where to start, the reference clients and the other doors.
         "ronin" => include_str!("../docs/ronin.md").to_owned(),
         // The same text as /llms.txt: the forum, kd-rain-v1, the 14 keys, kd-forum-v2.
         "forum" => crate::forum::llms_txt("{{public_url}}"),
         _ => return None,
     };
-    Some(text.replace("{{public_url}}", &hub.config.public_url))
+    let (ronin_mount, ronin_own) = hub.config.ronin_base();
+    let ronin_url = format!(
+        "{}{ronin_mount}",
+        ronin_own.as_deref().unwrap_or(&hub.config.public_url)
+    );
+    Some(
+        text.replace("{{public_url}}", &hub.config.public_url)
+            .replace("{{ronin_url}}", &ronin_url),
+    )
 }
 
 /// The permissions page, generated from the `access_tiers` table this hub runs with, so the

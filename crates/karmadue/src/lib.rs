@@ -61,6 +61,9 @@ pub enum StartError {
     /// The database is signed by other server keys than this process holds.
     #[error("{0}")]
     KeyMismatch(String),
+    /// `ronin_mount` is not a mount path (`kd_core::config::check_ronin_mount`).
+    #[error("--ronin-mount: {0}")]
+    RoninMount(String),
     /// The conformance fixtures were asked for on a non-loopback address.
     #[error("--conformance-fixtures serves test tools and is allowed on a loopback address only")]
     FixturesNotLoopback,
@@ -79,6 +82,7 @@ pub fn open(
     if config.conformance_fixtures && !config.listen.ip().is_loopback() {
         return Err(StartError::FixturesNotLoopback);
     }
+    kd_core::config::check_ronin_mount(&config.ronin_mount).map_err(StartError::RoninMount)?;
     // Owner only, whatever the umask: the database holds password hashes, emails and mail.
     data_files::make_private_dir(&config.data_dir).map_err(|source| StartError::DataDir {
         path: config.data_dir.clone(),
@@ -105,6 +109,8 @@ pub fn open(
     )?
     .with_public_url(config.public_url.clone())
     .with_random(Arc::clone(&random));
+    let (ronin_mount, ronin_url) = config.ronin_base();
+    let ronin = ronin.with_base(ronin_mount, ronin_url);
     // Every hub process on the database signs with the same keys (decision 153).
     for (key_id, public_key) in [
         (PASSPORT_KEY_ID, passport_key.public_key_b64url()),
@@ -207,48 +213,96 @@ pub async fn serve(
     hub: Arc<Hub>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_with_ronin(listener, None, hub, shutdown).await
+}
+
+/// [`serve`], and Ronin on `ronin_listener` too when given (`--ronin-listen`: Ronin's routes
+/// at its root, [`http::ronin_router`]). Both listeners share the store, the log and the
+/// background jobs, and stop together when `shutdown` resolves (each with the grace).
+///
+/// # Errors
+/// The first server's I/O error.
+pub async fn serve_with_ronin(
+    listener: tokio::net::TcpListener,
+    ronin_listener: Option<tokio::net::TcpListener>,
+    hub: Arc<Hub>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let store = hub.store.clone();
-    // Mail to people goes out through the relay when one is configured (people::mail).
-    let sender = hub
-        .config
-        .smtp_url
-        .is_some()
-        .then(|| tokio::spawn(people::mail::run_sender(Arc::clone(&hub.kernel))));
-    let watch = tokio::spawn(help::watch::run_schedule(Arc::clone(&hub.kernel)));
-    let heads = tokio::spawn(ledger::run_schedule(Arc::clone(&hub.kernel)));
-    let checkpoints = tokio::spawn(ledger::checkpoints::run_checkpoints(Arc::clone(
-        &hub.kernel,
-    )));
-    let upkeep = tokio::spawn(telemetry_upkeep(Arc::clone(&hub.kernel)));
-    // Ronin's signed callbacks, through the outbound client under the operator's policy.
-    let callbacks = tokio::spawn(kd_ronin::callbacks::run_deliverer(
-        hub.ronin.clone(),
-        hub.config.outbound_policy(),
-    ));
+    let jobs = start_jobs(&hub);
+    // One signal for both listeners.
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let signal = tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop.send(true);
+    });
+    let until_stopped = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = stopped.wait_for(|stop| *stop).await;
+    };
     let limits = http::server::EdgeLimits::of(&hub.config);
-    let result = http::server::run(
-        listener,
-        http::router(Arc::clone(&hub)),
-        limits,
+    let shares = || {
         http::shares::Shares::new(
             hub.config.max_connections_per_address,
             hub.config.trusted_proxies.clone(),
-        ),
+        )
+    };
+    let main = http::server::run(
+        listener,
+        http::router(Arc::clone(&hub)),
+        limits,
+        shares(),
         &hub.metrics,
-        shutdown,
-    )
-    .await;
-    if let Some(sender) = sender {
-        sender.abort();
+        until_stopped(stopped.clone()),
+    );
+    let ronin = async {
+        match ronin_listener {
+            Some(listener) => {
+                http::server::run(
+                    listener,
+                    http::ronin_router(Arc::clone(&hub)),
+                    limits,
+                    shares(),
+                    &hub.metrics,
+                    until_stopped(stopped.clone()),
+                )
+                .await
+            }
+            None => Ok(()),
+        }
+    };
+    let (result, ronin_result) = tokio::join!(main, ronin);
+    signal.abort();
+    for job in jobs {
+        job.abort();
     }
-    watch.abort();
-    heads.abort();
-    checkpoints.abort();
-    upkeep.abort();
-    callbacks.abort();
     store.close();
     tracing::info!("stopped");
-    result
+    result.and(ronin_result)
+}
+
+/// Starts the background jobs of a serving hub: mail to people (when a relay is configured),
+/// the help watch, the daily heads, the checkpoints, the telemetry upkeep and Ronin's
+/// callbacks (through the outbound client under the operator's policy).
+fn start_jobs(hub: &Arc<Hub>) -> Vec<tokio::task::JoinHandle<()>> {
+    let mut jobs = Vec::new();
+    if hub.config.smtp_url.is_some() {
+        jobs.push(tokio::spawn(people::mail::run_sender(Arc::clone(
+            &hub.kernel,
+        ))));
+    }
+    jobs.push(tokio::spawn(help::watch::run_schedule(Arc::clone(
+        &hub.kernel,
+    ))));
+    jobs.push(tokio::spawn(ledger::run_schedule(Arc::clone(&hub.kernel))));
+    jobs.push(tokio::spawn(ledger::checkpoints::run_checkpoints(
+        Arc::clone(&hub.kernel),
+    )));
+    jobs.push(tokio::spawn(telemetry_upkeep(Arc::clone(&hub.kernel))));
+    jobs.push(tokio::spawn(kd_ronin::callbacks::run_deliverer(
+        hub.ronin.clone(),
+        hub.config.outbound_policy(),
+    )));
+    jobs
 }
 
 /// How long a daily job's scheduler sleeps after a run at `now_ms`: until the next UTC

@@ -28,7 +28,7 @@ use sha2::{Digest, Sha256};
 
 use crate::me::{check_auth, take_auth};
 use crate::store::{self, Artifact};
-use crate::{MOUNT, Refusal, Ronin, answer};
+use crate::{Refusal, Ronin, answer};
 
 /// The most bytes one file may hold (10 MiB).
 pub const FILE_MAX_BYTES: usize = 10 * 1024 * 1024;
@@ -46,9 +46,11 @@ pub(crate) fn path_of(dir: &FilePath, hash: &str) -> PathBuf {
     dir.join(hash.get(..2).unwrap_or("00")).join(hash)
 }
 
-/// The URL of a stored file on this hub (the mount included).
-pub fn url_of(hash: &str) -> String {
-    format!("{MOUNT}/api/v1/artifacts/{hash}")
+/// The URL of a stored file, relative to Ronin's origin: `mount` (Ronin's, `""` at the root
+/// of its own address) then `/api/v1/artifacts/<hash>`, as section 6b's answer shows it
+/// (docs/decisions.md 390).
+pub fn url_of(mount: &str, hash: &str) -> String {
+    format!("{mount}/api/v1/artifacts/{hash}")
 }
 
 fn is_hash(text: &str) -> bool {
@@ -120,13 +122,13 @@ fn upload_body(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Refusal> {
     })
 }
 
-fn uploaded(artifact: &Artifact) -> Response {
+fn uploaded(artifact: &Artifact, mount: &str) -> Response {
     answer(
         StatusCode::OK,
         &json!({
             "ok": true,
             "hash": artifact.hash,
-            "url": url_of(&artifact.hash),
+            "url": url_of(mount, &artifact.hash),
             "bytes": artifact.bytes,
             "type": artifact.content_type,
             "scan": artifact.scan,
@@ -173,7 +175,7 @@ pub async fn upload(
         store_file(&ronin, artifact, body).await
     };
     match stored.await {
-        Ok(artifact) => uploaded(&artifact),
+        Ok(artifact) => uploaded(&artifact, &ronin.mount),
         Err(refusal) => refusal.into_response(),
     }
 }
@@ -343,18 +345,20 @@ pub async fn download(
 }
 
 /// What a task view shows of the stored file a DELIVER names by `hash`: `{hash, url, bytes,
-/// type, scan}`, or `None` when the hub holds no file with that hash.
+/// type, scan}` (`url` under `mount`: [`url_of`]), or `None` when the hub holds no file
+/// with that hash.
 ///
 /// # Errors
 /// The database's error.
 pub(crate) fn shown(
     conn: &kd_core::db::Connection,
     hash: &str,
+    mount: &str,
 ) -> kd_core::db::Result<Option<Value>> {
     Ok(store::artifact(conn, hash)?.map(|artifact| {
         json!({
             "hash": artifact.hash,
-            "url": url_of(&artifact.hash),
+            "url": url_of(mount, &artifact.hash),
             "bytes": artifact.bytes,
             "type": artifact.content_type,
             "scan": artifact.scan,

@@ -192,14 +192,18 @@ pub(crate) fn admit(conn: &Connection, attachments: &[Attachment]) -> Result<(),
 /// source: "hub"|"index", url, scan, bytes, type?}]`. A file of this hub gives its artifact
 /// URL, size, type and scan; an index skill its `raw_url` (at its source), size and
 /// `unscanned` grade. A file gone from both (not expected: files are immutable) shows `url`
-/// and `scan` null.
+/// and `scan` null. A hub file's `url` is under `mount` (Ronin's: [`crate::artifacts::url_of`]).
 ///
 /// # Errors
 /// A store failure.
-pub(crate) fn shown(conn: &Connection, content: &Value) -> kd_core::db::Result<Vec<Value>> {
+pub(crate) fn shown(
+    conn: &Connection,
+    content: &Value,
+    mount: &str,
+) -> kd_core::db::Result<Vec<Value>> {
     let mut views = Vec::new();
     for attachment in from_content(content) {
-        let mut view = match crate::artifacts::shown(conn, &attachment.hash)? {
+        let mut view = match crate::artifacts::shown(conn, &attachment.hash, mount)? {
             Some(mut file) => {
                 file["source"] = json!("hub");
                 file
@@ -230,8 +234,12 @@ pub(crate) fn shown(conn: &Connection, content: &Value) -> kd_core::db::Result<V
 ///
 /// # Errors
 /// A store failure.
-pub(crate) fn annotate(conn: &Connection, view: &mut Value) -> kd_core::db::Result<()> {
-    let attachments = shown(conn, view)?;
+pub(crate) fn annotate(
+    conn: &Connection,
+    view: &mut Value,
+    mount: &str,
+) -> kd_core::db::Result<()> {
+    let attachments = shown(conn, view, mount)?;
     if !attachments.is_empty() {
         view["attachments"] = Value::Array(attachments);
     }

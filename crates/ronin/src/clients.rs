@@ -3,8 +3,9 @@
 //! 6a's other doors and `ronin.py`).
 //!
 //! Each file lives in the crate's `clients/` folder as plain text and is served as written,
-//! with `{{RONIN_URL}}` replaced by the hub's public URL plus [`crate::MOUNT`] (Ronin's base,
-//! so `{{RONIN_URL}}/api/v1` is the API), `{{HUB_URL}}` by the hub's public URL and
+//! with `{{RONIN_URL}}` replaced by Ronin's base URL ([`crate::Ronin::base_url`]: the hub's
+//! public URL plus the mount, or Ronin's own public URL; so `{{RONIN_URL}}/api/v1` is the API),
+//! `{{HUB_URL}}` by the hub's public URL and
 //! `{{VERSION}}` by its version ([`render`]); nothing else changes (docs/decisions.md 368). The paths, their content types and their OpenAPI
 //! descriptions are the one table [`FILES`].
 
@@ -33,7 +34,7 @@ pub const HUB_URL: &str = "{{HUB_URL}}";
 /// The placeholder for the hub's version (the workspace's, as the MCP `serverInfo` says).
 pub const VERSION: &str = "{{VERSION}}";
 
-/// One served file: its path relative to [`crate::MOUNT`], the file's name in the crate's
+/// One served file: its path relative to [`crate::Ronin::mount`], the file's name in the crate's
 /// `clients/` folder, its text as written (with the placeholders), its content type, its
 /// OpenAPI operation id and summary.
 #[derive(Debug, Clone, Copy)]
@@ -163,17 +164,16 @@ pub const FILES: [File; 13] = [
     },
 ];
 
-/// A file's text as this hub serves it: [`RONIN_URL`] replaced by `public_url` (the hub's)
-/// plus [`crate::MOUNT`], [`HUB_URL`] by `public_url`, [`VERSION`] by the hub's version.
+/// A file's text as this hub serves it: [`RONIN_URL`] replaced by `ronin_url` (Ronin's base
+/// URL), [`HUB_URL`] by `hub_url` (the hub's public URL), [`VERSION`] by the hub's version.
 #[must_use]
-pub fn render(text: &str, public_url: &str) -> String {
-    let hub = public_url.trim_end_matches('/');
-    text.replace(RONIN_URL, &format!("{hub}{}", crate::MOUNT))
-        .replace(HUB_URL, hub)
+pub fn render(text: &str, ronin_url: &str, hub_url: &str) -> String {
+    text.replace(RONIN_URL, ronin_url.trim_end_matches('/'))
+        .replace(HUB_URL, hub_url.trim_end_matches('/'))
         .replace(VERSION, env!("CARGO_PKG_VERSION"))
 }
 
-/// The routes of [`FILES`], relative to [`crate::MOUNT`].
+/// The routes of [`FILES`], relative to [`crate::Ronin::mount`].
 pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
     FILES
         .iter()
@@ -186,7 +186,11 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
 }
 
 fn serve(ronin: &Ronin, file: File) -> Response {
-    let mut response = (StatusCode::OK, render(file.text, &ronin.public_url)).into_response();
+    let mut response = (
+        StatusCode::OK,
+        render(file.text, &ronin.base_url(), &ronin.public_url),
+    )
+        .into_response();
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
@@ -200,7 +204,7 @@ fn serve(ronin: &Ronin, file: File) -> Response {
     response
 }
 
-/// The OpenAPI path items of [`FILES`] (relative to [`crate::MOUNT`]).
+/// The OpenAPI path items of [`FILES`] (relative to [`crate::Ronin::mount`]).
 pub fn openapi(paths: &mut Map<String, Value>) {
     for file in FILES {
         let schema = if file.content_type == JSON {

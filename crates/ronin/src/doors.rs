@@ -1,6 +1,6 @@
 //! Ronin's routes as a table ([`routes`], which [`crate::router`] is built from) and their
 //! OpenAPI 3.1 description ([`openapi`]), which the hub puts into its document under
-//! [`crate::MOUNT`]. A route added to the table without a description fails the hub's
+//! [`crate::Ronin::mount`]. A route added to the table without a description fails the hub's
 //! OpenAPI test.
 
 use axum::routing::{MethodRouter, get, post};
@@ -10,7 +10,7 @@ use crate::{Ronin, read};
 
 mod bench;
 
-/// Every route of Ronin, relative to [`crate::MOUNT`], in OpenAPI's path syntax (which is
+/// Every route of Ronin, relative to [`crate::Ronin::mount`], in OpenAPI's path syntax (which is
 /// axum's).
 pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
     let mut routes = vec![
@@ -54,13 +54,13 @@ pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
     routes
 }
 
-/// The paths of [`routes`], relative to [`crate::MOUNT`].
+/// The paths of [`routes`], relative to [`crate::Ronin::mount`].
 pub fn route_paths() -> Vec<&'static str> {
     routes().into_iter().map(|(path, _)| path).collect()
 }
 
 /// Ronin's part of the hub's OpenAPI document: the path items (relative to
-/// [`crate::MOUNT`]) and the component schemas they name (`#/components/schemas/Ronin…`).
+/// [`crate::Ronin::mount`]) and the component schemas they name (`#/components/schemas/Ronin…`).
 pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
     let mut paths = Map::new();
     key_doors(&mut paths);

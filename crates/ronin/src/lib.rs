@@ -1,5 +1,8 @@
 //! Ronin, the agents-for-hire market where the key is the identity (spec
-//! `004_c46ac54715cc7898.txt`, mounted under `/ronin` by the hub: API base `/ronin/api/v1`).
+//! `004_c46ac54715cc7898.txt`, mounted under `/ronin` by the hub by default: API base
+//! `/ronin/api/v1`). Where it is served is runtime state ([`Ronin::mount`],
+//! [`Ronin::with_base`]): another mount on the hub's address, or the root of a listen address
+//! of its own with its own public URL (docs/decisions.md 388).
 //!
 //! Built so far:
 //!
@@ -48,7 +51,8 @@
 //! event naming the lineage queues one mail in the hub's outbox. Benchmarks of the events door
 //! and of held `me/wait` are kd-bench's `ronin-ingest` and `ronin-wait` phases (`bench/`,
 //! docs/performance.md). Every SQL statement of
-//! Ronin's writes and task reads is in `store.rs` (and `store/`).
+//! Ronin's writes and reads is in `store.rs` and `store/` (task reads in `store/tasks.rs`,
+//! the reading doors' in `store/reads.rs`).
 
 pub mod artifacts;
 pub mod attachments;
@@ -83,18 +87,8 @@ use kd_core::clock::Clock;
 use kd_core::store::Store;
 use serde_json::{Value, json};
 
-/// Where the hub mounts Ronin.
-pub const MOUNT: &str = "/ronin";
-
-/// A route path of [`doors::routes`] as the hub serves it under [`MOUNT`] (the front page,
-/// `/`, is the mount itself: `/ronin`).
-pub fn mounted(path: &str) -> String {
-    if path == "/" {
-        MOUNT.to_owned()
-    } else {
-        format!("{MOUNT}{path}")
-    }
-}
+/// Where the hub mounts Ronin unless told otherwise (`karmadue serve --ronin-mount`).
+pub const DEFAULT_MOUNT: &str = kd_core::config::DEFAULT_RONIN_MOUNT;
 
 /// The most characters `POST /api/v1/scan` reads.
 pub const SCAN_MAX_CHARS: usize = 100_000;
@@ -113,9 +107,15 @@ pub struct Ronin {
     pub operator_pubkey: String,
     /// Events a minute per key and per address ([`limits`]).
     pub limits: Arc<kd_core::limits::Limiter>,
-    /// The hub's public URL (scheme, host, port; no trailing slash): NIP-98's `u` tag is
-    /// checked against it plus the path called ([`me`]). Empty until [`Ronin::with_public_url`].
+    /// The hub's public URL (scheme, host, port; no trailing slash): the KarmaDue URLs the
+    /// texts name (`{{HUB_URL}}`, [`clients`]), and Ronin's origin unless Ronin has a listen
+    /// address of its own. Empty until [`Ronin::with_public_url`].
     pub public_url: String,
+    /// Ronin's path on the listener that serves it: [`DEFAULT_MOUNT`] on the hub's address,
+    /// `""` at the root of its own ([`Ronin::with_base`]).
+    pub mount: String,
+    /// The public URL of Ronin's own listen address (no trailing slash), when it has one.
+    pub own_url: Option<String>,
     /// The open `me/wait` requests by key ([`wait`]).
     pub waiters: wait::Waiters,
     /// Where uploaded files are kept ([`artifacts`]): [`artifacts::DIR_NAME`] beside the keys
@@ -172,6 +172,8 @@ impl Ronin {
         Ok(Self {
             clock,
             public_url: String::new(),
+            mount: DEFAULT_MOUNT.to_owned(),
+            own_url: None,
             waiters: wait::Waiters::default(),
             artifacts_dir: keys_dir
                 .parent()
@@ -197,6 +199,38 @@ impl Ronin {
         self
     }
 
+    /// The same Ronin served at `mount` (a path [`kd_core::config::check_ronin_mount`] accepts, or `""` for the root)
+    /// of the listener whose public URL is `own_url` (`None`: the hub's address, so the hub's
+    /// [`Ronin::public_url`]). Every absolute URL Ronin prints and every NIP-98 URL it checks
+    /// starts with [`Ronin::base_url`] (docs/decisions.md 388).
+    #[must_use]
+    pub fn with_base(mut self, mount: impl Into<String>, own_url: Option<String>) -> Self {
+        self.mount = mount.into();
+        self.own_url = own_url.map(|url| url.trim_end_matches('/').to_owned());
+        self
+    }
+
+    /// The public URL of the listener that serves Ronin (no trailing slash): its own when it
+    /// has one, else the hub's.
+    #[must_use]
+    pub fn origin(&self) -> &str {
+        self.own_url.as_deref().unwrap_or(&self.public_url)
+    }
+
+    /// Ronin's public base URL: [`Ronin::origin`] plus [`Ronin::mount`] (`{{RONIN_URL}}`; the
+    /// API is this plus `/api/v1`), e.g. `https://hub.example/ronin`.
+    #[must_use]
+    pub fn base_url(&self) -> String {
+        format!("{}{}", self.origin(), self.mount)
+    }
+
+    /// A route path of [`doors::routes`] as its listener serves it: under the mount (the
+    /// front page, `/`, is the mount itself: `/ronin`), or as it is at the root.
+    #[must_use]
+    pub fn mounted(&self, path: &str) -> String {
+        mounted_at(&self.mount, path)
+    }
+
     /// The same Ronin, drawing from `random` (the hub's source; a seeded one in tests).
     #[must_use]
     pub fn with_random(mut self, random: Arc<dyn kd_core::random::Random>) -> Self {
@@ -205,7 +239,18 @@ impl Ronin {
     }
 }
 
-/// Ronin's routes, relative to [`MOUNT`] (the table is [`doors::routes`]).
+/// `path` (a route of [`doors::routes`]) under `mount` (`""`: the root, where `path` stays
+/// as it is); the front page `/` is the mount itself.
+#[must_use]
+pub fn mounted_at(mount: &str, path: &str) -> String {
+    match (mount, path) {
+        ("", _) => path.to_owned(),
+        (_, "/") => mount.to_owned(),
+        _ => format!("{mount}{path}"),
+    }
+}
+
+/// Ronin's routes, relative to [`Ronin::mount`] (the table is [`doors::routes`]).
 pub fn router<S: Clone + Send + Sync + 'static>(ronin: Ronin) -> Router<S> {
     doors::routes()
         .into_iter()

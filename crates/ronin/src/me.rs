@@ -40,13 +40,14 @@ pub(crate) fn since(query: &HashMap<String, String>) -> Result<i64, Refusal> {
     }
 }
 
-/// The URL a request was called at, as the public sees it: the hub's public URL, then the
-/// path and query as called (the mount included).
+/// The URL a request was called at, as the public sees it: the public URL of the listener
+/// serving Ronin ([`Ronin::origin`]: its own, or the hub's), then the path and query as
+/// called (the mount included, when there is one).
 fn public_url(ronin: &Ronin, uri: &axum::http::Uri) -> String {
     let path = uri
         .path_and_query()
         .map_or_else(|| uri.path(), |path| path.as_str());
-    format!("{}{path}", ronin.public_url.trim_end_matches('/'))
+    format!("{}{path}", ronin.origin().trim_end_matches('/'))
 }
 
 /// Checks a request's NIP-98 `Authorization` (nothing is written): the exact URL, `method`,

@@ -126,7 +126,8 @@ impl From<Refusal> for Stop {
 }
 
 /// Queues the mail an accepted task event sends (in its writer transaction): to the address on
-/// file for the lineage its `p` tag names, when the kind is one of [`MAILED_KINDS`].
+/// file for the lineage its `p` tag names, when the kind is one of [`MAILED_KINDS`]. Its links
+/// start with `ronin_url`, Ronin's base URL ([`crate::Ronin::base_url`]).
 ///
 /// # Errors
 /// The store's error (the batch is then refused whole).
@@ -134,7 +135,7 @@ pub(crate) fn queue_mail(
     conn: &Connection,
     event: &Event,
     task: &Task,
-    public_url: &str,
+    ronin_url: &str,
     now_ms: i64,
 ) -> Result<(), StoreError> {
     let Some((_, kind_name)) = MAILED_KINDS.iter().find(|(kind, _)| *kind == event.kind) else {
@@ -163,7 +164,7 @@ pub(crate) fn queue_mail(
             "Ronin: {kind_name} on task {}",
             &task.id[..12.min(task.id.len())]
         ),
-        body: mail_body(kind_name, event, task, &recipient, &next, public_url),
+        body: mail_body(kind_name, event, task, &recipient, &next, ronin_url),
         created_ms: now_ms,
         sent_ms: None,
     };
@@ -177,7 +178,7 @@ fn mail_body(
     task: &Task,
     recipient: &str,
     next: &[Value],
-    public_url: &str,
+    ronin_url: &str,
 ) -> String {
     // "An OFFER", "An ACCEPT", "A DELIVER".
     let article = if kind_name.starts_with(['A', 'E', 'I', 'O', 'U']) {
@@ -204,13 +205,11 @@ fn mail_body(
     }
     text.push_str(&format!(
         "\nNext command (the task with your ready-to-sign templates):\n\
-         curl -s '{public_url}{}/api/v1/tasks/{}?as={recipient}'\n\n\
+         curl -s '{ronin_url}/api/v1/tasks/{}?as={recipient}'\n\n\
          Or let the reference client wait for your work: node ronin.mjs work\n\n\
-         Stop these mails: POST {{\"email\":\"\"}} to {public_url}{}/api/v1/me/notify (signed).\n\
+         Stop these mails: POST {{\"email\":\"\"}} to {ronin_url}/api/v1/me/notify (signed).\n\
          Ronin never asks for your secret key.\n",
-        crate::MOUNT,
         task.id,
-        crate::MOUNT,
     ));
     text
 }

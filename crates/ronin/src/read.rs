@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use kd_core::db::{Connection, OptionalExtension, params};
+use kd_core::db::Connection;
 use serde_json::{Value, json};
 
 use crate::{Refusal, Ronin, answer, store};
@@ -105,10 +105,6 @@ fn raw(body: String) -> Response {
     response
 }
 
-fn parse(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or(Value::Null)
-}
-
 /// `GET /api/v1/feed?limit=&offset=`: every stored event, newest first.
 pub async fn feed(
     State(ronin): State<Ronin>,
@@ -118,15 +114,7 @@ pub async fn feed(
         Ok(page) => page,
         Err(refusal) => return refusal.into_response(),
     };
-    let found = read(&ronin, move |conn| {
-        let mut statement = conn.prepare_cached(
-            "SELECT event_json FROM ronin_events ORDER BY log_seq DESC
-             LIMIT CAST(?1 AS BIGINT) OFFSET ?2",
-        )?;
-        let rows = statement.query_map(params![limit, offset], |row| row.get::<String>(0))?;
-        rows.collect::<kd_core::db::Result<Vec<_>>>()
-    })
-    .await;
+    let found = read(&ronin, move |conn| store::feed(conn, limit, offset)).await;
     match found {
         Ok(texts) => raw(format!(
             "{{\"events\":[{}],\"limit\":{limit},\"offset\":{offset},\"ok\":true}}",
@@ -135,25 +123,6 @@ pub async fn feed(
         Err(refusal) => refusal.into_response(),
     }
 }
-
-/// One agent as lists show it, less its trust (the callers add it: [`crate::trust`]).
-fn agent_summary(row: &kd_core::db::Row<'_>) -> kd_core::db::Result<Value> {
-    let pubkey: String = row.get("pubkey")?;
-    Ok(json!({
-        "pubkey": pubkey,
-        "did": did_key(&pubkey),
-        "name": row.get::<Option<String>>("name")?,
-        "about": row.get::<Option<String>>("about")?,
-        "human": row.get::<Option<bool>>("human")?.unwrap_or(false),
-        "certified": row.get::<Option<bool>>("certified")?.unwrap_or(false),
-        "status": row.get::<String>("status")?,
-    }))
-}
-
-const AGENT_SELECT: &str = "SELECT k.pubkey, k.status, p.name, p.about, p.human, p.source,
-        p.referred_by, p.event_id AS profile, k.first_seen_ms, c.human AS certified
-     FROM ronin_keys k LEFT JOIN ronin_profiles p ON p.pubkey = k.pubkey
-       LEFT JOIN ronin_certifications c ON c.pubkey = k.pubkey";
 
 /// Reads `human`: absent, empty, `0` or `false` lists every agent; `1` or `true` only the
 /// keys the operator certified as people (CERTIFY 1110 with `{"human": true}`, latest wins).
@@ -179,12 +148,7 @@ pub async fn agents(
         };
     let now_s = ronin.clock.now_unix();
     let found = read(&ronin, move |conn| {
-        let mut statement = conn.prepare_cached(&format!(
-            "{AGENT_SELECT} WHERE p.pubkey IS NOT NULL AND (CAST(?3 AS BIGINT) = 0 OR c.human = 1)
-             ORDER BY k.first_seen_ms DESC, k.pubkey LIMIT CAST(?1 AS BIGINT) OFFSET ?2"
-        ))?;
-        let rows = statement.query_map(params![limit, offset, i64::from(human)], agent_summary)?;
-        let mut agents = rows.collect::<kd_core::db::Result<Vec<_>>>()?;
+        let mut agents = store::agents_page(conn, limit, offset, human)?;
         for agent in &mut agents {
             let keys = store::lineage(conn, agent["pubkey"].as_str().unwrap_or_default())?;
             let trust = crate::trust::view(conn, &keys, now_s)?;
@@ -265,7 +229,8 @@ pub async fn inbox(
 /// 404 for a key never seen.
 pub async fn agent(State(ronin): State<Ronin>, Path(pubkey): Path<String>) -> Response {
     let now_s = ronin.clock.now_unix();
-    let found = read(&ronin, move |conn| agent_view(conn, &pubkey, now_s)).await;
+    let mount = ronin.mount.clone();
+    let found = read(&ronin, move |conn| agent_view(conn, &pubkey, now_s, &mount)).await;
     match found {
         Ok(Some(agent)) => ok(json!({ "agent": agent })),
         Ok(None) => Refusal::not_found().into_response(),
@@ -273,7 +238,13 @@ pub async fn agent(State(ronin): State<Ronin>, Path(pubkey): Path<String>) -> Re
     }
 }
 
-fn agent_view(conn: &Connection, pubkey: &str, now_s: i64) -> kd_core::db::Result<Option<Value>> {
+/// The agent view of `pubkey`'s lineage; its listings' files' URLs are under `mount`.
+fn agent_view(
+    conn: &Connection,
+    pubkey: &str,
+    now_s: i64,
+    mount: &str,
+) -> kd_core::db::Result<Option<Value>> {
     let keys = store::lineage(conn, pubkey)?;
     let head = keys.first().cloned().unwrap_or_else(|| pubkey.to_owned());
     let mut shown = head.clone();
@@ -283,17 +254,7 @@ fn agent_view(conn: &Connection, pubkey: &str, now_s: i64) -> kd_core::db::Resul
             break;
         }
     }
-    let agent = conn
-        .prepare_cached(&format!("{AGENT_SELECT} WHERE k.pubkey = ?1"))?
-        .query_row([&shown], |row| {
-            let mut agent = agent_summary(row)?;
-            agent["source"] = json!(row.get::<Option<String>>("source")?);
-            agent["referred_by"] = json!(row.get::<Option<String>>("referred_by")?);
-            agent["profile"] = json!(row.get::<Option<String>>("profile")?);
-            Ok(agent)
-        })
-        .optional()?;
-    let Some(mut agent) = agent else {
+    let Some(mut agent) = store::agent_row(conn, &shown)? else {
         return Ok(None);
     };
     agent["pubkey"] = json!(head);
@@ -305,12 +266,8 @@ fn agent_view(conn: &Connection, pubkey: &str, now_s: i64) -> kd_core::db::Resul
     for key in &keys {
         certified |= store::certified(conn, key)?;
         principals.extend(store::principals(conn, key)?);
-        let mut statement = conn.prepare_cached(&format!(
-            "{LISTING_SELECT} WHERE l.owner = ?1 ORDER BY l.created_at DESC, l.d"
-        ))?;
-        for listing in statement.query_map([key], listing_view)? {
-            let mut listing = listing?;
-            crate::attachments::annotate(conn, &mut listing)?;
+        for mut listing in store::listings_of(conn, key)? {
+            crate::attachments::annotate(conn, &mut listing, mount)?;
             listings.push(listing);
         }
     }
@@ -321,28 +278,6 @@ fn agent_view(conn: &Connection, pubkey: &str, now_s: i64) -> kd_core::db::Resul
     agent["principals"] = json!(principals);
     agent["listings"] = Value::Array(listings);
     Ok(Some(agent))
-}
-
-const LISTING_SELECT: &str = "SELECT l.owner, l.d, l.event_id, l.created_at, l.type, l.available,
-        l.content, l.scan, k.status
-     FROM ronin_listings l JOIN ronin_keys k ON k.pubkey = l.owner";
-
-fn listing_view(row: &kd_core::db::Row<'_>) -> kd_core::db::Result<Value> {
-    let owner: String = row.get("owner")?;
-    let d: String = row.get("d")?;
-    let mut view = parse(&row.get::<String>("content")?);
-    if !view.is_object() {
-        view = json!({});
-    }
-    view["id"] = json!(row.get::<String>("event_id")?);
-    view["address"] = json!(format!("31100:{owner}:{d}"));
-    view["owner"] = json!(owner);
-    view["d"] = json!(d);
-    view["type"] = json!(row.get::<String>("type")?);
-    view["available"] = json!(row.get::<bool>("available")?);
-    view["created_at"] = json!(row.get::<i64>("created_at")?);
-    view["scan"] = parse(&row.get::<String>("scan")?);
-    Ok(view)
 }
 
 async fn search(
@@ -370,26 +305,15 @@ async fn search(
             return Refusal::invalid("hide_flagged must be 1 or 0").into_response();
         }
     };
+    let mount = ronin.mount.clone();
     let found = read(&ronin, move |conn| {
-        let mut statement = conn.prepare_cached(&format!(
-            "{LISTING_SELECT} WHERE l.available = 1 AND k.status = 'active'
-               AND (CAST(?1 AS TEXT) IS NULL OR l.type = ?1)
-             ORDER BY l.created_at DESC, l.owner, l.d"
-        ))?;
-        let rows = statement.query_map([&kind], |row| {
-            Ok((
-                row.get::<String>("content")?.to_lowercase(),
-                listing_view(row)?,
-            ))
-        })?;
         let mut matched = Vec::new();
-        for row in rows {
-            let (text, mut view) = row?;
+        for (text, mut view) in store::open_listings(conn, kind.as_deref())? {
             // q: a case-insensitive substring of the listing JSON (section 4).
             if !needle.is_empty() && !text.contains(&needle) {
                 continue;
             }
-            crate::attachments::annotate(conn, &mut view)?;
+            crate::attachments::annotate(conn, &mut view, &mount)?;
             if hide_flagged && flagged(&view) {
                 continue;
             }

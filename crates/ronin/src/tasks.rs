@@ -24,7 +24,7 @@ use crate::store::{self, Task};
 use crate::{Refusal, Ronin, answer};
 
 /// A task's view for `viewer` (compact or full) and the viewer's templates; `None` for an
-/// unknown task.
+/// unknown task. Files' URLs are under `mount` (Ronin's: [`crate::artifacts::url_of`]).
 ///
 /// # Errors
 /// The database's error.
@@ -33,6 +33,7 @@ pub(crate) fn view(
     task_id: &str,
     viewer: Option<&str>,
     full: bool,
+    mount: &str,
 ) -> kd_core::db::Result<Option<(Value, Vec<Value>)>> {
     let Some(task) = store::task(conn, task_id)? else {
         return Ok(None);
@@ -43,7 +44,7 @@ pub(crate) fn view(
     };
     let mut view = compact(&task, &next);
     if full {
-        add_full(conn, &task, &mut view)?;
+        add_full(conn, &task, &mut view, mount)?;
     }
     Ok(Some((view, next)))
 }
@@ -88,6 +89,7 @@ fn add_attachments(
     task: &Task,
     view: &mut Value,
     scan: &mut Value,
+    mount: &str,
 ) -> kd_core::db::Result<()> {
     let content = store::event_json(conn, &task.listing_id)?
         .and_then(|text| serde_json::from_str::<Value>(&text).ok())
@@ -97,7 +99,7 @@ fn add_attachments(
                 .and_then(|c| serde_json::from_str(c).ok())
         })
         .unwrap_or(Value::Null);
-    let attachments = crate::attachments::shown(conn, &content)?;
+    let attachments = crate::attachments::shown(conn, &content, mount)?;
     let mut inputs_worst: Option<usize> = None;
     for attachment in &attachments {
         let level = attachment["scan"]["level"].as_str();
@@ -117,7 +119,12 @@ fn add_attachments(
 /// The scanner's levels, worst last.
 const LEVELS: [&str; 3] = ["clean", "review", "high"];
 
-fn add_full(conn: &Connection, task: &Task, view: &mut Value) -> kd_core::db::Result<()> {
+fn add_full(
+    conn: &Connection,
+    task: &Task,
+    view: &mut Value,
+    mount: &str,
+) -> kd_core::db::Result<()> {
     let listing = store::listing(conn, &task.listing_owner, &task.listing_d)?;
     let mut scan = json!({ "offer": task.scope_scan });
     if let Some(listing) = &listing {
@@ -133,14 +140,14 @@ fn add_full(conn: &Connection, task: &Task, view: &mut Value) -> kd_core::db::Re
         .as_ref()
         .and_then(|deliver| deliver["hash"].as_str())
     {
-        Some(hash) => crate::artifacts::shown(conn, hash)?,
+        Some(hash) => crate::artifacts::shown(conn, hash, mount)?,
         None => None,
     };
     if let Some(artifact) = &artifact {
         scan["artifact"] = artifact["scan"].clone();
     }
     view["artifact"] = artifact.unwrap_or(Value::Null);
-    add_attachments(conn, task, view, &mut scan)?;
+    add_attachments(conn, task, view, &mut scan, mount)?;
     let worst = ["listing", "offer", "skill", "inputs", "deliver", "artifact"]
         .iter()
         .filter_map(|part| scan[*part]["level"].as_str())
@@ -292,10 +299,12 @@ pub async fn get_task(
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
     let viewer = query.get("as").cloned().filter(|key| !key.is_empty());
+    let mount = ronin.mount.clone();
     let found = ronin
         .store
         .read(move |conn| {
-            view(conn, &id, viewer.as_deref(), true).map_err(kd_core::store::StoreError::from)
+            view(conn, &id, viewer.as_deref(), true, &mount)
+                .map_err(kd_core::store::StoreError::from)
         })
         .await;
     match found {

@@ -13,7 +13,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use maud::{DOCTYPE, Markup, html};
 
-use crate::{MOUNT, Ronin};
+use crate::Ronin;
 
 /// The page's script.
 pub const WORK_JS: &str = include_str!("../web/work.js");
@@ -34,10 +34,9 @@ bdi{unicode-bidi:isolate}\
 
 /// `GET <mount>/`: Ronin's front page with the `#work` section.
 pub async fn page(State(ronin): State<Ronin>) -> Response {
-    let public_api = format!("{}{MOUNT}/api/v1", ronin.public_url.trim_end_matches('/'));
     let mut response = (
         StatusCode::OK,
-        axum::response::Html(render(&public_api).into_string()),
+        axum::response::Html(render(&ronin).into_string()),
     )
         .into_response();
     let headers = response.headers_mut();
@@ -49,7 +48,16 @@ pub async fn page(State(ronin): State<Ronin>) -> Response {
     response
 }
 
-fn render(public_api: &str) -> Markup {
+/// The page for `ronin`: its links under [`Ronin::mount`], the public API under
+/// [`Ronin::base_url`], and "KarmaDue" at the hub's front page (`/`, or the hub's public URL
+/// when Ronin has an address of its own).
+fn render(ronin: &Ronin) -> Markup {
+    let mount = ronin.mount.as_str();
+    let public_api = format!("{}/api/v1", ronin.base_url());
+    let hub_home = match ronin.own_url {
+        Some(_) => format!("{}/", ronin.public_url),
+        None => "/".to_owned(),
+    };
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -61,9 +69,9 @@ fn render(public_api: &str) -> Markup {
             }
             body {
                 nav {
-                    a href="/" { "KarmaDue" }
-                    a href={ (MOUNT) "/q" } { "Quick start" }
-                    a href={ (MOUNT) "/q/curl" } { "curl" }
+                    a href=(hub_home) { "KarmaDue" }
+                    a href={ (mount) "/q" } { "Quick start" }
+                    a href={ (mount) "/q/curl" } { "curl" }
                     a href="#work" { "Work" }
                 }
                 h1 { "Ronin" }
@@ -73,15 +81,15 @@ fn render(public_api: &str) -> Markup {
                     "This hub never holds your secret and never touches money."
                 }
                 p { "If a page or a person ever asks you to send your secret key, it is not Ronin." }
-                (work_section(public_api))
+                (work_section(mount, &public_api))
             }
         }
     }
 }
 
-fn work_section(public_api: &str) -> Markup {
+fn work_section(mount: &str, public_api: &str) -> Markup {
     html! {
-        section id="work" data-api={ (MOUNT) "/api/v1" } data-public-api=(public_api) {
+        section id="work" data-api={ (mount) "/api/v1" } data-public-api=(public_api) {
             h2 { "Work as a person" }
             p {
                 "Paste your " code { "key.json" } " (" code { "{\"secret\":hex,\"pubkey\":hex}" }
@@ -109,7 +117,7 @@ fn work_section(public_api: &str) -> Markup {
             h3 { "WANTED jobs" }
             p { button id="refresh" type="button" { "Refresh" } }
             ul id="jobs" {}
-            script type="module" src={ (MOUNT) "/work.js" } {}
+            script type="module" src={ (mount) "/work.js" } {}
         }
     }
 }
@@ -137,7 +145,7 @@ pub async fn noble() -> Response {
     script(NOBLE_SECP256K1)
 }
 
-/// The page's routes, relative to [`MOUNT`].
+/// The page's routes, relative to [`Ronin::mount`].
 pub fn routes() -> Vec<(&'static str, axum::routing::MethodRouter<Ronin>)> {
     vec![
         ("/", axum::routing::get(page)),
@@ -146,7 +154,7 @@ pub fn routes() -> Vec<(&'static str, axum::routing::MethodRouter<Ronin>)> {
     ]
 }
 
-/// The OpenAPI path items of [`routes`] (relative to [`MOUNT`]).
+/// The OpenAPI path items of [`routes`] (relative to [`Ronin::mount`]).
 pub fn openapi(paths: &mut serde_json::Map<String, serde_json::Value>) {
     let items = [
         (

@@ -43,6 +43,20 @@ fn wanted(skill: &Value, inputs: &Value) -> Value {
     })
 }
 
+/// Alice's accepted offer (`scope`, 1 USDC) on Bob's wanted listing `tally`.
+async fn offer_on_tally(hub: &Hub, scope: &str) -> kd_protocol::nostr::Event {
+    let bob = key(&BOB);
+    let offer = offer_on(
+        &ALICE,
+        &bob,
+        "tally",
+        &bob,
+        json!({"scope": scope, "price": 1, "currency": "USDC"}),
+    );
+    accepted(hub, &offer).await;
+    offer
+}
+
 /// The one wanted listing `GET /api/v1/wanted` shows (with `extra` query).
 async fn shown(hub: &Hub, extra: &str) -> Vec<Value> {
     let (status, body) = hub
@@ -93,15 +107,7 @@ async fn a_wanted_listing_attaches_a_skill_and_inputs_shown_with_url_and_scan() 
 
     // Alice answers the wanted listing; Bob (the buyer) accepts; the task view adds the
     // attachments and their scan parts.
-    let bob = key(&BOB);
-    let offer = offer_on(
-        &ALICE,
-        &bob,
-        "tally",
-        &bob,
-        json!({"scope": "I will run the skill on your notes.", "price": 1, "currency": "USDC"}),
-    );
-    accepted(&hub, &offer).await;
+    let offer = offer_on_tally(&hub, "I will run the skill on your notes.").await;
     let view = task_as(&hub, &offer.id, &key(&ALICE)).await;
     let task = &view["task"];
     assert_eq!(task["attachments"], json!(attachments), "{view}");
@@ -177,14 +183,7 @@ async fn a_flagged_input_shows_in_the_scan_and_hide_flagged_leaves_the_listing_o
     assert!(shown(&hub, "hide_flagged=1").await.is_empty());
 
     let bob = key(&BOB);
-    let offer = offer_on(
-        &ALICE,
-        &bob,
-        "tally",
-        &bob,
-        json!({"scope": "Run it.", "price": 1, "currency": "USDC"}),
-    );
-    accepted(&hub, &offer).await;
+    let offer = offer_on_tally(&hub, "Run it.").await;
     let view = task_as(&hub, &offer.id, &bob).await;
     assert_eq!(view["task"]["scan"]["inputs"]["level"], level, "{view}");
     assert_eq!(view["task"]["scan"]["level"], level, "{view}");

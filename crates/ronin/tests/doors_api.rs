@@ -16,7 +16,7 @@ use common::PUBLIC_URL;
 
 /// Ronin's base URL on the test hub.
 fn ronin_url() -> String {
-    format!("{PUBLIC_URL}{}", kd_ronin::MOUNT)
+    format!("{PUBLIC_URL}{}", kd_ronin::DEFAULT_MOUNT)
 }
 
 async fn get(hub: &common::Hub, path: &str) -> (StatusCode, String, String) {
@@ -156,7 +156,7 @@ async fn the_server_card_describes_only_the_hub_s_mcp_endpoints() {
         let written = on_disk(file.name);
         assert_eq!(
             served,
-            kd_ronin::clients::render(&written, PUBLIC_URL),
+            kd_ronin::clients::render(&written, &ronin_url(), PUBLIC_URL),
             "{}",
             file.path
         );

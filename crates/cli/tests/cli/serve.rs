@@ -145,3 +145,92 @@ fn logs_to_a_pipe_are_plain_text_and_sigterm_says_it_stopped() {
         "{text}"
     );
 }
+
+/// The status of a GET to `url` (any status, no error for 4xx).
+fn status_of(url: &str) -> u16 {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    agent.get(url).call().unwrap().status().as_u16()
+}
+
+/// `--ronin-mount`, `--ronin-listen` and `--ronin-public-url` (docs/decisions.md 389, 391): a
+/// bad value is refused with the flag's name and starts nothing; Ronin on its own address is
+/// served at its root there, not under the main address's mount, the banner says where, and
+/// SIGTERM stops both addresses.
+#[test]
+fn ronin_s_flags_are_checked_and_ronin_listen_serves_it_at_the_root_of_its_own_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let refusals: [(&[&str], &str); 5] = [
+        (&["--ronin-mount", "ronin"], "must start with /"),
+        (&["--ronin-mount", "/ronin/"], "must not end with /"),
+        (&["--ronin-mount", "/"], "--ronin-listen"),
+        (
+            &["--ronin-public-url", "http://ronin.test"],
+            "--ronin-listen",
+        ),
+        (
+            &[
+                "--ronin-listen",
+                "127.0.0.1:0",
+                "--ronin-public-url",
+                "ronin.test",
+            ],
+            "http:// or https://",
+        ),
+    ];
+    for (flags, why) in refusals {
+        let refused = Command::new(BIN)
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(&data)
+            .args(flags)
+            .output()
+            .unwrap();
+        assert!(!refused.status.success(), "{flags:?}");
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            stderr.contains("--ronin-") && stderr.contains(why),
+            "{flags:?}: {stderr}"
+        );
+        assert!(!data.exists(), "{flags:?}: a refused flag starts nothing");
+    }
+    let hub = start_hub_with(&data, &["--ronin-listen".as_ref(), "127.0.0.1:0".as_ref()]);
+    let line = hub
+        .banner
+        .iter()
+        .find(|line| line.trim_start().starts_with("Ronin "))
+        .unwrap_or_else(|| panic!("{:?}", hub.banner));
+    let ronin = line
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    assert!(
+        ronin.starts_with("http://127.0.0.1:") && ronin != hub.url,
+        "{line}"
+    );
+    assert_eq!(status_of(&format!("{ronin}/api/v1/health")), 200);
+    assert_eq!(status_of(&format!("{ronin}/AGENTS.md")), 200);
+    assert_eq!(status_of(&format!("{}/ronin/api/v1/health", hub.url)), 404);
+    assert_eq!(
+        status_of(&format!("{}/functions/v1/docs/docs/ronin.md", hub.url)),
+        200
+    );
+    // SIGTERM stops both listeners and the process ends cleanly.
+    let mut hub = hub;
+    let killed = Command::new("kill")
+        .args(["-TERM", &hub.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert!(hub.child.wait().unwrap().success());
+    for url in [&ronin, &hub.url] {
+        assert!(
+            ureq::get(format!("{url}/")).call().is_err(),
+            "{url} still answers"
+        );
+    }
+}

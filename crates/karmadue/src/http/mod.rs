@@ -54,7 +54,8 @@ impl Listed {
     }
 }
 
-/// The hub's own routes (Ronin's are nested under [`kd_ronin::MOUNT`] by [`router`]).
+/// The hub's own routes (Ronin's are nested under its mount by [`router`], unless Ronin has a
+/// listen address of its own: [`ronin_router`]).
 fn routes(hub: &Hub) -> Listed {
     let mut router = Listed {
         router: Router::new(),
@@ -291,14 +292,15 @@ fn log_routes(router: Listed) -> Listed {
         .route("/", get(home::index))
 }
 
-/// Every path the router of `hub` serves, Ronin's and Linkdbots' with their mount prefix, in OpenAPI's path
-/// syntax (which is axum's).
+/// Every path the routers of `hub` serve, Ronin's and Linkdbots' with their mount prefix
+/// (Ronin's at the root when it has a listen address of its own), in OpenAPI's path syntax
+/// (which is axum's).
 pub fn route_paths(hub: &Hub) -> Vec<String> {
     let mut paths: Vec<String> = routes(hub).paths.into_iter().map(str::to_owned).collect();
     paths.extend(
         kd_ronin::doors::route_paths()
             .into_iter()
-            .map(kd_ronin::mounted),
+            .map(|path| hub.ronin.mounted(path)),
     );
     paths.extend(
         kd_linkdbots::doors::route_paths()
@@ -309,17 +311,34 @@ pub fn route_paths(hub: &Hub) -> Vec<String> {
     paths
 }
 
-/// The whole router of a hub process.
+/// The whole router of a hub process's listen address: the hub's routes, Linkdbots' under
+/// its mount and Ronin's under [`kd_ronin::Ronin::mount`], except when Ronin has a listen
+/// address of its own (then it lives only there, [`ronin_router`]: docs/decisions.md 389).
 pub fn router(hub: Arc<Hub>) -> Router {
-    let limit = hub.config.max_body_bytes;
-    routes(&hub)
-        .router
-        .nest(kd_ronin::MOUNT, kd_ronin::router(hub.ronin.clone()))
+    let mut router = routes(&hub).router;
+    if hub.ronin.own_url.is_none() {
+        router = router.nest(&hub.ronin.mount, kd_ronin::router(hub.ronin.clone()));
+    }
+    let router = router
         .nest(
             kd_linkdbots::MOUNT,
             kd_linkdbots::router(hub.linkdbots.clone()),
         )
-        .fallback(home::not_found)
+        .fallback(home::not_found);
+    edge_layers(router, hub)
+}
+
+/// The router of Ronin's own listen address (`--ronin-listen`): Ronin's routes at the root,
+/// exactly as its document shows them, under the same edge layers as [`router`] (body limit,
+/// headers, trusted proxies, request ids and metrics).
+pub fn ronin_router(hub: Arc<Hub>) -> Router {
+    edge_layers(kd_ronin::router(hub.ronin.clone()), hub)
+}
+
+/// The layers every request of a hub process passes, on either listen address.
+fn edge_layers(router: Router<Arc<Hub>>, hub: Arc<Hub>) -> Router {
+    let limit = hub.config.max_body_bytes;
+    router
         .layer(DefaultBodyLimit::max(limit))
         // Every HTML page sets this policy through its layout; any other response (the
         // Markdown docs, a 404) gets the same one.

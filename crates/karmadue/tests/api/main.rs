@@ -30,6 +30,7 @@ mod people;
 mod preflight;
 mod proxy;
 mod ronin;
+mod ronin_listen;
 mod seam;
 mod search;
 mod search_v2;

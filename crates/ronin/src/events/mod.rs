@@ -191,7 +191,9 @@ pub(crate) async fn store(
 ) -> Result<Accepted, Refusal> {
     let now_ms = ronin.clock.now_ms();
     let operator = ronin.operator_pubkey.clone();
-    let public_url = ronin.public_url.clone();
+    // The mails name Ronin's base URL; the views its files under its mount.
+    let base_url = ronin.base_url();
+    let mount = ronin.mount.clone();
     let outcome = ronin
         .store
         .write(move |txn| {
@@ -211,14 +213,8 @@ pub(crate) async fn store(
                 if let Some(task) =
                     apply(txn, &checked, &operator, now_ms).map_err(|refusal| refusal.at(index))?
                 {
-                    crate::notify::queue_mail(
-                        txn.conn(),
-                        &checked.event,
-                        &task,
-                        &public_url,
-                        now_ms,
-                    )
-                    .map_err(Refusal::server)?;
+                    crate::notify::queue_mail(txn.conn(), &checked.event, &task, &base_url, now_ms)
+                        .map_err(Refusal::server)?;
                     accepted.touched.extend([task.agent, task.buyer]);
                     last_task = Some((task.id, checked.event.pubkey.clone()));
                 }
@@ -229,9 +225,10 @@ pub(crate) async fn store(
                 crate::callbacks::queue(txn.conn(), since, &accepted.touched, now_ms)
                     .map_err(Refusal::server)?;
             if let Some((task_id, signer)) = last_task {
-                let (view, next) = crate::tasks::view(txn.conn(), &task_id, Some(&signer), full)
-                    .map_err(Refusal::server)?
-                    .ok_or_else(|| Refusal::server("a task just written is missing"))?;
+                let (view, next) =
+                    crate::tasks::view(txn.conn(), &task_id, Some(&signer), full, &mount)
+                        .map_err(Refusal::server)?
+                        .ok_or_else(|| Refusal::server("a task just written is missing"))?;
                 accepted.task = Some(view);
                 accepted.next = next;
             }

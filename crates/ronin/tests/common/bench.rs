@@ -6,10 +6,9 @@ use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use kd_core::clock::Clock;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use tower::ServiceExt;
 
-use super::{Hub, PUBLIC_URL, key, signed};
+use super::{Hub, key, nip98_post, signed};
 
 /// The start door.
 pub const START: &str = "/api/v1/bench/start";
@@ -17,26 +16,8 @@ pub const START: &str = "/api/v1/bench/start";
 /// `Nostr <base64>` of a kind 27235 event by `secret` for a POST of `body` to `path`, made
 /// now by the hub's clock.
 pub fn auth(hub: &Hub, secret: &[u8; 32], path: &str, body: &str, nonce: &str) -> String {
-    use base64::Engine as _;
-    let url = format!("{PUBLIC_URL}{path}");
-    let payload = hex::encode(Sha256::digest(body.as_bytes()));
     let now = u64::try_from(hub.clock.now_unix()).unwrap();
-    let event = signed(
-        secret,
-        now,
-        27235,
-        &[
-            &["u", &url],
-            &["method", "POST"],
-            &["nonce", nonce],
-            &["payload", &payload],
-        ],
-        Value::String(String::new()),
-    );
-    format!(
-        "Nostr {}",
-        base64::engine::general_purpose::STANDARD.encode(event.to_json_text())
-    )
+    nip98_post(secret, path, body.as_bytes(), now, nonce)
 }
 
 /// POSTs `body` to `path` with `authorization`: the status, `Retry-After` and the answer.

@@ -268,15 +268,21 @@ impl Hub {
 }
 
 /// `Nostr <base64>` of a kind 27235 event by `secret` for a POST of `body` to `path`, with
-/// its `payload` tag (the body's sha256).
-pub fn nip98_post(secret: &[u8; 32], path: &str, body: &[u8], nonce: &str) -> String {
+/// its `payload` tag (the body's sha256), made at `created_at` (Unix seconds).
+pub fn nip98_post(
+    secret: &[u8; 32],
+    path: &str,
+    body: &[u8],
+    created_at: u64,
+    nonce: &str,
+) -> String {
     use base64::Engine as _;
     use sha2::Digest as _;
     let url = format!("{PUBLIC_URL}{path}");
     let payload = hex::encode(sha2::Sha256::digest(body));
     let event = signed(
         secret,
-        NOW_S,
+        created_at,
         27235,
         &[
             &["u", &url],
@@ -306,7 +312,7 @@ impl Hub {
             .uri("/api/v1/artifacts")
             .header(
                 "authorization",
-                nip98_post(secret, "/api/v1/artifacts", body, nonce),
+                nip98_post(secret, "/api/v1/artifacts", body, NOW_S, nonce),
             )
             .header("content-type", content_type)
             .body(Body::from(body.to_vec()))

@@ -146,10 +146,19 @@ pub fn document(hub: &Hub) -> Value {
             json!({ "get": text_operation("metrics", "operations", "The hub's metrics (Prometheus text).", "text/plain") }),
         );
     }
+    // Ronin's paths under its mount, or at the root of its own address with that address
+    // as the paths' server (docs/decisions.md 389).
     let (ronin_paths, ronin_schemas) = kd_ronin::doors::openapi();
-    for (path, item) in ronin_paths {
-        paths.insert(kd_ronin::mounted(&path), item);
+    for (path, mut item) in ronin_paths {
+        if let Some(url) = &hub.ronin.own_url {
+            item["servers"] = json!([{ "url": url }]);
+        }
+        paths.insert(hub.ronin.mounted(&path), item);
     }
+    let ronin_at = match &hub.ronin.own_url {
+        Some(url) => format!("at {url}"),
+        None => format!("under {}", hub.ronin.mount),
+    };
     let (linkdbots_paths, linkdbots_schemas) = kd_linkdbots::doors::openapi();
     for (path, item) in linkdbots_paths {
         paths.insert(format!("{}{path}", kd_linkdbots::MOUNT), item);
@@ -164,7 +173,7 @@ pub fn document(hub: &Hub) -> Value {
         "info": {
             "title": "KarmaDue hub",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "Every REST route of the hub: the public API (each tool at POST /functions/v1/public-api/v1/tools/{name}, the same JSON as MCP's structuredContent with the spec's statuses), the well-known documents, and Ronin's doors under /ronin, Linkdbots' API under /linkdbots. Always read ok and error.code; the status is a convenience. Signed tools take the kd-mcp-v1 headers.",
+            "description": format!("Every REST route of the hub: the public API (each tool at POST /functions/v1/public-api/v1/tools/{{name}}, the same JSON as MCP's structuredContent with the spec's statuses), the well-known documents, and Ronin's doors {ronin_at}, Linkdbots' API under /linkdbots. Always read ok and error.code; the status is a convenience. Signed tools take the kd-mcp-v1 headers."),
         },
         "servers": [{ "url": "/" }],
         "tags": [
@@ -172,7 +181,7 @@ pub fn document(hub: &Hub) -> Value {
             { "name": "public-api", "description": "The named routes of the public API." },
             { "name": "well-known", "description": "Keys, the signed log head, and the docs." },
             { "name": "operations", "description": "For the operator." },
-            { "name": "ronin", "description": "Ronin, the signed-event hire market (mounted under /ronin)." },
+            { "name": "ronin", "description": format!("Ronin, the signed-event hire market (mounted {ronin_at}).") },
             { "name": "linkdbots", "description": "Linkdbots, the public record of what agent work costs (mounted under /linkdbots)." },
         ],
         "paths": paths,

@@ -21,18 +21,21 @@ pub async fn index(State(hub): State<Arc<Hub>>) -> Response {
         markdown.push_str("\n\n");
         markdown.push_str(&docs::page(&hub, name).unwrap_or_default());
     }
+    // Ronin's quick starts where Ronin is served: under its mount here, or at its own
+    // address (docs/decisions.md 389).
+    let ronin = hub.ronin.own_url.as_ref().unwrap_or(&hub.ronin.mount);
     let main = html! {
         nav {
             @for name in docs::PAGES {
                 a href={ "/functions/v1/docs/docs/" (name) ".md" } { (name) ".md" }
             }
         }
-        // Ronin, served by the same hub under its mount.
+        // Ronin, served by the same hub under its mount (or on its own address).
         p {
             "Ronin, the agents-for-hire market where the key is the identity, runs here: "
-            a href={ (kd_ronin::MOUNT) "/q" } { "quick start" }
+            a href={ (ronin) "/q" } { "quick start" }
             ", "
-            a href={ (kd_ronin::MOUNT) "/q/curl" } { "with curl" }
+            a href={ (ronin) "/q/curl" } { "with curl" }
             ", "
             a href="/functions/v1/docs/docs/ronin.md" { "ronin.md" }
             "."

@@ -150,6 +150,14 @@ impl TestApp {
                     .map(|tail| tail.split('?').next().unwrap_or(tail).to_owned())
             })
             .filter(|name| name.starts_with("kd_t_"));
+        // Ronin's own address (`--ronin-listen`), bound here as `karmadue serve` binds it.
+        let ronin_listener = config.ronin_listen.map(|address| {
+            let listener = runtime
+                .block_on(tokio::net::TcpListener::bind(address))
+                .unwrap();
+            config.ronin_listen = Some(listener.local_addr().unwrap());
+            listener
+        });
         let clock = ManualClock::new(START_MS);
         let hub = kd_karmadue::open(
             config,
@@ -157,8 +165,9 @@ impl TestApp {
             Arc::new(SeededRandom::new(7)),
         )
         .unwrap();
-        runtime.spawn(kd_karmadue::serve(
+        runtime.spawn(kd_karmadue::serve_with_ronin(
             listener,
+            ronin_listener,
             Arc::clone(&hub),
             std::future::pending(),
         ));
@@ -186,7 +195,17 @@ impl TestApp {
         body: Option<&[u8]>,
         headers: &[(&str, &str)],
     ) -> Reply {
-        let url = format!("{}{path}", self.base);
+        self.request_to(&format!("{}{path}", self.base), method, body, headers)
+    }
+
+    /// Any HTTP request to a whole URL (another listen address of the hub's).
+    pub fn request_to(
+        &self,
+        url: &str,
+        method: &str,
+        body: Option<&[u8]>,
+        headers: &[(&str, &str)],
+    ) -> Reply {
         let mut builder = ureq::http::Request::builder().method(method).uri(url);
         for (name, value) in headers {
             builder = builder.header(*name, *value);
