@@ -17,7 +17,7 @@ fn metadata_documents_name_one_issuer_and_the_connector_resource() {
         assert_eq!(doc["issuer"], issuer.as_str(), "{path}");
         assert_eq!(doc["code_challenge_methods_supported"], json!(["S256"]));
         assert_eq!(doc["authorization_response_iss_parameter_supported"], true);
-        assert_eq!(doc["client_id_metadata_document_supported"], false);
+        assert_eq!(doc["client_id_metadata_document_supported"], true);
         assert_eq!(
             doc["authorization_endpoint"],
             format!("{issuer}/oauth/authorize")
