@@ -468,7 +468,6 @@ if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN"
     run_peer "ts_sdk_client.mjs (system node $(node --version))" node "$PEERS/ts_sdk_client.mjs"
     run_peer "python_mcp_client.py" "$PYTHON" "$PEERS/python_mcp_client.py"
     run_peer "python_crypto_client.py" "$PYTHON" "$PEERS/python_crypto_client.py"
-    run_peer "python_visa_client.py (PyJWT)" "$PYTHON" "$PEERS/python_visa_client.py"
     run_peer "python_receipts_client.py" "$PYTHON" "$PEERS/python_receipts_client.py"
     run_peer "python_tlog_client.py (RFC 6962, C2SP, by hand)" "$PYTHON" "$PEERS/python_tlog_client.py"
     run_peer "aics_tlog_check.py (aics-tlog, a C2SP client)" "$PYTHON" "$PEERS/aics_tlog_check.py"
@@ -478,6 +477,8 @@ if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN"
     run_ronin_clients
     KD_HUB_BIN="$HUB_BIN" run_peer "python_linkdbots_client.py" "$PYTHON" "$PEERS/python_linkdbots_client.py"
     KD_HUB_BIN="$HUB_BIN" run_peer "python_linkdbots_mcp_client.py (mcp SDK, stdio)" "$PYTHON" "$PEERS/python_linkdbots_mcp_client.py"
+    # Last: it posts a forum thread, and python_forum_client.py expects the DEMO threads only.
+    run_peer "python_visa_client.py (PyJWT)" "$PYTHON" "$PEERS/python_visa_client.py"
 fi
 if [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN" = false ] && [ "$ONLY_CONFORMANCE" = false ]; then
     # Its own hubs (one per scenario), mail through the sink.

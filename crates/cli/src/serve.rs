@@ -114,6 +114,13 @@ fn public_url(text: &str) -> Result<String, String> {
     if rest.is_empty() || rest.starts_with('/') {
         return Err(format!("{text:?} names no host"));
     }
+    if rest
+        .split('/')
+        .next()
+        .is_some_and(|authority| authority.contains('@'))
+    {
+        return Err(format!("{text:?} must not hold a user name or password"));
+    }
     if rest.contains(['?', '#', ' ']) {
         return Err(format!(
             "{text:?} must not hold a query, a fragment or a space"

@@ -346,6 +346,31 @@ impl Config {
     }
 }
 
+/// The first path segments of the hub's own routes (KarmaDue's, Linkdbots' mount and the
+/// metrics): a Ronin mount may not start with one, or it would sit inside or collide with
+/// them (docs/decisions.md 391). The API suite checks that every hub route starts with one.
+pub const HUB_PATH_ROOTS: [&str; 19] = [
+    ".well-known",
+    "connect",
+    "findings",
+    "forum",
+    "functions",
+    "inbox",
+    "linkdbots",
+    "llms.txt",
+    "log",
+    "mcp",
+    "metrics",
+    "oauth",
+    "resource",
+    "signin",
+    "signout",
+    "signup",
+    "standards",
+    "verify-help",
+    "you",
+];
+
 /// Checks a mount path for the hub's address: `/` then one or more segments, no trailing
 /// slash, no `?`, `#` or `{` (e.g. `/ronin`, `/hire`, `/market/ronin`). The root is not a
 /// mount: Ronin is served at the root only on a listen address of its own (decision 389).
@@ -369,6 +394,15 @@ pub fn check_ronin_mount(mount: &str) -> Result<(), String> {
     if let Some(bad) = mount.chars().find(|c| !allowed(*c)) {
         return Err(format!(
             "{mount:?} holds {bad:?}: use letters, digits, -, _, . and ~ between the slashes"
+        ));
+    }
+    let first = mount[1..].split('/').next().unwrap_or_default();
+    if HUB_PATH_ROOTS
+        .iter()
+        .any(|root| root.eq_ignore_ascii_case(first))
+    {
+        return Err(format!(
+            "{mount:?} starts with /{first}, which the hub's own pages and APIs use: pick another path (e.g. /ronin)"
         ));
     }
     Ok(())

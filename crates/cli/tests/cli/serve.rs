@@ -163,8 +163,18 @@ fn status_of(url: &str) -> u16 {
 fn ronin_s_flags_are_checked_and_ronin_listen_serves_it_at_the_root_of_its_own_address() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let refusals: [(&[&str], &str); 5] = [
+    let refusals: [(&[&str], &str); 7] = [
         (&["--ronin-mount", "ronin"], "must start with /"),
+        (&["--ronin-mount", "/mcp"], "the hub's own pages"),
+        (
+            &[
+                "--ronin-listen",
+                "127.0.0.1:0",
+                "--ronin-public-url",
+                "http://u:p@ronin.test/",
+            ],
+            "user name or password",
+        ),
         (&["--ronin-mount", "/ronin/"], "must not end with /"),
         (&["--ronin-mount", "/"], "--ronin-listen"),
         (

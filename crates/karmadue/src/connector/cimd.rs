@@ -21,6 +21,9 @@ use serde::Deserialize;
 use super::{ConnectorError, pkce, store};
 use store::ClientRow;
 
+/// Document fetches one address may cause in a rolling minute (a stored copy in date costs
+/// nothing), as registrations (docs/decisions.md 408).
+pub const FETCHES_PER_MINUTE: u32 = 10;
 /// The most bytes of a metadata document read.
 pub const MAX_DOCUMENT_BYTES: u64 = 64 * 1024;
 /// How long a document is used when its answer says nothing about caching, in seconds.
@@ -65,8 +68,13 @@ struct Document {
 ///
 /// # Errors
 /// `invalid_client` naming what was wrong (the fetch refused or failed, not 200, not the
-/// document of this URL, bad redirect URIs or name, a confidential method); a store failure.
-pub async fn refresh(hub: &Kernel, client_id: &str) -> Result<(), ConnectorError> {
+/// document of this URL, bad redirect URIs or name, a confidential method); `rate_limited`
+/// past [`FETCHES_PER_MINUTE`] fetches from `ip`; a store failure.
+pub async fn refresh(
+    hub: &Kernel,
+    client_id: &str,
+    ip: Option<std::net::IpAddr>,
+) -> Result<(), ConnectorError> {
     let id = client_id.to_owned();
     let now_ms = hub.clock.now_ms();
     let expiry = hub
@@ -76,6 +84,7 @@ pub async fn refresh(hub: &Kernel, client_id: &str) -> Result<(), ConnectorError
     if expiry.is_some_and(|until| until > now_ms) {
         return Ok(());
     }
+    super::admit_per_address(hub, ip, "oauth:cimd-ip", FETCHES_PER_MINUTE).await?;
     let policy = outbound::Policy {
         max_response_bytes: MAX_DOCUMENT_BYTES,
         ..hub.config.outbound_policy()

@@ -185,11 +185,19 @@ pub const REGISTRATIONS_PER_MINUTE: u32 = 10;
 /// Counts one registration against the address in the hub's limiter (`oauth:register-ip:`);
 /// a refused one takes no slot.
 async fn admit_registration(hub: &Kernel, ip: Option<IpAddr>) -> Result<(), ConnectorError> {
+    admit_per_address(hub, ip, "oauth:register-ip", REGISTRATIONS_PER_MINUTE).await
+}
+
+/// Counts one request of kind `bucket` against the address, at most `per_minute` a minute.
+async fn admit_per_address(
+    hub: &Kernel,
+    ip: Option<IpAddr>,
+    bucket: &str,
+    per_minute: u32,
+) -> Result<(), ConnectorError> {
     let Some(ip) = ip else { return Ok(()) };
-    let charge = kd_core::limits::Charge::one(
-        format!("oauth:register-ip:{}", ip.to_canonical()),
-        REGISTRATIONS_PER_MINUTE,
-    );
+    let charge =
+        kd_core::limits::Charge::one(format!("{bucket}:{}", ip.to_canonical()), per_minute);
     match hub.limiter.take(&[charge], hub.clock.now_ms()).await? {
         Ok(()) => Ok(()),
         Err(limited) => Err(ConnectorError::RateLimited {
@@ -317,15 +325,17 @@ pub struct AuthRequest {
 ///
 /// # Errors
 /// `invalid_client` (unknown client, or an unusable metadata document), `invalid_request` (a
-/// redirect URI it did not register), a store failure.
+/// redirect URI it did not register), `rate_limited` (over [`cimd::FETCHES_PER_MINUTE`]
+/// document fetches from `ip`), a store failure.
 pub async fn check_client(
     hub: &Kernel,
     client_id: &str,
     redirect_uri: &str,
+    ip: Option<IpAddr>,
 ) -> Result<ClientRow, ConnectorError> {
     // A client known by its metadata document is fetched (or its stored copy used) first.
     if cimd::is_document_url(client_id, hub.config.outbound_allow_private) {
-        cimd::refresh(hub, client_id).await?;
+        cimd::refresh(hub, client_id, ip).await?;
     }
     let id = client_id.to_owned();
     let client = hub

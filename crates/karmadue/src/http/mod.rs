@@ -428,7 +428,16 @@ pub fn request_auth(headers: &HeaderMap, peer: Option<SocketAddr>) -> RequestAut
                 .then(|| kd_core::config::Secret::new(token))
         }),
         connector: None,
-        visa: text(kd_protocol::visa::HEADER),
+        // Two visas are refused as one that is not a visa (joined, they are not three parts),
+        // so a proxy and the hub cannot disagree on which one counts.
+        visa: {
+            let visas: Vec<String> = headers
+                .get_all(kd_protocol::visa::HEADER)
+                .iter()
+                .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+                .collect();
+            (!visas.is_empty()).then(|| visas.join(","))
+        },
     }
 }
 

@@ -240,7 +240,17 @@ fn ronin_on_another_mount_names_it_everywhere() {
 
 #[test]
 fn a_mount_that_is_not_a_path_is_refused_at_start() {
-    for mount in ["ronin", "/ronin/", "/", ""] {
+    // The hub's own roots too: /mcp collided with the connector's alias and panicked.
+    for mount in [
+        "ronin",
+        "/ronin/",
+        "/",
+        "",
+        "/mcp",
+        "/functions/v1/mcp",
+        "/OAuth",
+        "/.well-known",
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let mut config = kd_core::config::Config::new(
             "127.0.0.1:0".parse().unwrap(),
@@ -262,5 +272,27 @@ fn a_mount_that_is_not_a_path_is_refused_at_start() {
         );
         // Nothing was made.
         assert!(!dir.path().join("data").exists(), "{mount:?}");
+    }
+}
+
+/// Every route of the hub (Ronin's aside) starts with one of `HUB_PATH_ROOTS`, so the mount
+/// check cannot fall behind a new route.
+#[test]
+fn the_hub_path_roots_cover_every_hub_route() {
+    let app = crate::app::TestApp::start();
+    let mount = app.hub.ronin.mount.clone();
+    for path in kd_karmadue::http::route_paths(&app.hub) {
+        if path.starts_with(&format!("{mount}/")) || path == mount || path == "/" {
+            continue;
+        }
+        let first = path
+            .trim_start_matches('/')
+            .split('/')
+            .next()
+            .unwrap_or_default();
+        assert!(
+            kd_core::config::HUB_PATH_ROOTS.contains(&first),
+            "{path}: add /{first} to HUB_PATH_ROOTS"
+        );
     }
 }

@@ -127,6 +127,7 @@ async fn checked(
     hub: &Hub,
     request: &AuthRequest,
     signed_in: bool,
+    ip: std::net::IpAddr,
 ) -> Result<(String, String), Response> {
     if request
         .state
@@ -138,7 +139,7 @@ async fn checked(
         );
         return Err(not_redirectable(&error, signed_in));
     }
-    let client = connector::check_client(hub, &request.client_id, &request.redirect_uri)
+    let client = connector::check_client(hub, &request.client_id, &request.redirect_uri, Some(ip))
         .await
         .map_err(|error| not_redirectable(&error, signed_in))?;
     let resource = connector::check_request(&hub.config, request)
@@ -150,6 +151,7 @@ async fn checked(
 /// here; a signed-in person sees the consent screen.
 pub async fn authorize_page(
     State(hub): State<Arc<Hub>>,
+    axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<std::net::SocketAddr>,
     Visitor(visitor): Visitor,
     query: Result<Query<AuthRequest>, QueryRejection>,
     uri: axum::http::Uri,
@@ -168,7 +170,7 @@ pub async fn authorize_page(
             return not_redirectable(&error, visitor.is_some());
         }
     };
-    let (client_name, _) = match checked(&hub, &request, visitor.is_some()).await {
+    let (client_name, _) = match checked(&hub, &request, visitor.is_some(), peer.ip()).await {
         Ok(checked) => checked,
         Err(response) => return response,
     };
@@ -256,7 +258,11 @@ fn consent_screen(request: &AuthRequest, client_name: &str, signed: &SignedIn) -
 /// `POST /oauth/authorize` (`csrf`, the request's fields, the switches `outcomes`,
 /// `listings`, `proposals`, `decision` = approve | deny): the request is checked again; deny
 /// redirects `access_denied`, approve redirects with a code.
-pub async fn authorize_decide(State(hub): State<Arc<Hub>>, posted: SignedInForm) -> Response {
+pub async fn authorize_decide(
+    State(hub): State<Arc<Hub>>,
+    axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<std::net::SocketAddr>,
+    posted: SignedInForm,
+) -> Response {
     let SignedInForm { signed, form } = posted;
     let optional = |name: &str| Some(form.get(name).to_owned()).filter(|value| !value.is_empty());
     let request = AuthRequest {
@@ -269,7 +275,7 @@ pub async fn authorize_decide(State(hub): State<Arc<Hub>>, posted: SignedInForm)
         scope: optional("scope"),
         resource: optional("resource"),
     };
-    let resource = match checked(&hub, &request, true).await {
+    let resource = match checked(&hub, &request, true, peer.ip()).await {
         Ok((_, resource)) => resource,
         Err(response) => return response,
     };

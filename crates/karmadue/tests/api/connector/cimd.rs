@@ -142,3 +142,29 @@ fn documents_that_do_not_fit_are_refused_as_invalid_client() {
     assert_eq!(screen.status, 400);
     assert_eq!(hits.load(Ordering::SeqCst), 0, "nothing was fetched");
 }
+
+#[test]
+fn one_address_causes_at_most_ten_document_fetches_a_minute() {
+    let app = hub();
+    let (url, hits) = serve("/client.json", 404, |_| "{}".into());
+    let browser = person(&app, "many@example.org");
+    for n in 0..10 {
+        let screen = browser.get(&authorize_path(&app, &format!("{url}?n={n}")));
+        assert_eq!(screen.status, 400, "{}", screen.text);
+    }
+    let eleventh = browser.get(&authorize_path(&app, &format!("{url}?n=10")));
+    assert!(
+        eleventh.text.contains("Too many clients"),
+        "{}",
+        eleventh.text
+    );
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        10,
+        "the eleventh was not fetched"
+    );
+    // A minute later the address may fetch again.
+    app.clock.advance_ms(61_000);
+    let later = browser.get(&authorize_path(&app, &format!("{url}?n=11")));
+    assert_eq!(later.status, 400, "{}", later.text);
+}

@@ -286,6 +286,15 @@ fn visas_that_do_not_fit_are_refused_and_nothing_is_recorded() {
         refused(&reply, code);
         assert_eq!(reply["error"]["field"], "x-kd-visa", "{reply}");
     }
+    // Two visas, a good one first: refused as one that is not a visa.
+    let twice = signed_with(
+        &app,
+        &agent,
+        "create_thread",
+        &thread(&agent, "Refused"),
+        &[("x-kd-visa", &listings), ("x-kd-visa", &listings)],
+    );
+    refused(&twice, "visa_invalid");
     let scope = signed_with(
         &app,
         &agent,
