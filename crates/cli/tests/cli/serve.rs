@@ -155,14 +155,8 @@ fn status_of(url: &str) -> u16 {
     agent.get(url).call().unwrap().status().as_u16()
 }
 
-/// `--ronin-mount`, `--ronin-listen` and `--ronin-public-url` (docs/decisions.md 389, 391): a
-/// bad value is refused with the flag's name and starts nothing; Ronin on its own address is
-/// served at its root there, not under the main address's mount, the banner says where, and
-/// SIGTERM stops both addresses.
-#[test]
-fn ronin_s_flags_are_checked_and_ronin_listen_serves_it_at_the_root_of_its_own_address() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
+/// Each bad Ronin flag exits non-zero naming the flag and why, and makes no data folder.
+fn refuses_bad_ronin_flags(data: &std::path::Path) {
     let refusals: [(&[&str], &str); 7] = [
         (&["--ronin-mount", "ronin"], "must start with /"),
         (&["--ronin-mount", "/mcp"], "the hub's own pages"),
@@ -194,7 +188,7 @@ fn ronin_s_flags_are_checked_and_ronin_listen_serves_it_at_the_root_of_its_own_a
     for (flags, why) in refusals {
         let refused = Command::new(BIN)
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(&data)
+            .arg(data)
             .args(flags)
             .output()
             .unwrap();
@@ -206,6 +200,17 @@ fn ronin_s_flags_are_checked_and_ronin_listen_serves_it_at_the_root_of_its_own_a
         );
         assert!(!data.exists(), "{flags:?}: a refused flag starts nothing");
     }
+}
+
+/// `--ronin-mount`, `--ronin-listen` and `--ronin-public-url` (docs/decisions.md 389, 391): a
+/// bad value is refused with the flag's name and starts nothing; Ronin on its own address is
+/// served at its root there, not under the main address's mount, the banner says where, and
+/// SIGTERM stops both addresses.
+#[test]
+fn ronin_s_flags_are_checked_and_ronin_listen_serves_it_at_the_root_of_its_own_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    refuses_bad_ronin_flags(&data);
     let hub = start_hub_with(&data, &["--ronin-listen".as_ref(), "127.0.0.1:0".as_ref()]);
     let line = hub
         .banner
