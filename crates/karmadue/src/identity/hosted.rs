@@ -178,11 +178,12 @@ pub fn reissue(
     let agent = store::agent_by_id(txn.conn(), agent_id)?
         .ok_or_else(|| ToolError::not_found("agent_id", "No agent has this agent_id."))?;
     let current = passport::load(txn.conn(), &agent.credential_id)?;
+    // Lines 5-8 of a connector passport: connection, scopes, $0, actions a day.
+    let (scopes, actions) = (grant.scopes.join(" "), grant.actions_per_day.to_string());
+    let wanted = [grant.connection_id, scopes.as_str(), "0", actions.as_str()];
     let states = |text: &str| {
         let lines: Vec<&str> = text.split('\n').collect();
-        let wanted = passport::connector_text("", "", "", grant, 0);
-        let wanted: Vec<&str> = wanted.split('\n').collect();
-        lines.len() == 9 && lines[0] == wanted[0] && lines[4..8] == wanted[4..8]
+        lines.len() == 9 && lines[0] == passport::CONNECTOR_RECIPE && lines[4..8] == wanted
     };
     if current
         .as_ref()

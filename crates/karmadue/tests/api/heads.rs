@@ -6,25 +6,11 @@ use kd_karmadue::ledger;
 use serde_json::Value;
 
 use crate::app::{START_MS, TestApp};
+use crate::preflight::published_key;
 
 const DAY_MS: i64 = 86_400_000;
 const LIVE: &str = "/.well-known/kd-log-head.json";
 const LIVE_PUBLIC_API: &str = "/functions/v1/public-api/.well-known/kd-log-head.json";
-
-/// The published kd-passport-1 key, read from the JWKS over HTTP.
-fn published_key(app: &TestApp) -> VerifyingKey {
-    let jwks = app
-        .request("GET", "/.well-known/jwks.json", None, &[])
-        .json();
-    let key = jwks["keys"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|key| key["kid"] == "kd-passport-1")
-        .unwrap();
-    let x = kd_protocol::b64::decode_url(key["x"].as_str().unwrap()).unwrap();
-    VerifyingKey::from_bytes(&x.try_into().unwrap()).unwrap()
-}
 
 /// The log's last row as (seq, row_hash), read from the store.
 fn last_row(app: &TestApp) -> (i64, String) {

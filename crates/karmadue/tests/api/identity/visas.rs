@@ -3,7 +3,7 @@
 //! published JWKS, presented as x-kd-visa in place of a lapsed stamp, and refused (invalid,
 //! expired, another agent, wrong scope) with nothing recorded.
 
-use ed25519_dalek::{Signature, Verifier, VerifyingKey};
+use ed25519_dalek::{Signature, Verifier};
 use kd_core::clock::Clock;
 use kd_protocol::b64;
 use serde_json::{Value, json};
@@ -56,22 +56,6 @@ fn refused(reply: &Value, code: &str) {
     assert_eq!(reply["error"]["code"], code, "{reply}");
 }
 
-/// The published kd-passport-1 key.
-fn published_key(app: &TestApp) -> VerifyingKey {
-    let jwks = app
-        .request("GET", "/.well-known/jwks.json", None, &[])
-        .json();
-    let key = jwks["keys"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|key| key["kid"] == "kd-passport-1")
-        .unwrap();
-    assert_eq!(key["crv"], "Ed25519");
-    let x = b64::decode_url(key["x"].as_str().unwrap()).unwrap();
-    VerifyingKey::from_bytes(&x.try_into().unwrap()).unwrap()
-}
-
 #[test]
 fn an_eligible_agent_gets_a_jwt_that_the_jwks_key_verifies() {
     let app = TestApp::start();
@@ -111,7 +95,11 @@ fn an_eligible_agent_gets_a_jwt_that_the_jwks_key_verifies() {
     assert_eq!(data["header"], "x-kd-visa");
     let signature = Signature::from_slice(&b64::decode_url(parts[2]).unwrap()).unwrap();
     let input = format!("{}.{}", parts[0], parts[1]);
-    published_key(&app)
+    let jwks = app
+        .request("GET", "/.well-known/jwks.json", None, &[])
+        .json();
+    assert_eq!(jwks["keys"][0]["crv"], "Ed25519", "{jwks}");
+    crate::preflight::published_key(&app)
         .verify(input.as_bytes(), &signature)
         .expect("the visa verifies with the published key");
     // The log records the issue, not the token.
