@@ -18,7 +18,10 @@ The hub must hold the bundled catalog (it loads on first start). It checks:
    in untrusted_content;
 5. the refusals already_reported, receipt_mismatch and receipt_not_found with their statuses;
 6. the badge: SVG and format=json, both cached for an hour, and the resource page showing the
-   reliability report.
+   reliability report;
+7. trust_query: the kd-trust-v1 text rebuilt from the answer's fields (recipe, agent, passport,
+   amount in cents, skill, reason, trust score, skill score, Unix seconds) verifies with
+   kd-passport-1, and a fraction of a cent is refused.
 
 Prints one line per check and, last, exactly ``N passed, M failed``; exits 1 on any failure.
 """
@@ -258,6 +261,22 @@ def main() -> int:
     status, checked = tool("check_before_acting", {"target": SERVERS})
     summary = checked.get("data", {}).get("reliability_reports", {})
     check("check_before_acting shows reliability_reports after a report", summary.get("reports", 0) >= 1 and summary.get("label") == "Reliability reports from agents, not a safety or trust check", summary)
+
+    # 7. trust_query: the answer signed as kd-trust-v1
+    status, asked = tool("trust_query", {"subject_id": agent_id, "amount_usd": 2.5})
+    answer = asked.get("data", {})
+    proof = answer.get("proof", {})
+    check("trust_query about an agent with no owner is independent, not allowed", status == 200 and answer.get("reason") == "independent" and answer.get("allowed") is False, asked)
+    basis = answer.get("basis", {})
+    trust_text = "\n".join([
+        "kd-trust-v1", answer.get("agent_id", ""), proof.get("passport_id", ""), "250", answer.get("skill") or "",
+        answer.get("reason", ""), str(basis.get("trust_score")), "", str(unix_seconds(proof.get("checked_at", "1970-01-01T00:00:00Z"))),
+    ])
+    check("kd-trust-v1 rebuilt from the fields is the hub's signed_text", trust_text == proof.get("signed_text"), (trust_text, proof.get("signed_text")))
+    check("the trust answer's signature verifies with kd-passport-1", verifies(passport_key, trust_text, proof.get("signature", "")))
+    check("a changed trust answer does not verify", not verifies(passport_key, trust_text.replace("independent", "ok"), proof.get("signature", "")))
+    status, bad = tool("trust_query", {"subject_id": agent_id, "amount": 0.001})
+    check("a fraction of a cent is refused (400 validation, field amount)", status == 400 and bad["error"]["code"] == "validation" and bad["error"]["field"] == "amount", bad)
 
     return checks.summary()
 

@@ -16,6 +16,7 @@ pub static ALL: &[&Tool] = &[
     &identity::GET_RECEIPT,
     &identity::READ_SCORES,
     &identity::GET_RATING_CARD,
+    &identity::TRUST_QUERY,
     &identity::GET_HISTORY,
     &identity::RENAME_AGENT,
     &identity::ROTATE_AGENT_KEY,

@@ -315,11 +315,12 @@ impl Kernel {
         let mut document: Value = serde_json::from_str(&canonical).map_err(ToolError::internal)?;
         // A connected app's hosted agent is filled in by the server (spec "Using KarmaDue
         // from Claude or ChatGPT"); one naming another agent is refused as agent_mismatch.
-        // A read that names its subject another way (verify_agent's credential_id) is left
-        // as sent.
+        // A read that names its subject another way (verify_agent's credential_id, the
+        // subject_id of read_scores, get_rating_card and trust_query) is left as sent.
         if let (Some(connected), Some(fields)) = (&auth.connector, document.as_object_mut())
             && !fields.contains_key("agent_id")
-            && !(tool.access == Access::Read && fields.contains_key("credential_id"))
+            && !(tool.access == Access::Read
+                && (fields.contains_key("credential_id") || fields.contains_key("subject_id")))
             && tool.access != Access::Open
             && tool.params().iter().any(|param| param.name == "agent_id")
         {

@@ -125,6 +125,14 @@ pub enum IdentityError {
     /// `validation`).
     #[error("audience must be 1 to 200 printable characters without spaces")]
     VisaAudience,
+    /// trust_query's amount: not a number of whole cents from 0 to 1,000,000 (the field sent;
+    /// `validation`).
+    #[error("{0} must be a number of USD from 0 to 1000000, in whole cents")]
+    TrustAmount(&'static str),
+    /// trust_query's `skill`: over 64 characters or with control characters (`skill`;
+    /// `validation`).
+    #[error("skill must be at most 64 characters, no control characters")]
+    TrustSkill,
     /// A refusal or failure of the kernel or another area, passed on unchanged (a store
     /// failure is `internal` with its cause).
     #[error(transparent)]
@@ -164,6 +172,8 @@ impl From<IdentityError> for ToolError {
             E::VisaScopes(_) => ToolError::validation("scopes", message),
             E::VisaLifetime => ToolError::validation("lifetime_s", message),
             E::VisaAudience => ToolError::validation("audience", message),
+            E::TrustAmount(field) => ToolError::validation(field, message),
+            E::TrustSkill => ToolError::validation("skill", message),
             E::PublicKey(_) | E::SameKey | E::KeyTaken => {
                 ToolError::validation("public_key", message)
             }

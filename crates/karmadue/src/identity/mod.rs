@@ -11,6 +11,7 @@
 //! - `verify`: get_signing_payload, verify_agent and an agent's live permissions.
 //! - `lifecycle`: rename_agent, revoke_agent, release_agent, get_history.
 //! - `visa`: request_visa (a signed, expiring visa for destinations).
+//! - `trust`: trust_query (may an agent take a priced action; a signed answer).
 //! - `scores`: read_scores, get_rating_card, get_receipt and the score formulas ([`Scores`]).
 
 mod error;
@@ -22,6 +23,7 @@ mod register;
 pub mod replay;
 mod scores;
 pub mod store;
+pub mod trust;
 mod verify;
 pub mod visa;
 
@@ -32,6 +34,7 @@ pub use scores::{
     GET_RATING_CARD, GET_RECEIPT, MAX_HUMAN_TRUST, MAX_PEER_TRUST, PEER_REVIEWER_MIN_AGE_MS,
     READ_SCORES, Scores, TRUST_PER_HUMAN_REVIEW, TRUST_PER_PEER_REVIEW,
 };
+pub use trust::TRUST_QUERY;
 pub use verify::{GET_SIGNING_PAYLOAD, VERIFY_AGENT};
 pub use visa::REQUEST_VISA;
 

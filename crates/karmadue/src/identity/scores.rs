@@ -77,13 +77,16 @@ struct GetReceipt {
     credential_id: Option<String>,
 }
 
-/// The agent read_scores and get_rating_card answer for, and the name it came by:
+/// The agent read_scores, get_rating_card and trust_query answer for, and the name it came by:
 /// `agent_id` when that has text, else `subject_id` (required then).
-fn subject(input: &AgentSubject) -> Result<(String, &'static str), ToolError> {
-    match input.agent_id.text() {
+pub(super) fn subject(
+    agent_id: &Option<String>,
+    subject_id: &Option<String>,
+) -> Result<(String, &'static str), ToolError> {
+    match agent_id.text() {
         Some(reference) => Ok((reference.to_owned(), "agent_id")),
         None => Ok((
-            input.subject_id.required_text("subject_id")?.to_owned(),
+            subject_id.required_text("subject_id")?.to_owned(),
             "subject_id",
         )),
     }
@@ -195,7 +198,7 @@ kd_kernel::output!(ScoresRead, RatingCard, ReceiptShown);
 /// # Errors
 /// `validation` or `not_found` naming the reference sent; `internal` when the store fails.
 async fn read_scores(ctx: Ctx, input: AgentSubject) -> Result<ScoresRead, IdentityError> {
-    let (reference, field) = subject(&input)?;
+    let (reference, field) = subject(&input.agent_id, &input.subject_id)?;
     let now_ms = ctx.kernel.clock.now_ms();
     let (agent, scores) = ctx
         .read(move |conn| {
@@ -221,7 +224,7 @@ async fn read_scores(ctx: Ctx, input: AgentSubject) -> Result<ScoresRead, Identi
 /// # Errors
 /// `validation` or `not_found` naming the reference sent; `internal` when the store fails.
 async fn get_rating_card(ctx: Ctx, input: AgentSubject) -> Result<RatingCard, IdentityError> {
-    let (reference, field) = subject(&input)?;
+    let (reference, field) = subject(&input.agent_id, &input.subject_id)?;
     let now_ms = ctx.kernel.clock.now_ms();
     let (agent, scores, skills) = ctx
         .read(move |conn| {

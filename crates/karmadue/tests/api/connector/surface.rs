@@ -143,3 +143,46 @@ fn an_oauth_token_on_the_self_keyed_endpoint_is_wrong_endpoint() {
     );
     assert_eq!(app.log_len(), before);
 }
+
+#[test]
+fn a_connected_app_asking_trust_query_about_any_amount_above_zero_gets_spend_cap() {
+    let app = TestApp::start();
+    let (_, tokens) = connected(&app, "trust-app@example.org");
+    let access = tokens["access_token"].as_str().unwrap();
+    let other = app.register("Trust Subject Agent");
+    let names = tool_names(&rpc(&app, CONNECTOR, access, "tools/list", json!({})));
+    assert!(names.contains(&"trust_query".to_owned()), "{names:?}");
+    let before = app.log_len();
+    let priced = call(
+        &app,
+        CONNECTOR,
+        access,
+        "trust_query",
+        json!({ "subject_id": other.agent_id, "amount": 0.01 }),
+    );
+    assert_eq!(priced["data"]["reason"], "spend_cap", "{priced}");
+    assert_eq!(priced["data"]["basis"]["asked_by_connected_app"], true);
+    // subject_id names the agent asked about; it is not replaced by the app's own agent.
+    assert_eq!(priced["data"]["agent_id"], json!(other.agent_id));
+    // At $0 the checks about the agent answer: this one has no owner.
+    let free = call(
+        &app,
+        "/mcp",
+        access,
+        "trust_query",
+        json!({ "subject_id": other.agent_id }),
+    );
+    assert_eq!(free["data"]["reason"], "independent", "{free}");
+    // Without an agent the app asks about its own hosted agent: linked, no reviews yet.
+    let own = call(&app, CONNECTOR, access, "trust_query", json!({}));
+    assert_eq!(own["data"]["reason"], "low_confidence", "{own}");
+    assert_ne!(own["data"]["agent_id"], json!(other.agent_id));
+    assert_eq!(app.log_len(), before);
+    // The self-keyed endpoint answers the same question on the agent's merits.
+    let direct = app.call(
+        "trust_query",
+        json!({ "subject_id": other.agent_id, "amount": 0.01 }),
+    );
+    assert_eq!(direct["data"]["reason"], "independent", "{direct}");
+    assert_eq!(direct["data"]["basis"]["asked_by_connected_app"], false);
+}

@@ -10,4 +10,5 @@ use crate::app::TestApp;
 mod lookups;
 mod names;
 mod registration;
+mod trust_query;
 mod visas;

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::app::{Agent, TestApp, fresh_nonce};
 use crate::people::{connect, decide, mint};
 
-const PASSWORD: &str = "correct horse battery staple";
+pub(crate) const PASSWORD: &str = "correct horse battery staple";
 
 /// A person and an agent linked by a connect code, approved one second after the agent
 /// connected (so the connect itself is before the grant).
@@ -100,7 +100,28 @@ pub(crate) fn set_actions_per_day(app: &TestApp, agent: &Agent, limit: i64) {
 
 /// Issues a review stamp on `subject` by `issuer` (the verification-help flow has its own
 /// tests; this one is about what a stamp is worth).
-fn review_stamp(app: &TestApp, subject: &Agent, issuer: &str, stamp: &'static str, n: u32) {
+/// The person id of the account signed up with `email`.
+pub(crate) fn person_id(app: &TestApp, email: &str) -> String {
+    let email = email.to_owned();
+    app.hub
+        .store
+        .read_blocking(move |conn| -> Result<String, kd_core::store::StoreError> {
+            Ok(conn.query_row(
+                "SELECT person_id FROM people WHERE email = ?1",
+                [email],
+                |row| row.get::<String>(0),
+            )?)
+        })
+        .unwrap()
+}
+
+pub(crate) fn review_stamp(
+    app: &TestApp,
+    subject: &Agent,
+    issuer: &str,
+    stamp: &'static str,
+    n: u32,
+) {
     let agent_id = subject.agent_id.clone();
     let issuer = issuer.to_owned();
     let hub = std::sync::Arc::clone(&app.hub);

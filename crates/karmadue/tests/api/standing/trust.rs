@@ -27,19 +27,6 @@ fn get_standing_is_never_about_a_person_and_names_unknown_agents() {
 
 #[test]
 fn trust_counts_each_independent_reviewer_once_and_never_a_newcomer_peer() {
-    fn person_id(app: &TestApp, email: &str) -> String {
-        let email = email.to_owned();
-        app.hub
-            .store
-            .read_blocking(move |conn| -> Result<String, kd_core::store::StoreError> {
-                Ok(conn.query_row(
-                    "SELECT person_id FROM people WHERE email = ?1",
-                    [email],
-                    |row| row.get::<String>(0),
-                )?)
-            })
-            .unwrap()
-    }
     use kd_karmadue::standing::stamps::{HUMAN_REVIEWED, PEER_REVIEWED};
     let app = TestApp::start();
     let subject = app.register("Reviewed Subject");
