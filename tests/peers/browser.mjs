@@ -142,7 +142,7 @@ async function submit(page, locator) {
 
 /** Starts a hub in a throwaway folder; `catalog` loads the bundled catalog on first start
  *  (what the admission test draws its listings from). */
-async function startHub(name, { catalog = false, prepare = null } = {}) {
+async function startHub(name, { catalog = false, prepare = null, logLevel = null } = {}) {
   const data = mkdtempSync(join(WORK, `${name}-`));
   if (prepare) await prepare(join(data, 'data'));
   const child = spawn(
@@ -154,7 +154,7 @@ async function startHub(name, { catalog = false, prepare = null } = {}) {
       '--bundled-catalog', String(catalog),
       '--smtp-url', `smtp://127.0.0.1:${SMTP_PORT}`,
     ],
-    { env: { ...process.env, KARMADUE_LOG: process.env.KARMADUE_LOG || 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    { env: { ...process.env, KARMADUE_LOG: logLevel || process.env.KARMADUE_LOG || 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let log = '';
   child.stdout.on('data', (chunk) => { log += chunk; });
@@ -631,7 +631,8 @@ function memoryProvider(redirect) {
 
 /** f. The OAuth connector with the TypeScript SDK as the client and Chromium as the person. */
 async function tsOauthConnector(browser) {
-  const hub = (current.hub = await startHub('ts-oauth'));
+  // Logged at debug: no token, code, verifier or password may reach a log line.
+  const hub = (current.hub = await startHub('ts-oauth', { logLevel: 'debug' }));
   const context = await openContext(browser);
   const page = (current.page = await context.newPage());
   await page.goto(`${hub.url}/signup`);
@@ -685,7 +686,25 @@ async function tsOauthConnector(browser) {
     refusal?.error?.code === 'needs_your_approval' && refusal?.error?.approve_url === `${hub.url}/oauth/add-permission?agent=${me?.data?.agent_id}&scope=kd.listings.write`, refusal);
   await client.close();
   callback.close();
+  const secrets = { access_token: provider.store.tokens?.access_token, refresh_token: provider.store.tokens?.refresh_token,
+    code: back.code, code_verifier: provider.store.verifier, password: PASSWORD };
+  const places = { log: hub.log(), ...filesUnder(join(hub.data, 'data')) };
+  const leaked = Object.entries(secrets).flatMap(([name, value]) =>
+    Object.entries(places).filter(([, text]) => !value || text.includes(value)).map(([place]) => `${name} in ${place}`));
+  await check('no token, code, verifier or password in the debug log, the event log or any file of the hub',
+    leaked.length === 0 && places.log.includes('DEBUG'), leaked);
   return hub;
+}
+
+/** Every file under `dir` (recursively), read as latin1 text so any byte sequence is searchable. */
+function filesUnder(dir) {
+  const files = {};
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) Object.assign(files, filesUnder(path));
+    else if (entry.isFile()) files[path] = readFileSync(path, 'latin1');
+  }
+  return files;
 }
 
 /** Runs `karmadue ARGS…` (an operator's command); resolves with its exit code and output. */

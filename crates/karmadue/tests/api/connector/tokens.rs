@@ -256,3 +256,46 @@ fn other_methods_on_the_oauth_endpoints_are_405_with_allow_and_an_oauth_error() 
         }
     }
 }
+
+#[test]
+fn no_code_verifier_token_or_password_reaches_an_event() {
+    let app = TestApp::start();
+    let (client_id, code) = code(&app, "maya@example.org");
+    let first = exchange(&app, &client_id, &code).json();
+    let rotated = refresh(&app, &client_id, first["refresh_token"].as_str().unwrap()).json();
+    let access = rotated["access_token"].as_str().unwrap();
+    let written = surface::call(
+        &app,
+        CONNECTOR,
+        access,
+        "notify_human_of_finding",
+        json!({ "title": "t", "why": "w", "evidence_ref": "https://example.com/x" }),
+    );
+    assert_eq!(written["ok"], true, "{written}");
+    assert_eq!(
+        revoke(&app, rotated["refresh_token"].as_str().unwrap()),
+        200
+    );
+    let secrets = [
+        code.as_str(),
+        VERIFIER,
+        PASSWORD,
+        first["access_token"].as_str().unwrap(),
+        first["refresh_token"].as_str().unwrap(),
+        access,
+        rotated["refresh_token"].as_str().unwrap(),
+    ];
+    let rows = app
+        .hub
+        .store
+        .read_blocking(|conn| kd_core::eventlog::rows_after(conn, 0, 10_000))
+        .unwrap();
+    let kinds: Vec<&str> = rows.iter().map(|row| row.kind.as_str()).collect();
+    assert!(kinds.contains(&"agent.connected"), "{kinds:?}");
+    for row in &rows {
+        let text = format!("{} {} {} {}", row.kind, row.actor, row.subject, row.payload);
+        for secret in secrets {
+            assert!(!text.contains(secret), "a secret in {}: {text}", row.kind);
+        }
+    }
+}
