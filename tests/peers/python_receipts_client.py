@@ -20,7 +20,7 @@ The hub must hold the bundled catalog (it loads on first start). It checks:
 6. the badge: SVG and format=json, both cached for an hour, and the resource page showing the
    reliability report;
 7. trust_query: the kd-trust-v1 text rebuilt from the answer's fields (recipe, agent, passport,
-   amount in cents, skill, reason, trust score, skill score, Unix seconds) verifies with
+   amount in cents, skill, who asked, reason, trust score, skill score, Unix seconds) verifies with
    kd-passport-1, and a fraction of a cent is refused.
 
 Prints one line per check and, last, exactly ``N passed, M failed``; exits 1 on any failure.
@@ -267,10 +267,11 @@ def main() -> int:
     answer = asked.get("data", {})
     proof = answer.get("proof", {})
     check("trust_query about an agent with no owner is independent, not allowed", status == 200 and answer.get("reason") == "independent" and answer.get("allowed") is False, asked)
+    check("the amount is 250 whole cents and checked_at_unix matches checked_at", answer.get("amount_usd_cents") == 250 and proof.get("checked_at_unix") == unix_seconds(proof.get("checked_at", "1970-01-01T00:00:00Z")), answer)
     basis = answer.get("basis", {})
     trust_text = "\n".join([
-        "kd-trust-v1", answer.get("agent_id", ""), proof.get("passport_id", ""), "250", answer.get("skill") or "",
-        answer.get("reason", ""), str(basis.get("trust_score")), "", str(unix_seconds(proof.get("checked_at", "1970-01-01T00:00:00Z"))),
+        "kd-trust-v1", answer.get("agent_id", ""), proof.get("passport_id", ""), str(answer.get("amount_usd_cents")), answer.get("skill") or "",
+        basis.get("asked_by") or "", answer.get("reason", ""), str(basis.get("trust_score")), "", str(unix_seconds(proof.get("checked_at", "1970-01-01T00:00:00Z"))),
     ])
     check("kd-trust-v1 rebuilt from the fields is the hub's signed_text", trust_text == proof.get("signed_text"), (trust_text, proof.get("signed_text")))
     check("the trust answer's signature verifies with kd-passport-1", verifies(passport_key, trust_text, proof.get("signature", "")))

@@ -17,6 +17,7 @@ pub static ALL: &[&Tool] = &[
     &identity::READ_SCORES,
     &identity::GET_RATING_CARD,
     &identity::TRUST_QUERY,
+    &identity::FIND_COLLABORATORS,
     &identity::GET_HISTORY,
     &identity::RENAME_AGENT,
     &identity::ROTATE_AGENT_KEY,

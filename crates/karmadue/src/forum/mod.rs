@@ -428,6 +428,34 @@ pub fn skills(
         .collect())
 }
 
+/// The agents most skilled in forum topic `topic` (find_collaborators): (agent_id, score) with
+/// the score of [`skills`], best first, at most `limit`.
+///
+/// # Errors
+/// `internal` when the store fails.
+pub fn skilled_agents(
+    conn: &Connection,
+    topic: &str,
+    limit: i64,
+) -> Result<Vec<(String, i64)>, ToolError> {
+    Ok(store::skilled_in(conn, topic, limit)?
+        .into_iter()
+        .map(|(agent_id, accepted, confirmations)| {
+            let score =
+                (SKILL_PER_ACCEPTED * accepted + SKILL_PER_CONFIRMATION * confirmations).min(100);
+            (agent_id, score)
+        })
+        .collect())
+}
+
+/// The topic a skill name means: `tools`, `forum.tools` (any case) → `tools`; `None` when it
+/// names no topic.
+pub fn skill_topic(skill: &str) -> Option<&'static str> {
+    let lowered = skill.trim().to_lowercase();
+    let topic = lowered.strip_prefix("forum.").unwrap_or(&lowered);
+    TOPICS.iter().map(|(id, _, _)| *id).find(|id| *id == topic)
+}
+
 /// Most threads `related_threads` returns.
 pub const RELATED_LIMIT: usize = 5;
 

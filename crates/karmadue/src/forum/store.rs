@@ -183,6 +183,27 @@ pub fn accepted_by_topic(
         .collect()
 }
 
+/// The agents with a visible accepted reply in `topic`, best first by skill score (2 per
+/// accepted reply + 1 per counted confirmation), then agent id: (agent_id, accepted,
+/// confirmations), at most `limit`.
+///
+/// # Errors
+/// When the store fails.
+pub fn skilled_in(
+    conn: &Connection,
+    topic: &str,
+    limit: i64,
+) -> Result<Vec<(String, i64, i64)>, DbError> {
+    conn
+        .prepare_cached(
+            "SELECT p.agent_id, COUNT(*), SUM(p.confirmations) FROM forum_posts p JOIN forum_threads t ON t.thread_id = p.thread_id
+             WHERE t.topic = ?1 AND p.accepted = 1 AND p.status = 'visible' AND t.status = 'visible'
+             GROUP BY p.agent_id ORDER BY 2 * COUNT(*) + SUM(p.confirmations) DESC, p.agent_id LIMIT ?2",
+        )?
+        .query_map(params![topic, limit], |row| Ok((row.get::<String>(0)?, row.get::<i64>(1)?, row.get::<i64>(2)?)))?
+        .collect()
+}
+
 /// A thread's opening row: (id, topic, title, body, demo).
 pub type ThreadOpening = (String, String, String, String, bool);
 

@@ -129,10 +129,23 @@ pub enum IdentityError {
     /// `validation`).
     #[error("{0} must be a number of USD from 0 to 1000000, in whole cents")]
     TrustAmount(&'static str),
+    /// trust_query's `amount` and `amount_usd` both sent, with different values (`amount_usd`;
+    /// `validation`).
+    #[error("amount_usd is another name for amount: send one of them, or the same value in both")]
+    TrustTwoAmounts,
+    /// read_scores, get_rating_card, trust_query: neither `agent_id` nor `subject_id` has text
+    /// (`agent_id`; `validation`).
+    #[error("agent_id or subject_id is required")]
+    SubjectRequired,
     /// trust_query's `skill`: over 64 characters or with control characters (`skill`;
     /// `validation`).
-    #[error("skill must be at most 64 characters, no control characters")]
+    #[error(
+        "skill must be one line of at most 64 characters, without control or invisible characters"
+    )]
     TrustSkill,
+    /// find_collaborators' `need` over 500 characters (`need`; `validation`).
+    #[error("need must be at most 500 characters")]
+    CollaboratorNeed,
     /// A refusal or failure of the kernel or another area, passed on unchanged (a store
     /// failure is `internal` with its cause).
     #[error(transparent)]
@@ -173,7 +186,10 @@ impl From<IdentityError> for ToolError {
             E::VisaLifetime => ToolError::validation("lifetime_s", message),
             E::VisaAudience => ToolError::validation("audience", message),
             E::TrustAmount(field) => ToolError::validation(field, message),
+            E::TrustTwoAmounts => ToolError::validation("amount_usd", message),
+            E::SubjectRequired => ToolError::validation("agent_id", message),
             E::TrustSkill => ToolError::validation("skill", message),
+            E::CollaboratorNeed => ToolError::validation("need", message),
             E::PublicKey(_) | E::SameKey | E::KeyTaken => {
                 ToolError::validation("public_key", message)
             }

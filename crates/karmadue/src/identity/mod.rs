@@ -11,9 +11,11 @@
 //! - `verify`: get_signing_payload, verify_agent and an agent's live permissions.
 //! - `lifecycle`: rename_agent, revoke_agent, release_agent, get_history.
 //! - `visa`: request_visa (a signed, expiring visa for destinations).
+//! - `collaborators`: find_collaborators (agents with a real skill match; people counted).
 //! - `trust`: trust_query (may an agent take a priced action; a signed answer).
 //! - `scores`: read_scores, get_rating_card, get_receipt and the score formulas ([`Scores`]).
 
+pub mod collaborators;
 mod error;
 pub mod hosted;
 mod lifecycle;
@@ -27,6 +29,7 @@ pub mod trust;
 mod verify;
 pub mod visa;
 
+pub use collaborators::FIND_COLLABORATORS;
 pub use error::IdentityError;
 pub use lifecycle::{GET_HISTORY, RELEASE_AGENT, RENAME_AGENT, REVOKE_AGENT};
 pub use register::{REGISTER_AGENT, REGISTER_CHALLENGE, ROTATE_AGENT_KEY};

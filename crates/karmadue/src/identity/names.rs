@@ -58,6 +58,14 @@ pub const RESERVED: [&str; 8] = [
     "moderator",
 ];
 
+/// Whether `text` is one plain line: no control characters, no line or paragraph separators
+/// (U+2028, U+2029) and nothing [`invisible`] (trust_query's and find_collaborators' `skill`).
+pub fn one_plain_line(text: &str) -> bool {
+    !text
+        .chars()
+        .any(|c| c.is_control() || invisible(c) || matches!(c, '\u{2028}' | '\u{2029}'))
+}
+
 /// Characters that render as nothing or reorder text: Unicode default-ignorable code points
 /// (zero-width spaces and joiners, soft hyphen, BOM, variation selectors, ...) and the bidi
 /// controls. A name holding one could look like another name.

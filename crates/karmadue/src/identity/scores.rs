@@ -78,17 +78,15 @@ struct GetReceipt {
 }
 
 /// The agent read_scores, get_rating_card and trust_query answer for, and the name it came by:
-/// `agent_id` when that has text, else `subject_id` (required then).
+/// `agent_id` when that has text, else `subject_id`; neither is `validation` naming `agent_id`.
 pub(super) fn subject(
     agent_id: &Option<String>,
     subject_id: &Option<String>,
-) -> Result<(String, &'static str), ToolError> {
-    match agent_id.text() {
-        Some(reference) => Ok((reference.to_owned(), "agent_id")),
-        None => Ok((
-            subject_id.required_text("subject_id")?.to_owned(),
-            "subject_id",
-        )),
+) -> Result<(String, &'static str), IdentityError> {
+    match (agent_id.text(), subject_id.text()) {
+        (Some(reference), _) => Ok((reference.to_owned(), "agent_id")),
+        (None, Some(reference)) => Ok((reference.to_owned(), "subject_id")),
+        (None, None) => Err(IdentityError::SubjectRequired),
     }
 }
 

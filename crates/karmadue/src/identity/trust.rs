@@ -4,20 +4,21 @@
 //! spending in general … A connected app asking about any amount above $0 gets spend_cap";
 //! DECISIONS 6: no money moves; docs/decisions.md 410–413).
 //!
-//! The answer is signed by `kd-passport-1` over its `kd-trust-v1` text, nine lines joined by
+//! The answer is signed by `kd-passport-1` over its `kd-trust-v1` text, ten lines joined by
 //! LF, no trailing LF, UTF-8, so a destination can keep it as proof and check it with the
-//! JWKS:
+//! JWKS. Each line is a field of the answer:
 //!
 //! ```text
 //! kd-trust-v1
-//! <agent_id>
-//! <passport_id>
-//! <amount_usd_cents>   whole cents, e.g. 250 for $2.50
-//! <skill>              the skill's key (forum.<topic>), or empty without a skill
-//! <reason>             one of the seven codes
-//! <trust_score>        0-100
-//! <skill_score>        0-100, or empty without a skill
-//! <checked_at>         Unix seconds
+//! <agent_id>           agent_id
+//! <passport_id>        proof.passport_id
+//! <amount_usd_cents>   amount_usd_cents: whole cents, e.g. 250 for $2.50
+//! <skill>              skill: forum.<topic>, the text asked when unknown, or empty
+//! <asked_by>           basis.asked_by: "connected_app", or empty
+//! <reason>             reason: one of the seven codes
+//! <trust_score>        basis.trust_score: 0-100
+//! <skill_score>        basis.skill_score: 0-100, or empty (no skill, or an unknown one)
+//! <checked_at>         proof.checked_at_unix: Unix seconds
 //! ```
 
 use kd_core::clock::rfc3339_ms;
@@ -125,6 +126,8 @@ pub struct TrustAnswer {
     pub explanation: String,
     /// The amount asked about, USD (0 when none was sent).
     pub amount_usd: f64,
+    /// The same in whole cents (as signed).
+    pub amount_usd_cents: i64,
     /// The skill's key (`forum.<topic>`), or null.
     pub skill: Option<String>,
     /// What the answer rests on.
@@ -136,12 +139,15 @@ pub struct TrustAnswer {
 /// What a trust answer rests on.
 #[derive(Debug, Serialize)]
 pub struct TrustBasis {
-    /// "active", "paused" or "revoked".
+    /// "active", "paused", "revoked", or "app_removed" (a connected app's agent whose app its
+    /// person removed).
     pub status: &'static str,
     /// Whether a person owns the agent.
     pub owner_linked: bool,
     /// Whether the question came from a connected app (OAuth connector).
     pub asked_by_connected_app: bool,
+    /// "connected_app" when it did, else null (signed as an empty line).
+    pub asked_by: Option<&'static str>,
     /// The agent's cap per action, USD (its owner's grant; 0 without one).
     pub spend_cap_usd_per_action: i64,
     /// The agent's cap per day, USD.
@@ -177,6 +183,8 @@ pub struct TrustProof {
     pub passport_id: String,
     /// When the answer was given (RFC 3339).
     pub checked_at: String,
+    /// The same in Unix seconds (as signed).
+    pub checked_at_unix: i64,
 }
 
 kd_kernel::output!(TrustAnswer);
@@ -191,39 +199,38 @@ struct Question {
 /// characters; a topic id or `forum.<topic>`, case-insensitive).
 fn question(input: &TrustQuery) -> Result<(Question, bool), IdentityError> {
     let (amount, field) = match (input.amount, input.amount_usd) {
+        (Some(amount), Some(other)) if amount.to_bits() != other.to_bits() => {
+            return Err(IdentityError::TrustTwoAmounts);
+        }
         (Some(amount), _) => (amount, "amount"),
         (None, Some(amount)) => (amount, "amount_usd"),
         (None, None) => (0.0, "amount"),
     };
-    let cents = amount * 100.0;
-    if !amount.is_finite()
-        || !(0.0..=MAX_AMOUNT_USD).contains(&amount)
-        || (cents - cents.round()).abs() > 1e-6
-    {
+    // The shortest decimal that reads back as the same number (Rust's Display of f64 never
+    // uses an exponent): at most two digits after the point.
+    let printed = format!("{amount}");
+    let decimals = printed
+        .split_once('.')
+        .map_or(0, |(_, digits)| digits.len());
+    if !amount.is_finite() || !(0.0..=MAX_AMOUNT_USD).contains(&amount) || decimals > 2 {
         return Err(IdentityError::TrustAmount(field));
     }
     #[allow(clippy::cast_possible_truncation)]
-    let cents = cents.round() as i64;
+    let cents = (amount * 100.0).round() as i64;
     let Some(skill) = input.skill.text() else {
         return Ok((Question { cents, skill: None }, true));
     };
-    if skill.chars().count() > MAX_SKILL_CHARS || skill.chars().any(char::is_control) {
+    if skill.chars().count() > MAX_SKILL_CHARS || !super::names::one_plain_line(skill) {
         return Err(IdentityError::TrustSkill);
     }
-    let lowered = skill.to_lowercase();
-    let topic = lowered.strip_prefix("forum.").unwrap_or(&lowered);
-    let known = crate::forum::TOPICS.iter().any(|(id, _, _)| *id == topic);
-    let key = if known {
-        format!("forum.{topic}")
-    } else {
-        skill.to_owned()
-    };
+    let topic = crate::forum::skill_topic(skill);
+    let key = topic.map_or_else(|| skill.to_owned(), |topic| format!("forum.{topic}"));
     Ok((
         Question {
             cents,
             skill: Some(key),
         },
-        known,
+        topic.is_some(),
     ))
 }
 
@@ -236,12 +243,14 @@ async fn trust_query(ctx: Ctx, input: TrustQuery) -> Result<TrustAnswer, Identit
     let (reference, field) = subject(&input.agent_id, &input.subject_id)?;
     let (question, known_skill) = question(&input)?;
     let now_ms = ctx.kernel.clock.now_ms();
-    let wanted = question.skill.clone();
-    let (agent, grant, scores, skill_score) = ctx
+    let wanted = question.skill.clone().filter(|_| known_skill);
+    let (agent, grant, scores, skill_score, app_removed) = ctx
         .read(move |conn| {
             let agent = require_agent(conn, &reference, field)?;
             let grant = crate::people::grant(conn, &agent.agent_id)?;
             let scores = Scores::of(conn, &agent, now_ms)?;
+            let app_removed = super::hosted::is_hosted(&agent.key_source)
+                && crate::connector::connection_of(conn, &agent.agent_id)?.is_none();
             let skill_score = match &wanted {
                 Some(key) => Some(
                     crate::forum::skills(conn, &agent.agent_id)?
@@ -251,27 +260,25 @@ async fn trust_query(ctx: Ctx, input: TrustQuery) -> Result<TrustAnswer, Identit
                 ),
                 None => None,
             };
-            Ok((agent, grant, scores, skill_score))
+            Ok((agent, grant, scores, skill_score, app_removed))
         })
         .await?;
-    let status = match (agent.status.as_str(), agent.paused_ms) {
-        ("active", None) => "active",
-        ("active", Some(_)) => "paused",
-        _ => "revoked",
-    };
+    let status = status_of(&agent, app_removed);
+    let asked_by_connected_app = matches!(
+        &ctx.caller,
+        Caller::Agent(request) if matches!(request.proof, Proof::Connector { .. })
+    );
     let basis = TrustBasis {
         status,
         owner_linked: agent.owner_id.is_some() && grant.is_some(),
-        asked_by_connected_app: matches!(
-            &ctx.caller,
-            Caller::Agent(request) if matches!(request.proof, Proof::Connector { .. })
-        ),
+        asked_by_connected_app,
+        asked_by: asked_by_connected_app.then_some("connected_app"),
         spend_cap_usd_per_action: grant.as_ref().map_or(0, |g| g.spend_usd_per_action),
         spend_cap_usd_per_day: grant.as_ref().map_or(0, |g| g.spend_usd_per_day),
         trust_score: scores.trust,
         trust_floor: TRUST_FLOOR,
         skill_score,
-        skill_floor: question.skill.as_ref().map(|_| SKILL_FLOOR),
+        skill_floor: skill_score.map(|_| SKILL_FLOOR),
         formula: "/functions/v1/docs/docs/scores.md",
     };
     let reason = decide(&question, known_skill, &basis);
@@ -292,6 +299,7 @@ async fn trust_query(ctx: Ctx, input: TrustQuery) -> Result<TrustAnswer, Identit
         allowed: reason == Reason::Ok,
         reason,
         amount_usd,
+        amount_usd_cents: question.cents,
         skill: question.skill,
         proof: TrustProof {
             recipe: RECIPE,
@@ -302,11 +310,22 @@ async fn trust_query(ctx: Ctx, input: TrustQuery) -> Result<TrustAnswer, Identit
             jwks: "/.well-known/jwks.json",
             passport_id: agent.credential_id,
             checked_at: rfc3339_ms(checked_at_s * 1000),
+            checked_at_unix: checked_at_s,
         },
         basis,
         agent_id: agent.agent_id,
         handle: agent.handle,
     })
+}
+
+/// `basis.status`: "app_removed", "active", "paused" or "revoked".
+fn status_of(agent: &super::AgentRow, app_removed: bool) -> &'static str {
+    match (agent.status.as_str(), agent.paused_ms) {
+        ("active", _) if app_removed => "app_removed",
+        ("active", None) => "active",
+        ("active", Some(_)) => "paused",
+        _ => "revoked",
+    }
 }
 
 /// The `kd-trust-v1` text of an answer (module docs).
@@ -324,6 +343,7 @@ fn signed_text(
         passport_id.to_owned(),
         question.cents.to_string(),
         question.skill.clone().unwrap_or_default(),
+        basis.asked_by.unwrap_or_default().to_owned(),
         reason.code().to_owned(),
         basis.trust_score.to_string(),
         basis
@@ -366,20 +386,27 @@ fn explain(reason: Reason, question: &Question, basis: &TrustBasis) -> String {
     let skill = question.skill.as_deref().unwrap_or_default();
     match reason {
         Reason::SpendCap if basis.asked_by_connected_app => format!(
-            "A connected app's spend is always $0, so it cannot approve an action of {dollars}."
+            "Asked by a connected app, whose spend is always $0: it cannot approve an action of {dollars} by any agent. Nothing was judged about this agent."
+        ),
+        Reason::SpendCap if question.cents > basis.spend_cap_usd_per_action.saturating_mul(100) => format!(
+            "{dollars} is over this agent's spend cap of ${} per action, set by its owner's grant; KarmaDue moves no money.",
+            basis.spend_cap_usd_per_action
         ),
         Reason::SpendCap => format!(
-            "{dollars} is over this agent's spend cap (${} per action, ${} a day, set by its owner's grant); KarmaDue moves no money.",
-            basis.spend_cap_usd_per_action, basis.spend_cap_usd_per_day
+            "{dollars} is over this agent's spend cap of ${} a day, set by its owner's grant; KarmaDue moves no money.",
+            basis.spend_cap_usd_per_day
         ),
         Reason::UnknownSkill => format!(
-            "KarmaDue rates no skill called {skill:?}; skills are the forum topics: {}.",
+            "KarmaDue rates no skill by that name; the skills it rates are the forum topics: {}.",
             crate::forum::TOPICS
                 .iter()
                 .map(|(id, _, _)| format!("forum.{id}"))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        Reason::NotActive if basis.status == "app_removed" => {
+            "This agent belongs to a connected app its person removed: it may take no action.".to_owned()
+        }
         Reason::NotActive => format!("This agent is {}: it may take no action.", basis.status),
         Reason::Independent => {
             "No person answers for this agent (it was never linked to an owner, or was released), so it may not take a priced action.".to_owned()

@@ -69,6 +69,18 @@ pub fn independent_reviews(
     })
 }
 
+/// How many distinct people have a human-reviewed stamp on some agent (the pool of people who
+/// check agents' work; find_collaborators).
+///
+/// # Errors
+/// When the store fails.
+pub fn human_reviewer_count(conn: &Connection) -> Result<i64, DbError> {
+    conn.prepare_cached(
+        "SELECT COUNT(DISTINCT issuer) FROM stamps WHERE stamp = 'human-reviewed' AND issuer LIKE 'person:%'",
+    )?
+    .query_row([], |row| row.get(0))
+}
+
 /// Stores a stamp row (its `stamp.issued` event is `event_seq`).
 ///
 /// # Errors

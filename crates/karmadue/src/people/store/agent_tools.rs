@@ -120,6 +120,24 @@ pub struct NewOffer<'a> {
     pub event_seq: i64,
 }
 
+/// A published offer: (offer_id, agent_id, title, description).
+pub type PublishedOffer = (String, String, String, Option<String>);
+
+/// The newest published capability offers, at most `limit`.
+///
+/// # Errors
+/// When the store fails.
+pub fn published_offers(conn: &Connection, limit: i64) -> Result<Vec<PublishedOffer>, DbError> {
+    conn.prepare_cached(
+        "SELECT offer_id, agent_id, title, description FROM capability_offers
+         WHERE status = 'published' ORDER BY created_ms DESC, offer_id LIMIT ?1",
+    )?
+    .query_map([limit], |row| {
+        Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+    })?
+    .collect()
+}
+
 /// Offers waiting for `person_id`, oldest first. A named read model over `agents` (the owner).
 ///
 /// # Errors

@@ -162,6 +162,15 @@ fn a_connected_app_asking_trust_query_about_any_amount_above_zero_gets_spend_cap
     );
     assert_eq!(priced["data"]["reason"], "spend_cap", "{priced}");
     assert_eq!(priced["data"]["basis"]["asked_by_connected_app"], true);
+    // The signed answer says who asked: the proof is about the app's $0, not the agent.
+    let signed = priced["data"]["proof"]["signed_text"].as_str().unwrap();
+    assert_eq!(signed.split('\n').nth(5), Some("connected_app"), "{signed}");
+    assert!(
+        priced["data"]["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("Nothing was judged about this agent")
+    );
     // subject_id names the agent asked about; it is not replaced by the app's own agent.
     assert_eq!(priced["data"]["agent_id"], json!(other.agent_id));
     // At $0 the checks about the agent answer: this one has no owner.

@@ -166,7 +166,7 @@ fn access_tokens_last_an_hour() {
     assert_eq!(fresh.status, 200);
 }
 
-fn revoke(app: &TestApp, token: &str) -> u16 {
+pub(super) fn revoke(app: &TestApp, token: &str) -> u16 {
     let body = format!("token={}&token_type_hint=refresh_token", encode(token));
     app.request(
         "POST",

@@ -7,6 +7,7 @@ use serde_json::json;
 
 use crate::app::TestApp;
 
+mod collaborators;
 mod lookups;
 mod names;
 mod registration;

@@ -26,22 +26,28 @@ fn reason(app: &TestApp, answer: &Value) -> String {
         "{answer}"
     );
     let lines: Vec<&str> = text.split('\n').collect();
-    assert_eq!(lines.len(), 9, "{text}");
-    assert_eq!(lines[0], "kd-trust-v1");
-    assert_eq!(lines[1], answer["agent_id"]);
-    assert_eq!(lines[2], proof["passport_id"]);
-    let cents = (answer["amount_usd"].as_f64().unwrap() * 100.0).round();
-    assert_eq!(lines[3], format!("{cents}"));
-    assert_eq!(lines[4], answer["skill"].as_str().unwrap_or(""));
-    assert_eq!(lines[5], answer["reason"]);
-    assert_eq!(lines[6], answer["basis"]["trust_score"].to_string());
     let skill_score = &answer["basis"]["skill_score"];
     let skill_line = if skill_score.is_null() {
         String::new()
     } else {
         skill_score.to_string()
     };
-    assert_eq!(lines[7], skill_line);
+    let expected = [
+        "kd-trust-v1".to_owned(),
+        answer["agent_id"].as_str().unwrap().to_owned(),
+        proof["passport_id"].as_str().unwrap().to_owned(),
+        answer["amount_usd_cents"].to_string(),
+        answer["skill"].as_str().unwrap_or("").to_owned(),
+        answer["basis"]["asked_by"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned(),
+        answer["reason"].as_str().unwrap().to_owned(),
+        answer["basis"]["trust_score"].to_string(),
+        skill_line,
+        proof["checked_at_unix"].to_string(),
+    ];
+    assert_eq!(lines, expected, "{answer}");
     assert_eq!(proof["key_id"], "kd-passport-1");
     assert_eq!(answer["allowed"], answer["reason"] == "ok");
     assert!(!answer["explanation"].as_str().unwrap().is_empty());
