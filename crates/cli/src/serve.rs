@@ -86,11 +86,12 @@ pub(crate) struct ServeArgs {
     #[arg(long, env = "KARMADUE_OUTBOUND_ALLOW_PRIVATE")]
     outbound_allow_private: bool,
     /// Where Ronin is mounted on the listen address: / and one or more segments, no trailing
-    /// slash (e.g. /hire). Its API is then <mount>/api/v1.
-    #[arg(long, env = "KARMADUE_RONIN_MOUNT", default_value = kd_core::config::DEFAULT_RONIN_MOUNT, value_parser = ronin_mount)]
-    ronin_mount: String,
-    /// Serve Ronin on an address of its own, at its root (/api/v1/..., /q, /AGENTS.md), and no
-    /// longer under --ronin-mount on --listen.
+    /// slash (e.g. /hire; default /ronin). Its API is then <mount>/api/v1. Refused with
+    /// --ronin-listen, which serves Ronin at the root of its own address instead.
+    #[arg(long, env = "KARMADUE_RONIN_MOUNT", value_parser = ronin_mount, conflicts_with = "ronin_listen")]
+    ronin_mount: Option<String>,
+    /// Serve Ronin on an address of its own, at its root (/api/v1/..., /q, /AGENTS.md), and not
+    /// on --listen at all (so --ronin-mount cannot be given with it).
     #[arg(long, env = "KARMADUE_RONIN_LISTEN")]
     ronin_listen: Option<SocketAddr>,
     /// Public base URL of --ronin-listen, used in Ronin's absolute links and checked in its
@@ -160,7 +161,9 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .map_err(|reason| anyhow::anyhow!("--trusted-proxies: {reason}"))?;
     config.smtp_url = args.smtp_url.map(kd_core::config::Secret::new);
     config.outbound_allow_private = args.outbound_allow_private;
-    config.ronin_mount = args.ronin_mount;
+    if let Some(mount) = args.ronin_mount {
+        config.ronin_mount = mount;
+    }
     config.ronin_listen = args.ronin_listen;
     config.ronin_public_url = args.ronin_public_url;
     if let Some(from) = args.mail_from {

@@ -78,6 +78,8 @@ pub fn permissions(tiers: &kd_core::tiers::AccessTiers) -> String {
     for rule in [
         "A gated tool called without its stamp returns `stamp_required` (or `identity_required` with no passport), naming `missing_stamp`, `required_tier` and the exact `how_to_get` steps. Nothing is recorded.",
         "An owner-linked agent that has not passed admission keeps registered limits.",
+        "The top tier needs two steps: the admission-passed stamp and the owner link. The owner link (`missing_stamp` `owner-link`) is a step, not a stamp: your person links you with `connect_with_code` or approves `request_claim`. A refusal lists every step still missing in `missing_steps`. `/standards` lists the stamps.",
+        "A connected app (the OAuth connector) climbs no ladder: its replies carry its hosted agent's tier, and its `next_unlock` is `{permission, approve_url, how_to_get, not_yet_approved}`, the next permission to ask its person for (null when it holds them all).",
         "Over a limit: `rate_limited` with `retry_after_s` over MCP, or HTTP 429 with `Retry-After` over REST. Limits count the calls of the last 60 seconds.",
         "Every request counts against its address, refused or not: unsigned requests at the anonymous tier's limits, and all requests from one address together at most the top tier's limits, whoever signs them. A signed request also counts against its agent's tier.",
         "A read that names an agent (`x-karmadue-agent`) with a bad signature is refused rather than silently downgraded. Leave the header out to read anonymously.",

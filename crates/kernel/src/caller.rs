@@ -111,11 +111,15 @@ impl Kernel {
         }
         // A read's agent_id names what it reads (verify_agent of another agent is public), not
         // who calls; every other tool's names the writer.
+        // A malformed id is the validation error the self-keyed endpoint gives; only a
+        // well-formed id of another agent is a mismatch (docs/decisions.md 432).
         if tool.access != Access::Read
             && let Some(named) = args.str(&["agent_id"])
-            && named != connected.agent_id.to_string()
         {
-            return Err(connector_mismatch(&connected.agent_id));
+            let named: AgentId = named.parse().map_err(|_| malformed_agent_id())?;
+            if named != connected.agent_id {
+                return Err(connector_mismatch(&connected.agent_id));
+            }
         }
         let now_ms = self.clock.now_ms();
         let directory = Arc::clone(&self.directory);
@@ -169,9 +173,7 @@ impl Kernel {
         token: &str,
         ip: Option<IpAddr>,
     ) -> Result<SignedRequest, ToolError> {
-        let agent_id: AgentId = agent_text.parse().map_err(|_| {
-            ToolError::validation("agent_id", "agent_id must be a lowercase uuid with dashes")
-        })?;
+        let agent_id: AgentId = agent_text.parse().map_err(|_| malformed_agent_id())?;
         let now_ms = self.clock.now_ms();
         let token = token.to_owned();
         let directory = Arc::clone(&self.directory);
@@ -250,9 +252,7 @@ impl Kernel {
                 "x-kd-nonce must be 16 to 128 characters from A-Z a-z 0-9 _ -",
             )
         })?;
-        let agent_id: AgentId = agent_text.parse().map_err(|_| {
-            ToolError::validation("agent_id", "agent_id must be a lowercase uuid with dashes")
-        })?;
+        let agent_id: AgentId = agent_text.parse().map_err(|_| malformed_agent_id())?;
         let signature_bytes = kd_protocol::b64::decode_signature(signature).map_err(|_| {
             ToolError::new(
                 ErrorCode::BadSignature,
@@ -414,6 +414,11 @@ pub struct ConnectorAuth {
     pub connection_id: String,
     /// The person who approved it.
     pub person_id: String,
+    /// What every reply to this connection carries as `next_unlock` instead of the agent
+    /// ladder's: the next permission to ask the person for (permissions document "Connected
+    /// apps ... Their next_unlock names the next permission to ask the owner for"), built by the
+    /// connector, which knows the grant; null when nothing more can be approved.
+    pub next_unlock: serde_json::Value,
 }
 
 impl Caller {
@@ -504,6 +509,11 @@ impl SignedRequest {
             Proof::OwnerSession { person_id } => format!("person:{person_id}"),
         }
     }
+}
+
+/// The validation error of an `agent_id` that is not a lowercase uuid with dashes.
+fn malformed_agent_id() -> ToolError {
+    ToolError::validation("agent_id", "agent_id must be a lowercase uuid with dashes")
 }
 
 /// `agent_mismatch` for a connected app that named another agent.

@@ -131,6 +131,10 @@ impl Kernel {
         let span = tracing::Span::current();
         span.record("tool", tracing::field::display(tool.name));
         let mut subject = Subject::Ip(auth.ip);
+        let connected_unlock = auth
+            .connector
+            .as_ref()
+            .map(|connected| connected.next_unlock.clone());
         let outcome = self
             .call_inner(tool, raw_arguments, auth, request_id, &mut subject)
             .await;
@@ -153,7 +157,12 @@ impl Kernel {
                 facts,
             };
         }
-        let standing = self.standing(&subject).await;
+        let mut standing = self.standing(&subject).await;
+        // A connected app climbs no agent ladder: its next unlock is a permission its person
+        // approves (docs/decisions.md 428).
+        if let Some(unlock) = connected_unlock {
+            standing.insert("next_unlock".into(), unlock);
+        }
         let code = match &outcome {
             Ok(_) => "ok",
             Err(error) => {
@@ -176,6 +185,28 @@ impl Kernel {
         Called {
             outcome: Err(error),
             standing: self.tier_fields(&Subject::Ip(ip)),
+        }
+    }
+
+    /// A refusal the connector decided before the pipeline (a tool the grant does not offer),
+    /// with the standing of the connection's hosted agent and the connection's own
+    /// `next_unlock` (docs/decisions.md 428): the caller is proven by its access token.
+    pub async fn refused_connected(
+        &self,
+        error: ToolError,
+        connected: &crate::caller::ConnectorAuth,
+        ip: Option<IpAddr>,
+    ) -> Called {
+        let agent_id = connected.agent_id.to_string();
+        let subject = match self.facts(&agent_id).await {
+            Ok(facts) => Subject::Agent { agent_id, facts },
+            Err(_) => Subject::Ip(ip),
+        };
+        let mut standing = self.standing(&subject).await;
+        standing.insert("next_unlock".into(), connected.next_unlock.clone());
+        Called {
+            outcome: Err(error),
+            standing,
         }
     }
 
@@ -232,7 +263,7 @@ impl Kernel {
         let ip = auth.ip;
         let visa = auth.visa.clone();
         let connected = auth.connector.is_some();
-        let (args, caller) = match self.prove(tool, raw_arguments, auth).await {
+        let (args, caller) = match self.prove(tool, raw_arguments, auth, subject).await {
             Ok(proven) => proven,
             // Proof headers that proved nothing (junk, a bad or stale signature, an ended
             // session): the request counts as anonymous all the same, so junk x-kd-* headers
@@ -287,12 +318,15 @@ impl Kernel {
     }
 
     /// The caller and the validated arguments: the tier gate of an unproven signed tool, the
-    /// canonical text, validation, then the proof ([`Self::resolve_caller`]).
+    /// canonical text, validation, then the proof ([`Self::resolve_caller`]). Arguments that
+    /// fail validation are refused; `subject` is then the sender when its proof holds over
+    /// the arguments as sent ([`Self::sender`]).
     async fn prove(
         &self,
         tool: &'static Tool,
         raw_arguments: Option<&str>,
         auth: RequestAuth,
+        subject: &mut Subject,
     ) -> Result<(Args, Caller), ToolError> {
         // A gated signed tool called with no proof at all: the caller has no passport to show,
         // which the permissions document answers with identity_required and how to get one.
@@ -326,9 +360,32 @@ impl Kernel {
         {
             fields.insert("agent_id".into(), connected.agent_id.to_string().into());
         }
-        let args = tool.validate(document)?;
+        let args = match tool.validate(document) {
+            Ok(args) => args,
+            Err(refusal) => {
+                if !unproven(&auth) {
+                    *subject = self.sender(tool, &canonical, auth).await;
+                }
+                return Err(refusal);
+            }
+        };
         let caller = self.resolve_caller(tool, &args, &canonical, auth).await?;
         Ok((args, caller))
+    }
+
+    /// Who sent a call whose arguments failed validation (docs/decisions.md 427): the proven
+    /// caller when the signature, session or access token holds over the arguments as sent
+    /// (the text signed is their canonical text, valid or not), so the refusal shows the
+    /// caller's own tier; otherwise the address, as for any proof that proved nothing.
+    /// Nothing is written either way (a signature's nonce is kept only by a write).
+    async fn sender(&self, tool: &'static Tool, canonical: &str, auth: RequestAuth) -> Subject {
+        let ip = auth.ip;
+        let Ok(Value::Object(sent)) = serde_json::from_str::<Value>(canonical) else {
+            return Subject::Ip(ip);
+        };
+        self.resolve_caller(tool, &Args::unchecked(sent), canonical, auth)
+            .await
+            .map_or(Subject::Ip(ip), |caller| caller.subject())
     }
 
     /// Whether a tool counts as a read for the per-minute limits: it does not change state

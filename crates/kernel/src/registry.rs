@@ -441,6 +441,12 @@ fn type_words(ty: ParamType) -> &'static str {
 pub struct Args(Map<String, Value>);
 
 impl Args {
+    /// The arguments as sent, not validated: only to learn who sent a call refused for its
+    /// arguments ([`crate::Kernel::call`]), never handed to a handler.
+    pub(crate) fn unchecked(arguments: Map<String, Value>) -> Self {
+        Self(arguments)
+    }
+
     /// The first of `names` that is present and not null, as a string.
     pub fn str(&self, names: &[&str]) -> Option<&str> {
         names

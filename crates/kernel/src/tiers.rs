@@ -150,9 +150,14 @@ fn unlocks_up_to(tiers: &AccessTiers, to: usize, from: usize) -> Vec<String> {
         .collect()
 }
 
+/// The name in `missing_stamp` of the one step of the ladder that is not a stamp: the owner
+/// link a person approves (docs/decisions.md 429). `/standards` lists the stamps.
+pub const OWNER_LINK: &str = "owner-link";
+
 /// The gate of a tool: `identity_required` with no passport, `stamp_required` without the
-/// stamp, naming `missing_stamp`, `required_tier` and `how_to_get`. Checked before the handler:
-/// nothing is recorded.
+/// stamp, naming `missing_stamp` (the first step missing), `missing_steps` (every step missing:
+/// the owner-linked-and-admitted tier may lack both admission-passed and the owner link),
+/// `required_tier` and `how_to_get`. Checked before the handler: nothing is recorded.
 ///
 /// # Errors
 /// The refusal.
@@ -160,23 +165,33 @@ pub fn gate(tiers: &AccessTiers, tool: &str, subject: &Subject) -> Result<(), To
     let Some(required) = required_tier(tiers, tool) else {
         return Ok(());
     };
-    let (has, lacking): (bool, usize) = match subject {
-        Subject::Ip(_) => (required == ANONYMOUS, REGISTERED),
+    // The tier rows whose steps are missing, lowest first.
+    let lacking: Vec<usize> = match subject {
+        Subject::Ip(_) if required > ANONYMOUS => vec![REGISTERED],
         // People use the app for what the agent ladder gates.
-        Subject::Person(_) => (required <= REGISTERED, ADMISSION_PASSED),
-        Subject::Agent { facts, .. } => match required {
-            ANONYMOUS | REGISTERED => (true, REGISTERED),
-            ADMISSION_PASSED => (facts.admitted(), ADMISSION_PASSED),
-            _ if !facts.admitted() => (false, ADMISSION_PASSED),
-            _ => (facts.owner_linked(), OWNER_LINKED_ADMITTED),
-        },
+        Subject::Person(_) if required > REGISTERED => vec![ADMISSION_PASSED],
+        Subject::Agent { facts, .. } if required >= ADMISSION_PASSED => {
+            let mut lacking = Vec::new();
+            if !facts.admitted() {
+                lacking.push(ADMISSION_PASSED);
+            }
+            if required >= OWNER_LINKED_ADMITTED && !facts.owner_linked() {
+                lacking.push(OWNER_LINKED_ADMITTED);
+            }
+            lacking
+        }
+        _ => Vec::new(),
     };
-    if has {
+    let Some(&first) = lacking.first() else {
         return Ok(());
-    }
+    };
     let spec: &TierSpec = &tiers.tiers[required];
-    let stamp = &tiers.tiers[lacking];
-    let missing = stamp.missing_stamp.clone().unwrap_or_default();
+    let steps: Vec<String> = lacking
+        .iter()
+        .filter_map(|index| tiers.tiers[*index].missing_stamp.clone())
+        .collect();
+    // Both steps missing: the top tier's own steps name both, in order.
+    let how_to_get = &tiers.tiers[*lacking.last().unwrap_or(&first)].how_to_get;
     let (code, message) = if matches!(subject, Subject::Ip(_)) {
         (
             ErrorCode::IdentityRequired,
@@ -186,18 +201,31 @@ pub fn gate(tiers: &AccessTiers, tool: &str, subject: &Subject) -> Result<(), To
             ),
         )
     } else {
+        let named: Vec<String> = steps.iter().map(|step| step_words(step)).collect();
         (
             ErrorCode::StampRequired,
             format!(
-                "{tool} needs the {missing} stamp ({} tier or higher). Nothing was recorded.",
-                spec.tier
+                "{tool} needs the {} tier or higher; missing: {}. Nothing was recorded.",
+                spec.tier,
+                named.join(" and ")
             ),
         )
     };
     Err(ToolError::new(code, message)
-        .with("missing_stamp", missing)
+        .with("missing_stamp", steps.first().cloned().unwrap_or_default())
+        .with("missing_steps", json!(steps))
         .with("required_tier", spec.tier.clone())
-        .with("how_to_get", json!(stamp.how_to_get)))
+        .with("how_to_get", json!(how_to_get)))
+}
+
+/// A missing step in words: the owner link is a step a person approves, every other one a
+/// stamp.
+fn step_words(step: &str) -> String {
+    if step == OWNER_LINK {
+        "the owner link (a step, not a stamp: your person links you)".to_owned()
+    } else {
+        format!("the {step} stamp")
+    }
 }
 
 #[cfg(test)]
@@ -254,6 +282,32 @@ mod tests {
         let stamp = gate(&tiers, "publish_ask", &agent(false, true)).unwrap_err();
         assert_eq!(stamp.code, ErrorCode::StampRequired);
         assert_eq!(stamp.extra["missing_stamp"], "admission-passed");
+        assert_eq!(stamp.extra["missing_steps"], json!(["admission-passed"]));
+        // The top tier needs two steps; a registered agent lacks both (docs/decisions.md 429).
+        let both = gate(&tiers, "request_visa", &agent(false, false)).unwrap_err();
+        assert_eq!(
+            both.extra["missing_steps"],
+            json!(["admission-passed", "owner-link"])
+        );
+        assert!(
+            both.message
+                .contains("admission-passed stamp and the owner link (a step, not a stamp"),
+            "{}",
+            both.message
+        );
+        let link = gate(&tiers, "request_visa", &agent(true, false)).unwrap_err();
+        assert_eq!(link.extra["missing_steps"], json!(["owner-link"]));
+        assert!(
+            !link.message.contains("owner-link stamp"),
+            "{}",
+            link.message
+        );
+        assert!(gate(&tiers, "request_visa", &agent(true, true)).is_ok());
+        let admission = gate(&tiers, "request_visa", &agent(false, true)).unwrap_err();
+        assert_eq!(
+            admission.extra["missing_steps"],
+            json!(["admission-passed"])
+        );
         assert!(gate(&tiers, "publish_ask", &agent(true, false)).is_ok());
         assert!(gate(&tiers, "get_resource", &Subject::Ip(None)).is_ok());
     }

@@ -14,6 +14,7 @@ mod bench;
 /// axum's).
 pub fn routes() -> Vec<(&'static str, MethodRouter<Ronin>)> {
     let mut routes = vec![
+        ("/api/v1", get(read::api_root)),
         ("/api/v1/health", get(crate::health)),
         ("/api/v1/server", get(read::server)),
         ("/api/v1/events", post(crate::post_events)),
@@ -212,6 +213,17 @@ fn page() -> [Value; 2] {
 /// The doors of the server, events, the feed and the agents.
 fn key_doors(paths: &mut Map<String, Value>) {
     let page = page();
+    add(
+        paths,
+        "/api/v1",
+        "get",
+        read_op(
+            "ronin_api",
+            "The API's index: its doors, the contract and the quick start.",
+            &[],
+            &[],
+        ),
+    );
     add(
         paths,
         "/api/v1/health",

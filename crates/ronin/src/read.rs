@@ -84,6 +84,37 @@ pub async fn server(State(ronin): State<Ronin>) -> Response {
     }))
 }
 
+/// `GET /api/v1`: the API's base URL, which the texts call "the API", answers a short index
+/// (docs/decisions.md 431): `{ok, name, about, contract, quick_start, endpoints:
+/// [{method, path, summary}]}`, each path as this listener serves it (the mount included), taken
+/// from the OpenAPI description of the route table, so it lists exactly the doors there are.
+pub async fn api_root(State(ronin): State<Ronin>) -> Response {
+    let (paths, _) = crate::doors::openapi();
+    let mut endpoints = Vec::new();
+    for (path, item) in &paths {
+        let Some(methods) = item.as_object() else {
+            continue;
+        };
+        for (method, operation) in methods {
+            endpoints.push(json!({
+                "method": method.to_uppercase(),
+                "path": ronin.mounted(path),
+                "summary": operation["summary"],
+            }));
+        }
+    }
+    ok(json!({
+        "name": "Ronin",
+        "about": format!(
+            "Ronin's HTTP API: reads need no auth; writes are signed events (NIP-01) posted to {}, and a key's own doors take a NIP-98 token. The contract is AGENTS.md.",
+            ronin.mounted("/api/v1/events")
+        ),
+        "contract": ronin.mounted("/AGENTS.md"),
+        "quick_start": ronin.mounted("/q"),
+        "endpoints": endpoints,
+    }))
+}
+
 /// `GET /api/v1/events/<id>`: one stored event as received (canonical field order).
 pub async fn event(State(ronin): State<Ronin>, Path(id): Path<String>) -> Response {
     let found = read(&ronin, move |conn| store::event_json(conn, &id)).await;

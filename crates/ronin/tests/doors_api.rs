@@ -171,3 +171,47 @@ async fn the_server_card_describes_only_the_hub_s_mcp_endpoints() {
         );
     }
 }
+
+/// The API's base URL, which every text calls "the API", answers an index of its doors rather
+/// than 404 (docs/decisions.md 431): the paths as this listener serves them, each with its
+/// method and summary, the contract and the quick start.
+#[tokio::test]
+async fn the_api_base_url_answers_an_index_of_the_doors() {
+    let hub = common::hub();
+    let (status, content_type, text) = get(&hub, "/api/v1").await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(content_type, "application/json");
+    let body: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(body["ok"], true);
+    let mount = kd_ronin::DEFAULT_MOUNT;
+    assert_eq!(body["contract"], format!("{mount}/AGENTS.md"));
+    assert_eq!(body["quick_start"], format!("{mount}/q"));
+    assert!(
+        body["about"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("posted to {mount}/api/v1/events")),
+        "{text}"
+    );
+    let endpoints = body["endpoints"].as_array().unwrap();
+    let has = |method: &str, path: &str| {
+        endpoints
+            .iter()
+            .any(|door| door["method"] == method && door["path"] == format!("{mount}{path}"))
+    };
+    for (method, path) in [
+        ("GET", "/api/v1/health"),
+        ("POST", "/api/v1/events"),
+        ("GET", "/api/v1/listings"),
+        ("GET", "/api/v1/me/wait"),
+    ] {
+        assert!(has(method, path), "{method} {path}: {text}");
+    }
+    assert!(endpoints.iter().all(|door| door["summary"].is_string()));
+    // Every door of the route table is listed (the front page and texts included).
+    let paths: std::collections::BTreeSet<&str> = endpoints
+        .iter()
+        .map(|door| door["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths.len(), kd_ronin::doors::route_paths().len(), "{text}");
+}

@@ -157,8 +157,13 @@ fn status_of(url: &str) -> u16 {
 
 /// Each bad Ronin flag exits non-zero naming the flag and why, and makes no data folder.
 fn refuses_bad_ronin_flags(data: &std::path::Path) {
-    let refusals: [(&[&str], &str); 7] = [
+    let refusals: [(&[&str], &str); 8] = [
         (&["--ronin-mount", "ronin"], "must start with /"),
+        // With an address of its own Ronin has no mount: the flag would do nothing (389).
+        (
+            &["--ronin-listen", "127.0.0.1:0", "--ronin-mount", "/hire"],
+            "cannot be used with",
+        ),
         (&["--ronin-mount", "/mcp"], "the hub's own pages"),
         (
             &[

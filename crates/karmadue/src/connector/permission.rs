@@ -40,6 +40,31 @@ pub fn approve_url(issuer: &str, agent_id: &str, scope: &str) -> String {
     format!("{issuer}{ADD_PERMISSION_PATH}?agent={agent_id}&scope={scope}")
 }
 
+/// A connected app's `next_unlock` (permissions document: connected apps "can do only what
+/// their owner approved ... Their next_unlock names the next permission to ask the owner
+/// for"; docs/decisions.md 428): `{permission, approve_url, how_to_get, not_yet_approved}`,
+/// the first scope the grant lacks that a person may add, in the consent screen's order, or
+/// null when the grant holds them all. It never names the admission test: a hosted agent earns
+/// no stamps.
+pub fn next_unlock(issuer: &str, grant: &super::Grant) -> serde_json::Value {
+    let missing: Vec<&str> = SCOPES
+        .into_iter()
+        .filter(|scope| addable(scope) && !grant.holds(scope))
+        .collect();
+    let Some(first) = missing.first() else {
+        return serde_json::Value::Null;
+    };
+    serde_json::json!({
+        "permission": first,
+        "approve_url": approve_url(issuer, &grant.agent_id, first),
+        "how_to_get": [
+            "Give approve_url to your person: they approve this one permission on its own screen, and the connection keeps everything else.",
+            "A connected app takes no admission test and earns no stamps: what it may do is what its person approved.",
+        ],
+        "not_yet_approved": missing,
+    })
+}
+
 /// The ask for `person_id` to add `scope` to `agent_id`'s live connection.
 ///
 /// # Errors

@@ -370,6 +370,8 @@ pub struct ConnectedApp {
     pub scope: String,
     /// When it was approved, Unix ms.
     pub created_ms: i64,
+    /// Its hosted agent (None for a connection made before hosted agents).
+    pub agent_id: Option<String>,
 }
 
 /// The person's live connections, newest first.
@@ -378,7 +380,7 @@ pub struct ConnectedApp {
 /// When the store fails.
 pub fn connected_apps(conn: &Connection, person_id: &str) -> Result<Vec<ConnectedApp>, DbError> {
     conn.prepare_cached(
-        "SELECT c.connection_id, k.client_name, c.scope, c.created_ms
+        "SELECT c.connection_id, k.client_name, c.scope, c.created_ms, c.agent_id
          FROM oauth_connections c JOIN oauth_clients k ON k.client_id = c.client_id
          WHERE c.person_id = ?1 AND c.revoked_ms IS NULL
          ORDER BY c.created_ms DESC, c.connection_id",
@@ -389,6 +391,7 @@ pub fn connected_apps(conn: &Connection, person_id: &str) -> Result<Vec<Connecte
             client_name: row.get(1)?,
             scope: row.get(2)?,
             created_ms: row.get(3)?,
+            agent_id: row.get(4)?,
         })
     })?
     .collect()
@@ -420,7 +423,7 @@ pub fn live_connection_of(
     agent_id: &str,
 ) -> Result<Option<(String, String, String, i64)>, DbError> {
     conn.prepare_cached(
-        "SELECT c.connection_id, k.client_name, c.scope, c.created_ms
+        "SELECT c.connection_id, k.client_name, c.scope, c.created_ms, c.agent_id
          FROM oauth_connections c JOIN oauth_clients k ON k.client_id = c.client_id
          WHERE c.agent_id = ?1 AND c.revoked_ms IS NULL
          ORDER BY c.created_ms DESC, c.connection_id LIMIT 1",

@@ -118,18 +118,35 @@ impl Surface {
                 auth.timestamp = None;
                 auth.nonce = None;
                 auth.agent_header = None;
-                let agent_id = grant.agent_id.parse().map_err(|_| {
-                    kd_kernel::ToolError::internal("a connection's hosted agent id is malformed")
-                })?;
-                auth.connector = Some(kd_kernel::ConnectorAuth {
-                    agent_id,
-                    connection_id: grant.connection_id.clone(),
-                    person_id: grant.person_id.clone(),
-                });
+                auth.connector = Some(connected(hub, grant)?);
                 Ok(auth)
             }
         }
     }
+
+    /// The connection a refusal of [`Surface::admit`] answers for: its hosted agent's standing
+    /// goes on the refusal (docs/decisions.md 428). None on the self-keyed endpoint or when the
+    /// grant's agent id is unreadable.
+    pub fn connection(&self, hub: &Hub) -> Option<kd_kernel::ConnectorAuth> {
+        match self {
+            Self::SelfKeyed => None,
+            Self::Connector(grant) => connected(hub, grant).ok(),
+        }
+    }
+}
+
+/// The kernel's view of a connected call: the hosted agent, the connection, the person, and
+/// the connection's `next_unlock` ([`connector::permission::next_unlock`]).
+fn connected(hub: &Hub, grant: &Grant) -> Result<kd_kernel::ConnectorAuth, kd_kernel::ToolError> {
+    let agent_id = grant.agent_id.parse().map_err(|_| {
+        kd_kernel::ToolError::internal("a connection's hosted agent id is malformed")
+    })?;
+    Ok(kd_kernel::ConnectorAuth {
+        agent_id,
+        connection_id: grant.connection_id.clone(),
+        person_id: grant.person_id.clone(),
+        next_unlock: connector::permission::next_unlock(&connector::issuer(&hub.config), grant),
+    })
 }
 
 /// Where the person decides: the add-one-permission screen for a scope a connected app may

@@ -510,7 +510,11 @@ async fn call_tool(
     let auth = match surface.admit(hub, tool, super::request_auth(headers, Some(peer))) {
         Ok(auth) => auth,
         Err(refusal) => {
-            let called = hub.kernel.refused(refusal, Some(peer.ip()));
+            let ip = Some(peer.ip());
+            let called = match surface.connection(hub) {
+                Some(connected) => hub.kernel.refused_connected(refusal, &connected, ip).await,
+                None => hub.kernel.refused(refusal, ip),
+            };
             return Ok(RpcResult::Tool(ToolReply::new(
                 called, request_id, tool.name,
             )));

@@ -111,6 +111,23 @@ fn market(app: &TestApp, api: &str) -> (String, String) {
     (hash, task)
 }
 
+/// The API's base URL answers its index, with the paths as this address serves them
+/// (decision 431).
+fn serves_its_index_at_the_root(app: &TestApp, api: &str) {
+    let index = app.request_to(api, "GET", None, &[]);
+    assert_eq!(index.status, 200, "{}", index.text);
+    let index = index.json();
+    assert_eq!(index["contract"], "/AGENTS.md");
+    assert!(
+        index["endpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|door| door["method"] == "GET" && door["path"] == "/api/v1/health"),
+        "{index}"
+    );
+}
+
 #[test]
 fn ronin_on_its_own_address_is_served_at_the_root_and_only_there() {
     let app = TestApp::start_with(|config| {
@@ -124,6 +141,7 @@ fn ronin_on_its_own_address_is_served_at_the_root_and_only_there() {
     // Reads at the root, as the document shows them.
     let health = app.request_to(&format!("{api}/health"), "GET", None, &[]);
     assert_eq!((health.status, health.json()), (200, json!({"ok": true})));
+    serves_its_index_at_the_root(&app, &api);
 
     // A token naming the main address's URL (the mount's) is refused, and nothing is written.
     let log_before = app.log_len();

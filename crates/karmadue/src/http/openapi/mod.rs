@@ -478,7 +478,7 @@ fn header_parameters() -> Value {
 fn schemas() -> Map<String, Value> {
     let standing = json!({
         "tier": { "type": ["object", "null"], "description": "The caller's tier and its per-minute limits." },
-        "next_unlock": { "type": ["object", "null"], "description": "Which stamp would unlock what, and how to get it." },
+        "next_unlock": { "type": ["object", "null"], "description": "Which stamp or step would unlock what, and how to get it; for a connected app, the next permission its person approves ({permission, approve_url, how_to_get, not_yet_approved})." },
         "quota": { "type": "object", "description": "An owner-linked agent's actions in a rolling 24 hours." },
         "request_id": { "type": "string" },
     });

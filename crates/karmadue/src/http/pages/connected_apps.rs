@@ -46,7 +46,13 @@ async fn apps_response(
                 @for app in &apps {
                     tr {
                         td { (Data(&app.client_name)) }
-                        td { (app.scope) }
+                        td {
+                            (app.scope)
+                            @for (scope, href) in missing_scopes(app) {
+                                br;
+                                a href=(href) { "Add " (scope) }
+                            }
+                        }
                         td { (time_ms(app.created_ms)) }
                         td {
                             form.inline method="post" action=(APPS_PATH) {
@@ -58,11 +64,31 @@ async fn apps_response(
                     }
                 }
             }
-            p { "Removing an app revokes every token it holds at once. To change an app's permissions, remove it and connect again." }
+            p { "Removing an app revokes every token it holds at once. To give an app one more permission, follow its Add link: you approve that one permission on its own screen and the app keeps its connection. To take a permission away, remove the app and connect it again." }
         }
         p { a href="/you" { "Back to You" } }
     };
     app_page(status, "Connected apps", true, &body)
+}
+
+/// The permissions a connected app may still be given, each with the path of the screen that
+/// adds it (`/oauth/add-permission?agent=&scope=`; docs/decisions.md 430). None for a
+/// connection without a hosted agent.
+fn missing_scopes(app: &connector::store::ConnectedApp) -> Vec<(&'static str, String)> {
+    let Some(agent_id) = &app.agent_id else {
+        return Vec::new();
+    };
+    let held: Vec<&str> = app.scope.split(' ').collect();
+    connector::SCOPES
+        .into_iter()
+        .filter(|scope| connector::permission::addable(scope) && !held.contains(scope))
+        .map(|scope| {
+            (
+                scope,
+                connector::permission::approve_url("", agent_id, scope),
+            )
+        })
+        .collect()
 }
 
 /// `GET /you/apps`.

@@ -86,6 +86,14 @@ fn body() -> Markup {
                 }
             }
         }
+        h2 { "Not a stamp: the owner link" }
+        p {
+            "The top tier (owner-linked and admitted) needs the " code { "admission-passed" }
+            " stamp and one more step, the owner link ("
+            code { "owner-link" } " in " code { "missing_stamp" } "): your person links the agent with "
+            code { "connect_with_code" } " or approves " code { "request_claim" }
+            ". It is a link their account holds, not a stamp on the passport."
+        }
         h2 { "Visas" }
         p {
             "An owner-linked and admitted agent can ask for a visa (" code { "request_visa" }

@@ -7,7 +7,7 @@ use super::surface::{call, tool_names};
 use super::*;
 
 /// The hosted agent of a connection: verify_agent with no arguments verifies the caller.
-fn whoami(app: &TestApp, access: &str) -> Value {
+pub(super) fn whoami(app: &TestApp, access: &str) -> Value {
     let reply = call(app, CONNECTOR, access, "verify_agent", json!({}));
     assert_eq!(reply["ok"], true, "{reply}");
     reply["data"].clone()
@@ -218,6 +218,17 @@ fn a_connected_app_reports_an_outcome_as_its_agent_with_auth_method_oauth() {
         json!({ "agent_id": publisher.agent_id, "receipt_id": receipt_id, "result": "worked" }),
     );
     assert_eq!(mismatch["error"]["code"], "agent_mismatch", "{mismatch}");
+    // Its own id in upper case is malformed, as on the self-keyed endpoint: a validation
+    // error naming agent_id, not a mismatch (docs/decisions.md 432).
+    let upper = call(
+        &app,
+        CONNECTOR,
+        access,
+        "report_outcome",
+        json!({ "agent_id": me.to_uppercase(), "receipt_id": receipt_id, "result": "worked" }),
+    );
+    assert_eq!(upper["error"]["code"], "validation", "{upper}");
+    assert_eq!(upper["error"]["field"], "agent_id", "{upper}");
     assert_eq!(app.log_len(), before);
     // With agent_id left out, the server fills it in.
     let reported = call(

@@ -1,5 +1,6 @@
 //! *You → Connected apps* and the per-connection limit.
 
+use super::agents::whoami;
 use super::*;
 
 #[test]
@@ -21,6 +22,28 @@ fn removing_a_connected_app_revokes_every_token_at_once() {
     assert_eq!(page.status, 200, "{}", page.text);
     assert!(page.text.contains("Claude"));
     assert!(page.text.contains("kd.listings.write"));
+    // A permission not granted links to the screen that adds it; the app keeps its connection
+    // (docs/decisions.md 430).
+    let agent = whoami(&app, access)["agent_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for scope in ["kd.outcomes.write", "kd.proposals.write"] {
+        let link = format!("href=\"/oauth/add-permission?agent={agent}&amp;scope={scope}\"");
+        assert!(page.text.contains(&link), "{link}\n{}", page.text);
+        assert!(page.text.contains(&format!("Add {scope}")));
+    }
+    assert!(!page.text.contains("Add kd.listings.write"), "held already");
+    assert!(!page.text.contains("Add kd.discovery.read"), "always held");
+    assert!(
+        page.text
+            .contains("To give an app one more permission, follow its Add link")
+    );
+    assert!(
+        !page
+            .text
+            .contains("To change an app's permissions, remove it")
+    );
     let connection_id = hidden(&page.text, "connection_id");
     let csrf = hidden(&page.text, "csrf");
 

@@ -20,20 +20,15 @@ fn maya(app: &TestApp) -> (Browser<'_>, String) {
 fn a_refused_write_names_the_screen_that_adds_its_permission_and_approving_adds_it() {
     let app = TestApp::start();
     let (browser, access) = maya(&app);
+    let logged = app.log_len();
     let refused = call(&app, CONNECTOR, &access, "create_thread", json!({}));
     assert_eq!(refused["error"]["code"], "needs_your_approval", "{refused}");
+    assert_eq!(app.log_len(), logged);
     let me = call(&app, CONNECTOR, &access, "verify_agent", json!({}))["data"]["agent_id"]
         .as_str()
         .unwrap()
         .to_owned();
-    let approve_url = refused["error"]["approve_url"].as_str().unwrap().to_owned();
-    assert_eq!(
-        approve_url,
-        format!(
-            "{}/oauth/add-permission?agent={me}&scope=kd.listings.write",
-            app.base
-        )
-    );
+    let approve_url = asks_for_a_permission(&app, &access, &refused, &me);
     let path = approve_url.strip_prefix(&app.base).unwrap();
     // A visitor signs in first and comes back.
     let visitor = app.browser().get(path);
@@ -79,6 +74,8 @@ fn a_refused_write_names_the_screen_that_adds_its_permission_and_approving_adds_
     let names = tool_names(&rpc(&app, CONNECTOR, &access, "tools/list", json!({})));
     assert!(names.contains(&"create_thread".to_owned()), "{names:?}");
     posts_a_thread(&app, &access);
+    let next = call(&app, CONNECTOR, &access, "verify_agent", json!({}))["next_unlock"].clone();
+    assert_eq!(next["permission"], "kd.proposals.write", "{next}");
     let me_now = call(&app, CONNECTOR, &access, "verify_agent", json!({}));
     assert_eq!(
         me_now["data"]["current"]["connection"]["scopes"],
@@ -101,6 +98,35 @@ fn a_refused_write_names_the_screen_that_adds_its_permission_and_approving_adds_
     let same =
         call(&app, CONNECTOR, &access, "verify_agent", json!({}))["data"]["passport"].clone();
     assert_eq!(same["credential_id"], reissued["credential_id"]);
+}
+
+/// The refusal's approve_url, the add-one-permission screen for kd.listings.write. The refusal
+/// stands for the hosted agent, whose next unlock is a permission its person approves, never
+/// the admission test (decision 428); a read's reply says the same.
+fn asks_for_a_permission(app: &TestApp, access: &str, refused: &Value, me: &str) -> String {
+    let approve_url = refused["error"]["approve_url"].as_str().unwrap().to_owned();
+    assert_eq!(
+        approve_url,
+        format!(
+            "{}/oauth/add-permission?agent={me}&scope=kd.listings.write",
+            app.base
+        )
+    );
+    assert_eq!(refused["tier"]["tier"], "registered", "{refused}");
+    assert_eq!(refused["tier"]["per"], "agent");
+    assert_eq!(refused["next_unlock"]["permission"], "kd.listings.write");
+    assert_eq!(refused["next_unlock"]["approve_url"], approve_url.as_str());
+    assert_eq!(
+        refused["next_unlock"]["not_yet_approved"],
+        json!(["kd.listings.write", "kd.proposals.write"])
+    );
+    assert!(
+        !refused.to_string().contains("start_admission_test"),
+        "{refused}"
+    );
+    let read = call(app, CONNECTOR, access, "verify_agent", json!({}));
+    assert_eq!(read["next_unlock"], refused["next_unlock"], "{read}");
+    approve_url
 }
 
 /// The approved kd.listings.write stands in for the admission stamp the hosted agent never

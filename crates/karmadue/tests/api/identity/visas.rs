@@ -180,6 +180,63 @@ fn only_owner_linked_and_admitted_agents_get_one_and_bad_arguments_write_nothing
 }
 
 #[test]
+fn a_refusal_names_every_missing_step_and_a_typed_one_the_signers_tier() {
+    let app = TestApp::start();
+    let ask = |agent: &Agent, arguments: Value| app.signed(agent, "request_visa", arguments);
+    let registered = app.register("Rex Registered");
+    app.admit(&registered);
+    let fresh = app.register("Fay Fresh");
+    let (_, _, linked) = crate::people::linked(&app, "lin@example.org", "Lin Linked");
+    let eligible = eligible(&app, "eli@example.org", "Eli Eligible", 90 * 24 * HOUR_MS);
+    let before = app.log_len();
+    // Every missing step is named; the owner link is a step, not a stamp (decision 429).
+    for (agent, steps) in [
+        (&registered, json!(["owner-link"])),
+        (&linked, json!(["admission-passed"])),
+        (&fresh, json!(["admission-passed", "owner-link"])),
+    ] {
+        let reply = ask(
+            agent,
+            json!({ "agent_id": agent.agent_id, "scopes": ["kd.listings.write"] }),
+        );
+        refused(&reply, "stamp_required");
+        assert_eq!(reply["error"]["missing_steps"], steps, "{reply}");
+        let message = reply["error"]["message"].as_str().unwrap();
+        assert!(!message.contains("owner-link stamp"), "{message}");
+    }
+    let both = ask(
+        &fresh,
+        json!({ "agent_id": fresh.agent_id, "scopes": ["kd.listings.write"] }),
+    );
+    let message = both["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("the admission-passed stamp and the owner link"),
+        "{message}"
+    );
+    let how: Vec<String> = serde_json::from_value(both["error"]["how_to_get"].clone()).unwrap();
+    assert!(
+        how.iter().any(|step| step.contains("admission test")),
+        "{how:?}"
+    );
+    assert!(
+        how.iter().any(|step| step.contains("connect_with_code")),
+        "{how:?}"
+    );
+    // A wrong type is refused before the handler, yet the refusal shows the signer's own tier
+    // (decision 427), not the anonymous one.
+    let typed = ask(
+        &eligible,
+        json!({ "agent_id": eligible.agent_id, "scopes": ["kd.listings.write"], "lifetime_s": "an hour" }),
+    );
+    refused(&typed, "validation");
+    assert_eq!(typed["error"]["field"], "lifetime_s", "{typed}");
+    assert_eq!(typed["tier"]["tier"], "owner_linked_admitted", "{typed}");
+    assert_eq!(typed["tier"]["per"], "agent");
+    assert_eq!(typed["next_unlock"], Value::Null, "{typed}");
+    assert_eq!(app.log_len(), before, "refusals wrote nothing");
+}
+
+#[test]
 fn a_visa_stands_in_for_a_lapsed_stamp_on_the_tools_its_scopes_name() {
     let app = TestApp::start();
     let agent = eligible(&app, "sam@example.org", "Sam Standin", HOUR_MS);

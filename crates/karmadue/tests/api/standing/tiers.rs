@@ -194,3 +194,38 @@ fn a_stray_bearer_or_nonce_does_not_lift_an_anonymous_callers_limits() {
     assert_eq!(limited["error"]["code"], "rate_limited", "{limited}");
     assert_eq!(limited["tier"]["tier"], "anonymous");
 }
+
+/// Arguments of the wrong type are refused before the handler; the refusal shows the signer's
+/// own tier when its signature holds over the arguments as sent, and the anonymous tier when
+/// the proof proved nothing (decision 427). Nothing is written.
+#[test]
+fn a_typed_refusal_shows_the_proven_callers_tier() {
+    let app = strict();
+    let agent = app.register("Typed Tess");
+    let other = app.register("Other Otto");
+    let before = app.log_len();
+    let arguments = json!({ "agent_id": agent.agent_id, "name": 5 });
+    let typed = app.signed(&agent, "rename_agent", arguments.clone());
+    assert_eq!(typed["error"]["code"], "validation", "{typed}");
+    assert_eq!(typed["error"]["field"], "name", "{typed}");
+    assert_eq!(typed["tier"]["tier"], "registered", "{typed}");
+    assert_eq!(typed["tier"]["per"], "agent");
+    assert_eq!(typed["next_unlock"]["missing_stamp"], "admission-passed");
+    // Signed with another agent's key: nothing is proven, the address's tier stands.
+    let text = arguments.to_string();
+    let headers = app.sign(
+        &other.key,
+        "rename_agent",
+        &agent.agent_id,
+        &text,
+        &fresh_nonce(),
+    );
+    let borrowed: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let forged = app.call_text("rename_agent", &text, &borrowed).0;
+    assert_eq!(forged["error"]["code"], "validation", "{forged}");
+    assert_eq!(forged["tier"]["tier"], "anonymous", "{forged}");
+    assert_eq!(app.log_len(), before);
+}
