@@ -9,10 +9,9 @@
 //!
 //! The document must be served as JSON (`application/json` or `application/…+json`), say each
 //! top-level key once (docs/decisions.md 423), and be a JSON object whose `client_id` is the
-//! URL byte for byte, with 1 to 10
-//! `redirect_uris` under the registration rules, a `client_name` under the same rules (the
-//! URL's host when absent), and a `token_endpoint_auth_method` of `none` when present (the
-//! hub issues public clients only). A `client_id` is taken as a document URL when it is an
+//! URL byte for byte, with 1 to 10 `redirect_uris` under the registration rules, a
+//! `client_name` under the same rules (the URL's host when absent), and a
+//! `token_endpoint_auth_method` of `none` when present (the hub issues public clients only). A `client_id` is taken as a document URL when it is an
 //! https URL with a path; with the operator's `--outbound-allow-private` (tests and local
 //! setups) an `http://` URL on a loopback host is taken too. A fetch that fails is refused in
 //! plain words (decision 422); expired copies are pruned by the next fetch's write (426).
@@ -196,11 +195,8 @@ fn not_fetched(client_id: &str, error: &outbound::OutboundError) -> ConnectorErr
 fn checked(client_id: &str, body: &[u8]) -> Result<ClientRow, ConnectorError> {
     let Keys(keys) =
         serde_json::from_slice(body).map_err(|_| refused(client_id, "it is not a JSON object"))?;
-    if let Some(repeated) = keys
-        .iter()
-        .enumerate()
-        .find_map(|(at, key)| keys[..at].contains(key).then_some(key))
-    {
+    let mut seen = std::collections::HashSet::new();
+    if let Some(repeated) = keys.iter().find(|key| !seen.insert(key.as_str())) {
         let shown: String = repeated
             .chars()
             .take(40)
