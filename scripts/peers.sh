@@ -53,7 +53,9 @@
 #    through playwright-core and the agent through `karmadue agent`, each scenario against a
 #    fresh hub of its own whose mail goes over SMTP to the sink; its OAuth scenarios run
 #    python_oauth_client.py (the Python MCP SDK's OAuth client provider) and the TypeScript
-#    SDK's authProvider as the connecting app.
+#    SDK's authProvider as the connecting app; its CIMD scenarios (browser_cimd.mjs) run
+#    python_cimd_client.py and the TypeScript SDK with a client metadata URL on a loopback
+#    https server of a throwaway CA the scenario's hub trusts (--outbound-ca-file).
 #    The OpenAPI check (tests/peers/openapi_check.py, against the third hub): openapi-spec-validator
 #    validates GET /functions/v1/public-api/openapi.json, then schemathesis runs every operation
 #    of it (25 examples each, tests/peers/schemathesis.toml): no 5xx, and no status, content type

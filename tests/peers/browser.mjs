@@ -40,6 +40,10 @@
 //   i. Ronin's /ronin#work (browser_ronin.mjs): a person pastes key.json, publishes a profile,
 //      offers on a WANTED job, delivers a file and acknowledges the payment, all signed in the
 //      page; the buyer's side is nostr-tools in Node.
+//   j., k. a Client ID Metadata Document over local TLS (browser_cimd.mjs): the Python and the
+//      TypeScript SDK's OAuth clients with a client metadata URL on a loopback https server of
+//      a throwaway CA the hub trusts (--outbound-ca-file); no registration, approved in
+//      Chromium, then token, tools/call, refresh.
 // A failed check prints the page's URL and HTML; a scenario that throws prints the same and the
 // hub's log. Prints one line per check and, last, exactly `N passed, M failed`; exits 1 on any
 // failure. KD_CHROMIUM overrides the browser path.
@@ -55,6 +59,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { chromium } from 'playwright-core';
+import { cimdPython, cimdTypescript } from './browser_cimd.mjs';
 import { roninWork } from './browser_ronin.mjs';
 
 const HUB_BIN = process.env.KD_HUB_BIN || '';
@@ -141,8 +146,9 @@ async function submit(page, locator) {
 // ---- hubs ----------------------------------------------------------------------------------
 
 /** Starts a hub in a throwaway folder; `catalog` loads the bundled catalog on first start
- *  (what the admission test draws its listings from). */
-async function startHub(name, { catalog = false, prepare = null, logLevel = null } = {}) {
+ *  (what the admission test draws its listings from); `args` are more `serve` flags, `logLevel`
+ *  its KARMADUE_LOG. */
+async function startHub(name, { catalog = false, prepare = null, args = [], logLevel = null } = {}) {
   const data = mkdtempSync(join(WORK, `${name}-`));
   if (prepare) await prepare(join(data, 'data'));
   const child = spawn(
@@ -153,6 +159,7 @@ async function startHub(name, { catalog = false, prepare = null, logLevel = null
       '--data-dir', join(data, 'data'),
       '--bundled-catalog', String(catalog),
       '--smtp-url', `smtp://127.0.0.1:${SMTP_PORT}`,
+      ...args,
     ],
     { env: { ...process.env, KARMADUE_LOG: logLevel || process.env.KARMADUE_LOG || 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -821,6 +828,15 @@ async function linkdbotsDashboard(browser) {
   return hub;
 }
 
+/** What browser_cimd.mjs's scenarios use of this file (`tally` adds a peer's own counts). */
+function cimdHelpers() {
+  return {
+    current, startHub, openContext, check, expectPage, submit, signUp, newEmail,
+    python: PYTHON, peersDir: PEERS_DIR, work: WORK,
+    tally(peerPassed, peerFailed) { passed += peerPassed; failed += peerFailed; },
+  };
+}
+
 try {
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 60000 });
   console.log(`chromium ${browser.version()} (${CHROMIUM}), playwright-core`);
@@ -841,6 +857,10 @@ for (const [name, scenario] of [
   ['h. Linkdbots leaderboards after an import, a category proposed', linkdbotsBoards],
   ['i. Ronin /#work: paste key.json, take a WANTED job, deliver, acknowledge payment',
     (chromiumBrowser) => roninWork(chromiumBrowser, { current, startHub, openContext, check })],
+  ['j. CIMD over local TLS: the Python MCP SDK with client_metadata_url, approved in Chromium',
+    (chromiumBrowser) => cimdPython(chromiumBrowser, cimdHelpers())],
+  ['k. CIMD over local TLS: the TypeScript MCP SDK with clientMetadataUrl, approved in Chromium',
+    (chromiumBrowser) => cimdTypescript(chromiumBrowser, cimdHelpers())],
 ]) {
   console.log(`\n-- ${name}`);
   current = { page: null, hub: null, contexts: [] };

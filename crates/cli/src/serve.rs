@@ -85,6 +85,12 @@ pub(crate) struct ServeArgs {
     /// otherwise make the hub call services on its own network. For tests and local setups.
     #[arg(long, env = "KARMADUE_OUTBOUND_ALLOW_PRIVATE")]
     outbound_allow_private: bool,
+    /// A PEM file of one or more CA certificates the hub's outbound https requests (Ronin's
+    /// callbacks, OAuth client metadata documents) trust next to the public roots: a private CA
+    /// of the operator's network. Read at start; a file that cannot be read, is not PEM or holds
+    /// no certificate stops the start.
+    #[arg(long, env = "KARMADUE_OUTBOUND_CA_FILE", value_name = "PATH", value_parser = ca_file)]
+    outbound_ca_file: Option<kd_core::outbound::TrustedCas>,
     /// Where Ronin is mounted on the listen address: / and one or more segments, no trailing
     /// slash (e.g. /hire; default /ronin). Its API is then <mount>/api/v1. Refused with
     /// --ronin-listen, which serves Ronin at the root of its own address instead.
@@ -98,6 +104,17 @@ pub(crate) struct ServeArgs {
     /// NIP-98 tokens (default: http://<ronin-listen>).
     #[arg(long, env = "KARMADUE_RONIN_PUBLIC_URL", requires = "ronin_listen", value_parser = public_url)]
     ronin_public_url: Option<String>,
+}
+
+/// An `--outbound-ca-file` value: the CAs of the PEM file it names
+/// ([`kd_core::outbound::TrustedCas::from_pem_file`]).
+fn ca_file(text: &str) -> Result<kd_core::outbound::TrustedCas, String> {
+    kd_core::outbound::TrustedCas::from_pem_file(std::path::Path::new(text)).map_err(|error| {
+        match error {
+            kd_core::outbound::OutboundError::CaFile { reason, .. } => reason,
+            other => other.to_string(),
+        }
+    })
 }
 
 /// A `--ronin-mount` value ([`kd_core::config::check_ronin_mount`]).
@@ -161,6 +178,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .map_err(|reason| anyhow::anyhow!("--trusted-proxies: {reason}"))?;
     config.smtp_url = args.smtp_url.map(kd_core::config::Secret::new);
     config.outbound_allow_private = args.outbound_allow_private;
+    config.outbound_trusted_cas = args.outbound_ca_file.unwrap_or_default();
     if let Some(mount) = args.ronin_mount {
         config.ronin_mount = mount;
     }

@@ -96,6 +96,10 @@ pub struct Config {
     /// callback URL could otherwise make the hub call services on its own network. Turn it on
     /// only for tests and local setups.
     pub outbound_allow_private: bool,
+    /// The operator's extra CAs for the outbound client's https, next to the public roots
+    /// (`--outbound-ca-file`, `KARMADUE_OUTBOUND_CA_FILE`; docs/decisions.md 420). Empty by
+    /// default.
+    pub outbound_trusted_cas: crate::outbound::TrustedCas,
     /// Ronin's mount path on the listen address (`--ronin-mount`, default `/ronin`): `/` and
     /// one or more segments, no trailing slash ([`check_ronin_mount`]).
     pub ronin_mount: String,
@@ -291,6 +295,7 @@ impl Config {
             checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
             transparency: true,
             outbound_allow_private: false,
+            outbound_trusted_cas: crate::outbound::TrustedCas::default(),
             ronin_mount: DEFAULT_RONIN_MOUNT.to_owned(),
             ronin_listen: None,
             ronin_public_url: None,
@@ -335,9 +340,13 @@ impl Config {
     }
 
     /// The outbound client's policy for this hub ([`crate::outbound::Policy`]): the defaults,
-    /// with private targets allowed only when the operator said so.
+    /// with private targets allowed only when the operator said so, and the operator's extra
+    /// CAs trusted.
     pub fn outbound_policy(&self) -> crate::outbound::Policy {
-        crate::outbound::Policy::new(self.outbound_allow_private)
+        crate::outbound::Policy {
+            trusted_cas: self.outbound_trusted_cas.clone(),
+            ..crate::outbound::Policy::new(self.outbound_allow_private)
+        }
     }
 
     /// The folder of the server keys inside the data folder.

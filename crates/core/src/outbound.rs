@@ -22,12 +22,18 @@
 //!    answers them, so no second lookup can rebind the name. No proxy, no redirect followed (a
 //!    3xx comes back as the response), a connect timeout and a total timeout, and at most
 //!    [`Policy::max_response_bytes`] of body read.
+//! 4. https is checked against the public roots (Mozilla's) and, when the operator named some
+//!    (`--outbound-ca-file`, [`Policy::trusted_cas`]), their own CAs too ([`trust`]); a refused
+//!    certificate is [`OutboundError::Untrusted`].
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
+
+mod trust;
+pub use trust::TrustedCas;
 
 /// Default time to open the connection (TCP and TLS), per address.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -51,6 +57,9 @@ pub struct Policy {
     /// Most bytes of response body read ([`MAX_RESPONSE_BYTES`]); more is
     /// [`OutboundError::TooLarge`].
     pub max_response_bytes: u64,
+    /// The operator's extra CAs, trusted for https next to the public roots
+    /// (`--outbound-ca-file`; empty by default).
+    pub trusted_cas: TrustedCas,
 }
 
 impl Policy {
@@ -62,6 +71,7 @@ impl Policy {
             connect_timeout: CONNECT_TIMEOUT,
             total_timeout: TOTAL_TIMEOUT,
             max_response_bytes: MAX_RESPONSE_BYTES,
+            trusted_cas: TrustedCas::default(),
         }
     }
 
@@ -178,9 +188,21 @@ pub enum OutboundError {
     /// The exchange took longer than the policy allows.
     #[error("timed out")]
     Timeout,
+    /// The server's TLS certificate chains to no trusted root (the public ones and the
+    /// operator's [`Policy::trusted_cas`]), or is expired or not for this host.
+    #[error("the server's TLS certificate is not trusted")]
+    Untrusted,
     /// The connection or the exchange failed.
     #[error("request failed: {0}")]
     Failed(String),
+    /// The operator's CA file (`--outbound-ca-file`) cannot be used.
+    #[error("{path}: {reason}")]
+    CaFile {
+        /// The file as named.
+        path: String,
+        /// Why not.
+        reason: String,
+    },
 }
 
 /// Whether a refused range may be let through by [`Policy::allow_private`].
@@ -372,6 +394,7 @@ fn failed(error: ureq::Error, policy: &Policy) -> OutboundError {
     match error {
         ureq::Error::Timeout(_) => OutboundError::Timeout,
         ureq::Error::BodyExceedsLimit(_) => OutboundError::TooLarge(policy.max_response_bytes),
+        other if trust::is_untrusted(&other) => OutboundError::Untrusted,
         other => OutboundError::Failed(other.to_string()),
     }
 }
@@ -385,6 +408,31 @@ fn failed(error: ureq::Error, policy: &Policy) -> OutboundError {
 pub fn send_blocking(request: &Request, policy: &Policy) -> Result<Response, OutboundError> {
     let url = parse_url(&request.url, policy)?;
     let addresses = resolve(&url, policy)?;
+    match exchange(request, &url, &addresses, policy, None) {
+        // Refused by the public roots: once more with the operator's CAs (trust module doc).
+        Err(OutboundError::Untrusted) if !policy.trusted_cas.is_empty() => exchange(
+            request,
+            &url,
+            &addresses,
+            policy,
+            Some(policy.trusted_cas.root_certs()),
+        ),
+        result => result,
+    }
+}
+
+/// One exchange with the vetted `addresses`: the public roots, or `roots` when given.
+fn exchange(
+    request: &Request,
+    url: &url::Url,
+    addresses: &[SocketAddr],
+    policy: &Policy,
+    roots: Option<ureq::tls::RootCerts>,
+) -> Result<Response, OutboundError> {
+    let mut tls = ureq::tls::TlsConfig::builder();
+    if let Some(roots) = roots {
+        tls = tls.root_certs(roots);
+    }
     let config = ureq::Agent::config_builder()
         .proxy(None)
         .max_redirects(0)
@@ -392,8 +440,13 @@ pub fn send_blocking(request: &Request, policy: &Policy) -> Result<Response, Out
         .https_only(policy.require_https)
         .timeout_connect(Some(policy.connect_timeout))
         .timeout_global(Some(policy.total_timeout))
+        .tls_config(tls.build())
         .build();
-    let agent = ureq::Agent::with_parts(config, DefaultConnector::default(), Vetted(addresses));
+    let agent = ureq::Agent::with_parts(
+        config,
+        DefaultConnector::default(),
+        Vetted(addresses.to_vec()),
+    );
     let method = match request.method {
         Method::Get => ureq::http::Method::GET,
         Method::Post => ureq::http::Method::POST,

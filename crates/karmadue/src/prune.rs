@@ -1,5 +1,7 @@
 //! Pruning the working-state tables that would otherwise only grow (docs/decisions.md 172):
-//! `nonces` (one row per signed request) and `challenges` (one per `register_challenge`).
+//! `nonces` (one row per signed request), `challenges` (one per `register_challenge`) and the
+//! expired copies of client metadata documents in `oauth_clients` (one per document fetched;
+//! docs/decisions.md 426).
 //! Each write job that adds a row to one of them also deletes at most [`PER_JOB`] of its
 //! expired rows, oldest first, in the same transaction: the table shrinks back to what is
 //! still live without a background job or an unbounded delete inside the writer's batch.
@@ -32,4 +34,14 @@ pub fn expired_nonces(conn: &Connection, now_ms: i64) -> Result<usize, DbError> 
 /// The database's error.
 pub fn expired_challenges(conn: &Connection, now_ms: i64) -> Result<usize, DbError> {
     crate::identity::store::prune_challenges(conn, now_ms, PER_JOB)
+}
+
+/// Deletes at most [`PER_JOB`] metadata-document clients whose copy expired before `now_ms`
+/// and that no connection or code names (a stale copy is never used: it is fetched again
+/// first); returns how many.
+///
+/// # Errors
+/// The database's error.
+pub fn expired_documents(conn: &Connection, now_ms: i64) -> Result<usize, DbError> {
+    crate::connector::store::prune_documents(conn, now_ms, PER_JOB)
 }

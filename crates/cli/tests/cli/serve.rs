@@ -254,3 +254,63 @@ fn ronin_s_flags_are_checked_and_ronin_listen_serves_it_at_the_root_of_its_own_a
         );
     }
 }
+
+/// `--outbound-ca-file` (docs/decisions.md 420): a file that is missing, not PEM, or holds no
+/// certificate is refused at start, by flag and by environment, naming the flag and why; no
+/// data folder is made. A file of CA certificates starts the hub.
+#[test]
+fn a_bad_outbound_ca_file_is_refused_at_start_and_a_good_one_is_taken() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let not_pem = dir.path().join("not.pem");
+    std::fs::write(&not_pem, "just words\n").unwrap();
+    let key_only = dir.path().join("key.pem");
+    std::fs::write(
+        &key_only,
+        "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    let broken = dir.path().join("broken.pem");
+    std::fs::write(
+        &broken,
+        "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    let missing = dir.path().join("missing.pem");
+    let cases = [
+        (&missing, "cannot read it"),
+        (&not_pem, "holds no PEM certificate"),
+        (&key_only, "holds no PEM certificate"),
+        (&broken, "not a usable X.509 certificate"),
+    ];
+    for (file, why) in cases {
+        let flag = Command::new(BIN)
+            .args(["serve", "--listen", "127.0.0.1:0", "--outbound-ca-file"])
+            .arg(file)
+            .arg("--data-dir")
+            .arg(&data)
+            .output()
+            .unwrap();
+        let env = Command::new(BIN)
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(&data)
+            .env("KARMADUE_OUTBOUND_CA_FILE", file)
+            .output()
+            .unwrap();
+        for output in [flag, env] {
+            assert!(!output.status.success(), "{file:?}");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                stderr.contains("--outbound-ca-file") && stderr.contains(why),
+                "{file:?}: {stderr}"
+            );
+        }
+        assert!(!data.exists(), "{file:?}: a refused file starts nothing");
+    }
+    let ca = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../karmadue/tests/api/fixtures/tls/ca.pem"
+    );
+    let hub = start_hub_with(&data, &["--outbound-ca-file".as_ref(), ca.as_ref()]);
+    assert_eq!(status_of(&format!("{}/", hub.url)), 200);
+}

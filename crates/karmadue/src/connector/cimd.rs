@@ -7,12 +7,15 @@
 //! `Cache-Control: max-age` says (at least a minute, at most a day, five minutes when it says
 //! nothing).
 //!
-//! The document must be a JSON object whose `client_id` is the URL byte for byte, with 1 to 10
-//! `redirect_uris` under the registration rules, a `client_name` under the same rules (the
-//! URL's host when absent), and a `token_endpoint_auth_method` of `none` when present (the
-//! hub issues public clients only). A `client_id` is taken as a document URL when it is an
+//! The document must be served as JSON (`application/json` or `application/…+json`), say each
+//! top-level key once (docs/decisions.md 423), and be a JSON object whose `client_id` is the
+//! URL byte for byte, with 1 to 10 `redirect_uris` under the registration rules, a
+//! `client_name` under the same rules (the URL's host when absent), and a
+//! `token_endpoint_auth_method` of `none` when present (the hub issues public clients only). A `client_id` is taken as a document URL when it is an
 //! https URL with a path; with the operator's `--outbound-allow-private` (tests and local
-//! setups) an `http://` URL on a loopback host is taken too.
+//! setups) an `http://` URL on a loopback host is taken too. A fetch that fails is refused in
+//! plain words (decision 422); expired copies are pruned by the next fetch's write (426).
+//! Fetches past [`FETCHES_PER_MINUTE`] answer 429 (425).
 
 use kd_core::outbound::{self, Request};
 use kd_kernel::Kernel;
@@ -84,7 +87,14 @@ pub async fn refresh(
     if expiry.is_some_and(|until| until > now_ms) {
         return Ok(());
     }
-    super::admit_per_address(hub, ip, "oauth:cimd-ip", FETCHES_PER_MINUTE).await?;
+    super::admit_per_address(hub, ip, "oauth:cimd-ip", FETCHES_PER_MINUTE)
+        .await
+        .map_err(|error| match error {
+            ConnectorError::RateLimited { retry_after_s } => {
+                ConnectorError::DocumentFetchesLimited { retry_after_s }
+            }
+            other => other,
+        })?;
     let policy = outbound::Policy {
         max_response_bytes: MAX_DOCUMENT_BYTES,
         ..hub.config.outbound_policy()
@@ -92,26 +102,111 @@ pub async fn refresh(
     let request = Request::get(client_id).header("accept", "application/json");
     let response = outbound::send(request, policy)
         .await
-        .map_err(|error| refused(client_id, &error.to_string()))?;
+        .map_err(|error| not_fetched(client_id, &error))?;
     if response.status != 200 {
         return Err(refused(
             client_id,
             &format!("it answered HTTP {}", response.status),
         ));
     }
+    if let Some(why) = media_type_refusal(response.content_type.as_deref()) {
+        return Err(refused(client_id, &why));
+    }
     let client = checked(client_id, &response.body)?;
     let cache_s = cache_seconds(response.cache_control.as_deref());
     hub.store
         .write(move |txn| -> Result<(), ConnectorError> {
             let now = txn.now_ms();
+            crate::prune::expired_documents(txn.conn(), now)?;
             store::upsert_document_client(txn.conn(), &client, now + cache_s * 1000, now)?;
             Ok(())
         })
         .await?
 }
 
+/// The top-level keys of a JSON object, in order, repeats kept (serde_json keeps the last
+/// of a repeated key silently; a document saying two things is refused instead).
+struct Keys(Vec<String>);
+
+impl<'de> Deserialize<'de> for Keys {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Keys;
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Keys, A::Error> {
+                let mut keys = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    keys.push(key);
+                }
+                Ok(Keys(keys))
+            }
+        }
+        deserializer.deserialize_map(Visit)
+    }
+}
+
+/// Why a document served with `content_type` is refused (docs/decisions.md 423): it must be
+/// `application/json` or an `application/…+json` type, parameters aside.
+fn media_type_refusal(content_type: Option<&str>) -> Option<String> {
+    let Some(value) = content_type else {
+        return Some("it was served without a Content-Type; it must be application/json".into());
+    };
+    let essence = value
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    let json = essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"));
+    (!json).then(|| {
+        let shown: String = essence
+            .chars()
+            .take(60)
+            .filter(|c| !c.is_control())
+            .collect();
+        format!("it was served as {shown}, not as JSON; it must be application/json")
+    })
+}
+
+/// The refusal of a fetch that did not complete, in plain words (the outbound client's own
+/// words go to the log only; docs/decisions.md 422).
+fn not_fetched(client_id: &str, error: &outbound::OutboundError) -> ConnectorError {
+    use outbound::OutboundError as E;
+    let why = match error {
+        E::Untrusted => "its TLS certificate is not trusted".to_owned(),
+        E::Timeout => "its host did not answer in time".to_owned(),
+        E::Failed(detail) => {
+            tracing::info!(client_id, detail = %detail, "metadata document fetch failed");
+            "the connection to its host failed".to_owned()
+        }
+        other => other.to_string(),
+    };
+    ConnectorError::InvalidClient(format!(
+        "The client's metadata document at {client_id} could not be fetched: {why}."
+    ))
+}
+
 /// The client a fetched document describes, checked.
 fn checked(client_id: &str, body: &[u8]) -> Result<ClientRow, ConnectorError> {
+    let Keys(keys) =
+        serde_json::from_slice(body).map_err(|_| refused(client_id, "it is not a JSON object"))?;
+    let mut seen = std::collections::HashSet::new();
+    if let Some(repeated) = keys.iter().find(|key| !seen.insert(key.as_str())) {
+        let shown: String = repeated
+            .chars()
+            .take(40)
+            .filter(|c| !c.is_control())
+            .collect();
+        return Err(refused(
+            client_id,
+            &format!("the key \"{shown}\" appears more than once in it"),
+        ));
+    }
     let document: Document = serde_json::from_slice(body)
         .map_err(|_| refused(client_id, "it is not a JSON object with string fields"))?;
     if document.client_id != client_id {
@@ -182,6 +277,18 @@ pub fn cache_seconds(cache_control: Option<&str>) -> i64 {
     })
 }
 
+/// The host (and port, when the URL names one) of a metadata-document client's URL, shown
+/// next to its name on the consent screen and *Connected apps* (two apps may share a name;
+/// docs/decisions.md 424); `None` for a client registered by DCR (`kdcl_…`).
+pub fn document_host(client_id: &str) -> Option<String> {
+    let url = outbound::parse_url(client_id, &outbound::Policy::new(true)).ok()?;
+    let host = url.host_str()?;
+    Some(match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    })
+}
+
 fn refused(client_id: &str, why: &str) -> ConnectorError {
     ConnectorError::InvalidClient(format!(
         "The client's metadata document at {client_id} cannot be used: {why}."
@@ -207,6 +314,38 @@ mod tests {
         assert!(!is_document_url("https://user@app.example/c.json", false));
         assert!(!is_document_url("https://app.example/c.json#x", false));
         assert!(!is_document_url("https://APP.example/c.json", false));
+    }
+
+    #[test]
+    fn json_media_types_pass_and_others_are_refused() {
+        for ok in [
+            "application/json",
+            "Application/JSON; charset=utf-8",
+            "application/oauth-client+json",
+        ] {
+            assert_eq!(media_type_refusal(Some(ok)), None, "{ok}");
+        }
+        for bad in [
+            None,
+            Some("text/html"),
+            Some("text/json"),
+            Some("application/jsonp"),
+        ] {
+            assert!(media_type_refusal(bad).is_some(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_document_host_is_the_urls_host_and_port() {
+        assert_eq!(
+            document_host("https://app.example/c.json").as_deref(),
+            Some("app.example")
+        );
+        assert_eq!(
+            document_host("https://127.0.0.1:8443/c.json").as_deref(),
+            Some("127.0.0.1:8443")
+        );
+        assert_eq!(document_host("kdcl_0123"), None);
     }
 
     #[test]

@@ -66,6 +66,15 @@ pub enum ConnectorError {
         /// Whole seconds until a registration is taken again.
         retry_after_s: u64,
     },
+    /// Authorization: this address caused too many client metadata-document fetches this
+    /// minute (429, `Retry-After`; docs/decisions.md 408, 425).
+    #[error(
+        "Too many client metadata documents fetched for requests from this address: try again in {retry_after_s} s."
+    )]
+    DocumentFetchesLimited {
+        /// Whole seconds until a fetch is made again.
+        retry_after_s: u64,
+    },
     /// The store failed (`server_error`, 500; the cause is the `source()`).
     #[error("the store failed")]
     Store(#[from] StoreError),
@@ -95,7 +104,7 @@ impl ConnectorError {
             Self::InvalidTarget(_) => "invalid_target",
             Self::WrongEndpoint { .. } => "wrong_endpoint",
             Self::NeedsYourApproval { .. } => "insufficient_scope",
-            Self::RateLimited { .. } => "rate_limited",
+            Self::RateLimited { .. } | Self::DocumentFetchesLimited { .. } => "rate_limited",
             Self::Store(_) | Self::Area(_) => "server_error",
         }
     }
@@ -105,9 +114,18 @@ impl ConnectorError {
         match self {
             Self::InvalidClient(_) | Self::WrongEndpoint { .. } => 401,
             Self::NeedsYourApproval { .. } => 403,
-            Self::RateLimited { .. } => 429,
+            Self::RateLimited { .. } | Self::DocumentFetchesLimited { .. } => 429,
             Self::Store(_) | Self::Area(_) => 500,
             _ => 400,
+        }
+    }
+
+    /// The whole seconds a rate-limited caller waits (`Retry-After`); `None` when not limited.
+    pub fn retry_after_s(&self) -> Option<u64> {
+        match self {
+            Self::RateLimited { retry_after_s }
+            | Self::DocumentFetchesLimited { retry_after_s } => Some(*retry_after_s),
+            _ => None,
         }
     }
 

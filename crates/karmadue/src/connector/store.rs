@@ -110,6 +110,24 @@ pub fn upsert_document_client(
     Ok(())
 }
 
+/// Deletes at most `limit` metadata-document clients whose copy expired before `before_ms`
+/// and that no connection or authorization code names (a connected app stays listed), first
+/// expired first; returns how many (docs/decisions.md 426).
+///
+/// # Errors
+/// When the store fails.
+pub fn prune_documents(conn: &Connection, before_ms: i64, limit: i64) -> Result<usize, DbError> {
+    conn.prepare_cached(
+        "DELETE FROM oauth_clients WHERE client_id IN (
+            SELECT k.client_id FROM oauth_clients k
+            WHERE k.metadata_expires_ms IS NOT NULL AND k.metadata_expires_ms < ?1
+              AND NOT EXISTS (SELECT 1 FROM oauth_connections c WHERE c.client_id = k.client_id)
+              AND NOT EXISTS (SELECT 1 FROM oauth_codes o WHERE o.client_id = k.client_id)
+            ORDER BY k.metadata_expires_ms LIMIT CAST(?2 AS BIGINT))",
+    )?
+    .execute(params![before_ms, limit])
+}
+
 /// Until when the stored copy of a metadata-document client is used (None: a client
 /// registered by DCR, or no such client).
 ///
@@ -364,6 +382,8 @@ pub fn revoke_token(conn: &Connection, token_sha256: &str, now_ms: i64) -> Resul
 pub struct ConnectedApp {
     /// The connection.
     pub connection_id: String,
+    /// The client's id (`kdcl_…`, or its metadata document's URL).
+    pub client_id: String,
     /// The client's name (its own words).
     pub client_name: String,
     /// Approved scopes, space-separated.
@@ -380,7 +400,7 @@ pub struct ConnectedApp {
 /// When the store fails.
 pub fn connected_apps(conn: &Connection, person_id: &str) -> Result<Vec<ConnectedApp>, DbError> {
     conn.prepare_cached(
-        "SELECT c.connection_id, k.client_name, c.scope, c.created_ms, c.agent_id
+        "SELECT c.connection_id, k.client_name, c.scope, c.created_ms, c.client_id, c.agent_id
          FROM oauth_connections c JOIN oauth_clients k ON k.client_id = c.client_id
          WHERE c.person_id = ?1 AND c.revoked_ms IS NULL
          ORDER BY c.created_ms DESC, c.connection_id",
@@ -388,10 +408,11 @@ pub fn connected_apps(conn: &Connection, person_id: &str) -> Result<Vec<Connecte
     .query_map([person_id], |row| {
         Ok(ConnectedApp {
             connection_id: row.get(0)?,
+            client_id: row.get(4)?,
             client_name: row.get(1)?,
             scope: row.get(2)?,
             created_ms: row.get(3)?,
-            agent_id: row.get(4)?,
+            agent_id: row.get(5)?,
         })
     })?
     .collect()

@@ -138,10 +138,10 @@ fn refusal(error: &ConnectorError) -> Response {
         status,
         &json!({ "error": error.oauth_code(), "error_description": error.description() }),
     ));
-    if let ConnectorError::RateLimited { retry_after_s } = error {
+    if let Some(retry_after_s) = error.retry_after_s() {
         response
             .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_s));
+            .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_s));
     }
     response
 }

@@ -100,13 +100,15 @@ fn error_to_client(hub: &Hub, request: &AuthRequest, error: &ConnectorError) -> 
     )
 }
 
-/// The refusal shown to the person when the client cannot be redirected to.
+/// The refusal shown to the person when the client cannot be redirected to: 500 for a store
+/// failure, 429 with `Retry-After` past a rate limit (docs/decisions.md 425), else 400.
 fn not_redirectable(error: &ConnectorError, signed_in: bool) -> Response {
     let status = match error {
         ConnectorError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        _ if error.retry_after_s().is_some() => StatusCode::TOO_MANY_REQUESTS,
         _ => StatusCode::BAD_REQUEST,
     };
-    app_page(
+    let mut response = app_page(
         status,
         "This connection request does not work",
         signed_in,
@@ -114,7 +116,13 @@ fn not_redirectable(error: &ConnectorError, signed_in: bool) -> Response {
             p.error { (error.description()) }
             p { "Nothing was shared. Start connecting again from your app." }
         },
-    )
+    );
+    if let Some(retry_after_s) = error.retry_after_s() {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_s));
+    }
+    response
 }
 
 /// The longest `state` a client may send (docs/decisions.md 349): it is echoed in the
@@ -212,6 +220,13 @@ fn consent_screen(request: &AuthRequest, client_name: &str, signed: &SignedIn) -
         p {
             "The app " strong { (Data(client_name)) } " (it will return to " code { (Data(host)) }
             ") asks to connect to your KarmaDue account. Its name is its own words, shown as data."
+        }
+        @if let Some(document_host) = connector::cimd::document_host(&request.client_id) {
+            // Two apps may share a name: the host of its metadata document tells them apart
+            // (docs/decisions.md 424).
+            p.document-host {
+                "It describes itself in a document on " code { (Data(&document_host)) } "."
+            }
         }
         h2 { "If you approve, it may" }
         form method="post" action=(connector::AUTHORIZE_PATH) {

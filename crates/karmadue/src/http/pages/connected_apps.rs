@@ -45,7 +45,12 @@ async fn apps_response(
                 tr { th { "App" } th { "Permissions" } th { "Connected" } th {} }
                 @for app in &apps {
                     tr {
-                        td { (Data(&app.client_name)) }
+                        td {
+                            (Data(&app.client_name))
+                            @if let Some(host) = connector::cimd::document_host(&app.client_id) {
+                                " (described on " code { (Data(&host)) } ")"
+                            }
+                        }
                         td {
                             (app.scope)
                             @for (scope, href) in missing_scopes(app) {

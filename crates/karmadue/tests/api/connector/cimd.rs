@@ -17,6 +17,16 @@ fn serve(
     status: u16,
     body: impl Fn(&str) -> String + Send + 'static,
 ) -> (String, Arc<AtomicUsize>) {
+    serve_as(path, status, "application/json", body)
+}
+
+/// [`serve`] with the `Content-Type` given.
+fn serve_as(
+    path: &str,
+    status: u16,
+    content_type: &'static str,
+    body: impl Fn(&str) -> String + Send + 'static,
+) -> (String, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!(
         "http://127.0.0.1:{}{path}",
@@ -38,7 +48,7 @@ fn serve(
             counter.fetch_add(1, Ordering::SeqCst);
             let text = body(&own_url);
             let reply = format!(
-                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncache-control: max-age=600\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncache-control: max-age=600\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
                 text.len()
             );
             let _ = stream.write_all(reply.as_bytes());
@@ -116,7 +126,7 @@ fn documents_that_do_not_fit_are_refused_as_invalid_client() {
                 json!({ "client_id": url, "redirect_uris": [REDIRECT], "client_name": "x".repeat(70_000) }).to_string()
             })
             .0,
-            "cannot be used",
+            "could not be fetched: the response is over 65536 bytes",
         ),
     ];
     for (client_id, why) in cases {
@@ -152,12 +162,21 @@ fn one_address_causes_at_most_ten_document_fetches_a_minute() {
         let screen = browser.get(&authorize_path(&app, &format!("{url}?n={n}")));
         assert_eq!(screen.status, 400, "{}", screen.text);
     }
+    let before = app.log_len();
     let eleventh = browser.get(&authorize_path(&app, &format!("{url}?n=10")));
+    // 429 with Retry-After, in words about document fetches (docs/decisions.md 425).
+    assert_eq!(eleventh.status, 429, "{}", eleventh.text);
+    let retry: u64 = eleventh.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=60).contains(&retry), "{retry}");
     assert!(
-        eleventh.text.contains("Too many clients"),
+        eleventh
+            .text
+            .contains("Too many client metadata documents fetched"),
         "{}",
         eleventh.text
     );
+    assert!(!eleventh.text.contains("registered"), "{}", eleventh.text);
+    assert_eq!(app.log_len(), before, "a refusal writes nothing");
     assert_eq!(
         hits.load(Ordering::SeqCst),
         10,
@@ -167,4 +186,118 @@ fn one_address_causes_at_most_ten_document_fetches_a_minute() {
     app.clock.advance_ms(61_000);
     let later = browser.get(&authorize_path(&app, &format!("{url}?n=11")));
     assert_eq!(later.status, 400, "{}", later.text);
+}
+
+/// The tester's findings (docs/decisions.md 422-424, 426): a repeated key and a non-JSON media
+/// type are refused in words that say so; nothing is written.
+#[test]
+fn a_repeated_key_or_a_non_json_media_type_is_refused_in_plain_words() {
+    let app = hub();
+    let browser = person(&app, "strict@example.org");
+    let (twice, _) = serve("/twice.json", 200, |url| {
+        format!(
+            r#"{{"client_id":"{url}","client_name":"A","client_name":"B","redirect_uris":["{REDIRECT}"]}}"#
+        )
+    });
+    let (html, _) = serve_as("/page.json", 200, "text/html; charset=utf-8", document);
+    let (plus_json, _) = serve_as("/plus.json", 200, "application/oauth-client+json", document);
+    let before = app.log_len();
+    let screen = browser.get(&authorize_path(&app, &twice));
+    assert_eq!(screen.status, 400, "{}", screen.text);
+    assert!(
+        screen
+            .text
+            .contains("the key &quot;client_name&quot; appears more than once")
+            || screen
+                .text
+                .contains("the key \"client_name\" appears more than once"),
+        "{}",
+        screen.text
+    );
+    assert!(!screen.text.contains("string fields"), "{}", screen.text);
+    let screen = browser.get(&authorize_path(&app, &html));
+    assert_eq!(screen.status, 400, "{}", screen.text);
+    assert!(
+        screen.text.contains("served as text/html, not as JSON"),
+        "{}",
+        screen.text
+    );
+    assert_eq!(app.log_len(), before, "refusals write nothing");
+    // An application/…+json type is JSON.
+    let screen = browser.get(&authorize_path(&app, &plus_json));
+    assert_eq!(screen.status, 200, "{}", screen.text);
+}
+
+/// The consent screen and Connected apps show the document's host next to the app's name
+/// (docs/decisions.md 424): two apps called the same are told apart.
+#[test]
+fn the_documents_host_is_shown_next_to_the_apps_name() {
+    let app = hub();
+    let (client_id, _) = serve("/oauth/client.json", 200, document);
+    let host = client_id
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let browser = person(&app, "hosts@example.org");
+    let screen = browser.get(&authorize_path(&app, &client_id));
+    assert_eq!(screen.status, 200, "{}", screen.text);
+    assert!(
+        screen.text.contains(&format!(
+            "It describes itself in a document on <code>{host}</code>"
+        )),
+        "{}",
+        screen.text
+    );
+    let location = decide(&app, &browser, &client_id, "approve", &["outcomes"]);
+    let reply = exchange(&app, &client_id, &param(&location, "code").unwrap());
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let apps = browser.get("/you/apps");
+    assert!(
+        apps.text.contains(&format!(
+            "Loopback Claude (described on <code>{host}</code>)"
+        )),
+        "{}",
+        apps.text
+    );
+    // A client registered by DCR has no document host.
+    let registered = client(&app);
+    let screen = browser.get(&authorize_path(&app, &registered));
+    assert!(!screen.text.contains("describes itself"), "{}", screen.text);
+}
+
+fn expiry(app: &TestApp, client_id: &str) -> Option<i64> {
+    let id = client_id.to_owned();
+    app.hub
+        .store
+        .read_blocking(move |conn| {
+            kd_karmadue::connector::store::document_expiry(conn, &id)
+                .map_err(kd_core::store::StoreError::from)
+        })
+        .unwrap()
+}
+
+/// Expired document copies are pruned by the next fetch's write (docs/decisions.md 426),
+/// except a connected app's.
+#[test]
+fn expired_document_copies_are_pruned_unless_an_app_is_connected() {
+    let app = hub();
+    let browser = person(&app, "prune@example.org");
+    let (idle, _) = serve("/idle.json", 200, document);
+    let (connected, _) = serve("/connected.json", 200, document);
+    assert_eq!(browser.get(&authorize_path(&app, &idle)).status, 200);
+    let location = decide(&app, &browser, &connected, "approve", &["outcomes"]);
+    let reply = exchange(&app, &connected, &param(&location, "code").unwrap());
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert!(expiry(&app, &idle).is_some());
+    app.clock.advance_ms(601_000);
+    let (later, _) = serve("/later.json", 200, document);
+    assert_eq!(browser.get(&authorize_path(&app, &later)).status, 200);
+    assert_eq!(expiry(&app, &idle), None, "the stale copy was pruned");
+    assert!(
+        expiry(&app, &connected).is_some(),
+        "a connected app's copy stays"
+    );
+    assert!(expiry(&app, &later).is_some());
 }

@@ -10,6 +10,7 @@ use crate::app::{Browser, Reply, TestApp, hidden, urlencode};
 mod agents;
 mod apps;
 mod cimd;
+mod cimd_tls;
 mod flow;
 mod hardening;
 mod permission;
