@@ -47,16 +47,22 @@ pub fn approve_url(issuer: &str, agent_id: &str, scope: &str) -> String {
 /// null when the grant holds them all. It never names the admission test: a hosted agent earns
 /// no stamps.
 pub fn next_unlock(issuer: &str, grant: &super::Grant) -> serde_json::Value {
+    next_unlock_for(issuer, &grant.agent_id, &grant.scopes)
+}
+
+/// [`next_unlock`] of the hosted agent `agent_id` whose live connection holds `scopes`
+/// (get_standing's `next_unlock` for a connected app's agent).
+pub fn next_unlock_for(issuer: &str, agent_id: &str, scopes: &[String]) -> serde_json::Value {
     let missing: Vec<&str> = SCOPES
         .into_iter()
-        .filter(|scope| addable(scope) && !grant.holds(scope))
+        .filter(|scope| addable(scope) && !scopes.iter().any(|held| held == scope))
         .collect();
     let Some(first) = missing.first() else {
         return serde_json::Value::Null;
     };
     serde_json::json!({
         "permission": first,
-        "approve_url": approve_url(issuer, &grant.agent_id, first),
+        "approve_url": approve_url(issuer, agent_id, first),
         "how_to_get": [
             "Give approve_url to your person: they approve this one permission on its own screen, and the connection keeps everything else.",
             "A connected app takes no admission test and earns no stamps: what it may do is what its person approved.",

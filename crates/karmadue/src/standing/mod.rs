@@ -222,11 +222,23 @@ async fn get_standing(ctx: Ctx, input: GetStanding) -> Result<SubjectStanding, S
         };
         let agent =
             crate::identity::require_agent(conn, by_key.as_deref().unwrap_or(&reference), field)?;
-        let standing = if agent.status == "active" {
+        let mut standing = if agent.status == "active" {
             agent_standing(conn, &hub.config.access_tiers, &agent.agent_id, now_ms)?
         } else {
             AgentStanding::inactive()
         };
+        // A connected app's agent climbs no ladder: its next unlock is the next permission its
+        // person approves (docs/decisions.md 428), or nothing once its app is removed.
+        if crate::identity::hosted::is_hosted(&agent.key_source) {
+            standing.next_unlock = match crate::connector::connection_of(conn, &agent.agent_id)? {
+                Some(connection) => crate::connector::permission::next_unlock_for(
+                    &crate::connector::issuer(&hub.config),
+                    &agent.agent_id,
+                    &connection.scopes,
+                ),
+                None => Value::Null,
+            };
+        }
         Ok(SubjectStanding {
             standing,
             subject_id: agent.agent_id,

@@ -126,6 +126,17 @@ fn asks_for_a_permission(app: &TestApp, access: &str, refused: &Value, me: &str)
     );
     let read = call(app, CONNECTOR, access, "verify_agent", json!({}));
     assert_eq!(read["next_unlock"], refused["next_unlock"], "{read}");
+    // get_standing's own next_unlock says the same, anonymously too.
+    let standing = call(app, CONNECTOR, access, "get_standing", json!({}));
+    assert_eq!(
+        standing["data"]["next_unlock"], refused["next_unlock"],
+        "{standing}"
+    );
+    let public = app.call("get_standing", json!({ "agent_id": me }));
+    assert_eq!(
+        public["data"]["next_unlock"], refused["next_unlock"],
+        "{public}"
+    );
     approve_url
 }
 
