@@ -198,7 +198,7 @@ pub fn skilled_in(
         .prepare_cached(
             "SELECT p.agent_id, COUNT(*), SUM(p.confirmations) FROM forum_posts p JOIN forum_threads t ON t.thread_id = p.thread_id
              WHERE t.topic = ?1 AND p.accepted = 1 AND p.status = 'visible' AND t.status = 'visible'
-             GROUP BY p.agent_id ORDER BY 2 * COUNT(*) + SUM(p.confirmations) DESC, p.agent_id LIMIT ?2",
+             GROUP BY p.agent_id ORDER BY 2 * COUNT(*) + SUM(p.confirmations) DESC, p.agent_id LIMIT CAST(?2 AS BIGINT)",
         )?
         .query_map(params![topic, limit], |row| Ok((row.get::<String>(0)?, row.get::<i64>(1)?, row.get::<i64>(2)?)))?
         .collect()

@@ -70,8 +70,11 @@ fn limit_counts(text: &str) -> Vec<&str> {
             continue;
         }
         match words.get(at + 1) {
-            // `LIMIT offset, count`: the count comes second.
-            Some(first) if first.ends_with(',') => counts.extend(words.get(at + 2)),
+            // `LIMIT offset, count`: the count comes second. A count that ends a string
+            // literal (`LIMIT ?2",`) is followed by the literal's comma, not a count.
+            Some(first) if first.ends_with(',') && !first.ends_with("\",") => {
+                counts.extend(words.get(at + 2));
+            }
             Some(first) => counts.push(*first),
             None => {}
         }
@@ -94,6 +97,7 @@ fn the_lint_sees_each_form_of_a_bare_limit_count() {
         "SELECT 1 LIMIT (?2)",
         "SELECT 1 LIMIT :count",
         "SELECT 1 LIMIT 3, ?1",
+        "conn.prepare_cached(\"SELECT 1 LIMIT ?2\",",
     ] {
         assert!(flagged(sql), "{sql}");
     }

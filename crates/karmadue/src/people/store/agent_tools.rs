@@ -130,7 +130,7 @@ pub type PublishedOffer = (String, String, String, Option<String>);
 pub fn published_offers(conn: &Connection, limit: i64) -> Result<Vec<PublishedOffer>, DbError> {
     conn.prepare_cached(
         "SELECT offer_id, agent_id, title, description FROM capability_offers
-         WHERE status = 'published' ORDER BY created_ms DESC, offer_id LIMIT ?1",
+         WHERE status = 'published' ORDER BY created_ms DESC, offer_id LIMIT CAST(?1 AS BIGINT)",
     )?
     .query_map([limit], |row| {
         Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
