@@ -59,7 +59,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { chromium } from 'playwright-core';
-import { cimdPython, cimdTypescript } from './browser_cimd.mjs';
+import { cimdPython, cimdTypescript, memoryProvider } from './browser_cimd.mjs';
 import { roninWork } from './browser_ronin.mjs';
 
 const HUB_BIN = process.env.KD_HUB_BIN || '';
@@ -610,32 +610,6 @@ async function oauthConnector(browser) {
   return hub;
 }
 
-/** The TypeScript SDK's OAuthClientProvider, in memory; `redirectToAuthorization` keeps the URL
- *  for the browser to open. */
-function memoryProvider(redirect) {
-  const store = { authorizeUrl: null };
-  return {
-    store,
-    get redirectUrl() { return redirect; },
-    get clientMetadata() {
-      return {
-        client_name: 'KarmaDue TS peer',
-        redirect_uris: [redirect],
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'none',
-      };
-    },
-    clientInformation() { return store.client; },
-    saveClientInformation(client) { store.client = client; },
-    tokens() { return store.tokens; },
-    saveTokens(tokens) { store.tokens = tokens; },
-    redirectToAuthorization(url) { store.authorizeUrl = url; },
-    saveCodeVerifier(verifier) { store.verifier = verifier; },
-    codeVerifier() { return store.verifier; },
-  };
-}
-
 /** f. The OAuth connector with the TypeScript SDK as the client and Chromium as the person. */
 async function tsOauthConnector(browser) {
   // Logged at debug: no token, code, verifier or password may reach a log line.
@@ -659,7 +633,7 @@ async function tsOauthConnector(browser) {
   await new Promise((resolve) => callback.listen(0, '127.0.0.1', resolve));
   current.servers = [callback];
   const redirect = `http://127.0.0.1:${callback.address().port}/callback`;
-  const provider = memoryProvider(redirect);
+  const provider = memoryProvider(redirect, { name: 'KarmaDue TS peer' });
   const url = new URL(`${hub.url}/functions/v1/mcp/connector`);
   let client = new Client({ name: 'karmadue-ts-oauth-peer', version: '1.0.0' });
   let refused = null;

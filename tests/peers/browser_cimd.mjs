@@ -94,8 +94,10 @@ export async function cimdPython(browser, h) {
   return hub;
 }
 
-/** The TypeScript SDK's OAuthClientProvider with a `clientMetadataUrl`, in memory. */
-function cimdProvider(redirect, documentUrl) {
+/** The TypeScript SDK's OAuthClientProvider, in memory, named `name`; with a `documentUrl` it
+ *  offers that `clientMetadataUrl` (no registration). `redirectToAuthorization` keeps the URL
+ *  for the browser to open. Scenario f (browser.mjs) uses it too. */
+export function memoryProvider(redirect, { name, documentUrl } = {}) {
   const store = { authorizeUrl: null };
   return {
     store,
@@ -103,7 +105,7 @@ function cimdProvider(redirect, documentUrl) {
     get clientMetadataUrl() { return documentUrl; },
     get clientMetadata() {
       return {
-        client_name: 'KarmaDue TS CIMD peer',
+        client_name: name,
         redirect_uris: [redirect],
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
@@ -150,7 +152,7 @@ export async function cimdTypescript(browser, h) {
     });
   h.current.servers = [callback, documentServer];
   documentUrl = `https://127.0.0.1:${await listen(documentServer)}/oauth/client.json`;
-  const provider = cimdProvider(redirect, documentUrl);
+  const provider = memoryProvider(redirect, { name: 'KarmaDue TS CIMD peer', documentUrl });
   const url = new URL(`${hub.url}/functions/v1/mcp/connector`);
   let refused = null;
   try {
