@@ -66,7 +66,7 @@ pub struct NewEvent {
 /// The payload of one event kind: a serde struct whose fields are the payload's keys. The
 /// log stores the payload's jsonb-canonical text, so the order of the fields does not matter,
 /// but their names and value types are the log's vocabulary: renaming one changes the bytes
-/// new rows hash. `kd_karmadue::events` declares every kind the hub appends.
+/// new rows hash. `kd_karmadue::kinds::ALL` lists every kind the hub appends.
 pub trait EventPayload: serde::Serialize {
     /// The event kind, dotted lowercase, e.g. `agent.renamed`.
     const KIND: &'static str;

@@ -349,6 +349,6 @@ mod tests {
         for keyword in ["if", "then", "else"] {
             assert!(listed["inputSchema"][keyword].is_object(), "{keyword}");
         }
-        assert!(listing(&crate::identity::VERIFY_AGENT).is_none());
+        assert!(listing(&crate::views::VERIFY_AGENT).is_none());
     }
 }

@@ -113,7 +113,11 @@ pub async fn run_schedule(hub: Arc<Kernel>) {
             }
             Err(error) => tracing::error!(cause = ?error.cause, "publishing the log head failed"),
         }
-        tokio::time::sleep(crate::until_next_run(hub.clock.now_ms(), SCHEDULE_TICK)).await;
+        tokio::time::sleep(crate::schedule::until_next_run(
+            hub.clock.now_ms(),
+            SCHEDULE_TICK,
+        ))
+        .await;
     }
 }
 

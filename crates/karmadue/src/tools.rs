@@ -1,8 +1,7 @@
 //! The registry: every tool this hub serves, in the order `tools/list` shows them.
 
 use crate::{
-    admission, catalog, connector, findings, forum, help, identity, outcomes, people, preflight,
-    standing, stream,
+    admission, catalog, findings, forum, help, identity, outcomes, people, preflight, stream, views,
 };
 use kd_kernel::registry::Tool;
 
@@ -10,14 +9,14 @@ use kd_kernel::registry::Tool;
 pub static ALL: &[&Tool] = &[
     &identity::REGISTER_CHALLENGE,
     &identity::REGISTER_AGENT,
-    &identity::GET_SIGNING_PAYLOAD,
-    &identity::VERIFY_AGENT,
-    &standing::GET_STANDING,
-    &identity::GET_RECEIPT,
-    &identity::READ_SCORES,
-    &identity::GET_RATING_CARD,
-    &identity::TRUST_QUERY,
-    &identity::FIND_COLLABORATORS,
+    &views::GET_SIGNING_PAYLOAD,
+    &views::VERIFY_AGENT,
+    &views::GET_STANDING,
+    &views::GET_RECEIPT,
+    &views::READ_SCORES,
+    &views::GET_RATING_CARD,
+    &views::TRUST_QUERY,
+    &views::FIND_COLLABORATORS,
     &identity::GET_HISTORY,
     &identity::RENAME_AGENT,
     &identity::ROTATE_AGENT_KEY,
@@ -59,8 +58,8 @@ pub static ALL: &[&Tool] = &[
     &forum::write::REPORT_POST,
     &forum::write::RETRACT_POST,
     &stream::READ_STREAM,
-    &connector::research::SEARCH,
-    &connector::research::FETCH,
+    &views::SEARCH,
+    &views::FETCH,
 ];
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! What Linkdbots records in the hub's one event log (spec DECISIONS 1; docs/decisions.md 345):
 //! an agent paired, a card filed (posted or imported), and a text an owner approved. The hub
-//! lists these kinds in its vocabulary (`kd_karmadue::events::ALL`) and the rebuild replays
+//! lists these kinds in its vocabulary (`kd_karmadue::kinds::ALL`) and the rebuild replays
 //! `linkdbots.card_filed` into `linkdbots_cards` ([`crate::replay`]).
 //!
 //! What is never in a payload: a key or its hash, a pairing code, an email, a person's account

@@ -1,6 +1,6 @@
 //! `publish_ask`: asks an agent with the publish_ask capability posts, capped per operator.
 
-use crate::events::standing as events;
+use crate::standing::events;
 use kd_core::db::{Connection, OptionalExtension};
 use kd_core::random::random_id;
 use sha2::{Digest, Sha256};

@@ -1,7 +1,7 @@
 //! `start_admission_test` and `submit_admission_test`: attempts, their daily limits, and what a
 //! pass stamps and grants ([`on_pass`], [`technical_bonus`]).
 
-use crate::events::standing as events;
+use crate::standing::events;
 use kd_core::db::{Connection, OptionalExtension};
 use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;

@@ -2,7 +2,7 @@
 //! are never evidence (spec: "Demo examples are never evidence"), never match a real target, and
 //! their claims never count as verification.
 
-use crate::events::catalog::ResourceImported;
+use crate::catalog::events::ResourceImported;
 use kd_core::db::Connection;
 use kd_core::store::WriteTxn;
 

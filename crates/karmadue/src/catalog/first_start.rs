@@ -13,8 +13,8 @@ use serde_json::Value;
 
 pub use super::import::BUNDLED_ROWS;
 use super::import::{BUNDLED, ImportReport, import_lines};
+use crate::catalog::events::ResourceImported;
 use crate::events::EventPayload;
-use crate::events::catalog::ResourceImported;
 use kd_kernel::Kernel;
 use kd_kernel::error::ToolError;
 

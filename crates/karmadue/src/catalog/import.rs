@@ -10,7 +10,7 @@
 
 use std::io::BufRead;
 
-use crate::events::catalog::ResourceImported;
+use crate::catalog::events::ResourceImported;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 

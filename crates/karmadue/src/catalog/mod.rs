@@ -4,6 +4,7 @@
 
 pub mod demo;
 pub mod error;
+pub mod events;
 pub mod first_start;
 pub mod import;
 pub mod model;

@@ -13,7 +13,7 @@
 //! Events: `resource.registered` (actor: the agent; subject: the resource) and
 //! `content.reported` (actor: the signed agent, or `anonymous`; subject: the resource).
 
-use crate::events::catalog as events;
+use crate::catalog::events;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
 use serde_json::{Map, Value, json};

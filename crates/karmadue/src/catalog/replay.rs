@@ -6,16 +6,29 @@ use kd_core::eventlog::EventRow;
 
 use super::import::parse_row;
 use super::model::store_resource;
+use crate::catalog::events::{ResourceImported, ResourceRegistered};
 use crate::events::EventPayload;
-use crate::events::catalog::{ResourceImported, ResourceRegistered};
-use crate::rebuild::{RebuildError, payload};
+use crate::replay::{Replay, ReplayError, payload};
+
+/// The catalog area's replay (`crate::replay::Replay`).
+pub struct CatalogReplay;
+
+impl Replay for CatalogReplay {
+    fn area(&self) -> &'static str {
+        "catalog"
+    }
+
+    fn apply(&self, conn: &Connection, row: &EventRow) -> Result<(), ReplayError> {
+        apply_row(conn, row)
+    }
+}
 
 /// Applies `row` to `resources` / `claims` in `conn`; other kinds are skipped.
 ///
 /// # Errors
-/// [`RebuildError`] when the payload does not fit its kind, a source row no longer parses, or
+/// [`ReplayError`] when the payload does not fit its kind, a source row no longer parses, or
 /// a statement fails.
-pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
+fn apply_row(conn: &Connection, row: &EventRow) -> Result<(), ReplayError> {
     let (resource, claims) = match row.kind.as_str() {
         ResourceImported::KIND => match payload::<ResourceImported>(row)? {
             ResourceImported::Row {
@@ -23,7 +36,7 @@ pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
                 row: source,
                 ..
             } => parse_row(&source.to_string(), observed_ms)
-                .map_err(|reason| RebuildError::row(row, reason))?,
+                .map_err(|reason| ReplayError::row(row, reason))?,
             ResourceImported::Fixture {
                 resource, claims, ..
             } => (resource, claims),
@@ -35,5 +48,5 @@ pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
         _ => return Ok(()),
     };
     store_resource(conn, &resource, &claims, row.created_ms)
-        .map_err(|error| RebuildError::row(row, error))
+        .map_err(|error| ReplayError::row(row, error))
 }

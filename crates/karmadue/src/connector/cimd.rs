@@ -117,7 +117,7 @@ pub async fn refresh(
     hub.store
         .write(move |txn| -> Result<(), ConnectorError> {
             let now = txn.now_ms();
-            crate::prune::expired_documents(txn.conn(), now)?;
+            super::prune::expired_documents(txn.conn(), now)?;
             store::upsert_document_client(txn.conn(), &client, now + cache_s * 1000, now)?;
             Ok(())
         })

@@ -21,7 +21,7 @@ pub mod cimd;
 pub mod error;
 pub mod permission;
 pub mod pkce;
-pub mod research;
+pub mod prune;
 pub mod store;
 
 use std::net::IpAddr;

@@ -11,7 +11,7 @@ use super::error::ForumError;
 use super::input::MarkAccepted;
 use super::output::{Acceptance, Accepted, Confirmed};
 use super::write::{NEWCOMER_AGE_MS, Writer, forum_write};
-use crate::events::forum as events;
+use crate::forum::events;
 
 /// `mark_accepted`.
 pub static MARK_ACCEPTED: Tool = Tool {

@@ -22,6 +22,7 @@
 mod accept;
 mod demo;
 pub mod error;
+pub mod events;
 mod input;
 pub mod output;
 pub mod replay;

@@ -7,15 +7,28 @@ use kd_core::db::Connection;
 use kd_core::eventlog::EventRow;
 
 use crate::events::EventPayload;
-use crate::events::forum::{AcceptConfirmed, Accepted};
-use crate::rebuild::{RebuildError, payload};
+use crate::forum::events::{AcceptConfirmed, Accepted};
+use crate::replay::{Replay, ReplayError, payload};
+
+/// The forum area's replay (`crate::replay::Replay`).
+pub struct ForumReplay;
+
+impl Replay for ForumReplay {
+    fn area(&self) -> &'static str {
+        "forum"
+    }
+
+    fn apply(&self, conn: &Connection, row: &EventRow) -> Result<(), ReplayError> {
+        apply_row(conn, row)
+    }
+}
 
 /// Applies `row` to `forum_acceptances` in `conn` when it is an acceptance or a confirmation;
 /// other kinds are skipped.
 ///
 /// # Errors
-/// [`RebuildError`] when the payload does not fit its kind or a statement fails.
-pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
+/// [`ReplayError`] when the payload does not fit its kind or a statement fails.
+fn apply_row(conn: &Connection, row: &EventRow) -> Result<(), ReplayError> {
     match row.kind.as_str() {
         Accepted::KIND => {
             let accepted: Accepted = payload(row)?;

@@ -3,7 +3,7 @@
 //! decided before anything is appended; each write appends its events and updates the
 //! projections in one writer transaction.
 
-use crate::events::forum as events;
+use crate::forum::events;
 
 use kd_core::eventlog::{EventPayload as _, EventRow};
 use kd_core::keys::ServerKey;

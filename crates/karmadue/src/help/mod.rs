@@ -10,6 +10,7 @@
 //!   an independent reviewer, ending in a signed stamp naming the reviewer or a public refusal.
 
 pub mod error;
+pub mod events;
 pub mod output;
 pub mod replay;
 pub mod store;

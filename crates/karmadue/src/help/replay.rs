@@ -5,15 +5,28 @@ use kd_core::db::Connection;
 use kd_core::eventlog::EventRow;
 
 use crate::events::EventPayload;
-use crate::events::help::VerificationDisputed;
-use crate::rebuild::{RebuildError, payload};
+use crate::help::events::VerificationDisputed;
+use crate::replay::{Replay, ReplayError, payload};
+
+/// The help area's replay (`crate::replay::Replay`).
+pub struct HelpReplay;
+
+impl Replay for HelpReplay {
+    fn area(&self) -> &'static str {
+        "help"
+    }
+
+    fn apply(&self, conn: &Connection, row: &EventRow) -> Result<(), ReplayError> {
+        apply_row(conn, row)
+    }
+}
 
 /// Applies `row` to `verification_disputes` in `conn` when it is `verification.disputed`;
 /// other kinds are skipped.
 ///
 /// # Errors
-/// [`RebuildError`] when the payload does not fit its kind or the statement fails.
-pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
+/// [`ReplayError`] when the payload does not fit its kind or the statement fails.
+fn apply_row(conn: &Connection, row: &EventRow) -> Result<(), ReplayError> {
     if row.kind != VerificationDisputed::KIND {
         return Ok(());
     }

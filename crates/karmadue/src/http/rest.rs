@@ -91,7 +91,7 @@ pub async fn verify(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
 ) -> Response {
-    let tool = &crate::identity::VERIFY_AGENT;
+    let tool = &crate::views::VERIFY_AGENT;
     let arguments = json!({ "agent_id": agent_id }).to_string();
     let outcome = run(&hub, tool, &arguments, &headers, peer, &request_id).await;
     present(outcome, &request_id, tool.name)

@@ -17,7 +17,7 @@ use kd_kernel::error::ToolError;
 use kd_protocol::ids::AgentId;
 
 use super::{passport, store};
-use crate::events::identity::{AgentConnected, PassportReissued};
+use crate::identity::events::{AgentConnected, PassportReissued};
 pub use passport::GrantLines;
 
 /// `agents.key_source` of a hosted connector agent.

@@ -3,7 +3,7 @@
 //!
 //! Events: `agent.renamed`, `agent.revoked`, `agent.released`.
 
-use crate::events::identity as events;
+use crate::identity::events;
 use kd_core::clock::rfc3339_ms;
 use kd_core::eventlog;
 use serde::Serialize;

@@ -8,37 +8,29 @@
 //!
 //! - `register`: register_challenge, register_agent, rotate_agent_key (challenges, new keys,
 //!   the name check).
-//! - `verify`: get_signing_payload, verify_agent and an agent's live permissions.
 //! - `lifecycle`: rename_agent, revoke_agent, release_agent, get_history.
 //! - `visa`: request_visa (a signed, expiring visa for destinations).
-//! - `collaborators`: find_collaborators (agents with a real skill match; people counted).
-//! - `trust`: trust_query (may an agent take a priced action; a signed answer).
-//! - `scores`: read_scores, get_rating_card, get_receipt and the score formulas ([`Scores`]).
+//! - `prune`: spent nonces and expired challenges, a few a write job.
+//!
+//! What others read about an agent (verify_agent, get_signing_payload, read_scores,
+//! get_rating_card, get_receipt, trust_query, find_collaborators) joins identity with the
+//! evidence and work areas, so it lives in the views tier (`crate::views`).
 
-pub mod collaborators;
 mod error;
+pub mod events;
 pub mod hosted;
 mod lifecycle;
 pub mod names;
 pub mod passport;
+pub mod prune;
 mod register;
 pub mod replay;
-mod scores;
 pub mod store;
-pub mod trust;
-mod verify;
 pub mod visa;
 
-pub use collaborators::FIND_COLLABORATORS;
 pub use error::IdentityError;
 pub use lifecycle::{GET_HISTORY, RELEASE_AGENT, RENAME_AGENT, REVOKE_AGENT};
 pub use register::{REGISTER_AGENT, REGISTER_CHALLENGE, ROTATE_AGENT_KEY};
-pub use scores::{
-    GET_RATING_CARD, GET_RECEIPT, MAX_HUMAN_TRUST, MAX_PEER_TRUST, PEER_REVIEWER_MIN_AGE_MS,
-    READ_SCORES, Scores, TRUST_PER_HUMAN_REVIEW, TRUST_PER_PEER_REVIEW,
-};
-pub use trust::TRUST_QUERY;
-pub use verify::{GET_SIGNING_PAYLOAD, VERIFY_AGENT};
 pub use visa::REQUEST_VISA;
 
 use kd_core::db::Connection;

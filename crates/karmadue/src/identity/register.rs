@@ -4,7 +4,7 @@
 //!
 //! Events: `agent.registered`, `agent.key_rotated`.
 
-use crate::events::identity as events;
+use crate::identity::events;
 use kd_core::clock::rfc3339_ms;
 use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;
@@ -194,7 +194,7 @@ async fn register_challenge(
     // expired ones pruned with each new one.
     ctx.write(move |txn| {
         store::insert_challenge(txn.conn(), &id, &text, issued_ms, expires_ms)?;
-        crate::prune::expired_challenges(txn.conn(), txn.now_ms())?;
+        super::prune::expired_challenges(txn.conn(), txn.now_ms())?;
         Ok(())
     })
     .await?;

@@ -7,18 +7,31 @@ use kd_core::eventlog::EventRow;
 use super::names;
 use super::store::{self, NewAgent, Ownership};
 use crate::events::EventPayload;
-use crate::events::identity::{
+use crate::identity::events::{
     AgentConnected, AgentKeyRotated, AgentPaused, AgentRegistered, AgentReleased, AgentRenamed,
     AgentResumed, AgentRevoked, PassportReissued,
 };
-use crate::events::people::OwnerLinked;
-use crate::rebuild::{RebuildError, payload};
+use crate::people::events::OwnerLinked;
+use crate::replay::{Replay, ReplayError, payload};
+
+/// The identity area's replay (`crate::replay::Replay`).
+pub struct IdentityReplay;
+
+impl Replay for IdentityReplay {
+    fn area(&self) -> &'static str {
+        "identity"
+    }
+
+    fn apply(&self, conn: &Connection, row: &EventRow) -> Result<(), ReplayError> {
+        apply_row(conn, row)
+    }
+}
 
 /// Applies `row` to `agents` in `conn` when it is an identity event; other kinds are skipped.
 ///
 /// # Errors
-/// [`RebuildError`] when the payload does not fit its kind or a statement fails.
-pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
+/// [`ReplayError`] when the payload does not fit its kind or a statement fails.
+fn apply_row(conn: &Connection, row: &EventRow) -> Result<(), ReplayError> {
     let (at, id) = (row.created_ms, row.subject.as_str());
     match row.kind.as_str() {
         AgentRegistered::KIND => {

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{IdentityError, require_agent};
 use crate::connector::SCOPES;
-use crate::events::identity::VisaIssued;
+use crate::identity::events::VisaIssued;
 
 /// A visa's lifetime when none is asked for, in seconds.
 pub const DEFAULT_LIFETIME_S: i64 = 3600;

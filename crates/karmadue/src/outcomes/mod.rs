@@ -36,7 +36,7 @@ pub use summary::{reliability_reports, reliability_reports_at};
 pub(crate) use weight::Counted;
 pub use weight::{Reporter, Weight, check_limits, weigh};
 
-use crate::events::catalog::OutcomeReported;
+use crate::catalog::events::OutcomeReported;
 use kd_core::clock::rfc3339_ms;
 use kd_core::random::random_id;
 use schemars::JsonSchema;

@@ -6,16 +6,29 @@ use kd_core::db::{Connection, DbError};
 use kd_core::eventlog::EventRow;
 use serde_json::json;
 
+use crate::catalog::events::OutcomeReported;
 use crate::events::EventPayload;
-use crate::events::catalog::OutcomeReported;
-use crate::rebuild::{RebuildError, payload};
+use crate::replay::{Replay, ReplayError, payload};
+
+/// The outcomes area's replay (`crate::replay::Replay`).
+pub struct OutcomesReplay;
+
+impl Replay for OutcomesReplay {
+    fn area(&self) -> &'static str {
+        "outcomes"
+    }
+
+    fn apply(&self, conn: &Connection, row: &EventRow) -> Result<(), ReplayError> {
+        apply_row(conn, row)
+    }
+}
 
 /// Applies `row` to `outcome_reports` in `conn` when it is `outcome.reported`; other kinds are
 /// skipped.
 ///
 /// # Errors
-/// [`RebuildError`] when the payload does not fit its kind or the statement fails.
-pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
+/// [`ReplayError`] when the payload does not fit its kind or the statement fails.
+fn apply_row(conn: &Connection, row: &EventRow) -> Result<(), ReplayError> {
     if row.kind != OutcomeReported::KIND {
         return Ok(());
     }

@@ -16,7 +16,7 @@
 //! `capability.offer_declined`, `preferences.updated`. None carries a note, a title, a
 //! description or the preferences themselves (only their SHA-256 and size).
 
-use crate::events::standing as events;
+use crate::standing::events;
 use kd_core::db::Connection;
 use kd_core::random::random_id;
 use serde_json::Value;

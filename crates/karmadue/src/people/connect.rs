@@ -4,7 +4,7 @@
 //!
 //! Events: `owner.link_requested`, `connect.refused`, `claim.requested`.
 
-use crate::events::people as events;
+use crate::people::events;
 use kd_core::people as accounts;
 use kd_core::random::{random_bytes, random_id};
 use kd_core::store::WriteTxn;

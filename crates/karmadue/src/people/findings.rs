@@ -7,7 +7,7 @@
 //! Events: `finding.filed`, `finding.adopted`, `finding.approved`, `finding.dismissed`,
 //! `finding.withdrawn`. They never carry the claim code, an address, or the finding's text.
 
-use crate::events::people as events;
+use crate::people::events;
 use kd_core::people as accounts;
 use kd_core::random::{random_bytes, random_id};
 

@@ -2,7 +2,7 @@
 //! decision on one (`finding.approved`, `finding.dismissed`). Agents file findings with
 //! [`super::findings`], which re-exports these.
 
-use crate::events::people as events;
+use crate::people::events;
 
 use super::{AppError, store};
 use kd_kernel::Kernel;

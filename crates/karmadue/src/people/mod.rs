@@ -21,6 +21,7 @@
 pub mod agent_tools;
 mod connect;
 pub mod error;
+pub mod events;
 pub mod findings;
 mod inbox;
 pub mod mail;

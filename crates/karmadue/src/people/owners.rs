@@ -5,7 +5,9 @@
 //! Events: `owner.linked`, `owner.link_declined`, `owner.grant_changed`, `agent.paused`,
 //! `agent.resumed`, `agent.released` (by the owner).
 
-use crate::events::{EventPayload as _, identity as agent_events, people as events};
+use crate::events::EventPayload as _;
+use crate::identity::events as agent_events;
+use crate::people::events;
 use serde_json::json;
 
 use super::{AppError, store};

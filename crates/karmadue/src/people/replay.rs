@@ -4,15 +4,28 @@ use kd_core::db::Connection;
 use kd_core::eventlog::EventRow;
 
 use crate::events::EventPayload;
-use crate::events::identity::AgentReleased;
-use crate::events::people::{OwnerGrantChanged, OwnerLinked};
-use crate::rebuild::{RebuildError, payload};
+use crate::identity::events::AgentReleased;
+use crate::people::events::{OwnerGrantChanged, OwnerLinked};
+use crate::replay::{Replay, ReplayError, payload};
+
+/// The people area's replay (`crate::replay::Replay`).
+pub struct PeopleReplay;
+
+impl Replay for PeopleReplay {
+    fn area(&self) -> &'static str {
+        "people"
+    }
+
+    fn apply(&self, conn: &Connection, row: &EventRow) -> Result<(), ReplayError> {
+        apply_row(conn, row)
+    }
+}
 
 /// Applies `row` to `owner_grants` in `conn` when it changes a grant; other kinds are skipped.
 ///
 /// # Errors
-/// [`RebuildError`] when the payload does not fit its kind or a statement fails.
-pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
+/// [`ReplayError`] when the payload does not fit its kind or a statement fails.
+fn apply_row(conn: &Connection, row: &EventRow) -> Result<(), ReplayError> {
     match row.kind.as_str() {
         OwnerLinked::KIND => {
             let linked: OwnerLinked = payload(row)?;

@@ -3,7 +3,7 @@
 //! it rebuilds with the live ones, row by row and column by column.
 //!
 //! Each area that owns a projection applies its own kinds ([`apply`] hands every row to the
-//! area's `replay::apply`). [`REBUILT`] names the tables compared and their key;
+//! area's `Replay`, listed in [`REPLAYS`]). [`REBUILT`] names the tables compared and their key;
 //! [`NOT_REBUILT`] names every other table with the reason it is not compared: working state
 //! that is not a projection of the log, or a projection whose rows hold information the log
 //! never recorded (a post's text, a title kept only as its SHA-256, ...).
@@ -13,7 +13,9 @@ mod compare;
 use std::path::Path;
 
 use kd_core::db::{Connection, DbError, migrate};
-use kd_core::eventlog::EventRow;
+use kd_core::eventlog::{EventPayload, EventRow};
+
+use crate::replay::{Replay, ReplayError, payload};
 
 pub use compare::{Difference, compare};
 
@@ -447,38 +449,31 @@ pub enum RebuildError {
     /// The scratch store could not be made.
     #[error("scratch store: {0}")]
     Scratch(String),
-    /// A row's payload does not fit its kind's struct, or its replay failed.
-    #[error("row {seq} ({kind}): {reason}")]
-    Row {
-        /// The row.
-        seq: i64,
-        /// Its kind.
-        kind: String,
-        /// What went wrong.
-        reason: String,
+    /// A row did not replay in its area.
+    #[error("replaying {area}'s projections")]
+    Replay {
+        /// The area whose replay failed.
+        area: &'static str,
+        /// Why.
+        #[source]
+        source: ReplayError,
     },
+    /// Linkdbots' card row did not replay.
+    #[error("replaying Linkdbots' cards")]
+    Linkdbots(#[from] ReplayError),
 }
 
-impl RebuildError {
-    /// A failure replaying `row`.
-    pub fn row(row: &EventRow, reason: impl std::fmt::Display) -> Self {
-        Self::Row {
-            seq: row.seq,
-            kind: row.kind.clone(),
-            reason: reason.to_string(),
-        }
-    }
-}
-
-/// Reads `row`'s payload as the struct of its kind.
-///
-/// # Errors
-/// [`RebuildError::Row`] when it does not fit.
-pub fn payload<P: crate::events::EventPayload + serde::de::DeserializeOwned>(
-    row: &EventRow,
-) -> Result<P, RebuildError> {
-    crate::events::parse(&row.payload).map_err(|error| RebuildError::row(row, error))
-}
+/// Every area's replay, in the order a row is handed to them (identity's agents before the
+/// grants and stamps that name them).
+pub const REPLAYS: &[&dyn Replay] = &[
+    &crate::identity::replay::IdentityReplay,
+    &crate::people::replay::PeopleReplay,
+    &crate::standing::replay::StandingReplay,
+    &crate::catalog::replay::CatalogReplay,
+    &crate::outcomes::replay::OutcomesReplay,
+    &crate::help::replay::HelpReplay,
+    &crate::forum::replay::ForumReplay,
+];
 
 /// Applies one row of the log to the projections of `conn` (the scratch store). Kinds no
 /// rebuilt table follows are skipped.
@@ -486,14 +481,14 @@ pub fn payload<P: crate::events::EventPayload + serde::de::DeserializeOwned>(
 /// # Errors
 /// [`RebuildError`] when the payload does not fit its kind or a statement fails.
 pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
-    crate::identity::replay::apply(conn, row)?;
-    crate::people::replay::apply(conn, row)?;
-    crate::standing::replay::apply(conn, row)?;
-    crate::catalog::replay::apply(conn, row)?;
-    crate::outcomes::replay::apply(conn, row)?;
-    crate::help::replay::apply(conn, row)?;
-    crate::forum::replay::apply(conn, row)?;
-    if row.kind == <kd_linkdbots::events::CardFiled as crate::events::EventPayload>::KIND {
+    for area in REPLAYS {
+        area.apply(conn, row)
+            .map_err(|source| RebuildError::Replay {
+                area: area.area(),
+                source,
+            })?;
+    }
+    if row.kind == <kd_linkdbots::events::CardFiled as EventPayload>::KIND {
         let card: kd_linkdbots::events::CardFiled = payload(row)?;
         kd_linkdbots::store::insert_card(conn, &card.0)?;
     }

@@ -5,14 +5,27 @@ use kd_core::eventlog::EventRow;
 
 use super::stamps::{Capability, Stamp};
 use crate::events::EventPayload;
-use crate::events::standing::{CapabilityGranted, StampIssued};
-use crate::rebuild::{RebuildError, payload};
+use crate::replay::{Replay, ReplayError, payload};
+use crate::standing::events::{CapabilityGranted, StampIssued};
+
+/// The standing area's replay (`crate::replay::Replay`).
+pub struct StandingReplay;
+
+impl Replay for StandingReplay {
+    fn area(&self) -> &'static str {
+        "standing"
+    }
+
+    fn apply(&self, conn: &Connection, row: &EventRow) -> Result<(), ReplayError> {
+        apply_row(conn, row)
+    }
+}
 
 /// Applies `row` to `stamps` / `capabilities` in `conn`; other kinds are skipped.
 ///
 /// # Errors
-/// [`RebuildError`] when the payload does not fit its kind or a statement fails.
-pub fn apply(conn: &Connection, row: &EventRow) -> Result<(), RebuildError> {
+/// [`ReplayError`] when the payload does not fit its kind or a statement fails.
+fn apply_row(conn: &Connection, row: &EventRow) -> Result<(), ReplayError> {
     match row.kind.as_str() {
         StampIssued::KIND => {
             let stamp: StampIssued = payload(row)?;

@@ -7,7 +7,7 @@
 //! an expiry (`capability.granted`): `publish_ask` for 30 days, renewed by retaking the test.
 //! Both tables are projections of those events.
 
-use crate::events::standing as events;
+use crate::standing::events;
 use kd_core::db::Connection;
 use kd_core::store::WriteTxn;
 use serde_json::{Value, json};

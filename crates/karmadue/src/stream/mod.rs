@@ -18,7 +18,7 @@ use kd_protocol::ids::AgentId;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::events::{self, EventPayload};
+use crate::events::EventPayload;
 use crate::forum::{self, write};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
@@ -43,17 +43,17 @@ pub const REST_PATH: &str = "/functions/v1/public-api/v1/stream";
 /// The event kinds the stream shows: public facts about agents and the forum. Catalog imports,
 /// people and owner links, findings, watchlists, preferences and reports stay out.
 pub const PUBLIC_KINDS: [&str; 17] = [
-    events::identity::AgentRegistered::KIND,
-    events::identity::AgentRenamed::KIND,
-    events::identity::AgentKeyRotated::KIND,
-    events::identity::AgentRevoked::KIND,
-    events::standing::StampIssued::KIND,
-    events::standing::AdmissionPassed::KIND,
-    events::catalog::OutcomeReported::KIND,
-    events::catalog::ResourceRegistered::KIND,
-    events::standing::AskPublished::KIND,
-    events::help::VerificationAsked::KIND,
-    events::help::VerificationResolved::KIND,
+    crate::identity::events::AgentRegistered::KIND,
+    crate::identity::events::AgentRenamed::KIND,
+    crate::identity::events::AgentKeyRotated::KIND,
+    crate::identity::events::AgentRevoked::KIND,
+    crate::standing::events::StampIssued::KIND,
+    crate::standing::events::AdmissionPassed::KIND,
+    crate::catalog::events::OutcomeReported::KIND,
+    crate::catalog::events::ResourceRegistered::KIND,
+    crate::standing::events::AskPublished::KIND,
+    crate::help::events::VerificationAsked::KIND,
+    crate::help::events::VerificationResolved::KIND,
     write::THREAD_CREATED,
     write::POST_CREATED,
     write::POST_RETRACTED,

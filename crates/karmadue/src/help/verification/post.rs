@@ -1,6 +1,6 @@
 //! `post_verification_ask` and `list_verification_asks`, with the argument checks they share.
 
-use crate::events::help as events;
+use crate::help::events;
 use kd_core::clock::rfc3339_ms;
 use kd_core::random::random_id;
 use sha2::{Digest, Sha256};

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::events::help as events;
+use crate::help::events;
 use kd_core::clock::rfc3339_ms;
 use kd_core::db::Connection;
 use kd_core::keys::ServerKey;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::events::help as events;
+use crate::help::events;
 use kd_core::clock::rfc3339_ms;
 use kd_core::random::random_id;
 use kd_core::store::WriteTxn;
@@ -295,6 +295,6 @@ pub async fn run_schedule(hub: Arc<Kernel>) {
             Ok(_) => {}
             Err(error) => tracing::error!(cause = ?error.cause, "daily watchlist check failed"),
         }
-        tokio::time::sleep(crate::until_next_run(now, SCHEDULE_TICK)).await;
+        tokio::time::sleep(crate::schedule::until_next_run(now, SCHEDULE_TICK)).await;
     }
 }

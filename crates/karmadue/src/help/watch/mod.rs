@@ -24,7 +24,7 @@ pub use daily::{DailyReport, run_daily, run_schedule};
 
 use std::time::Duration;
 
-use crate::events::help as events;
+use crate::help::events;
 use kd_core::clock::rfc3339_ms;
 use kd_core::db::Connection;
 use schemars::JsonSchema;

@@ -292,7 +292,7 @@ fn read_tool_operation(tool: &Tool, id: &str, summary: &str, parameters: Vec<Val
 }
 
 fn public_api_paths(paths: &mut Map<String, Value>) {
-    let verify = &crate::identity::VERIFY_AGENT;
+    let verify = &crate::views::VERIFY_AGENT;
     paths.insert(
         "/functions/v1/public-api/v1/verify/{agent_id}".into(),
         json!({ "get": read_tool_operation(verify, "rest_verify", "verify_agent for an agent id or handle.", vec![json!({

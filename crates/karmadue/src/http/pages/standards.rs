@@ -9,11 +9,11 @@ use maud::{Markup, html};
 
 use super::layout::{Nav, page};
 use crate::help::verification;
-use crate::identity::{
+use crate::standing::stamps::{ADMISSION_PASSED, HUMAN_REVIEWED, PEER_REVIEWED};
+use crate::views::{
     MAX_HUMAN_TRUST, MAX_PEER_TRUST, PEER_REVIEWER_MIN_AGE_MS, TRUST_PER_HUMAN_REVIEW,
     TRUST_PER_PEER_REVIEW,
 };
-use crate::standing::stamps::{ADMISSION_PASSED, HUMAN_REVIEWED, PEER_REVIEWED};
 
 /// The page's path.
 pub const STANDARDS_PATH: &str = "/standards";

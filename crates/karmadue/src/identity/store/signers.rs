@@ -51,6 +51,6 @@ pub fn spend_nonce(txn: &mut WriteTxn<'_>, agent_id: &str, nonce: &str) -> Resul
             "INSERT INTO nonces (agent_id, nonce, seen_ms) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
         )?
         .execute(params![agent_id, nonce, txn.now_ms()])?;
-    crate::prune::expired_nonces(txn.conn(), txn.now_ms())?;
+    crate::identity::prune::expired_nonces(txn.conn(), txn.now_ms())?;
     Ok(inserted > 0)
 }

@@ -450,7 +450,7 @@ impl TestApp {
                 let Some(last) = rows.last() else { break };
                 after = last.seq;
                 for row in &rows {
-                    let recoded = kd_karmadue::events::recode(&row.kind, &row.payload);
+                    let recoded = kd_karmadue::kinds::recode(&row.kind, &row.payload);
                     match recoded {
                         Some(Ok(text)) if text == row.payload => {}
                         other => {

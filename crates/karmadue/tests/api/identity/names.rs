@@ -150,7 +150,7 @@ fn a_name_another_process_registered_is_reserved_here_too() {
                 txn.record(
                     id,
                     id,
-                    &kd_karmadue::events::identity::AgentRegistered {
+                    &kd_karmadue::identity::events::AgentRegistered {
                         agent_id: id.into(),
                         handle: "kd_elsewhere".into(),
                         name: "Ranger One".into(),

@@ -21,7 +21,7 @@ fn every_kind_in_the_source_is_declared_once() {
         .collect();
     assert!(
         missing.is_empty(),
-        "kinds appended but not in events::ALL: {missing:?}"
+        "kinds appended but not in kinds::ALL: {missing:?}"
     );
     let unused: Vec<&&str> = declared
         .iter()
@@ -29,7 +29,7 @@ fn every_kind_in_the_source_is_declared_once() {
         .collect();
     assert!(
         unused.is_empty(),
-        "kinds in events::ALL no source declares: {unused:?}"
+        "kinds in kinds::ALL no source declares: {unused:?}"
     );
 }
 

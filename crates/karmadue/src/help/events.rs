@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::declare;
+use crate::events::declare;
 
 /// `verification.asked`: an agent asked for an independent review of a passport against
 /// criteria (kept as their SHA-256; the text is in `verification_asks`).

@@ -7,8 +7,8 @@ use kd_protocol::ids::AgentId;
 use serde_json::{Map, Value, json};
 
 use super::scores::Scores;
-use super::{AgentRow, IdentityError, READ_ONLY_SCOPES, passport, require_agent};
-use crate::standing::AgentStanding;
+use super::standing::AgentStanding;
+use crate::identity::{AgentRow, IdentityError, READ_ONLY_SCOPES, passport, require_agent};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
@@ -51,7 +51,7 @@ pub static VERIFY_AGENT: Tool = Tool {
     description: "Check another agent's signature, passport, owner link, and Standing tier. Accepts an agent id or its kd_ handle. signature_valid is about a message signature you send (null when you send none); passport_signature_valid is KarmaDue's signature on the passport. current is live: scopes, limits, capabilities and key.",
     access: Access::Read,
     hints: Hints::READ,
-    untrusted: &[crate::standing::VERIFICATIONS_LIFT],
+    untrusted: &[super::standing::VERIFICATIONS_LIFT],
     arguments: Arguments::Typed(kd_kernel::input!(VerifyAgent)),
     handler: kd_kernel::typed!(VERIFY_AGENT, verify_agent),
 };
@@ -248,7 +248,7 @@ fn current(
     standing: &AgentStanding,
     connection: Option<crate::connector::ConnectionView>,
 ) -> Current {
-    let hosted = super::hosted::is_hosted(&agent.key_source);
+    let hosted = crate::identity::hosted::is_hosted(&agent.key_source);
     let active = agent.status == "active";
     let tier_limit = |name: &str| {
         if active {
@@ -338,14 +338,14 @@ async fn verify_agent(ctx: Ctx, input: VerifyAgent) -> Result<VerifiedAgent, Ide
             };
             let passport = passport::load(conn, &agent.credential_id)?;
             let grant = crate::people::grant(conn, &agent.agent_id)?;
-            let standing = crate::standing::agent_standing(
+            let standing = super::standing::agent_standing(
                 conn,
                 &hub.config.access_tiers,
                 &agent.agent_id,
                 now_ms,
             )?;
             let scores = Scores::of(conn, &agent, now_ms)?;
-            let connection = if super::hosted::is_hosted(&agent.key_source) {
+            let connection = if crate::identity::hosted::is_hosted(&agent.key_source) {
                 crate::connector::connection_of(conn, &agent.agent_id)?
             } else {
                 None
@@ -371,9 +371,9 @@ async fn verify_agent(ctx: Ctx, input: VerifyAgent) -> Result<VerifiedAgent, Ide
         signature_valid,
         passport: passport
             .as_ref()
-            .map(|p| super::hosted::passport_json(p, key, &agent)),
-        agent_type: super::hosted::is_hosted(&agent.key_source)
-            .then_some(super::hosted::AGENT_TYPE),
+            .map(|p| crate::identity::hosted::passport_json(p, key, &agent)),
+        agent_type: crate::identity::hosted::is_hosted(&agent.key_source)
+            .then_some(crate::identity::hosted::AGENT_TYPE),
         passport_signature_valid: passport.as_ref().map(|p| p.signature_valid(key)),
         owner_linked: agent.owner_id.is_some(),
         trust_score: scores.trust,

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::declare;
+use crate::events::declare;
 
 /// `connect.refused`: a connect code was refused (the refusal is logged once per hour).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::declare;
+use crate::events::declare;
 
 /// A post as the log records it: the payload of `forum.thread_created` (an opening post) and
 /// `forum.post_created` (a reply).

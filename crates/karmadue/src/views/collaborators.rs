@@ -17,7 +17,8 @@ use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{IdentityError, Scores, find_agent};
+use super::scores::Scores;
+use crate::identity::{IdentityError, find_agent};
 
 /// `find_collaborators`.
 pub static FIND_COLLABORATORS: Tool = Tool {
@@ -123,7 +124,8 @@ fn question(input: &FindCollaborators) -> Result<(Option<String>, Option<String>
     let skill = input.skill.text().map(str::to_owned);
     let need = input.need.text().map(str::to_owned);
     if let Some(skill) = &skill
-        && (skill.chars().count() > MAX_SKILL_CHARS || !super::names::one_plain_line(skill))
+        && (skill.chars().count() > MAX_SKILL_CHARS
+            || !crate::identity::names::one_plain_line(skill))
     {
         return Err(IdentityError::TrustSkill);
     }
@@ -225,7 +227,7 @@ struct Offer {
 }
 
 fn candidate(
-    agent: super::AgentRow,
+    agent: crate::identity::AgentRow,
     skill_score: Option<i64>,
     offer: Option<Offer>,
     scores: Scores,

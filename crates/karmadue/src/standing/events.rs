@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::declare;
+use crate::events::declare;
 
 /// `stamp.issued`: a stamp was put on an agent's passport.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

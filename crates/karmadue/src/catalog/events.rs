@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::declare;
 use crate::catalog::model::{Claim, Resource};
+use crate::events::declare;
 
 /// `resource.imported`: the hub stored a catalog resource, from a source row of a bundled or
 /// given file, or from the demo fixtures.

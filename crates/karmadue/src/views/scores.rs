@@ -5,7 +5,7 @@
 use kd_core::db::Connection;
 use serde_json::Value;
 
-use super::{AgentRow, IdentityError, passport, require_agent};
+use crate::identity::{AgentRow, IdentityError, passport, require_agent};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
@@ -301,11 +301,11 @@ impl Scores {
         let trust = (human * TRUST_PER_HUMAN_REVIEW).min(MAX_HUMAN_TRUST)
             + (peer * TRUST_PER_PEER_REVIEW).min(MAX_PEER_TRUST);
         // Only a hosted agent's cap depends on its passport: no read for any other agent.
-        let overall_cap = if super::hosted::is_hosted(&agent.key_source)
-            && super::passport::load(conn, &agent.credential_id)?
+        let overall_cap = if crate::identity::hosted::is_hosted(&agent.key_source)
+            && crate::identity::passport::load(conn, &agent.credential_id)?
                 .is_none_or(|passport| passport.state != "verified")
         {
-            super::hosted::PASSPORT_SCORE_CAP
+            crate::identity::hosted::PASSPORT_SCORE_CAP
         } else {
             99
         };
@@ -425,7 +425,7 @@ mod tests {
                 technical: 100,
                 human_reviews: 0,
                 peer_reviews: 0,
-                overall_cap: super::super::hosted::PASSPORT_SCORE_CAP,
+                overall_cap: crate::identity::hosted::PASSPORT_SCORE_CAP,
             }
             .overall(),
             60

@@ -84,7 +84,7 @@ async fn search(ctx: Ctx, input: Search) -> Result<Searched, ToolError> {
         offset: 0,
         include_demo: input.include_examples.unwrap_or(false),
     };
-    let base = super::issuer(&ctx.kernel.config);
+    let base = crate::connector::issuer(&ctx.kernel.config);
     let kernel = std::sync::Arc::clone(&ctx.kernel);
     let found = ctx
         .read(move |conn| discover(kernel.areas.require::<SearchIndex>()?, conn, &request))
@@ -173,7 +173,7 @@ pub struct Fetched {
 /// `not_found` naming `id`; `internal`.
 async fn fetch(ctx: Ctx, input: Fetch) -> Result<Fetched, ToolError> {
     let id = input.id.trim().to_owned();
-    let base = super::issuer(&ctx.kernel.config);
+    let base = crate::connector::issuer(&ctx.kernel.config);
     ctx.read(move |conn| {
         if id.starts_with("kd:res:") {
             // A store failure stays internal (with its cause), never a not_found.

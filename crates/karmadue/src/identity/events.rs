@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::declare;
+use crate::events::declare;
 
 /// `agent.registered`: an agent registered with its own key and got a Listed passport.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -29,7 +29,8 @@ use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{IdentityError, Scores, require_agent, scores::subject};
+use super::scores::{Scores, subject};
+use crate::identity::{IdentityError, require_agent};
 
 /// `trust_query`.
 pub static TRUST_QUERY: Tool = Tool {
@@ -220,7 +221,7 @@ fn question(input: &TrustQuery) -> Result<(Question, bool), IdentityError> {
     let Some(skill) = input.skill.text() else {
         return Ok((Question { cents, skill: None }, true));
     };
-    if skill.chars().count() > MAX_SKILL_CHARS || !super::names::one_plain_line(skill) {
+    if skill.chars().count() > MAX_SKILL_CHARS || !crate::identity::names::one_plain_line(skill) {
         return Err(IdentityError::TrustSkill);
     }
     let topic = crate::forum::skill_topic(skill);
@@ -249,7 +250,7 @@ async fn trust_query(ctx: Ctx, input: TrustQuery) -> Result<TrustAnswer, Identit
             let agent = require_agent(conn, &reference, field)?;
             let grant = crate::people::grant(conn, &agent.agent_id)?;
             let scores = Scores::of(conn, &agent, now_ms)?;
-            let app_removed = super::hosted::is_hosted(&agent.key_source)
+            let app_removed = crate::identity::hosted::is_hosted(&agent.key_source)
                 && crate::connector::connection_of(conn, &agent.agent_id)?.is_none();
             let skill_score = match &wanted {
                 Some(key) => Some(
@@ -319,7 +320,7 @@ async fn trust_query(ctx: Ctx, input: TrustQuery) -> Result<TrustAnswer, Identit
 }
 
 /// `basis.status`: "app_removed", "active", "paused" or "revoked".
-fn status_of(agent: &super::AgentRow, app_removed: bool) -> &'static str {
+fn status_of(agent: &crate::identity::AgentRow, app_removed: bool) -> &'static str {
     match (agent.status.as_str(), agent.paused_ms) {
         ("active", _) if app_removed => "app_removed",
         ("active", None) => "active",
