@@ -95,13 +95,13 @@ impl ByName<'_, '_> {
 }
 
 impl Connection {
-    /// Runs `sql`, an `INSERT INTO <table> (<columns>) VALUES (<values>) [<rest>]`, binding
-    /// each placeholder `?N` of `<values>` to `row`'s value for the column it stands in
-    /// ([`ToRow::value`]): the SQL is written out as ever, and the binding follows its column
-    /// list instead of a parameter list in placeholder order. A value that is not a
+    /// Runs `sql`, an `INSERT INTO t (c1, c2, …) VALUES (v1, v2, …)` with an optional tail,
+    /// binding each placeholder `?N` among the values to `row`'s value for the column it
+    /// stands in ([`ToRow::value`]): the SQL is written out as ever, and the binding follows
+    /// its column list instead of a parameter list in placeholder order. A value that is not a
     /// placeholder (`'open'`, `0`) stays as written; a placeholder standing in several
-    /// columns binds the first one's value; `<rest>` (an `ON CONFLICT` clause) may use the
-    /// placeholders of `<values>` only. Returns how many rows it changed.
+    /// columns binds the first one's value; the tail (an `ON CONFLICT` clause) may use the
+    /// placeholders of the values only. Returns how many rows it changed.
     ///
     /// # Errors
     /// [`DbError::Column`] naming a column whose placeholder `row` has no value for;

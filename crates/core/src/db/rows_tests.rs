@@ -38,12 +38,20 @@ fn item(id: &str, count: i64) -> Item {
 
 const SCHEMA: &str = "CREATE TABLE items (id TEXT PRIMARY KEY, label TEXT, count BIGINT NOT NULL, flag BIGINT NOT NULL, state TEXT NOT NULL, made BIGINT NOT NULL, seen BIGINT NOT NULL)";
 
+/// A connection of each backend with the empty test table.
+fn with_items(dir: &std::path::Path) -> Vec<Connection> {
+    let all = connections(dir);
+    for conn in &all {
+        conn.execute_batch(&dialect::migration_text(SCHEMA, conn.backend()))
+            .unwrap();
+    }
+    all
+}
+
 #[test]
 fn a_struct_binds_by_its_columns_names_and_reads_back_by_them_on_both_backends() {
     let dir = tempfile::tempdir().unwrap();
-    for conn in connections(dir.path()) {
-        conn.execute_batch(&dialect::migration_text(SCHEMA, conn.backend()))
-            .unwrap();
+    for conn in with_items(dir.path()) {
         // The placeholders are out of column order, one stands in two columns, a value is a
         // literal, and a later clause reuses one.
         let insert = "INSERT INTO items (count, id, label, flag, state, made, seen)
@@ -101,9 +109,7 @@ fn a_struct_binds_by_its_columns_names_and_reads_back_by_them_on_both_backends()
 #[test]
 fn a_missing_or_mistyped_column_is_named_on_both_backends() {
     let dir = tempfile::tempdir().unwrap();
-    for conn in connections(dir.path()) {
-        conn.execute_batch(&dialect::migration_text(SCHEMA, conn.backend()))
-            .unwrap();
+    for conn in with_items(dir.path()) {
         conn.insert_row(
             "INSERT INTO items (id, label, count, flag, state, made, seen) VALUES (?1, ?2, ?3, ?4, 's', 0, 0)",
             &item("a", 1),
