@@ -18,7 +18,7 @@
 //! contain LF, and the canonical payload text never does (LF inside strings is escaped), so the
 //! form is unambiguous. [`verify_chain`] recomputes every hash from row 1.
 
-use crate::db::{Connection, params};
+use crate::db::{Connection, FromRow, params};
 use sha2::{Digest, Sha256};
 
 use crate::store::StoreError;
@@ -129,12 +129,7 @@ impl ChainHead {
             .query_row(
                 "SELECT seq, row_hash FROM events ORDER BY seq DESC LIMIT 1",
                 [],
-                |row| {
-                    Ok(ChainHead {
-                        seq: row.get(0)?,
-                        row_hash: row.get(1)?,
-                    })
-                },
+                ChainHead::from_row,
             )
             .or_else(|error| match error {
                 crate::db::DbError::NoRows => Ok(ChainHead {
@@ -145,6 +140,10 @@ impl ChainHead {
             })?;
         Ok(head)
     }
+}
+
+crate::db_row! {
+    impl FromRow for ChainHead { seq, row_hash }
 }
 
 /// The `kd-event-v1` text of a row (see the module doc).
@@ -176,19 +175,14 @@ impl EventRow {
     }
 }
 
-const ROW_COLUMNS: &str = "seq, prev_hash, row_hash, kind, actor, subject, payload, created_ms";
+/// The log's columns, in the order of [`EventRow`]'s fields: the select list of a read of
+/// whole rows (read by name with [`FromRow`]).
+pub const ROW_COLUMNS: &str = "seq, prev_hash, row_hash, kind, actor, subject, payload, created_ms";
 
-fn event_from_row(row: &crate::db::Row<'_>) -> crate::db::Result<EventRow> {
-    Ok(EventRow {
-        seq: row.get(0)?,
-        prev_hash: row.get(1)?,
-        row_hash: row.get(2)?,
-        kind: row.get(3)?,
-        actor: row.get(4)?,
-        subject: row.get(5)?,
-        payload: row.get(6)?,
-        created_ms: row.get(7)?,
-    })
+crate::db_row! {
+    impl FromRow, ToRow for EventRow {
+        seq, prev_hash, row_hash, kind, actor, subject, payload, created_ms
+    }
 }
 
 /// Appends `event` after `head` and advances `head`. Runs inside the caller's transaction.
@@ -216,19 +210,10 @@ pub(crate) fn append(
         created_ms,
     };
     row.row_hash = row.computed_hash();
-    conn.prepare_cached(&format!(
-        "INSERT INTO events ({ROW_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
-    ))?
-    .execute(params![
-        row.seq,
-        row.prev_hash,
-        row.row_hash,
-        row.kind,
-        row.actor,
-        row.subject,
-        row.payload,
-        row.created_ms
-    ])?;
+    conn.insert_row(
+        &format!("INSERT INTO events ({ROW_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
+        &row,
+    )?;
     head.seq = row.seq;
     head.row_hash.clone_from(&row.row_hash);
     Ok(row)
@@ -271,7 +256,7 @@ pub fn verify_chain(conn: &Connection) -> Result<Result<ChainReport, ChainBreak>
     ))?;
     loop {
         let page = statement
-            .query_map([head.seq], event_from_row)?
+            .query_map([head.seq], EventRow::from_row)?
             .collect::<Result<Vec<_>, _>>()?;
         if page.is_empty() {
             break;
@@ -329,7 +314,7 @@ pub fn rows_for(conn: &Connection, id: &str, limit: i64) -> Result<Vec<EventRow>
          ORDER BY seq DESC LIMIT CAST(?2 AS BIGINT)"
     ))?;
     let rows = statement
-        .query_map(params![id, limit], event_from_row)?
+        .query_map(params![id, limit], EventRow::from_row)?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
@@ -342,7 +327,7 @@ pub fn rows_after(conn: &Connection, after: i64, limit: i64) -> Result<Vec<Event
         "SELECT {ROW_COLUMNS} FROM events WHERE seq > ?1 ORDER BY seq LIMIT CAST(?2 AS BIGINT)"
     ))?;
     let rows = statement
-        .query_map(params![after, limit], event_from_row)?
+        .query_map(params![after, limit], EventRow::from_row)?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }

@@ -21,6 +21,15 @@ pub enum DbError {
         /// What did not fit.
         message: String,
     },
+    /// A column named in a by-name read or bind (`Row::get_by_name`, `FromRow`,
+    /// `Connection::insert_row`) is missing, or its value does not fit.
+    #[error("column {name}: {message}")]
+    Column {
+        /// The column's name.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 /// A PostgreSQL error with the server's code and message (the driver's own text is only

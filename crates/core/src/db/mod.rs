@@ -20,12 +20,14 @@ mod error;
 pub mod migrate;
 mod param;
 mod pg;
+mod rows;
 mod sqlite;
 pub mod testing;
 mod value;
 
 pub use error::{DbError, OptionalExtension, Result};
 pub use param::{FromColumn, Param, Params, ParamsFromIter, ToParam, ValueRef, params_from_iter};
+pub use rows::{ByName, FromRow, ToRow};
 pub use value::Value;
 
 pub use crate::params;
@@ -222,39 +224,24 @@ impl ColumnIndex for &str {
 }
 
 impl Row<'_> {
-    /// Column `index` (0-based, or a name) as `T`.
+    /// Column `index` (0-based, or a name, as [`Row::get_by_name`] reads it) as `T`.
     ///
     /// # Errors
-    /// [`DbError::Conversion`] when the value does not fit `T`; a driver error when the
-    /// column does not exist.
+    /// [`DbError::Conversion`] when the value does not fit `T`; a driver error when there is
+    /// no column `index`; by name, [`DbError::Column`].
     pub fn get<T: FromColumn>(&self, index: impl ColumnIndex) -> Result<T> {
-        let column = index.column();
-        let converted = match (&self.inner, column) {
-            (RowRef::Sqlite(row), Column::Index(at)) => {
-                T::from_column(sqlite::value(row.get_ref(at)?))
-            }
-            (RowRef::Sqlite(row), Column::Name(name)) => {
-                T::from_column(sqlite::value(row.get_ref(name)?))
-            }
-            (RowRef::Postgres(row), Column::Index(at)) => {
+        let at = match index.column() {
+            Column::Index(at) => at,
+            Column::Name(name) => return self.get_by_name(name),
+        };
+        let converted = match &self.inner {
+            RowRef::Sqlite(row) => T::from_column(sqlite::value(row.get_ref(at)?)),
+            RowRef::Postgres(row) => {
                 let value: pg::Value<'_> = row.try_get(at)?;
                 T::from_column(value.as_ref())
             }
-            (RowRef::Postgres(row), Column::Name(name)) => {
-                let value: pg::Value<'_> = row.try_get(name)?;
-                T::from_column(value.as_ref())
-            }
         };
-        converted.map_err(|message| DbError::Conversion {
-            index: match column {
-                Column::Index(at) => at,
-                Column::Name(_) => usize::MAX,
-            },
-            message: match column {
-                Column::Index(_) => message,
-                Column::Name(name) => format!("{name}: {message}"),
-            },
-        })
+        converted.map_err(|message| DbError::Conversion { index: at, message })
     }
 }
 

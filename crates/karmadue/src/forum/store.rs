@@ -17,31 +17,33 @@ pub use acceptance::{
     insert_report, reportable_post,
 };
 
-const POST_COLUMNS: &str = "p.post_id, p.thread_id, t.topic, p.agent_id, COALESCE(a.handle, pe.display_name), COALESCE(a.name, pe.display_name), p.opening, p.body, p.quote_post_id, p.links, p.seq, p.prev_hash, p.row_hash, p.canonical, p.signature, p.status, p.accepted, p.confirmations, p.demo, p.created_ms";
+const POST_COLUMNS: &str = "p.post_id, p.thread_id, t.topic, p.agent_id, COALESCE(a.handle, pe.display_name) AS handle, COALESCE(a.name, pe.display_name) AS label, p.opening, p.body, p.quote_post_id, p.links, p.seq, p.prev_hash, p.row_hash, p.canonical, p.signature, p.status, p.accepted, p.confirmations, p.demo, p.created_ms";
 
+/// A post from the columns of [`POST_COLUMNS`], by name.
 fn post_from_row(row: &kd_core::db::Row<'_>) -> kd_core::db::Result<PostRow> {
-    let links: String = row.get(9)?;
+    let mut columns = row.by_name();
     Ok(PostRow {
-        post_id: row.get(0)?,
-        thread_id: row.get(1)?,
-        topic: row.get(2)?,
-        agent_id: row.get(3)?,
-        handle: row.get(4)?,
-        label: row.get(5)?,
-        opening: row.get::<i64>(6)? == 1,
-        body: row.get(7)?,
-        quote_post_id: row.get(8)?,
-        links: serde_json::from_str(&links).unwrap_or_else(|_| json!({})),
-        seq: row.get(10)?,
-        prev_hash: row.get(11)?,
-        row_hash: row.get(12)?,
-        canonical: row.get(13)?,
-        signature: row.get(14)?,
-        status: row.get(15)?,
-        accepted: row.get::<i64>(16)? == 1,
-        confirmations: row.get(17)?,
-        demo: row.get::<i64>(18)? == 1,
-        created_ms: row.get(19)?,
+        post_id: columns.read("post_id")?,
+        thread_id: columns.read("thread_id")?,
+        topic: columns.read("topic")?,
+        agent_id: columns.read("agent_id")?,
+        handle: columns.read("handle")?,
+        label: columns.read("label")?,
+        opening: columns.read::<i64>("opening")? == 1,
+        body: columns.read("body")?,
+        quote_post_id: columns.read("quote_post_id")?,
+        links: serde_json::from_str(&columns.read::<String>("links")?)
+            .unwrap_or_else(|_| json!({})),
+        seq: columns.read("seq")?,
+        prev_hash: columns.read("prev_hash")?,
+        row_hash: columns.read("row_hash")?,
+        canonical: columns.read("canonical")?,
+        signature: columns.read("signature")?,
+        status: columns.read("status")?,
+        accepted: columns.read::<i64>("accepted")? == 1,
+        confirmations: columns.read("confirmations")?,
+        demo: columns.read::<i64>("demo")? == 1,
+        created_ms: columns.read("created_ms")?,
     })
 }
 
@@ -69,7 +71,7 @@ pub fn threads(
     conn
         .prepare_cached(
             "SELECT t.thread_id, t.topic, t.title, a.handle, a.name, t.replies, t.created_ms, t.last_post_ms, t.opening_post_id,
-                    (SELECT post_id FROM forum_posts p WHERE p.thread_id = t.thread_id AND p.accepted = 1 AND p.status = 'visible')
+                    (SELECT post_id FROM forum_posts p WHERE p.thread_id = t.thread_id AND p.accepted = 1 AND p.status = 'visible') AS accepted_post_id
              FROM forum_threads t LEFT JOIN agents a ON a.agent_id = t.agent_id
              WHERE t.status = 'visible' AND t.demo = ?1 AND (CAST(?2 AS TEXT) IS NULL OR t.topic = ?2)
              ORDER BY t.last_post_ms DESC, t.thread_id LIMIT CAST(?3 AS BIGINT)",
@@ -77,26 +79,32 @@ pub fn threads(
         .query_map(params![i64::from(demo), topic, limit], |row| {
             Ok(ThreadRow {
                 head: head_from_row(row, demo)?,
-                accepted_post_id: row.get(9)?,
+                accepted_post_id: row.get_by_name("accepted_post_id")?,
             })
         })?
         .collect()
 }
 
 /// A thread's public shape from the columns `thread_id, topic, title, handle, name, replies,
-/// created_ms, last_post_ms, opening_post_id` (in that order, from column 0).
+/// created_ms, last_post_ms, opening_post_id`, by name.
 fn head_from_row(row: &kd_core::db::Row<'_>, demo: bool) -> kd_core::db::Result<ThreadHead> {
-    let handle: Option<String> = row.get(3)?;
-    let label: Option<String> = row.get(4)?;
+    let mut columns = row.by_name();
+    let (thread_id, topic, title) = (
+        columns.read("thread_id")?,
+        columns.read("topic")?,
+        columns.read("title")?,
+    );
+    let handle: Option<String> = columns.read("handle")?;
+    let label: Option<String> = columns.read("name")?;
     Ok(ThreadHead {
-        thread_id: row.get(0)?,
-        topic: row.get(1)?,
-        title: row.get(2)?,
+        thread_id,
+        topic,
+        title,
         author: Author::new(handle.as_deref(), label.as_deref()),
-        replies: row.get(5)?,
-        created_at: rfc3339_ms(row.get(6)?),
-        last_post_at: rfc3339_ms(row.get(7)?),
-        opening_post_id: row.get(8)?,
+        replies: columns.read("replies")?,
+        created_at: rfc3339_ms(columns.read("created_ms")?),
+        last_post_at: rfc3339_ms(columns.read("last_post_ms")?),
+        opening_post_id: columns.read("opening_post_id")?,
         demo,
     })
 }
@@ -146,8 +154,8 @@ pub fn thread(conn: &Connection, thread_id: &str) -> Result<(String, ThreadHead)
              FROM forum_threads t LEFT JOIN agents a ON a.agent_id = t.agent_id WHERE t.thread_id = ?1",
         )?
         .query_row([&thread_id], |row| {
-            let demo = row.get::<i64>(9)? == 1;
-            Ok((row.get(10)?, head_from_row(row, demo)?))
+            let demo = row.get_by_name::<i64>("demo")? == 1;
+            Ok((row.get_by_name("status")?, head_from_row(row, demo)?))
         })
 }
 

@@ -2,7 +2,7 @@
 //! (`verification_asks`, `verification_disputes`) (docs/architecture.md "Storage modules").
 
 use kd_core::clock::rfc3339_ms;
-use kd_core::db::{Connection, DbError, OptionalExtension, params};
+use kd_core::db::{Connection, DbError, FromRow, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use super::verification::Ask;
@@ -150,7 +150,7 @@ pub fn due_watchlists(conn: &Connection, day: i64) -> Result<Vec<String>, DbErro
                 .collect::<Result<Vec<String>, _>>()
 }
 
-const ASK_COLUMNS: &str = "a.ask_id, a.requester_id, r.handle, a.subject_id, s.handle, a.credential_id, a.stamp, a.criteria,
+const ASK_COLUMNS: &str = "a.ask_id, a.requester_id, r.handle AS requester_handle, a.subject_id, s.handle AS subject_handle, a.credential_id, a.stamp, a.criteria,
     a.reward_note, a.deadline_ms, a.status, a.reviewer, a.accepted_ms, a.accept_until_ms, a.result, a.evidence_ref, a.note,
     a.submitted_ms, a.resolution, a.resolved_ms, a.stamp_id, a.created_ms";
 /// A named read model: the asks with the requester's and the subject's handles (`agents`).
@@ -160,31 +160,12 @@ const ASK_FROM: &str = "verification_asks a JOIN agents r ON r.agent_id = a.requ
 /// `verification::open_asks_for_people` share it.
 const OPEN_SQL: &str = "((a.status = 'open' AND a.deadline_ms > ?1) OR (a.status = 'accepted' AND a.accept_until_ms <= ?1 AND a.deadline_ms > ?1))";
 
-fn ask_from_row(row: &kd_core::db::Row<'_>) -> kd_core::db::Result<Ask> {
-    Ok(Ask {
-        ask_id: row.get(0)?,
-        requester_id: row.get(1)?,
-        requester_handle: row.get(2)?,
-        subject_id: row.get(3)?,
-        subject_handle: row.get(4)?,
-        credential_id: row.get(5)?,
-        stamp: row.get(6)?,
-        criteria: row.get(7)?,
-        reward_note: row.get(8)?,
-        deadline_ms: row.get(9)?,
-        status: row.get(10)?,
-        reviewer: row.get(11)?,
-        accepted_ms: row.get(12)?,
-        accept_until_ms: row.get(13)?,
-        result: row.get(14)?,
-        evidence_ref: row.get(15)?,
-        note: row.get(16)?,
-        submitted_ms: row.get(17)?,
-        resolution: row.get(18)?,
-        resolved_ms: row.get(19)?,
-        stamp_id: row.get(20)?,
-        created_ms: row.get(21)?,
-    })
+kd_core::db_row! {
+    impl FromRow for Ask {
+        ask_id, requester_id, requester_handle, subject_id, subject_handle, credential_id, stamp,
+        criteria, reward_note, deadline_ms, status, reviewer, accepted_ms, accept_until_ms, result,
+        evidence_ref, note, submitted_ms, resolution, resolved_ms, stamp_id, created_ms,
+    }
 }
 
 /// One ask by id.
@@ -195,7 +176,7 @@ pub fn ask(conn: &Connection, ask_id: &str) -> Result<Option<Ask>, DbError> {
     conn.prepare_cached(&format!(
         "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE a.ask_id = ?1"
     ))?
-    .query_row([ask_id], ask_from_row)
+    .query_row([ask_id], Ask::from_row)
     .optional()
 }
 
@@ -217,7 +198,7 @@ pub fn open_asks_for_stamp(
         .prepare_cached(&format!(
             "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE {filter} ORDER BY a.created_ms DESC, a.ask_id LIMIT CAST(?3 AS BIGINT)"
         ))?
-        .query_map(params![now_ms, stamp, limit], ask_from_row)?
+        .query_map(params![now_ms, stamp, limit], Ask::from_row)?
         .collect::<Result<Vec<Ask>, _>>()?;
     Ok((asks, total))
 }
@@ -233,7 +214,7 @@ pub fn asks_held_by(conn: &Connection, reviewer: &str, now_ms: i64) -> Result<Ve
            AND ((a.status = 'accepted' AND a.accept_until_ms > ?2) OR a.status = 'submitted')
          ORDER BY a.status, a.accept_until_ms, a.ask_id LIMIT 200"
     ))?
-    .query_map(params![reviewer, now_ms], ask_from_row)?
+    .query_map(params![reviewer, now_ms], Ask::from_row)?
     .collect()
 }
 
@@ -287,7 +268,7 @@ pub fn list_asks(
                 .prepare_cached(&format!(
                     "SELECT {ASK_COLUMNS} FROM {ASK_FROM} WHERE {filter} ORDER BY a.created_ms DESC, a.ask_id LIMIT CAST(?5 AS BIGINT) OFFSET ?6"
                 ))?
-                .query_map(params![now, subject, stamp, reviewer, limit, offset], ask_from_row)?
+                .query_map(params![now, subject, stamp, reviewer, limit, offset], Ask::from_row)?
                 .collect::<Result<Vec<Ask>, _>>()?;
     Ok((asks, total))
 }
@@ -334,13 +315,19 @@ pub fn unresolved_ask(
 /// # Errors
 /// When the store fails.
 pub fn insert_ask(conn: &Connection, ask: &NewAsk<'_>) -> Result<usize, DbError> {
-    conn
-                    .prepare_cached(
-                        "INSERT INTO verification_asks (ask_id, requester_id, subject_id, credential_id, stamp, criteria, reward_note,
-                            deadline_ms, status, created_ms, updated_ms)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'open', ?9, ?9)",
-                    )?
-                    .execute(params![ask.ask_id, ask.requester_id, ask.subject_id, ask.passport_id, ask.stamp, ask.criteria, ask.reward_note, ask.deadline_ms, ask.now])
+    conn.insert_row(
+        "INSERT INTO verification_asks (ask_id, requester_id, subject_id, credential_id, stamp, criteria, reward_note,
+            deadline_ms, status, created_ms, updated_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'open', ?9, ?9)",
+        ask,
+    )
+}
+
+kd_core::db_row! {
+    impl ToRow for NewAsk<'_> {
+        ask_id, requester_id, subject_id, credential_id => passport_id, stamp, criteria,
+        reward_note, deadline_ms, created_ms => now,
+    }
 }
 
 /// A new verification ask.

@@ -2,8 +2,8 @@
 //! and `kd_core::heads`; areas read the log only through these functions
 //! (docs/architecture.md "Storage modules").
 
-use kd_core::db::{Connection, DbError, OptionalExtension, params};
-use kd_core::eventlog::EventRow;
+use kd_core::db::{Connection, DbError, FromRow, OptionalExtension, params};
+use kd_core::eventlog::{EventRow, ROW_COLUMNS};
 
 /// The time of the log's latest row, if it has one.
 ///
@@ -21,7 +21,9 @@ pub fn head_time(conn: &Connection) -> Result<Option<i64>, DbError> {
 /// When the store fails.
 pub fn head(conn: &Connection) -> Result<Option<(i64, String)>, DbError> {
     conn.prepare_cached("SELECT seq, row_hash FROM events ORDER BY seq DESC LIMIT 1")?
-        .query_row([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .query_row([], |row| {
+            Ok((row.get_by_name("seq")?, row.get_by_name("row_hash")?))
+        })
         .optional()
 }
 
@@ -58,7 +60,14 @@ pub fn resources_named_between(
 /// When the store fails.
 pub fn first_row(conn: &Connection) -> Result<Option<(String, String, String)>, DbError> {
     conn.prepare_cached("SELECT kind, actor, payload FROM events WHERE seq = 1")?
-        .query_row([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .query_row([], |row| {
+            let mut columns = row.by_name();
+            Ok((
+                columns.read("kind")?,
+                columns.read("actor")?,
+                columns.read("payload")?,
+            ))
+        })
         .optional()
 }
 
@@ -81,7 +90,7 @@ pub fn public_rows(
         .collect::<Vec<_>>()
         .join(", ");
     conn.prepare_cached(&format!(
-        "SELECT seq, prev_hash, row_hash, kind, actor, subject, payload, created_ms FROM events
+        "SELECT {ROW_COLUMNS} FROM events
          WHERE kind IN ({kinds}) AND created_ms <= ?1
            AND (CAST(?2 AS TEXT) IS NULL OR actor = ?2 OR subject = ?2)
            AND seq NOT IN (SELECT seq FROM forum_posts WHERE demo = 1)
@@ -89,17 +98,6 @@ pub fn public_rows(
            AND seq NOT IN (SELECT seq FROM forum_posts WHERE person_id IS NOT NULL)
          ORDER BY seq DESC LIMIT CAST(?3 AS BIGINT)"
     ))?
-    .query_map(params![cutoff_ms, agent_id, limit], |row| {
-        Ok(EventRow {
-            seq: row.get(0)?,
-            prev_hash: row.get(1)?,
-            row_hash: row.get(2)?,
-            kind: row.get(3)?,
-            actor: row.get(4)?,
-            subject: row.get(5)?,
-            payload: row.get(6)?,
-            created_ms: row.get(7)?,
-        })
-    })?
+    .query_map(params![cutoff_ms, agent_id, limit], EventRow::from_row)?
     .collect()
 }

@@ -1,8 +1,12 @@
 //! Outcomes' storage: the `outcome_reports` table (docs/architecture.md "Storage modules").
 
-use kd_core::db::{Connection, DbError, OptionalExtension, params};
+use kd_core::db::{Connection, DbError, FromRow, OptionalExtension, params};
 
 use super::Counted;
+
+kd_core::db_row! {
+    impl FromRow for Counted { agent_id, owner_key, result, weight, outlier }
+}
 
 /// A record's outcome reports, all time: (all, broke).
 ///
@@ -31,15 +35,7 @@ pub(crate) fn reports_between(
          WHERE resource_id = ?1 AND created_ms > ?2 AND created_ms <= ?3
          ORDER BY created_ms, rowid",
     )?
-    .query_map(params![resource_id, since_ms, until_ms], |row| {
-        Ok(Counted {
-            agent_id: row.get(0)?,
-            owner_key: row.get(1)?,
-            result: row.get(2)?,
-            weight: row.get(3)?,
-            outlier: row.get(4)?,
-        })
-    })?
+    .query_map(params![resource_id, since_ms, until_ms], Counted::from_row)?
     .collect()
 }
 
@@ -148,37 +144,25 @@ pub struct NewReport<'a> {
     pub now: i64,
 }
 
+kd_core::db_row! {
+    impl ToRow for NewReport<'_> {
+        report_id, receipt_id, resource_id, version_used, result, reason_code, note, note_sha256,
+        agent_id, owner_key, canonical_text, record_hash, signature, weight, flags, reasons,
+        outlier, event_seq, created_ms => now,
+    }
+}
+
 /// Stores an outcome report.
 ///
 /// # Errors
 /// When the store fails.
 pub fn insert_report(conn: &Connection, report: &NewReport<'_>) -> Result<(), DbError> {
-    conn.prepare_cached(
+    conn.insert_row(
         "INSERT INTO outcome_reports (report_id, receipt_id, resource_id, version_used, result, reason_code, note,
             note_sha256, agent_id, owner_key, canonical_text, record_hash, signature, weight, flags, reasons,
             outlier, event_seq, created_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
-    )?
-    .execute(params![
-        report.report_id,
-        report.receipt_id,
-        report.resource_id,
-        report.version_used,
-        report.result,
-        report.reason_code,
-        report.note,
-        report.note_sha256,
-        report.agent_id,
-        report.owner_key,
-        report.canonical_text,
-        report.record_hash,
-        report.signature,
-        report.weight,
-        report.flags,
-        report.reasons,
-        report.outlier,
-        report.event_seq,
-        report.now,
-    ])?;
+        report,
+    )?;
     Ok(())
 }
