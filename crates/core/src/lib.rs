@@ -16,6 +16,7 @@
 //! - [`outbound`]: the hub's one outbound HTTP client, with its guards against requests to
 //!   local networks (SSRF).
 //! - [`outbox`]: mail queued for people (sent by an SMTP relay, or read by the operator).
+//! - [`page`]: the one page shell (head, policy, stylesheet, navigation) of every HTML page.
 //! - [`scanner`]: the text scanner (rules that flag text for review, never certify it).
 
 pub mod clock;
@@ -28,6 +29,7 @@ pub mod keys;
 pub mod limits;
 pub mod outbound;
 pub mod outbox;
+pub mod page;
 pub mod people;
 pub mod random;
 pub mod scanner;

@@ -1,5 +1,6 @@
 //! The public leaderboard pages (spec "`outcome`, and what a successful run costs", "The
-//! coverage rule"; decision 336), server-rendered with `maud` and no script, no session:
+//! coverage rule"; decision 336), server-rendered with `maud` through the one page shell
+//! ([`kd_core::page`]), with no script and no session:
 //!
 //! - `GET /linkdbots/benchmarks` ([`index`]): the live categories with their card counts.
 //! - `GET /linkdbots/benchmarks/{category}` ([`category`]): the rows of
@@ -12,9 +13,10 @@
 //! shows 0% and "unknown", never $0. Everything shown is escaped by the templates.
 
 use axum::extract::{Path, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use maud::{DOCTYPE, Markup, PreEscaped, html};
+use kd_core::page::{Policy, Shell};
+use maud::{Markup, html};
 use serde_json::Value;
 
 use crate::{ApiError, Linkdbots, board, categories, categories_store, handlers};
@@ -26,11 +28,9 @@ pub const CATEGORY_PATH: &str = "/benchmarks/{category}";
 /// Where a signed-in person proposes a category (served by the hub behind its session).
 pub const PROPOSE_PATH: &str = "/linkdbots/dashboard/categories";
 
-/// The pages' Content-Security-Policy, the hub's own: no script, nothing from elsewhere.
-const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-
-const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:90rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}\
-nav a{margin-right:1rem}table{border-collapse:collapse;font-size:14px}td,th{border:1px solid #ccc;padding:.25rem .4rem;text-align:left;vertical-align:top}\
+/// The leaderboards' own rules after the shell's stylesheet ([`kd_core::page::STYLE`]): wide
+/// tables and the chart.
+const STYLE: &str = "body{max-width:90rem}table{font-size:14px}td,th{padding:.25rem .4rem}\
 td{overflow-wrap:anywhere}.wide{overflow-x:auto}\
 .withheld{color:#6b6b6b}.note{color:#444;font-size:14px}svg text{font:13px system-ui,sans-serif;fill:#1b1b1b}svg .bar{fill:#3b6ea5}";
 
@@ -39,42 +39,24 @@ const CHART_WIDTH: u32 = 720;
 const ENTRY_HEIGHT: u32 = 58;
 const BAR_MAX: f64 = 560.0;
 
+/// A leaderboard page through the one page shell ([`kd_core::page::Shell`], no script):
+/// `title · Linkdbots`, and links to the hub, the leaderboards and the category proposal.
 fn page(status: StatusCode, title: &str, main: &Markup) -> Response {
-    let document = html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { (title) " · Linkdbots" }
-                style { (PreEscaped(STYLE)) }
-            }
-            body {
-                nav {
-                    a href="/" { "KarmaDue" }
-                    a href={ (crate::MOUNT) (INDEX_PATH) } { "Leaderboards" }
-                    a href=(PROPOSE_PATH) { "Propose a category" }
-                }
-                main { (main) }
-            }
-        }
-    };
-    let mut response = (status, document.into_string()).into_response();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
-    );
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    response
+    let title = format!("{title} · Linkdbots");
+    let index = format!("{}{INDEX_PATH}", crate::MOUNT);
+    let nav = [
+        ("/", "KarmaDue"),
+        (index.as_str(), "Leaderboards"),
+        (PROPOSE_PATH, "Propose a category"),
+    ];
+    Shell {
+        title: &title,
+        nav: &nav,
+        style: STYLE,
+        policy: Policy::NoScript,
+    }
+    .response(status, main)
+    .into_response()
 }
 
 fn error_page(error: &ApiError) -> Response {

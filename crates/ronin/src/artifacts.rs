@@ -20,13 +20,14 @@ use std::path::{Path as FilePath, PathBuf};
 
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{OriginalUri, Path, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::me::{check_auth, take_auth};
+use crate::me::take_auth;
+use crate::nip98::{Nip98Post, ReadBody};
 use crate::store::{self, Artifact};
 use crate::{Refusal, Ronin, answer};
 
@@ -105,21 +106,27 @@ fn content_type(headers: &HeaderMap) -> Result<String, Refusal> {
         })
 }
 
-/// The body, or 413 past [`FILE_MAX_BYTES`].
-fn upload_body(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Refusal> {
-    body.map_err(|rejection| {
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            Refusal::unreadable(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("a file is at most 10 MB ({FILE_MAX_BYTES} bytes)"),
-            )
-        } else {
-            Refusal::unreadable(
-                rejection.status(),
-                format!("the body cannot be read: {}", rejection.body_text()),
-            )
-        }
-    })
+/// An upload's words for a body it cannot read: 413 past [`FILE_MAX_BYTES`], else the
+/// framework's reason ([`Nip98Post<FileBody>`]).
+#[derive(Debug)]
+pub struct FileBody;
+
+impl ReadBody for FileBody {
+    fn read(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Refusal> {
+        body.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                Refusal::unreadable(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("a file is at most 10 MB ({FILE_MAX_BYTES} bytes)"),
+                )
+            } else {
+                Refusal::unreadable(
+                    rejection.status(),
+                    format!("the body cannot be read: {}", rejection.body_text()),
+                )
+            }
+        })
+    }
 }
 
 fn uploaded(artifact: &Artifact, mount: &str) -> Response {
@@ -140,22 +147,21 @@ fn uploaded(artifact: &Artifact, mount: &str) -> Response {
 /// "type","scan"}`, the same for a file the hub holds already.
 pub async fn upload(
     State(ronin): State<Ronin>,
-    OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
     extensions: axum::http::Extensions,
-    body: Result<Bytes, BytesRejection>,
+    Nip98Post {
+        event: auth, body, ..
+    }: Nip98Post<FileBody>,
 ) -> Response {
     let checked = (|| {
-        let body = upload_body(body)?;
-        let auth = check_auth(&ronin, &uri, &headers, "POST", &body, true)?;
         if body.is_empty() {
             return Err(Refusal::invalid(
                 "the body is empty: upload the file's bytes",
             ));
         }
-        Ok((body, auth, content_type(&headers)?))
+        content_type(&headers)
     })();
-    let (body, auth, content_type) = match checked {
+    let content_type = match checked {
         Ok(checked) => checked,
         Err(refusal) => return refusal.into_response(),
     };

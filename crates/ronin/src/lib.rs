@@ -15,7 +15,8 @@
 //! - `GET /api/v1/tasks/<offer id>?as=<pubkey>`: the whole task view and `as`'s templates.
 //! - `GET /api/v1/me?since=<cursor>` with NIP-98 auth: the caller's new tasks ([`me`]);
 //!   `GET /api/v1/me/wait?since=&timeout=1..55`, the same held until a task event names the
-//!   caller's key ([`wait`]).
+//!   caller's key ([`wait`]). Every NIP-98 route (these, `me/notify`, the uploads and the
+//!   bench) checks its auth through one extractor ([`nip98`]).
 //! - Reading, no auth ([`read`]): `GET /api/v1/health`, `/server` (the operator key),
 //!   `/agents?limit=&offset=&human=`, `/agents/<pubkey>`, `/agents/<pubkey>/inbox`,
 //!   `/stats/sources`,
@@ -65,6 +66,7 @@ pub mod events;
 pub mod index;
 pub mod limits;
 pub mod me;
+pub mod nip98;
 pub mod notify;
 pub mod read;
 mod store;

@@ -4,22 +4,23 @@
 //! The `Authorization: Nostr <base64 event>` header carries a kind 27235 event whose `u` tag
 //! is exactly the absolute URL called (the hub's public URL, the mount and the path, query
 //! included), whose `method` tag is `GET`, with a `nonce`, empty content, and `created_at`
-//! within 60 s of the hub clock ([`kd_protocol::nostr::verify_http_auth`]); each auth event
-//! id works once. Bad auth is `unauthorized:` with 401.
+//! within 60 s of the hub clock, checked by the extractor every signed route shares
+//! ([`crate::nip98`]); each auth event id works once ([`take_auth`]). Bad auth is
+//! `unauthorized:` with 401.
 //!
 //! The cursor is the global log position the answer covers (`c<seq>`, opaque to callers).
 //! The answer lists each task of the caller's lineage (as agent or buyer) with a chain event
 //! after the cursor, once, oldest change first, at most [`PAGE`] (then `more: true`), plus
 //! how many CLAIM and CERTIFY events named the caller; nothing new is `{"cursor": ...}` only.
 
-use axum::extract::{OriginalUri, Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use kd_core::db::Connection;
-use kd_protocol::nostr::{HttpRequest, verify_http_auth};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
+use crate::nip98::Nip98Get;
 use crate::store::{self, Task};
 use crate::{Refusal, Ronin, answer};
 
@@ -38,50 +39,6 @@ pub(crate) fn since(query: &HashMap<String, String>) -> Result<i64, Refusal> {
             .filter(|seq| *seq >= 0)
             .ok_or_else(|| Refusal::invalid("since must be a cursor from an earlier answer")),
     }
-}
-
-/// The URL a request was called at, as the public sees it: the public URL of the listener
-/// serving Ronin ([`Ronin::origin`]: its own, or the hub's), then the path and query as
-/// called (the mount included, when there is one).
-fn public_url(ronin: &Ronin, uri: &axum::http::Uri) -> String {
-    let path = uri
-        .path_and_query()
-        .map_or_else(|| uri.path(), |path| path.as_str());
-    format!("{}{path}", ronin.origin().trim_end_matches('/'))
-}
-
-/// Checks a request's NIP-98 `Authorization` (nothing is written): the exact URL, `method`,
-/// 60 s, the nonce, and the `payload` tag over `body` when `payload_required` (section 6b).
-/// Returns the verified auth event; take its id with [`take_auth`] before answering.
-///
-/// # Errors
-/// `unauthorized:` (401) naming the failed check.
-pub(crate) fn check_auth(
-    ronin: &Ronin,
-    uri: &axum::http::Uri,
-    headers: &HeaderMap,
-    method: &str,
-    body: &[u8],
-    payload_required: bool,
-) -> Result<kd_protocol::nostr::Event, Refusal> {
-    let url = public_url(ronin, uri);
-    let authorization = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .ok_or_else(|| {
-            Refusal::unauthorized(
-                "Authorization must be \"Nostr <base64 of a signed kind 27235 event>\"",
-            )
-        })?;
-    let request = HttpRequest {
-        url: &url,
-        method,
-        body,
-        payload_required,
-        now_s: u64::try_from(ronin.clock.now_unix()).unwrap_or(0),
-    };
-    verify_http_auth(authorization, &request)
-        .map_err(|error| Refusal::unauthorized(error.to_string()))
 }
 
 /// Takes an auth event id once (the first write of an authenticated request).
@@ -111,15 +68,13 @@ pub(crate) async fn read_news(ronin: &Ronin, pubkey: String, since: i64) -> Resu
         .map_err(Refusal::server)
 }
 
-/// `GET /api/v1/me?since=`.
+/// `GET /api/v1/me?since=` (the auth checked by [`Nip98Get`] first).
 pub async fn me(
     State(ronin): State<Ronin>,
-    OriginalUri(uri): OriginalUri,
+    Nip98Get(auth): Nip98Get,
     Query(query): Query<HashMap<String, String>>,
-    headers: HeaderMap,
 ) -> Response {
     let answered = async {
-        let auth = check_auth(&ronin, &uri, &headers, "GET", b"", false)?;
         let since = since(&query)?;
         take_auth(&ronin, auth.id).await?;
         read_news(&ronin, auth.pubkey, since).await

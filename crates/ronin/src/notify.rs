@@ -16,10 +16,8 @@
 //! signer's public key, what the recipient may sign next (the templates' `why`) and the
 //! command that fetches the task with those templates; no secret, no event content.
 
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{OriginalUri, State};
-use axum::http::{Extensions, HeaderMap, StatusCode};
+use axum::extract::State;
+use axum::http::{Extensions, StatusCode};
 use axum::response::{IntoResponse, Response};
 use kd_core::db::Connection;
 use kd_core::outbox::{self, Mail};
@@ -29,6 +27,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::events::task;
+use crate::nip98::Nip98Post;
 use crate::store::{self, Task};
 use crate::{Refusal, Ronin, answer};
 
@@ -73,14 +72,12 @@ fn requested_email(body: &[u8]) -> Result<Option<String>, Refusal> {
 /// revoked key).
 pub async fn set_notify(
     State(ronin): State<Ronin>,
-    OriginalUri(uri): OriginalUri,
-    headers: HeaderMap,
     extensions: Extensions,
-    body: Result<Bytes, BytesRejection>,
+    Nip98Post {
+        event: auth, body, ..
+    }: Nip98Post,
 ) -> Response {
     let answered = async {
-        let body = crate::body_or_refusal(body)?;
-        let auth = crate::me::check_auth(&ronin, &uri, &headers, "POST", &body, true)?;
         let email = requested_email(&body)?;
         crate::charge_writes(&ronin, &[auth.pubkey.as_str()], &extensions)
             .await

@@ -16,14 +16,15 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use axum::extract::{OriginalUri, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tokio::sync::Notify;
 use tokio::time::Duration;
 
 use crate::me::{read_news, take_auth};
+use crate::nip98::Nip98Get;
 use crate::{Refusal, Ronin, answer, store};
 
 /// The most `me/wait` requests one key may hold open at once (a waiter past it is refused
@@ -152,18 +153,19 @@ pub(crate) fn nothing_new(body: &Value) -> bool {
 /// `invalid:` 400 for a bad `since` or `timeout`, `rate-limited:` 429 past [`PER_KEY_MAX`]
 /// open waits of one key.
 ///
-/// The request's URI, query and headers are dropped once the request is admitted
-/// ([`admit`]): their header values share the connection's first read buffer (8 KiB), which
-/// a held wait would otherwise keep alive (docs/decisions.md 393).
+/// The held wait keeps nothing of the request but the caller's key, cursor and timeout: the
+/// extractor ([`Nip98Get`]) keeps only the verified event, whose strings are its own, and the
+/// query is dropped once the request is admitted ([`admit`]). Header values share the
+/// connection's first read buffer (8 KiB), which a held wait would otherwise keep alive
+/// (docs/decisions.md 393).
 pub async fn me_wait(
     State(ronin): State<Ronin>,
-    OriginalUri(uri): OriginalUri,
+    Nip98Get(auth): Nip98Get,
     Query(query): Query<HashMap<String, String>>,
-    headers: HeaderMap,
 ) -> Response {
     let answered = async {
         // Boxed: the admission's futures (the auth id's write) take no room in the held one.
-        let admitted = Box::pin(admit(&ronin, uri, query, headers)).await?;
+        let admitted = Box::pin(admit(&ronin, auth, query)).await?;
         wait(&ronin, admitted).await
     };
     match answered.await {
@@ -180,16 +182,13 @@ struct Admitted {
     timeout: Duration,
 }
 
-/// Checks the auth, `since` and `timeout`, takes the auth id, and drops the request's parts
-/// (they are moved in and go out of scope here, before any sleep).
+/// Checks `since` and `timeout`, takes the auth id, and drops the query and the rest of the
+/// auth event (they are moved in and go out of scope here, before any sleep).
 async fn admit(
     ronin: &Ronin,
-    uri: axum::http::Uri,
+    auth: kd_protocol::nostr::Event,
     query: HashMap<String, String>,
-    headers: HeaderMap,
 ) -> Result<Admitted, Refusal> {
-    let auth = crate::me::check_auth(ronin, &uri, &headers, "GET", b"", false)?;
-    drop((uri, headers));
     let since = crate::me::since(&query)?;
     let timeout = Duration::from_secs(timeout(&query)?);
     drop(query);

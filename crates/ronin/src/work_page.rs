@@ -5,13 +5,16 @@
 //! the vendored `@noble/secp256k1` 3.2.0 ([`NOBLE_SECP256K1`], unmodified, MIT; its licence
 //! and source in `web/vendor/`). The key stays in the tab (sessionStorage) and is never sent.
 //!
-//! The page's Content-Security-Policy ([`CONTENT_SECURITY_POLICY`]) allows scripts and
-//! requests to this hub only, nothing inline.
+//! The page renders through the hub's one page shell ([`kd_core::page`]); its
+//! Content-Security-Policy (the shell's [`Policy::SelfScript`],
+//! [`kd_core::page::SCRIPT_CONTENT_SECURITY_POLICY`]) allows scripts and requests to this hub
+//! only, nothing inline.
 
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use maud::{DOCTYPE, Markup, html};
+use kd_core::page::{Policy, Shell};
+use maud::{Markup, html};
 
 use crate::Ronin;
 
@@ -21,69 +24,54 @@ pub const WORK_JS: &str = include_str!("../web/work.js");
 /// `@noble/secp256k1` 3.2.0's `index.js`, as published on npm (BIP-340 Schnorr in the page).
 pub const NOBLE_SECP256K1: &str = include_str!("../web/vendor/noble-secp256k1.js");
 
-/// The page's policy: scripts and fetches from this hub only; no inline script; no frames.
-pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; connect-src 'self'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-
-const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}\
-code,textarea{font:14px ui-monospace,monospace}code{overflow-wrap:anywhere}textarea{width:100%;max-width:40rem}\
-h2{margin-top:2rem;border-top:1px solid #ddd;padding-top:1rem}nav a{margin-right:1rem}\
-li.job,li.task{margin:.8rem 0;padding:.5rem;border:1px solid #ddd}.error{color:#a40000}.done{color:#1b5e20}\
-.third-party{border-left:4px solid #d9a400;background:#fffbe6;padding:.3rem .6rem;white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate}\
+/// The page's own rules after the shell's stylesheet ([`kd_core::page::STYLE`]): the key's
+/// text area, the jobs and tasks, and third-party text isolated (bidi) and kept as written.
+const STYLE: &str = "textarea{font:14px ui-monospace,monospace;width:100%;max-width:40rem}\
+li.job,li.task{margin:.8rem 0;padding:.5rem;border:1px solid #ddd}\
+.third-party{padding:.3rem .6rem;white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate}\
 bdi{unicode-bidi:isolate}\
 .template{margin:.4rem 0}input{margin:0 .3rem .3rem 0}";
 
-/// `GET <mount>/`: Ronin's front page with the `#work` section.
-pub async fn page(State(ronin): State<Ronin>) -> Response {
-    let mut response = (
-        StatusCode::OK,
-        axum::response::Html(render(&ronin).into_string()),
-    )
-        .into_response();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
-}
-
-/// The page for `ronin`: its links under [`Ronin::mount`], the public API under
-/// [`Ronin::base_url`], and "KarmaDue" at the hub's front page (`/`, or the hub's public URL
+/// `GET <mount>/`: Ronin's front page with the `#work` section, through the one page shell
+/// ([`kd_core::page::Shell`]) with the policy that lets its script run
+/// ([`Policy::SelfScript`]). Its links lead under [`Ronin::mount`], the public API under
+/// [`Ronin::base_url`], and "KarmaDue" to the hub's front page (`/`, or the hub's public URL
 /// when Ronin has an address of its own).
-fn render(ronin: &Ronin) -> Markup {
+pub async fn page(State(ronin): State<Ronin>) -> Response {
     let mount = ronin.mount.as_str();
-    let public_api = format!("{}/api/v1", ronin.base_url());
     let hub_home = match ronin.own_url {
         Some(_) => format!("{}/", ronin.public_url),
         None => "/".to_owned(),
     };
+    let (quick, curl) = (format!("{mount}/q"), format!("{mount}/q/curl"));
+    let nav = [
+        (hub_home.as_str(), "KarmaDue"),
+        (quick.as_str(), "Quick start"),
+        (curl.as_str(), "curl"),
+        ("#work", "Work"),
+    ];
+    Shell {
+        title: "Ronin: agents for hire",
+        nav: &nav,
+        style: STYLE,
+        policy: Policy::SelfScript,
+    }
+    .response(StatusCode::OK, &main(&ronin))
+    .into_response()
+}
+
+/// The page's `main`: what Ronin is, then the `#work` section.
+fn main(ronin: &Ronin) -> Markup {
+    let public_api = format!("{}/api/v1", ronin.base_url());
     html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { "Ronin: agents for hire" }
-                style { (maud::PreEscaped(STYLE)) }
-            }
-            body {
-                nav {
-                    a href=(hub_home) { "KarmaDue" }
-                    a href={ (mount) "/q" } { "Quick start" }
-                    a href={ (mount) "/q/curl" } { "curl" }
-                    a href="#work" { "Work" }
-                }
-                h1 { "Ronin" }
-                p {
-                    "Agents for hire, and people too. You are a key: you register by signing a profile, work by "
-                    "signing events, and your reputation is the signed ratings of the tasks you completed. "
-                    "This hub never holds your secret and never touches money."
-                }
-                p { "If a page or a person ever asks you to send your secret key, it is not Ronin." }
-                (work_section(mount, &public_api))
-            }
+        h1 { "Ronin" }
+        p {
+            "Agents for hire, and people too. You are a key: you register by signing a profile, work by "
+            "signing events, and your reputation is the signed ratings of the tasks you completed. "
+            "This hub never holds your secret and never touches money."
         }
+        p { "If a page or a person ever asks you to send your secret key, it is not Ronin." }
+        (work_section(&ronin.mount, &public_api))
     }
 }
 

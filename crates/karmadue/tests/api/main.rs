@@ -35,6 +35,7 @@ mod seam;
 mod search;
 mod search_v2;
 mod secrets;
+mod shell;
 mod signing;
 mod signup;
 mod sql;

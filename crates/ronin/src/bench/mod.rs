@@ -28,17 +28,16 @@ pub mod tasks;
 
 use std::collections::HashMap;
 
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{OriginalUri, Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use kd_core::db::Connection;
 use kd_core::eventlog::EventPayload;
 use kd_core::store::WriteTxn;
 use serde_json::{Value, json};
 
-use crate::me::{AUTH_KEEP_MS, check_auth};
+use crate::me::AUTH_KEEP_MS;
+use crate::nip98::Nip98Post;
 use crate::store::{self, Run, Scored};
 use crate::{Refusal, Ronin, answer};
 
@@ -125,20 +124,14 @@ type Refused = (Refusal, Option<i64>);
 /// deadline (Unix seconds), minutes, tasks: [{n, kind, prompt, input}]}`.
 pub async fn start(
     State(ronin): State<Ronin>,
-    OriginalUri(uri): OriginalUri,
-    headers: HeaderMap,
     extensions: axum::http::Extensions,
-    body: Result<Bytes, BytesRejection>,
+    Nip98Post {
+        event: auth, body, ..
+    }: Nip98Post,
 ) -> Response {
-    let checked = crate::body_or_refusal(body).and_then(|body| {
-        let auth = check_auth(&ronin, &uri, &headers, "POST", &body, true)?;
-        empty_object(&body)?;
-        Ok(auth)
-    });
-    let auth = match checked {
-        Ok(auth) => auth,
-        Err(refusal) => return refusal.into_response(),
-    };
+    if let Err(refusal) = empty_object(&body) {
+        return refusal.into_response();
+    }
     if let Err(response) = crate::charge_writes(&ronin, &[&auth.pubkey], &extensions).await {
         return response;
     }
@@ -260,18 +253,14 @@ fn is_run_id(text: &str) -> bool {
 pub async fn submit(
     State(ronin): State<Ronin>,
     Path(run_id): Path<String>,
-    OriginalUri(uri): OriginalUri,
-    headers: HeaderMap,
     extensions: axum::http::Extensions,
-    body: Result<Bytes, BytesRejection>,
+    signed: Result<Nip98Post, Refusal>,
 ) -> Response {
+    // An id no run can have is not found, before the body and the auth are looked at.
     if !is_run_id(&run_id) {
         return Refusal::not_found().into_response();
     }
-    let checked = crate::body_or_refusal(body).and_then(|body| {
-        let auth = check_auth(&ronin, &uri, &headers, "POST", &body, true)?;
-        Ok((auth, answers(&body)?))
-    });
+    let checked = signed.and_then(|Nip98Post { event, body, .. }| Ok((event, answers(&body)?)));
     let (auth, given) = match checked {
         Ok(checked) => checked,
         Err(refusal) => return refusal.into_response(),

@@ -1,17 +1,17 @@
-//! The one layout every HTML page of the hub renders through ([`page`]): the head, the
-//! stylesheet, the site navigation and the security headers of every HTML response, in one
-//! place. Templates are `maud` markup, so every value they interpolate is escaped; the
+//! The hub's side of the one page shell ([`kd_core::page`], which Linkdbots' and Ronin's pages
+//! share): every HTML page of the hub renders through [`page`], with the hub's navigation
+//! ([`Nav`]). Templates are `maud` markup, so every value they interpolate is escaped; the
 //! third-party text of agents and people goes through [`Data`], which also escapes `'`.
 
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use kd_core::page::{Policy, Shell};
 use kd_kernel::ToolError;
-use maud::{DOCTYPE, Markup, Render, html};
+use maud::{Markup, Render, html};
 
 /// The Content-Security-Policy of every HTML page (and, through the router, of every other
-/// response that sets none): no script, no frames, nothing loaded from elsewhere; images only
-/// from this hub (the resource page's badge); forms post only here.
-pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/// response that sets none): the shell's, [`kd_core::page::CONTENT_SECURITY_POLICY`].
+pub use kd_core::page::CONTENT_SECURITY_POLICY;
 
 /// The links every public page starts with, as (path, words): home, the forum, verification
 /// help, and the account pages (You asks a signed-out person to sign in).
@@ -41,18 +41,6 @@ const SIGNED_OUT_NAV: &[(&str, &str)] = &[
     ("/signin", "Sign in"),
     ("/signup", "Sign up"),
 ];
-
-const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}\
-code,pre{font:14px ui-monospace,monospace;background:#f4f4f2}pre{padding:.75rem;overflow-x:auto;white-space:pre-wrap}\
-code{padding:0 .2rem;overflow-wrap:anywhere}table{border-collapse:collapse}\
-td,th{border:1px solid #ccc;padding:.3rem .5rem;text-align:left;vertical-align:top}\
-h2{margin-top:2.2rem;border-top:1px solid #ddd;padding-top:1rem}nav a{margin-right:1rem}\
-label{display:block;margin:.6rem 0}input[type=text],input[type=email],input[type=password]{display:block;width:100%;max-width:24rem;padding:.3rem}\
-.error{color:#a40000}.done{color:#1b5e20}nav.dash{margin:.5rem 0 1rem}.code{font:700 2rem ui-monospace,monospace;letter-spacing:.2rem}form.inline{display:inline}\
-.third-party{border-left:4px solid #d9a400;background:#fffbe6;padding:.4rem .75rem;margin:.5rem 0}\
-.tp-label{font-size:13px;color:#6b5800;text-transform:uppercase;letter-spacing:.04em}\
-.demo{background:#fde7e7;border:1px solid #c62828;padding:.5rem .75rem}dt{font-weight:600}dd{margin:0 0 .4rem 0}\
-.post{min-width:0;overflow-wrap:anywhere}.post pre,.post code{white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-word}";
 
 /// Which links a page's navigation shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,55 +87,26 @@ impl Render for Data<'_> {
     }
 }
 
-/// The whole document: `title` in the head, `nav`'s links, then `main`.
-pub fn document(title: &str, nav: Nav, main: &Markup) -> Markup {
-    html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { (title) }
-                style { (maud::PreEscaped(STYLE)) }
-            }
-            body {
-                nav {
-                    @for (href, words) in nav.links() {
-                        a href=(href) { (words) }
-                    }
-                }
-                main { (main) }
-            }
-        }
+/// The hub's shell: `title` in the head and `nav`'s links ([`kd_core::page::Shell`], no
+/// script).
+fn shell<'a>(title: &'a str, nav: Nav) -> Shell<'a> {
+    Shell {
+        title,
+        nav: nav.links(),
+        style: "",
+        policy: Policy::NoScript,
     }
 }
 
-/// An HTML response: [`document`] with `status` and the headers of every HTML page
-/// ([`security_headers`]).
-pub fn page(status: StatusCode, title: &str, nav: Nav, main: &Markup) -> Response {
-    let mut response = (status, document(title, nav, main).into_string()).into_response();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    security_headers(headers);
-    response
+/// The whole document: `title` in the head, `nav`'s links, then `main` (the shell's).
+pub fn document(title: &str, nav: Nav, main: &Markup) -> Markup {
+    shell(title, nav).document(main)
 }
 
-/// The headers of every HTML page: [`CONTENT_SECURITY_POLICY`], never stored by a cache
-/// (account pages carry a person's data and form tokens), never framed, no referrer sent.
-pub fn security_headers(headers: &mut HeaderMap) {
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
+/// An HTML response: the shell's, with `status` and the headers of every HTML page
+/// ([`kd_core::page::security_headers`]).
+pub fn page(status: StatusCode, title: &str, nav: Nav, main: &Markup) -> Response {
+    shell(title, nav).response(status, main).into_response()
 }
 
 /// A page of the people's app: `title · KarmaDue` in the head and `title` as its heading.
