@@ -221,7 +221,8 @@ fn main() -> ExitCode {
 }
 
 fn print_tiers() -> anyhow::Result<ExitCode> {
-    let table = kd_core::tiers::AccessTiers::default();
+    // The bundled texts and limits with the unlocks the registry's tools declare.
+    let table = kd_karmadue::hub::default_access_tiers();
     say!("{}", serde_json::to_string_pretty(&table)?);
     Ok(ExitCode::SUCCESS)
 }

@@ -41,8 +41,9 @@ pub(crate) struct ServeArgs {
     #[arg(long, env = "KARMADUE_MAIL_FROM")]
     mail_from: Option<String>,
     /// The access_tiers table as a JSON file: {tiers, tool_reads_per_minute,
-    /// default_tool_reads_per_minute}, as GET /functions/v1/public-api/v1/tiers shows them.
-    /// Default: the permissions document's table.
+    /// default_tool_reads_per_minute}, as GET /functions/v1/public-api/v1/tiers shows them. A
+    /// tier without `unlocks` gets the tools that declare that tier. Default: the permissions
+    /// document's table.
     #[arg(long, env = "KARMADUE_ACCESS_TIERS")]
     access_tiers: Option<PathBuf>,
     /// Serve GET /metrics (Prometheus text: counts by tool, route and code; no ids, no

@@ -4,6 +4,12 @@
 //!
 //! Tiers are ordered lowest first. A tool named in a tier's `unlocks` needs that tier (or a
 //! higher one); a tool named in no tier is open to every caller its access rule admits.
+//!
+//! The bundled table ([`AccessTiers::default`]) states the tiers' texts and limits but no
+//! `unlocks`: each tool declares the tier that unlocks it, and the hub fills every tier whose
+//! `unlocks` is absent from those declarations when it builds its registry
+//! (`kd_kernel::tiers::fill_unlocks`; docs/decisions.md 438). A table that names a tier's
+//! `unlocks` (an operator's file, as `karmadue tiers` prints it) keeps that list as written.
 
 use std::collections::BTreeMap;
 
@@ -43,14 +49,16 @@ pub struct TierSpec {
     pub writes_per_minute: u32,
     /// What the limits are counted per: `ip` or `agent`.
     pub per: String,
-    /// Tools first available at this tier.
-    pub unlocks: Vec<String>,
+    /// Tools first available at this tier. Absent (`None`): filled from the tools'
+    /// declarations when the hub starts ([`TierSpec::unlocks`] reads it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unlocks: Option<Vec<String>>,
     /// Other things the tier brings, in words.
     pub also: Vec<String>,
 }
 
-/// The permissions document's table as JSON (what `karmadue tiers` prints and an operator's
-/// `--access-tiers` file replaces).
+/// The permissions document's table as JSON, without `unlocks` (the tools declare them): the
+/// base of what `karmadue tiers` prints and an operator's `--access-tiers` file replaces.
 const DEFAULT_TABLE: &str = include_str!("access_tiers.json");
 
 impl Default for AccessTiers {
@@ -60,6 +68,13 @@ impl Default for AccessTiers {
         // The bundled table is checked by `the_default_table_is_the_permissions_documents`.
         #[expect(clippy::expect_used, reason = "a compiled-in table, pinned by a test")]
         AccessTiers::from_json(DEFAULT_TABLE).expect("the bundled access_tiers.json is valid")
+    }
+}
+
+impl TierSpec {
+    /// The tools first available at this tier (none while `unlocks` is absent).
+    pub fn unlocks(&self) -> &[String] {
+        self.unlocks.as_deref().unwrap_or_default()
     }
 }
 

@@ -52,14 +52,15 @@ pub fn page(hub: &Kernel, name: &str) -> Option<String> {
 }
 
 /// The permissions page, generated from the `access_tiers` table this hub runs with, so the
-/// limits it states are the limits it applies (permissions document).
+/// limits it states are the limits it applies and the unlocks the ones it gates (the tools'
+/// declarations unless the operator's table names its own; permissions document).
 pub fn permissions(tiers: &kd_core::tiers::AccessTiers) -> String {
     let mut out = String::from(
         "# Permissions\n\nWhat an agent may do on this hub, who grants it, and how to see it live. The table is live at `GET {{public_url}}/functions/v1/public-api/v1/tiers`. Every MCP reply carries `tier` (with your limits) and `next_unlock` (which stamp would unlock what, and how to get it).\n\n| Tier | You need | Reads / writes a minute | Unlocks |\n| --- | --- | --- | --- |\n",
     );
     for tier in &tiers.tiers {
         let mut unlocks: Vec<String> = tier
-            .unlocks
+            .unlocks()
             .iter()
             .map(|tool| format!("`{tool}`"))
             .collect();

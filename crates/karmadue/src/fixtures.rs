@@ -32,6 +32,7 @@
 use serde_json::{Value, json};
 
 use kd_kernel::Ctx;
+use kd_kernel::policy::ToolPolicy;
 use kd_kernel::registry::{Access, Args, Arguments, HandlerFuture, Hints, Param, ParamType, Tool};
 
 /// The key in a fixture's data that lists the notifications to send before the result.
@@ -123,6 +124,8 @@ const fn fixture(
         access: Access::Read,
         hints: Hints::READ,
         untrusted: &[],
+        // Reads that touch no store: offered to every connection, no tier gate.
+        policy: ToolPolicy::READ,
         handler,
     }
 }

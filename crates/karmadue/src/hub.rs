@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use kd_kernel::{Kernel, Policy, Tool};
+use kd_core::tiers::AccessTiers;
+use kd_kernel::{Kernel, Tool};
 
 use crate::tools;
 
@@ -32,21 +33,6 @@ impl std::ops::Deref for Hub {
     }
 }
 
-/// The tools the pipeline treats specially, by name (the kernel knows none).
-pub const POLICY: Policy = Policy {
-    // An admission pass changes the caller's own tier: the reply reads it again.
-    changes_own_standing: &["submit_admission_test"],
-    // The challenge signature proved the new agent's key: the reply shows its tier.
-    proves_new_agent: &["register_agent"],
-    // Read only for MCP, but a row per call: billed as a write (docs/decisions.md 173).
-    stores_a_row: &["register_challenge"],
-    // With a leaked key burning the day's actions, the agent (or its owner) must still be
-    // able to rotate, revoke or release.
-    quota_exempt: &["rotate_agent_key", "revoke_agent", "release_agent"],
-    // A visa stands in for the stamps on the tools its scopes name: the connector's scopes.
-    visa_scope: crate::connector::visa_scope,
-};
-
 /// The tools a hub serves: the registry, plus the conformance fixtures when asked.
 pub fn served_tools(conformance_fixtures: bool) -> Vec<&'static Tool> {
     let mut served: Vec<&'static Tool> = tools::ALL.to_vec();
@@ -54,4 +40,19 @@ pub fn served_tools(conformance_fixtures: bool) -> Vec<&'static Tool> {
         served.extend(crate::fixtures::TOOLS.iter());
     }
     served
+}
+
+/// The `access_tiers` table a hub serving `tools` runs with: `table` with each tier whose
+/// `unlocks` it leaves out filled from the tools' declarations (`kd_kernel::tiers::fill_unlocks`;
+/// docs/decisions.md 438). The default table is all filled; an operator's file that names a
+/// tier's `unlocks` keeps them.
+pub fn access_tiers(mut table: AccessTiers, tools: &[&Tool]) -> AccessTiers {
+    kd_kernel::tiers::fill_unlocks(&mut table, tools);
+    table
+}
+
+/// The default table as a hub serves it (`karmadue tiers` prints it): the bundled texts and
+/// limits with the unlocks every tool of the registry declares.
+pub fn default_access_tiers() -> AccessTiers {
+    access_tiers(AccessTiers::default(), tools::ALL)
 }

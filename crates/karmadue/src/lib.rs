@@ -79,7 +79,7 @@ pub enum StartError {
 /// # Errors
 /// [`StartError`] when the folder, key or database cannot be set up.
 pub fn open(
-    config: Config,
+    mut config: Config,
     clock: Arc<dyn Clock>,
     random: Arc<dyn Random>,
 ) -> Result<Arc<Hub>, StartError> {
@@ -135,6 +135,7 @@ pub fn open(
         kd_linkdbots::Linkdbots::new(store.clone(), Arc::clone(&clock), Arc::clone(&random))
             .with_public_url(&config.public_url);
     let tools = hub::served_tools(config.conformance_fixtures);
+    config.access_tiers = hub::access_tiers(std::mem::take(&mut config.access_tiers), &tools);
     let search = catalog::search::SearchIndex::on_disk(config.data_dir.join("search"));
     let areas = kd_kernel::AreaState::new()
         .with(search)
@@ -144,7 +145,6 @@ pub fn open(
     let kernel = Kernel {
         limiter: kd_core::limits::Limiter::for_store(&store),
         directory: Arc::new(directory::AreaDirectory),
-        policy: hub::POLICY,
         metrics,
         areas,
         config,

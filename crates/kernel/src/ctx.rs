@@ -73,7 +73,7 @@ impl Ctx {
         let counts = !self.kernel.counts_as_read(self.tool);
         let gate = Quota {
             directory: Arc::clone(&self.kernel.directory),
-            exempt: self.kernel.policy.quota_exempt,
+            exempt: self.tool.policy.quota_exempt,
         };
         let directory = Arc::clone(&self.kernel.directory);
         let write = noting_the_event(Arc::clone(&self.written), write);
@@ -190,10 +190,11 @@ where
     }
 }
 
-/// The daily quota's side of a signed write: the areas' counter and the exempt tools.
+/// The daily quota's side of a signed write: the areas' counter, and whether the tool is
+/// exempt from it ([`crate::policy::ToolPolicy::quota_exempt`]).
 struct Quota {
     directory: Arc<dyn Directory>,
-    exempt: &'static [&'static str],
+    exempt: bool,
 }
 
 /// Runs a signed write as one action (spec "Connector limits"): refused up front when an
@@ -216,7 +217,7 @@ where
         return write(txn, signed);
     }
     let agent_id = signed.agent_id.to_string();
-    if !quota.exempt.contains(&tool) {
+    if !quota.exempt {
         quota
             .directory
             .quota_check(txn.conn(), &agent_id, txn.now_ms())?;

@@ -21,6 +21,7 @@ use crate::caller::{Caller, RequestAuth, unproven};
 use crate::ctx::Ctx;
 use crate::directory::Directory;
 use crate::error::{ErrorCode, ToolError};
+use crate::policy::{Billing, ReplyStanding};
 use crate::registry::{Access, Args, Tool};
 use crate::reply::{Answer, Called};
 use crate::tiers::{AgentFacts, Subject};
@@ -47,31 +48,8 @@ pub struct Kernel {
     pub metrics: crate::telemetry::HubMetrics,
     /// The areas' lookups the pipeline needs about callers (keys, owners, nonces, quota).
     pub directory: Arc<dyn Directory>,
-    /// Which tools the pipeline treats specially (named by the server, not the kernel).
-    pub policy: Policy,
     /// The areas' own state (search index, name index, ...), one value per type.
     pub areas: AreaState,
-}
-
-/// The tool lists that change how the pipeline bills and answers a call. The server names
-/// them; the kernel knows no tool by name.
-#[derive(Debug, Clone, Copy)]
-pub struct Policy {
-    /// Tools whose success can change the calling agent's own tier (the reply reads the
-    /// standing again: an admission pass).
-    pub changes_own_standing: &'static [&'static str],
-    /// Tools whose success proves the caller to be the agent named by `agent_id` in the
-    /// reply's data (register_agent: the challenge signature proved the key). The reply shows
-    /// that agent's tier and next unlock, not the anonymous ones.
-    pub proves_new_agent: &'static [&'static str],
-    /// Tools the spec lists as read only (their MCP `readOnlyHint` stays true) that still
-    /// store a row on every call: billed as writes for the per-minute limits.
-    pub stores_a_row: &'static [&'static str],
-    /// Tools an owner-linked agent may always call, quota or not (rotate, revoke, release).
-    pub quota_exempt: &'static [&'static str],
-    /// The scope a visa must name to stand in for a tool's stamps (`None`: the tool has no
-    /// scope, and a visa does not change its gate). Docs/decisions.md 404.
-    pub visa_scope: fn(&str) -> Option<&'static str>,
 }
 
 /// The adapter a tool call came through (a label of the tool-call metrics).
@@ -141,14 +119,15 @@ impl Kernel {
         // A write that can change the caller's own standing (an admission pass): read it again
         // so the reply shows the tier it now has.
         if outcome.is_ok()
-            && self.policy.changes_own_standing.contains(&tool.name)
+            && tool.policy.reply == ReplyStanding::CallerAgain
             && let Subject::Agent { agent_id, facts } = &mut subject
             && let Ok(fresh) = self.facts(agent_id).await
         {
             *facts = fresh;
         }
+        // The challenge signature proved the new agent's key: the reply shows its tier.
         if let Ok(answer) = &outcome
-            && self.policy.proves_new_agent.contains(&tool.name)
+            && tool.policy.reply == ReplyStanding::NewAgent
             && let Some(agent_id) = answer.data.get("agent_id").and_then(Value::as_str)
             && let Ok(facts) = self.facts(agent_id).await
         {
@@ -284,7 +263,7 @@ impl Kernel {
         // A connected app reaches a scoped tool only when its person approved that scope (the
         // connector offers nothing else): the approval stands in for the agent ladder's
         // stamps, as a visa does (docs/decisions.md 409).
-        let stood_in = stood_in || (connected && (self.policy.visa_scope)(tool.name).is_some());
+        let stood_in = stood_in || (connected && tool.policy.connector.scope().is_some());
         self.admit(tool, subject, charged_as_anonymous, stood_in)
             .await?;
         let written = Arc::new(std::sync::Mutex::new(None));
@@ -388,16 +367,11 @@ impl Kernel {
             .map_or(Subject::Ip(ip), |caller| caller.subject())
     }
 
-    /// Whether a tool counts as a read for the per-minute limits: it does not change state
-    /// (and is not one of [`Policy::stores_a_row`]), or it has a per-tool read limit of its own in the
-    /// table (get_history: a signed read).
+    /// Whether a tool counts as a read for the per-minute limits: its declared billing
+    /// ([`crate::policy::Billing`]; get_history, a signed read, is billed as a read,
+    /// register_challenge, read only but a row per call, as a write).
     pub fn counts_as_read(&self, tool: &Tool) -> bool {
-        (tool.hints.read_only && !self.policy.stores_a_row.contains(&tool.name))
-            || self
-                .config
-                .access_tiers
-                .tool_reads_per_minute
-                .contains_key(tool.name)
+        tool.policy.billing == Billing::Read
     }
 
     /// The first charge, before anything else is done with the request (spec "Search": every

@@ -1,5 +1,6 @@
 //! The one table of tools (DESIGN rule 2). Each tool is declared once, as a [`Tool`]: name,
-//! description, parameters, annotations, what the caller must prove, and its handler.
+//! description, parameters, annotations, what the caller must prove, its policy (tier, connector
+//! scope, billing, quota: [`crate::policy`]) and its handler.
 //! `tools/list`, the REST routes, argument validation and the generated tool reference all
 //! read this table, so a tool that is listed is served and a tool that is served is listed.
 
@@ -11,6 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::ctx::Ctx;
 use crate::error::ToolError;
 use crate::input::InputSchema;
+use crate::policy::ToolPolicy;
 
 /// A boxed handler future.
 pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
@@ -157,6 +159,8 @@ pub struct Tool {
     pub hints: Hints,
     /// Third-party free text in the answer, lifted into `untrusted_content` at the boundary.
     pub untrusted: &'static [Lift],
+    /// Its tier, connector scope, billing, quota exemption and reply standing.
+    pub policy: ToolPolicy,
     /// The handler.
     pub handler: Handler,
 }
@@ -532,6 +536,7 @@ mod tests {
             access: Access::Read,
             hints: Hints::READ,
             untrusted: &[],
+            policy: ToolPolicy::READ,
             handler: noop,
         };
         let huge = tool

@@ -7,6 +7,7 @@ use kd_core::tiers::{AccessTiers, TierSpec};
 use serde_json::{Value, json};
 
 use crate::error::{ErrorCode, ToolError};
+use crate::registry::Tool;
 
 /// Tier positions in the table (lowest first).
 pub const ANONYMOUS: usize = 0;
@@ -95,7 +96,39 @@ pub fn required_tier(tiers: &AccessTiers, tool: &str) -> Option<usize> {
     tiers
         .tiers
         .iter()
-        .position(|tier| tier.unlocks.iter().any(|name| name == tool))
+        .position(|tier| tier.unlocks().iter().any(|name| name == tool))
+}
+
+/// Fills each tier whose `unlocks` is absent from the tools' declarations
+/// ([`crate::policy::ToolPolicy::unlock`]): the tools declaring that tier, by their rank, ties
+/// in `tools`' order, less any tool a tier of the table names itself (so a table that lists a
+/// tool elsewhere moves it). A tier that names its `unlocks` keeps them as written.
+pub fn fill_unlocks(tiers: &mut AccessTiers, tools: &[&Tool]) {
+    let named: Vec<String> = tiers
+        .tiers
+        .iter()
+        .flat_map(|tier| tier.unlocks().iter().cloned())
+        .collect();
+    for (index, tier) in tiers.tiers.iter_mut().enumerate() {
+        if tier.unlocks.is_some() {
+            continue;
+        }
+        let mut declared: Vec<(u8, &str)> = tools
+            .iter()
+            .filter_map(|tool| {
+                let unlock = tool.policy.unlock?;
+                (unlock.tier.index() == index && !named.iter().any(|name| name == tool.name))
+                    .then_some((unlock.rank, tool.name))
+            })
+            .collect();
+        declared.sort_by_key(|(rank, _)| *rank);
+        tier.unlocks = Some(
+            declared
+                .into_iter()
+                .map(|(_, name)| name.to_owned())
+                .collect(),
+        );
+    }
 }
 
 /// The `tier` object of a reply: `{tier, label, reads_per_minute, writes_per_minute, per}`.
@@ -146,7 +179,7 @@ fn unlocks_up_to(tiers: &AccessTiers, to: usize, from: usize) -> Vec<String> {
         .iter()
         .enumerate()
         .filter(|(index, _)| *index > from && *index <= to)
-        .flat_map(|(_, tier)| tier.unlocks.iter().cloned())
+        .flat_map(|(_, tier)| tier.unlocks().iter().cloned())
         .collect()
 }
 
@@ -242,6 +275,67 @@ mod tests {
         }
     }
 
+    /// The bundled table with the unlocks the gates below read.
+    fn table() -> AccessTiers {
+        let mut tiers = AccessTiers::default();
+        let unlocks: [&[&str]; 4] = [
+            &["discover_resources"],
+            &["set_watchlist"],
+            &["publish_ask"],
+            &["request_visa"],
+        ];
+        for (tier, names) in tiers.tiers.iter_mut().zip(unlocks) {
+            tier.unlocks = Some(names.iter().map(|name| (*name).to_owned()).collect());
+        }
+        tiers
+    }
+
+    #[test]
+    fn absent_unlocks_are_filled_from_the_declarations_and_named_ones_kept() {
+        use crate::policy::{Connector, Tier, ToolPolicy};
+        use crate::registry::{Arguments, Hints};
+        fn noop(_ctx: crate::Ctx, _args: crate::Args) -> crate::HandlerFuture {
+            Box::pin(async { Ok(Value::Null) })
+        }
+        const fn tool(name: &'static str, policy: ToolPolicy) -> Tool {
+            Tool {
+                name,
+                title: name,
+                description: name,
+                arguments: Arguments::Listed {
+                    params: &[],
+                    required: &[],
+                },
+                access: crate::Access::Signed,
+                hints: Hints::WRITE,
+                untrusted: &[],
+                policy,
+                handler: noop,
+            }
+        }
+        let write = ToolPolicy::write(Connector::Never);
+        let (a, b, c, d) = (
+            tool("a", write.unlocked_at(Tier::Registered, 2)),
+            tool("b", write.unlocked_at(Tier::Registered, 1)),
+            tool("c", write.unlocked_at(Tier::AdmissionPassed, 1)),
+            tool("d", write),
+        );
+        let tools = [&a, &b, &c, &d];
+        let mut tiers = AccessTiers::default();
+        fill_unlocks(&mut tiers, &tools);
+        let unlocks: Vec<&[String]> = tiers.tiers.iter().map(TierSpec::unlocks).collect();
+        assert_eq!(unlocks, [&[][..], &["b", "a"], &["c"], &[]]);
+        // A table that names a tier's unlocks keeps them; a tool it names is not filled in
+        // again where it declares.
+        let mut tiers = AccessTiers::default();
+        tiers.tiers[3].unlocks = Some(vec!["a".into()]);
+        fill_unlocks(&mut tiers, &tools);
+        let unlocks: Vec<&[String]> = tiers.tiers.iter().map(TierSpec::unlocks).collect();
+        assert_eq!(unlocks, [&[][..], &["b"], &["c"], &["a"]]);
+        assert_eq!(required_tier(&tiers, "a"), Some(OWNER_LINKED_ADMITTED));
+        assert_eq!(required_tier(&tiers, "d"), None);
+    }
+
     #[test]
     fn tiers_follow_stamps_and_the_owner_link() {
         assert_eq!(Subject::Ip(None).tier(), ANONYMOUS);
@@ -253,7 +347,7 @@ mod tests {
 
     #[test]
     fn next_unlock_names_the_missing_stamp() {
-        let tiers = AccessTiers::default();
+        let tiers = table();
         assert_eq!(
             next_unlock(&tiers, &Subject::Ip(None))["missing_stamp"],
             "passport"
@@ -274,7 +368,7 @@ mod tests {
 
     #[test]
     fn gates_refuse_with_the_right_code() {
-        let tiers = AccessTiers::default();
+        let tiers = table();
         assert!(gate(&tiers, "discover_resources", &Subject::Ip(None)).is_ok());
         let anonymous = gate(&tiers, "set_watchlist", &Subject::Ip(None)).unwrap_err();
         assert_eq!(anonymous.code, ErrorCode::IdentityRequired);

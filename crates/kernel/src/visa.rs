@@ -8,7 +8,7 @@
 //!    (else `visa_invalid`);
 //! 2. `exp` is in the future (else `visa_expired`);
 //! 3. `sub` is the agent that signed the request (else `visa_mismatch`);
-//! 4. when the tool has a scope ([`crate::pipeline::Policy::visa_scope`]), the visa names it
+//! 4. when the tool has a scope ([`crate::policy::Connector::Scope`]), the visa names it
 //!    (else `visa_scope`); the visa then stands in for the stamps of the tool's tier.
 //!
 //! A tool with no scope (reads, keys) is called as if the visa were not there, once it passed
@@ -90,7 +90,7 @@ impl Kernel {
                 ),
             );
         }
-        let Some(scope) = (self.policy.visa_scope)(tool.name) else {
+        let Some(scope) = tool.policy.connector.scope() else {
             return Ok(false);
         };
         if !claims.names(scope) {

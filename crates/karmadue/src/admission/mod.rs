@@ -40,6 +40,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::standing::stamps;
+use kd_kernel::policy::{Connector, ReplyStanding, Tier, ToolPolicy};
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 
 /// The scenario recipe name.
@@ -115,6 +116,7 @@ pub static START_ADMISSION_TEST: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(StartAdmissionTest).agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    policy: ToolPolicy::write(Connector::Never).unlocked_at(Tier::Registered, 5),
     handler: kd_kernel::typed!(START_ADMISSION_TEST, start_admission_test),
 };
 
@@ -134,6 +136,10 @@ pub static SUBMIT_ADMISSION_TEST: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(SubmitAdmissionTest).agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    // An admission pass changes the caller's own tier: the reply reads it again.
+    policy: ToolPolicy::write(Connector::Never)
+        .unlocked_at(Tier::Registered, 6)
+        .replies_with(ReplyStanding::CallerAgain),
     handler: kd_kernel::typed!(SUBMIT_ADMISSION_TEST, submit_admission_test),
 };
 
@@ -166,6 +172,8 @@ pub static PUBLISH_ASK: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(PublishAsk).agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    policy: ToolPolicy::write(Connector::Scope(crate::connector::SCOPE_LISTINGS))
+        .unlocked_at(Tier::AdmissionPassed, 1),
     handler: kd_kernel::typed!(PUBLISH_ASK, publish_ask),
 };
 

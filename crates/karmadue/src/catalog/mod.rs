@@ -20,6 +20,7 @@ pub use error::CatalogError;
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
+use kd_kernel::policy::ToolPolicy;
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use model::{Claim, Resource};
 use output::{ClaimsView, ResourceView};
@@ -38,6 +39,7 @@ pub static GET_RESOURCE: Tool = Tool {
     hints: Hints::READ,
     untrusted: &[Lift::rows("", "resource_id", &["title", "description"])],
     arguments: Arguments::Typed(kd_kernel::input!(GetResource)),
+    policy: ToolPolicy::READ,
     handler: kd_kernel::typed!(GET_RESOURCE, get_resource),
 };
 
@@ -60,6 +62,7 @@ pub static GET_CLAIMS: Tool = Tool {
     hints: Hints::READ,
     untrusted: &[],
     arguments: Arguments::Typed(kd_kernel::input!(GetClaims)),
+    policy: ToolPolicy::READ,
     handler: kd_kernel::typed!(GET_CLAIMS, get_claims),
 };
 

@@ -25,6 +25,7 @@ use super::output::{ContentReported, PendingClaim, Registered};
 use crate::preflight::{self, Target};
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
+use kd_kernel::policy::{Connector, ToolPolicy};
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use kd_kernel::{Caller, Ctx};
 use schemars::JsonSchema;
@@ -53,6 +54,7 @@ pub static REGISTER_RESOURCE: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(RegisterResource).agent_id(kd_kernel::AgentIdParam::Optional),
     ),
+    policy: ToolPolicy::write(Connector::Never),
     handler: kd_kernel::typed!(REGISTER_RESOURCE, register_resource),
 };
 
@@ -77,6 +79,7 @@ pub static REPORT_CONTENT: Tool = Tool {
     hints: Hints::WRITE,
     untrusted: &[Lift::rows("", "report_id", &["reason", "details"])],
     arguments: Arguments::Typed(kd_kernel::input!(ReportContent)),
+    policy: ToolPolicy::write(Connector::Never),
     handler: kd_kernel::typed!(REPORT_CONTENT, report_content),
 };
 

@@ -63,6 +63,7 @@ use super::{CatalogError, INCLUDE_DEMO_DOC, resource_view};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
+use kd_kernel::policy::{Tier, ToolPolicy};
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -88,6 +89,7 @@ pub static DISCOVER_RESOURCES: Tool = Tool {
         Lift::rows("related.threads", "thread_id", &["title"]),
     ],
     arguments: Arguments::Typed(kd_kernel::input!(DiscoverResources)),
+    policy: ToolPolicy::READ.unlocked_at(Tier::Anonymous, 1),
     handler: kd_kernel::typed!(DISCOVER_RESOURCES, discover_resources),
 };
 

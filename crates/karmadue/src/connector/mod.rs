@@ -30,7 +30,8 @@ use kd_core::config::Config;
 use kd_core::people::secret_sha256;
 use kd_core::random::random_id;
 use kd_kernel::Kernel;
-use kd_kernel::registry::{Access, Tool};
+use kd_kernel::policy::Connector;
+use kd_kernel::registry::Tool;
 use serde::Deserialize;
 
 pub use error::ConnectorError;
@@ -526,52 +527,20 @@ pub const READS_PER_MINUTE: u32 = 60;
 
 pub use grant::{Grant, TokenRequest, Tokens, access, is_access_token, revoke, token};
 
-/// The write tools every connection may call (spec "Connector permissions", "every
-/// connection": bring finds to the person's inbox, withdraw its own, read its own history).
-pub const EVERY_CONNECTION: [&str; 3] =
-    ["notify_human_of_finding", "withdraw_finding", "get_history"];
-
-/// Tools about one's own signing key, which a hosted agent does not have: never offered on the
-/// connector (docs/decisions.md 348).
-pub const KEY_TOOLS: [&str; 2] = ["register_challenge", "get_signing_payload"];
-
-/// Whether `tool` is offered to `grant` on the connector (`Ok`), or the scope it needs.
-/// Offered: the read tools (open or read access, read-only hints), [`EVERY_CONNECTION`], and
-/// each write whose scope the person approved ([`required_scope`]). Identity tools, keys,
-/// invitations, crews, spending and the person's own tools never are ([`SCOPE_SELF_KEYED`]).
+/// Whether `tool` is offered to `grant` on the connector (`Ok`), or the scope it needs: as the
+/// tool declares ([`kd_kernel::policy::Connector`]). Offered: the reads, the writes every
+/// connection may make (bring finds to the person's inbox, withdraw its own, read its own
+/// history), and each write whose scope the person approved. Tools about one's own key
+/// (docs/decisions.md 348), identity tools, invitations, crews, spending and the person's own
+/// tools never are ([`SCOPE_SELF_KEYED`]).
 ///
 /// # Errors
 /// The scope the tool needs.
 pub fn offered(tool: &Tool, grant: &Grant) -> Result<(), &'static str> {
-    if KEY_TOOLS.contains(&tool.name) {
-        return Err(SCOPE_SELF_KEYED);
-    }
-    if tool.hints.read_only && matches!(tool.access, Access::Open | Access::Read) {
-        return Ok(());
-    }
-    if EVERY_CONNECTION.contains(&tool.name) {
-        return Ok(());
-    }
-    let scope = required_scope(tool.name);
-    if scope != SCOPE_SELF_KEYED && grant.holds(scope) {
-        return Ok(());
-    }
-    Err(scope)
-}
-
-/// The scope a visa must name to stand in for `tool`'s stamps (docs/decisions.md 404): the
-/// connector's scope of a write ([`required_scope`]); `None` for every other tool.
-pub fn visa_scope(tool: &str) -> Option<&'static str> {
-    Some(required_scope(tool)).filter(|scope| *scope != SCOPE_SELF_KEYED)
-}
-
-/// The scope a write tool needs on the connector ([`SCOPE_SELF_KEYED`]: no connected app may
-/// call it).
-pub fn required_scope(tool: &str) -> &'static str {
-    match tool {
-        "report_outcome" => SCOPE_OUTCOMES,
-        "create_thread" | "reply" | "retract_post" | "report_post" | "mark_accepted"
-        | "publish_ask" => SCOPE_LISTINGS,
-        _ => SCOPE_SELF_KEYED,
+    match tool.policy.connector {
+        Connector::Read | Connector::EveryConnection => Ok(()),
+        Connector::Scope(scope) if grant.holds(scope) => Ok(()),
+        Connector::Scope(scope) => Err(scope),
+        Connector::Never => Err(SCOPE_SELF_KEYED),
     }
 }

@@ -12,6 +12,7 @@ use crate::catalog::INCLUDE_DEMO_DOC;
 use crate::catalog::model::EVIDENCE_TYPES;
 use kd_kernel::Ctx;
 use kd_kernel::input::Text;
+use kd_kernel::policy::ToolPolicy;
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 
 mod error;
@@ -34,6 +35,7 @@ pub static LOOKUP_FINDINGS: Tool = Tool {
         &["title", "summary", "why"],
     )],
     arguments: Arguments::Typed(kd_kernel::input!(LookupFindings)),
+    policy: ToolPolicy::READ,
     handler: kd_kernel::typed!(LOOKUP_FINDINGS, lookup_findings),
 };
 

@@ -5,6 +5,7 @@ use kd_core::db::OptionalExtension;
 use kd_core::store::WriteTxn;
 use kd_kernel::Ctx;
 use kd_kernel::input::Text;
+use kd_kernel::policy::{Connector, ToolPolicy};
 use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 
 use super::error::ForumError;
@@ -24,6 +25,7 @@ pub static MARK_ACCEPTED: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(MarkAccepted).agent_id(kd_kernel::AgentIdParam::Optional),
     ),
+    policy: ToolPolicy::write(Connector::Scope(crate::connector::SCOPE_LISTINGS)),
     handler: kd_kernel::typed!(MARK_ACCEPTED, mark_accepted),
 };
 

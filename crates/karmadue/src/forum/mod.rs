@@ -38,6 +38,7 @@ use serde_json::{Value, json};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
+use kd_kernel::policy::ToolPolicy;
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -95,6 +96,7 @@ pub static LIST_TOPICS: Tool = Tool {
     hints: Hints::READ,
     untrusted: &[],
     arguments: Arguments::Typed(kd_kernel::input!(NoArguments)),
+    policy: ToolPolicy::READ,
     handler: kd_kernel::typed!(LIST_TOPICS, list_topics),
 };
 
@@ -112,6 +114,7 @@ pub static LIST_THREADS: Tool = Tool {
     hints: Hints::READ,
     untrusted: &[Lift::rows("threads", "thread_id", &["title"])],
     arguments: Arguments::Typed(kd_kernel::input!(ListThreads)),
+    policy: ToolPolicy::READ,
     handler: kd_kernel::typed!(LIST_THREADS, list_threads),
 };
 
@@ -140,6 +143,7 @@ pub static GET_THREAD: Tool = Tool {
         Lift::rows("posts", "post_id", &["body"]),
     ],
     arguments: Arguments::Typed(kd_kernel::input!(GetThread)),
+    policy: ToolPolicy::READ,
     handler: kd_kernel::typed!(GET_THREAD, get_thread),
 };
 

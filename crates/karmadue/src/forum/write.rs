@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
+use kd_kernel::policy::{Connector, Tier, ToolPolicy};
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use kd_kernel::{Caller, Ctx};
 
@@ -77,6 +78,8 @@ pub static CREATE_THREAD: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(CreateThread).agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    policy: ToolPolicy::write(Connector::Scope(crate::connector::SCOPE_LISTINGS))
+        .unlocked_at(Tier::AdmissionPassed, 3),
     handler: kd_kernel::typed!(CREATE_THREAD, create_thread),
 };
 
@@ -91,6 +94,8 @@ pub static REPLY: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(Reply).agent_id(kd_kernel::AgentIdParam::Optional),
     ),
+    policy: ToolPolicy::write(Connector::Scope(crate::connector::SCOPE_LISTINGS))
+        .unlocked_at(Tier::AdmissionPassed, 4),
     handler: kd_kernel::typed!(REPLY, reply),
 };
 
@@ -105,6 +110,7 @@ pub static RETRACT_POST: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(RetractPost).agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    policy: ToolPolicy::write(Connector::Scope(crate::connector::SCOPE_LISTINGS)),
     handler: kd_kernel::typed!(RETRACT_POST, retract_post),
 };
 
@@ -119,6 +125,7 @@ pub static REPORT_POST: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(ReportPost).agent_id(kd_kernel::AgentIdParam::Optional),
     ),
+    policy: ToolPolicy::write(Connector::Scope(crate::connector::SCOPE_LISTINGS)),
     handler: kd_kernel::typed!(REPORT_POST, report_post),
 };
 

@@ -14,6 +14,7 @@ use super::{IdentityError, names, passport, require_agent, store};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::{Alias, Text};
+use kd_kernel::policy::{Connector, ToolPolicy};
 use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -30,6 +31,7 @@ pub static RENAME_AGENT: Tool = Tool {
         kd_kernel::input!(RenameAgent, &RENAME_AGENT_ALIASES)
             .agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    policy: ToolPolicy::write(Connector::Never),
     handler: kd_kernel::typed!(RENAME_AGENT, rename_agent),
 };
 
@@ -54,6 +56,8 @@ pub static REVOKE_AGENT: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(SigningAgent).agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    // With a leaked key burning the day's actions, the owner must still be able to revoke.
+    policy: ToolPolicy::write(Connector::Never).exempt_from_quota(),
     handler: kd_kernel::typed!(REVOKE_AGENT, revoke_agent),
 };
 
@@ -68,6 +72,8 @@ pub static RELEASE_AGENT: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(SigningAgent).agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    // With a leaked key burning the day's actions, the owner must still be able to release.
+    policy: ToolPolicy::write(Connector::Never).exempt_from_quota(),
     handler: kd_kernel::typed!(RELEASE_AGENT, release_agent),
 };
 
@@ -88,6 +94,8 @@ pub static GET_HISTORY: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(GetHistory).agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    // A signed read of the agent's own history, offered to every connection.
+    policy: ToolPolicy::READ.on_connector(Connector::EveryConnection),
     handler: kd_kernel::typed!(GET_HISTORY, get_history),
 };
 

@@ -20,6 +20,7 @@ use super::{
 use kd_kernel::Ctx;
 use kd_kernel::error::{ErrorCode, ToolError};
 use kd_kernel::input::{Alias, Text};
+use kd_kernel::policy::{Billing, Connector, ReplyStanding, ToolPolicy};
 use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -38,6 +39,11 @@ pub static REGISTER_CHALLENGE: Tool = Tool {
     },
     untrusted: &[],
     arguments: Arguments::Typed(kd_kernel::input!(RegisterChallenge)),
+    // Read only for MCP, but a row per call: billed as a write (docs/decisions.md 173). About
+    // one's own key: never on the connector (docs/decisions.md 348).
+    policy: ToolPolicy::READ
+        .on_connector(Connector::Never)
+        .billed(Billing::Write),
     handler: kd_kernel::typed!(REGISTER_CHALLENGE, register_challenge),
 };
 
@@ -55,6 +61,8 @@ pub static REGISTER_AGENT: Tool = Tool {
     hints: Hints::WRITE,
     untrusted: &[],
     arguments: Arguments::Typed(kd_kernel::input!(RegisterAgent, &REGISTER_AGENT_ALIASES)),
+    // The challenge signature proved the new agent's key: the reply shows its tier.
+    policy: ToolPolicy::write(Connector::Never).replies_with(ReplyStanding::NewAgent),
     handler: kd_kernel::typed!(REGISTER_AGENT, register_agent),
 };
 
@@ -99,6 +107,8 @@ pub static ROTATE_AGENT_KEY: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(RotateAgentKey).agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    // With a leaked key burning the day's actions, the agent must still be able to rotate.
+    policy: ToolPolicy::write(Connector::Never).exempt_from_quota(),
     handler: kd_kernel::typed!(ROTATE_AGENT_KEY, rotate_agent_key),
 };
 

@@ -11,6 +11,7 @@
 //! one records `visa.issued` (its id, scopes and expiry; not the token).
 
 use kd_kernel::Ctx;
+use kd_kernel::policy::{Connector, Tier, ToolPolicy};
 use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use kd_protocol::visa::{self, ALG, Claims, Header, TYP};
 use schemars::JsonSchema;
@@ -40,6 +41,7 @@ pub static REQUEST_VISA: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(RequestVisa).agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    policy: ToolPolicy::write(Connector::Never).unlocked_at(Tier::OwnerLinkedAdmitted, 1),
     handler: kd_kernel::typed!(REQUEST_VISA, request_visa),
 };
 

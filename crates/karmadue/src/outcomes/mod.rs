@@ -53,6 +53,7 @@ use kd_kernel::Ctx;
 use kd_kernel::Kernel;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
+use kd_kernel::policy::{Connector, ToolPolicy};
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 
 /// The record kind.
@@ -112,6 +113,7 @@ pub static REPORT_OUTCOME: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(ReportOutcome).agent_id(kd_kernel::AgentIdParam::Optional),
     ),
+    policy: ToolPolicy::write(Connector::Scope(crate::connector::SCOPE_OUTCOMES)),
     handler: kd_kernel::typed!(REPORT_OUTCOME, report_outcome),
 };
 

@@ -28,6 +28,7 @@ use super::error::{PeopleError, day_wait_s};
 use super::output::{Card, CardGiven, OfferMade, PreferencesStored};
 use super::store;
 use kd_kernel::error::ToolError;
+use kd_kernel::policy::{Connector, ToolPolicy};
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use kd_kernel::{Ctx, Kernel, Proof};
 use schemars::JsonSchema;
@@ -61,6 +62,7 @@ pub static INVITE_AGENT: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(InviteAgent).agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    policy: ToolPolicy::write(Connector::Never),
     handler: kd_kernel::typed!(INVITE_AGENT, invite_agent),
 };
 
@@ -86,6 +88,7 @@ pub static OFFER_CAPABILITY: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(OfferCapability).agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    policy: ToolPolicy::write(Connector::Never),
     handler: kd_kernel::typed!(OFFER_CAPABILITY, offer_capability),
 };
 
@@ -110,6 +113,7 @@ pub static UPDATE_PREFERENCES: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(UpdatePreferences).agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    policy: ToolPolicy::write(Connector::Never),
     handler: kd_kernel::typed!(UPDATE_PREFERENCES, update_preferences),
 };
 

@@ -20,6 +20,7 @@ use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
 use kd_kernel::input::first_sent;
 use kd_kernel::input_requiring;
+use kd_kernel::policy::{Connector, ToolPolicy};
 use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use kd_kernel::{Ctx, Kernel};
 use schemars::JsonSchema;
@@ -96,6 +97,7 @@ pub static CONNECT_WITH_CODE: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(ConnectWithCode).agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    policy: ToolPolicy::write(Connector::Never),
     handler: kd_kernel::typed!(CONNECT_WITH_CODE, connect_with_code),
 };
 
@@ -206,6 +208,7 @@ pub static REQUEST_CLAIM: Tool = Tool {
         input_requiring!(RequestClaim, &[&["email", "human_email"]])
             .agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    policy: ToolPolicy::write(Connector::Never),
     handler: kd_kernel::typed!(REQUEST_CLAIM, request_claim),
 };
 

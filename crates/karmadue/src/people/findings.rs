@@ -22,6 +22,7 @@ use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
 use kd_kernel::input::{first_sent, sent_name};
 use kd_kernel::input_requiring;
+use kd_kernel::policy::{Connector, Tier, ToolPolicy};
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use kd_kernel::{Caller, Ctx, Kernel};
 
@@ -72,6 +73,7 @@ pub static NOTIFY_HUMAN_OF_FINDING: Tool = Tool {
         )
         .agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    policy: ToolPolicy::write(Connector::EveryConnection).unlocked_at(Tier::Registered, 2),
     handler: kd_kernel::typed!(NOTIFY_HUMAN_OF_FINDING, notify_human_of_finding),
 };
 
@@ -118,6 +120,7 @@ pub static WITHDRAW_FINDING: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(WithdrawFinding).agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    policy: ToolPolicy::write(Connector::EveryConnection),
     handler: kd_kernel::typed!(WITHDRAW_FINDING, withdraw_finding),
 };
 
@@ -140,6 +143,7 @@ pub static ADOPT_FINDING: Tool = Tool {
     hints: Hints::IDEMPOTENT_WRITE,
     untrusted: &[],
     arguments: Arguments::Typed(kd_kernel::input!(AdoptFinding)),
+    policy: ToolPolicy::write(Connector::Never),
     handler: kd_kernel::typed!(ADOPT_FINDING, adopt_finding),
 };
 

@@ -46,6 +46,7 @@ use serde_json::Value;
 use crate::catalog::model::{self, Claim, Resource};
 use crate::catalog::{INCLUDE_DEMO_DOC, resource_json};
 use crate::outcomes;
+use kd_kernel::policy::{Tier, ToolPolicy};
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use kd_kernel::{Caller, Ctx};
 use output::{Check, Resolved, Warning};
@@ -80,6 +81,7 @@ pub static CHECK_BEFORE_ACTING: Tool = Tool {
         &["title", "description"],
     )],
     arguments: Arguments::Typed(kd_kernel::input!(CheckBeforeActing)),
+    policy: ToolPolicy::READ.unlocked_at(Tier::Anonymous, 2),
     handler: kd_kernel::typed!(CHECK_BEFORE_ACTING, check_before_acting),
 };
 

@@ -23,6 +23,7 @@ use crate::forum::{self, write};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
+use kd_kernel::policy::ToolPolicy;
 use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -71,6 +72,7 @@ pub static READ_STREAM: Tool = Tool {
     hints: Hints::READ,
     untrusted: &[],
     arguments: Arguments::Typed(kd_kernel::input!(ReadStream)),
+    policy: ToolPolicy::READ,
     handler: kd_kernel::typed!(READ_STREAM, read_stream),
 };
 

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use kd_kernel::Ctx;
 use kd_kernel::input::Text;
+use kd_kernel::policy::ToolPolicy;
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -36,6 +37,7 @@ pub static FIND_COLLABORATORS: Tool = Tool {
         FindCollaborators,
         &[&["skill", "need"]]
     )),
+    policy: ToolPolicy::READ,
     handler: kd_kernel::typed!(FIND_COLLABORATORS, find_collaborators),
 };
 

@@ -10,6 +10,7 @@
 
 use kd_kernel::Ctx;
 use kd_kernel::error::{ErrorCode, ToolError};
+use kd_kernel::policy::ToolPolicy;
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -31,6 +32,7 @@ pub static SEARCH: Tool = Tool {
     hints: Hints::READ,
     untrusted: &[Lift::rows("results", "id", &["title"])],
     arguments: Arguments::Typed(kd_kernel::input!(Search)),
+    policy: ToolPolicy::READ,
     handler: kd_kernel::typed!(SEARCH, search),
 };
 
@@ -140,6 +142,7 @@ pub static FETCH: Tool = Tool {
     hints: Hints::READ,
     untrusted: &[Lift::rows("", "id", &["title", "text"])],
     arguments: Arguments::Typed(kd_kernel::input!(Fetch)),
+    policy: ToolPolicy::READ,
     handler: kd_kernel::typed!(FETCH, fetch),
 };
 

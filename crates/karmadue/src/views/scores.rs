@@ -9,6 +9,7 @@ use crate::identity::{AgentRow, IdentityError, passport, require_agent};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
+use kd_kernel::policy::ToolPolicy;
 use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -22,6 +23,7 @@ pub static READ_SCORES: Tool = Tool {
     hints: Hints::READ,
     untrusted: &[],
     arguments: Arguments::Typed(kd_kernel::input_requiring!(AgentSubject, SUBJECT_REQUIRED)),
+    policy: ToolPolicy::READ,
     handler: kd_kernel::typed!(READ_SCORES, read_scores),
 };
 
@@ -34,6 +36,7 @@ pub static GET_RATING_CARD: Tool = Tool {
     hints: Hints::READ,
     untrusted: &[],
     arguments: Arguments::Typed(kd_kernel::input_requiring!(AgentSubject, SUBJECT_REQUIRED)),
+    policy: ToolPolicy::READ,
     handler: kd_kernel::typed!(GET_RATING_CARD, get_rating_card),
 };
 
@@ -63,6 +66,7 @@ pub static GET_RECEIPT: Tool = Tool {
         GetReceipt,
         &[&["receipt_id", "credential_id"]]
     )),
+    policy: ToolPolicy::READ,
     handler: kd_kernel::typed!(GET_RECEIPT, get_receipt),
 };
 

@@ -9,6 +9,7 @@ use kd_core::tiers::AccessTiers;
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
+use kd_kernel::policy::ToolPolicy;
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 use kd_kernel::tiers::{self, Subject};
 use schemars::JsonSchema;
@@ -133,6 +134,7 @@ pub static GET_STANDING: Tool = Tool {
     hints: Hints::READ,
     untrusted: &[VERIFICATIONS_LIFT],
     arguments: Arguments::Typed(kd_kernel::input!(GetStanding)),
+    policy: ToolPolicy::READ,
     handler: kd_kernel::typed!(GET_STANDING, get_standing),
 };
 

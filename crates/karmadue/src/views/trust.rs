@@ -25,6 +25,7 @@ use kd_core::clock::rfc3339_ms;
 use kd_kernel::Ctx;
 use kd_kernel::caller::{Caller, Proof};
 use kd_kernel::input::Text;
+use kd_kernel::policy::ToolPolicy;
 use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -44,6 +45,7 @@ pub static TRUST_QUERY: Tool = Tool {
         TrustQuery,
         &[&["agent_id", "subject_id"]]
     )),
+    policy: ToolPolicy::READ,
     handler: kd_kernel::typed!(TRUST_QUERY, trust_query),
 };
 

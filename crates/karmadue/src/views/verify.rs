@@ -12,6 +12,7 @@ use crate::identity::{AgentRow, IdentityError, READ_ONLY_SCOPES, passport, requi
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
+use kd_kernel::policy::{Connector, ToolPolicy};
 use kd_kernel::registry::{Access, Arguments, Hints, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -25,6 +26,8 @@ pub static GET_SIGNING_PAYLOAD: Tool = Tool {
     hints: Hints::READ,
     untrusted: &[],
     arguments: Arguments::Typed(kd_kernel::input!(GetSigningPayload)),
+    // About one's own signing key, which a hosted agent does not have (docs/decisions.md 348).
+    policy: ToolPolicy::READ.on_connector(Connector::Never),
     handler: kd_kernel::typed!(GET_SIGNING_PAYLOAD, get_signing_payload),
 };
 
@@ -53,6 +56,7 @@ pub static VERIFY_AGENT: Tool = Tool {
     hints: Hints::READ,
     untrusted: &[super::standing::VERIFICATIONS_LIFT],
     arguments: Arguments::Typed(kd_kernel::input!(VerifyAgent)),
+    policy: ToolPolicy::READ,
     handler: kd_kernel::typed!(VERIFY_AGENT, verify_agent),
 };
 

@@ -27,6 +27,7 @@ mod openapi;
 mod outcomes;
 mod ownership;
 mod people;
+mod policy;
 mod preflight;
 mod proxy;
 mod ronin;

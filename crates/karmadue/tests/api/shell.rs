@@ -1,5 +1,5 @@
 //! Every HTML page of the hub process (the hub's, Linkdbots' and Ronin's) renders through the
-//! one page shell, `kd_core::page` (docs/decisions.md 434): each GET route is called, signed
+//! one page shell, `kd_core::page` (docs/decisions.md 441): each GET route is called, signed
 //! out and signed in, and every answer that is HTML carries the shell's head, stylesheet,
 //! navigation and headers, with a policy of the shell's family.
 

@@ -48,6 +48,7 @@ use serde::Deserialize;
 
 use super::DAY_MS;
 use crate::standing::stamps::{HUMAN_REVIEWED, PEER_REVIEWED};
+use kd_kernel::policy::{Connector, Tier, ToolPolicy};
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 
 /// How long a taker holds an ask: 72 hours, in milliseconds.
@@ -109,6 +110,7 @@ pub static POST_VERIFICATION_ASK: Tool = Tool {
         )
         .agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    policy: ToolPolicy::write(Connector::Never).unlocked_at(Tier::AdmissionPassed, 2),
     handler: kd_kernel::typed!(POST_VERIFICATION_ASK, post_verification_ask),
 };
 
@@ -158,6 +160,7 @@ pub static LIST_VERIFICATION_ASKS: Tool = Tool {
         &["criteria", "reward_note", "note", "evidence_ref"],
     )],
     arguments: Arguments::Typed(kd_kernel::input!(ListVerificationAsks)),
+    policy: ToolPolicy::READ.unlocked_at(Tier::Anonymous, 4),
     handler: kd_kernel::typed!(LIST_VERIFICATION_ASKS, list_verification_asks),
 };
 
@@ -194,6 +197,7 @@ pub static ACCEPT_VERIFICATION_ASK: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(AcceptVerificationAsk).agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    policy: ToolPolicy::write(Connector::Never).unlocked_at(Tier::Registered, 3),
     handler: kd_kernel::typed!(ACCEPT_VERIFICATION_ASK, accept_verification_ask),
 };
 
@@ -224,6 +228,7 @@ pub static SUBMIT_VERIFICATION: Tool = Tool {
         )
         .agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    policy: ToolPolicy::write(Connector::Never).unlocked_at(Tier::Registered, 4),
     handler: kd_kernel::typed!(SUBMIT_VERIFICATION, submit_verification),
 };
 
@@ -258,6 +263,7 @@ pub static RESOLVE_VERIFICATION: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(ResolveVerification).agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    policy: ToolPolicy::write(Connector::Never),
     handler: kd_kernel::typed!(RESOLVE_VERIFICATION, resolve_verification),
 };
 

@@ -41,6 +41,7 @@ use crate::outcomes;
 use crate::preflight::{self, Target};
 use kd_kernel::Ctx;
 use kd_kernel::error::ToolError;
+use kd_kernel::policy::{Connector, Tier, ToolPolicy};
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
 
 /// Most targets one `quick_watch` call answers.
@@ -80,6 +81,7 @@ pub static QUICK_WATCH: Tool = Tool {
     hints: Hints::READ,
     untrusted: &[Lift::rows("items", "resource_id", &["title"])],
     arguments: Arguments::Typed(kd_kernel::input!(QuickWatch)),
+    policy: ToolPolicy::READ.unlocked_at(Tier::Anonymous, 3),
     handler: kd_kernel::typed!(QUICK_WATCH, quick_watch),
 };
 
@@ -99,6 +101,7 @@ pub static SET_WATCHLIST: Tool = Tool {
     arguments: Arguments::Typed(
         kd_kernel::input!(SetWatchlist).agent_id(kd_kernel::AgentIdParam::Required),
     ),
+    policy: ToolPolicy::write(Connector::Never).unlocked_at(Tier::Registered, 1),
     handler: kd_kernel::typed!(SET_WATCHLIST, set_watchlist),
 };
 

@@ -126,9 +126,15 @@ fn a_gated_tool_without_its_stamp_is_refused_naming_how_to_get_it_and_records_no
     // The gate reads the table: put verify_agent behind admission and get_resource behind a
     // passport to exercise both refusals.
     let app = TestApp::start_with(|config| {
-        let mut tiers = AccessTiers::default().scaled(1000);
-        tiers.tiers[1].unlocks.push("get_resource".into());
-        tiers.tiers[2].unlocks.push("verify_agent".into());
+        // The table as served (its unlocks filled from the tools' declarations), extended.
+        let mut tiers = kd_karmadue::hub::default_access_tiers().scaled(1000);
+        for (tier, tool) in [(1, "get_resource"), (2, "verify_agent")] {
+            tiers.tiers[tier]
+                .unlocks
+                .as_mut()
+                .unwrap()
+                .push(tool.into());
+        }
         config.access_tiers = tiers;
     });
     let agent = app.register("Gated Agent");
