@@ -55,18 +55,24 @@ impl Ctx {
     /// agent is active, then runs `write`. A refusal from `write` rolls back everything,
     /// including the nonce.
     ///
+    /// Generic over the area's error `E` (issue 31): `write` returns the handler's own error
+    /// (`ForumError`, `IdentityError`, …) and so does this; the kernel's refusals and store
+    /// failures come back as `E::from(ToolError)`, and a refusal is read through
+    /// `Into<ToolError>` only for its code (whether the nonce is still spent).
+    ///
     /// # Errors
     /// `replay`, `bad_signature` (the key changed meanwhile), `forbidden` (revoked meanwhile),
     /// whatever `write` refuses with, or `internal`.
-    pub async fn signed_write<T, F>(&self, write: F) -> Result<T, ToolError>
+    pub async fn signed_write<T, E, F>(&self, write: F) -> Result<T, E>
     where
-        F: FnOnce(&mut WriteTxn<'_>, &SignedRequest) -> Result<T, ToolError> + Send + 'static,
+        F: FnOnce(&mut WriteTxn<'_>, &SignedRequest) -> Result<T, E> + Send + 'static,
         T: Send + 'static,
+        E: From<ToolError> + Into<ToolError> + Send + 'static,
     {
         let Caller::Agent(signed) = self.caller.clone() else {
-            return Err(ToolError::internal(
+            return Err(E::from(ToolError::internal(
                 "signed_write called without a signed caller",
-            ));
+            )));
         };
         let tool = self.tool.name;
         // A signed read (get_history) is never an action and never waits for the quota.
@@ -88,7 +94,8 @@ impl Ctx {
                     txn.set_auth_method("oauth");
                     counted(txn, &gate, &signed, tool, counts, write)
                 })
-                .await?;
+                .await
+                .map_err(store_failure)?;
         }
         let Proof::Signature { public_key, nonce } = signed.proof.clone() else {
             // The owner's session: no nonce; the link is re-checked inside the transaction.
@@ -99,7 +106,8 @@ impl Ctx {
                     check_owner(txn, directory.as_ref(), &signed)?;
                     counted(txn, &gate, &signed, tool, counts, write)
                 })
-                .await?;
+                .await
+                .map_err(store_failure)?;
         };
         let spent = (signed.agent_id.to_string(), nonce.clone());
         let result = self
@@ -116,35 +124,47 @@ impl Ctx {
                 )?;
                 counted(txn, &gate, &signed, tool, counts, write)
             })
-            .await?;
-        if let Err(refusal) = &result {
-            // A verified request's nonce is spent even when the call is refused, so the same
-            // signed request can never be replayed later when it might succeed. The nonce
-            // table is working state, not the event log: the log does not grow.
-            if !matches!(refusal.code, ErrorCode::Replay | ErrorCode::Internal) {
-                let directory = Arc::clone(&self.kernel.directory);
-                self.kernel
-                    .store
-                    .write(move |txn| -> Result<(), ToolError> {
-                        directory.spend_nonce(txn, &spent.0, &spent.1)?;
-                        Ok(())
-                    })
-                    .await??;
-            }
+            .await
+            .map_err(store_failure)?;
+        let Err(refusal) = result else {
+            return result;
+        };
+        // A verified request's nonce is spent even when the call is refused, so the same
+        // signed request can never be replayed later when it might succeed. The nonce table
+        // is working state, not the event log: the log does not grow. The refusal is read as
+        // the kernel's error for its code and handed back unchanged in meaning.
+        let refusal: ToolError = refusal.into();
+        if !matches!(refusal.code, ErrorCode::Replay | ErrorCode::Internal) {
+            let directory = Arc::clone(&self.kernel.directory);
+            self.kernel
+                .store
+                .write(move |txn| -> Result<(), ToolError> {
+                    directory.spend_nonce(txn, &spent.0, &spent.1)?;
+                    Ok(())
+                })
+                .await
+                .map_err(store_failure::<E>)?
+                .map_err(E::from)?;
         }
-        result
+        Err(E::from(refusal))
     }
 
-    /// Runs an unsigned write in one transaction.
+    /// Runs an unsigned write in one transaction, generic over the area's error `E` like
+    /// [`Ctx::signed_write`].
     ///
     /// # Errors
     /// Whatever `write` refuses with, or `internal`.
-    pub async fn write<T, F>(&self, write: F) -> Result<T, ToolError>
+    pub async fn write<T, E, F>(&self, write: F) -> Result<T, E>
     where
-        F: FnOnce(&mut WriteTxn<'_>) -> Result<T, ToolError> + Send + 'static,
+        F: FnOnce(&mut WriteTxn<'_>) -> Result<T, E> + Send + 'static,
         T: Send + 'static,
+        E: From<ToolError> + Send + 'static,
     {
-        self.kernel.store.write(write).await?
+        self.kernel
+            .store
+            .write(write)
+            .await
+            .map_err(store_failure)?
     }
 
     /// Runs a read on a pooled connection.
@@ -162,12 +182,12 @@ impl Ctx {
 
 /// `write`, noting the write's own event (the first that is not a refusal record) in `slot`,
 /// for the receipt.
-fn noting_the_event<T, F>(
+fn noting_the_event<T, E, F>(
     slot: Arc<std::sync::Mutex<Option<Written>>>,
     write: F,
-) -> impl FnOnce(&mut WriteTxn<'_>, &SignedRequest) -> Result<T, ToolError> + Send + 'static
+) -> impl FnOnce(&mut WriteTxn<'_>, &SignedRequest) -> Result<T, E> + Send + 'static
 where
-    F: FnOnce(&mut WriteTxn<'_>, &SignedRequest) -> Result<T, ToolError> + Send + 'static,
+    F: FnOnce(&mut WriteTxn<'_>, &SignedRequest) -> Result<T, E> + Send + 'static,
     T: Send + 'static,
 {
     move |txn: &mut WriteTxn<'_>, signed: &SignedRequest| {
@@ -190,6 +210,12 @@ where
     }
 }
 
+/// A store failure (the writer gone, a task that panicked) as the area's error: `internal`,
+/// its cause kept as the `source()`.
+fn store_failure<E: From<ToolError>>(error: kd_core::store::StoreError) -> E {
+    E::from(ToolError::from(error))
+}
+
 /// The daily quota's side of a signed write: the areas' counter, and whether the tool is
 /// exempt from it ([`crate::policy::ToolPolicy::quota_exempt`]).
 struct Quota {
@@ -202,16 +228,17 @@ struct Quota {
 /// a moment ago counts), recorded when the write appended an event that is not a refusal
 /// record (`connect.refused` is logged for a refused call, which never counts). `counts` is
 /// false for a signed read.
-fn counted<T, F>(
+fn counted<T, E, F>(
     txn: &mut WriteTxn<'_>,
     quota: &Quota,
     signed: &SignedRequest,
     tool: &str,
     counts: bool,
     write: F,
-) -> Result<T, ToolError>
+) -> Result<T, E>
 where
-    F: FnOnce(&mut WriteTxn<'_>, &SignedRequest) -> Result<T, ToolError>,
+    F: FnOnce(&mut WriteTxn<'_>, &SignedRequest) -> Result<T, E>,
+    E: From<ToolError>,
 {
     if !counts {
         return write(txn, signed);

@@ -300,6 +300,29 @@ impl From<kd_core::db::DbError> for ToolError {
     }
 }
 
+/// Lets an area's error enum take store failures with `?` inside a write or read closure
+/// that returns it (issue 31: `Ctx::signed_write` is generic over the area's error): a
+/// `kd_core::db::DbError` or `kd_core::store::StoreError` becomes the enum's `Kernel`
+/// variant holding `internal`, the failure kept as its `source()`. For an enum with a
+/// `Kernel(ToolError)` variant and no store variants of its own:
+/// `kd_kernel::store_failures_are_internal!(IdentityError);`.
+#[macro_export]
+macro_rules! store_failures_are_internal {
+    ($area:ty) => {
+        impl From<kd_core::db::DbError> for $area {
+            fn from(error: kd_core::db::DbError) -> Self {
+                Self::Kernel($crate::error::ToolError::from(error))
+            }
+        }
+
+        impl From<kd_core::store::StoreError> for $area {
+            fn from(error: kd_core::store::StoreError) -> Self {
+                Self::Kernel($crate::error::ToolError::from(error))
+            }
+        }
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -132,6 +132,13 @@ impl From<AdmissionError> for ToolError {
     }
 }
 
+impl From<kd_core::store::StoreError> for AdmissionError {
+    /// Appending to the log failed: `internal`, the store error kept as the `source()`.
+    fn from(error: kd_core::store::StoreError) -> Self {
+        Self::Kernel(ToolError::from(error))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

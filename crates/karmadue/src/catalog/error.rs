@@ -124,6 +124,8 @@ impl From<CatalogError> for ToolError {
     }
 }
 
+kd_kernel::store_failures_are_internal!(CatalogError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

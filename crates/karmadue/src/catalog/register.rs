@@ -182,7 +182,7 @@ async fn register_resource(ctx: Ctx, input: RegisterResource) -> Result<Register
         .filter(|title| !title.contains('\n'))
         .ok_or(CatalogError::TitleRequired)?;
     let kind = checked_kind(input.r#type.text())?;
-    let registered = ctx.signed_write(move |txn, signed| {
+    let registered = ctx.signed_write(move |txn, signed| -> Result<_, ToolError> {
         let agent_id = signed.agent_id.to_string();
         let mut existing: Vec<String> = preflight::ids_ignoring_case(txn.conn(), &resource_id)?;
         existing.extend(preflight::ids_by_locator(txn.conn(), &locator)?);

@@ -27,6 +27,8 @@ impl From<FindingsError> for ToolError {
     }
 }
 
+kd_kernel::store_failures_are_internal!(FindingsError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

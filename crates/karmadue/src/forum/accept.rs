@@ -38,10 +38,10 @@ async fn mark_accepted(ctx: Ctx, input: MarkAccepted) -> Result<Acceptance, Foru
     let answer = forum_write(&ctx, move |txn, writer| {
         let post: Option<AcceptRow> = super::store::acceptable_post(txn.conn(), &post_id)?;
         let Some((thread_id, author, opening, accepted, asker)) = post else {
-            return Err(ForumError::PostNotFound.into());
+            return Err(ForumError::PostNotFound);
         };
         if opening == 1 {
-            return Err(ForumError::OpeningPost.into());
+            return Err(ForumError::OpeningPost);
         }
         let reply = AcceptedReply {
             post_id,

@@ -12,7 +12,6 @@ use kd_core::store::WriteTxn;
 use kd_protocol::forum::{self as recipe, KD_FORUM_V2};
 use serde_json::{Map, Value, json};
 
-use kd_kernel::error::ToolError;
 use kd_kernel::input::Text;
 use kd_kernel::policy::{Connector, Tier, ToolPolicy};
 use kd_kernel::registry::{Access, Arguments, Hints, Lift, Tool};
@@ -292,9 +291,9 @@ impl Writer {
 /// Runs a forum write for the resolved caller in one writer transaction: an agent through
 /// [`Ctx::signed_write`] (nonce spent, key re-checked, quota counted), a signed-in person
 /// through [`Ctx::write`].
-pub(super) async fn forum_write<T, F>(ctx: &Ctx, write: F) -> Result<T, ToolError>
+pub(super) async fn forum_write<T, F>(ctx: &Ctx, write: F) -> Result<T, ForumError>
 where
-    F: FnOnce(&mut WriteTxn<'_>, &Writer) -> Result<T, ToolError> + Send + 'static,
+    F: FnOnce(&mut WriteTxn<'_>, &Writer) -> Result<T, ForumError> + Send + 'static,
     T: Send + 'static,
 {
     match &ctx.caller {
@@ -378,7 +377,7 @@ async fn create_thread(ctx: Ctx, input: CreateThread) -> Result<ThreadCreated, F
     let post_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdpo_");
     let key = ctx.kernel.passport_key.clone();
     let created = ctx
-        .signed_write(move |txn, signed| {
+        .signed_write(move |txn, signed| -> Result<_, ForumError> {
             let agent_id = signed.agent_id.to_string();
             let links = links(txn.conn(), &raw)?;
             check_newcomer(txn, &agent_id)?;
@@ -422,15 +421,15 @@ async fn reply(ctx: Ctx, input: Reply) -> Result<Replied, ForumError> {
         let Some((thread_id, topic, _, demo)) =
             thread.filter(|(_, _, status, _)| status == "visible")
         else {
-            return Err(ForumError::ThreadNotFound.into());
+            return Err(ForumError::ThreadNotFound);
         };
         if demo == 1 {
-            return Err(ForumError::DemoThread.into());
+            return Err(ForumError::DemoThread);
         }
         if let Some(quote) = &quote
             && !super::store::visible_post_in(txn.conn(), quote, &thread_id)?
         {
-            return Err(ForumError::QuoteNotFound.into());
+            return Err(ForumError::QuoteNotFound);
         }
         let links = links(txn.conn(), &raw)?;
         // The newcomer allowance is an agent's; people are not agents (decision 130).
@@ -467,13 +466,13 @@ async fn reply(ctx: Ctx, input: Reply) -> Result<Replied, ForumError> {
 async fn retract_post(ctx: Ctx, input: RetractPost) -> Result<Retracted, ForumError> {
     let reference = input.post_id.required_text("post_id")?.to_owned();
     let retracted = ctx
-        .signed_write(move |txn, signed| {
-            Ok(retract(
+        .signed_write(move |txn, signed| -> Result<_, ForumError> {
+            retract(
                 txn,
                 &signed.agent_id.to_string(),
                 &signed.actor(),
                 reference,
-            )?)
+            )
         })
         .await?;
     Ok(retracted)
@@ -544,7 +543,7 @@ async fn report_post(ctx: Ctx, input: ReportPost) -> Result<Reported, ForumError
     }
     let report_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdrp_");
     let reported = forum_write(&ctx, move |txn, writer| {
-        Ok(report(txn, writer, report_id, post_id, reason)?)
+        report(txn, writer, report_id, post_id, reason)
     })
     .await?;
     Ok(reported)

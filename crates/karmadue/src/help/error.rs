@@ -248,6 +248,13 @@ impl From<HelpError> for ToolError {
     }
 }
 
+impl From<kd_core::store::StoreError> for HelpError {
+    /// Appending to the log failed: `internal`, the store error kept as the `source()`.
+    fn from(error: kd_core::store::StoreError) -> Self {
+        Self::Kernel(ToolError::from(error))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -216,6 +216,8 @@ impl From<IdentityError> for ToolError {
     }
 }
 
+kd_kernel::store_failures_are_internal!(IdentityError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

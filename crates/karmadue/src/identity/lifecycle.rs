@@ -204,7 +204,7 @@ kd_kernel::output!(Renamed, Revoked, Released, History);
 async fn rename_agent(ctx: Ctx, input: RenameAgent) -> Result<Renamed, IdentityError> {
     let name = names::check_name(input.name.required_text_of(&["name", "label"])?, "name")?;
     let name_index = std::sync::Arc::clone(ctx.area::<std::sync::Arc<names::NameIndex>>()?);
-    ctx.signed_write(move |txn, signed| {
+    ctx.signed_write(move |txn, signed| -> Result<_, IdentityError> {
         let id = signed.agent_id.to_string();
         let agent = require_agent(txn.conn(), &id, "agent_id")?;
         check_free(txn, &name_index, &name, &agent.platform, Some(&id), "")?;
@@ -227,7 +227,6 @@ async fn rename_agent(ctx: Ctx, input: RenameAgent) -> Result<Renamed, IdentityE
         })
     })
     .await
-    .map_err(IdentityError::from)
 }
 
 /// `revoke_agent`: the signing agent ends itself; its passport ends and its name is free.
@@ -236,7 +235,7 @@ async fn rename_agent(ctx: Ctx, input: RenameAgent) -> Result<Renamed, IdentityE
 /// `internal` when the store fails.
 async fn revoke_agent(ctx: Ctx, _input: SigningAgent) -> Result<Revoked, IdentityError> {
     let name_index = std::sync::Arc::clone(ctx.area::<std::sync::Arc<names::NameIndex>>()?);
-    ctx.signed_write(move |txn, signed| {
+    ctx.signed_write(move |txn, signed| -> Result<_, IdentityError> {
         let id = signed.agent_id.to_string();
         let agent = require_agent(txn.conn(), &id, "agent_id")?;
         let now = txn.now_ms();
@@ -261,7 +260,6 @@ async fn revoke_agent(ctx: Ctx, _input: SigningAgent) -> Result<Revoked, Identit
         })
     })
     .await
-    .map_err(IdentityError::from)
 }
 
 /// `release_agent`: the signing agent (or its owner) ends the owner link.
@@ -269,7 +267,7 @@ async fn revoke_agent(ctx: Ctx, _input: SigningAgent) -> Result<Revoked, Identit
 /// # Errors
 /// `internal` when the store fails.
 async fn release_agent(ctx: Ctx, _input: SigningAgent) -> Result<Released, IdentityError> {
-    ctx.signed_write(move |txn, signed| {
+    ctx.signed_write(move |txn, signed| -> Result<_, IdentityError> {
         let id = signed.agent_id.to_string();
         let agent = require_agent(txn.conn(), &id, "agent_id")?;
         let Some(owner) = agent.owner_id else {
@@ -304,7 +302,6 @@ async fn release_agent(ctx: Ctx, _input: SigningAgent) -> Result<Released, Ident
         })
     })
     .await
-    .map_err(IdentityError::from)
 }
 
 /// `get_history`: the signing agent's own events, newest first, each with its transparency
@@ -318,7 +315,7 @@ async fn get_history(ctx: Ctx, input: GetHistory) -> Result<History, IdentityErr
         return Err(IdentityError::HistoryLimit);
     }
     let (agent_id, rows) = ctx
-        .signed_write(move |txn, signed| {
+        .signed_write(move |txn, signed| -> Result<_, IdentityError> {
             let id = signed.agent_id.to_string();
             let rows = eventlog::rows_for(txn.conn(), &id, limit)?;
             Ok((id, rows))

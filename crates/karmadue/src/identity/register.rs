@@ -202,7 +202,7 @@ async fn register_challenge(
     let (id, text) = (challenge_id.clone(), payload.clone());
     // Challenges are working state, not facts: stored outside the event log, and a few
     // expired ones pruned with each new one.
-    ctx.write(move |txn| {
+    ctx.write(move |txn| -> Result<_, IdentityError> {
         store::insert_challenge(txn.conn(), &id, &text, issued_ms, expires_ms)?;
         super::prune::expired_challenges(txn.conn(), txn.now_ms())?;
         Ok(())
@@ -322,7 +322,7 @@ async fn register_agent(ctx: Ctx, input: RegisterAgent) -> Result<Registered, Id
     let credential_id = random_id::<12>(hub.random.as_ref(), "kdp_");
     let burn_id = challenge_id.clone();
     let result = ctx
-        .write(move |txn| {
+        .write(move |txn| -> Result<_, ToolError> {
             take_challenge(txn, &challenge_id, &public_key, &signature)?;
             let key_text = public_key.to_b64url();
             check_free(txn, &name_index, &name, &platform, None, &key_text)?;
@@ -382,16 +382,16 @@ async fn rotate_agent_key(ctx: Ctx, input: RotateAgentKey) -> Result<Rotated, Id
         parse_new_key(&input.public_key, &input.signature, &input.challenge_id)?;
     let hub = ctx.kernel.clone();
     let credential_id = random_id::<12>(hub.random.as_ref(), "kdp_");
-    ctx.signed_write(move |txn, signed| {
+    ctx.signed_write(move |txn, signed| -> Result<_, IdentityError> {
         let id = signed.agent_id.to_string();
         let agent = require_agent(txn.conn(), &id, "agent_id")?;
         let new_key = public_key.to_b64url();
         if new_key == agent.public_key {
-            return Err(IdentityError::SameKey.into());
+            return Err(IdentityError::SameKey);
         }
         let taken = store::agent_with_key(txn.conn(), &new_key, false)?;
         if taken.is_some() {
-            return Err(IdentityError::KeyTaken.into());
+            return Err(IdentityError::KeyTaken);
         }
         take_challenge(txn, &challenge_id, &public_key, &signature)?;
         let now = txn.now_ms();
@@ -426,5 +426,4 @@ async fn rotate_agent_key(ctx: Ctx, input: RotateAgentKey) -> Result<Rotated, Id
         })
     })
     .await
-    .map_err(IdentityError::from)
 }

@@ -133,7 +133,7 @@ async fn request_visa(ctx: Ctx, input: RequestVisa) -> Result<Visa, IdentityErro
         .public_url
         .trim_end_matches('/')
         .to_owned();
-    ctx.signed_write(move |txn, signed| {
+    ctx.signed_write(move |txn, signed| -> Result<_, IdentityError> {
         let id = signed.agent_id.to_string();
         let agent = require_agent(txn.conn(), &id, "agent_id")?;
         let iat = txn.now_ms().div_euclid(1000);
@@ -183,7 +183,6 @@ async fn request_visa(ctx: Ctx, input: RequestVisa) -> Result<Visa, IdentityErro
         })
     })
     .await
-    .map_err(IdentityError::from)
 }
 
 #[cfg(test)]

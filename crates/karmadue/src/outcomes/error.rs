@@ -104,6 +104,8 @@ impl From<OutcomeError> for ToolError {
     }
 }
 
+kd_kernel::store_failures_are_internal!(OutcomeError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -134,12 +134,12 @@ async fn invite_agent(ctx: Ctx, input: InviteAgent) -> Result<CardGiven, PeopleE
     let note = bounded_text(&["note", "why"], &[&input.note, &input.why], MAX_NOTE_CHARS)?;
     let code = random_id::<8>(ctx.kernel.random.as_ref(), "kdi_");
     let link = invite_link(&ctx.kernel.config.public_url, &code);
-    Ok(ctx.signed_write(move |txn, signed| {
+    ctx.signed_write(move |txn, signed| -> Result<_, PeopleError> {
         let agent_id = signed.agent_id.to_string();
         let now = txn.now_ms();
         let (count, oldest): (i64, Option<i64>) = store::invitations_since(txn.conn(), &agent_id, now - DAY_MS)?;
         if count >= INVITES_PER_DAY {
-            return Err(PeopleError::CardsSpent { retry_after_s: day_wait_s(oldest, now) }.into());
+            return Err(PeopleError::CardsSpent { retry_after_s: day_wait_s(oldest, now) });
         }
         let (handle, credential_id): (String, String) = crate::identity::store::handle_and_credential(txn.conn(), &agent_id)?;
         let event = txn.record(
@@ -162,7 +162,7 @@ async fn invite_agent(ctx: Ctx, input: InviteAgent) -> Result<CardGiven, PeopleE
             event_seq: event.seq,
         })
     })
-    .await?)
+    .await
 }
 
 /// A card handed out with `invite_agent`.
@@ -199,12 +199,12 @@ async fn offer_capability(ctx: Ctx, input: OfferCapability) -> Result<OfferMade,
         MAX_OFFER_DESCRIPTION_CHARS,
     )?;
     let offer_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdco_");
-    Ok(ctx.signed_write(move |txn, signed| {
+    ctx.signed_write(move |txn, signed| -> Result<_, PeopleError> {
         let agent_id = signed.agent_id.to_string();
         let now = txn.now_ms();
         let (count, oldest): (i64, Option<i64>) = store::offers_since(txn.conn(), &agent_id, now - DAY_MS)?;
         if count >= OFFERS_PER_DAY {
-            return Err(PeopleError::OffersSpent { retry_after_s: day_wait_s(oldest, now) }.into());
+            return Err(PeopleError::OffersSpent { retry_after_s: day_wait_s(oldest, now) });
         }
         let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
         let published_before = store::has_published_offer(txn.conn(), &agent_id)?;
@@ -239,7 +239,7 @@ async fn offer_capability(ctx: Ctx, input: OfferCapability) -> Result<OfferMade,
             event_seq: event.seq,
         })
     })
-    .await?)
+    .await
 }
 
 /// A capability offer waiting for its person.
@@ -324,12 +324,12 @@ async fn update_preferences(
         return Err(PeopleError::PreferencesTooLarge);
     }
     let sha256 = hex::encode(Sha256::digest(text.as_bytes()));
-    Ok(ctx.signed_write(move |txn, signed| {
+    ctx.signed_write(move |txn, signed| -> Result<_, PeopleError> {
         let agent_id = signed.agent_id.to_string();
         let now = txn.now_ms();
         let (count, oldest): (i64, Option<i64>) = store::preference_updates_since(txn.conn(), &agent_id, now - DAY_MS)?;
         if count >= PREFERENCE_UPDATES_PER_DAY {
-            return Err(PeopleError::PreferenceUpdatesSpent { retry_after_s: day_wait_s(oldest, now) }.into());
+            return Err(PeopleError::PreferenceUpdatesSpent { retry_after_s: day_wait_s(oldest, now) });
         }
         let version: i64 = store::next_preferences_version(txn.conn(), &agent_id)?;
         let owner: Option<String> = crate::identity::store::owner_of(txn.conn(), &agent_id)?;
@@ -354,7 +354,7 @@ async fn update_preferences(
             event_seq: event.seq,
         })
     })
-    .await?)
+    .await
 }
 
 /// Stored preferences of one of a person's agents.

@@ -230,7 +230,7 @@ async fn request_claim(ctx: Ctx, input: RequestClaim) -> Result<ClaimSent, Peopl
     let claim_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdl_");
     let mail_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdm_");
     let public_url = ctx.kernel.config.public_url.clone();
-    let answer = ctx.signed_write(move |txn, signed| {
+    let answer = ctx.signed_write(move |txn, signed| -> Result<_, PeopleError> {
         let agent_id = signed.agent_id.to_string();
         let now = txn.now_ms();
         for (column, key, limit) in [
@@ -244,8 +244,7 @@ async fn request_claim(ctx: Ctx, input: RequestClaim) -> Result<ClaimSent, Peopl
                     PeopleError::EmailClaimsSpent { retry_after_s }
                 } else {
                     PeopleError::AgentClaimsSpent { retry_after_s }
-                }
-                .into());
+                });
             }
         }
         let agent = require_agent(txn.conn(), &agent_id, "agent_id")?;

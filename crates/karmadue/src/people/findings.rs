@@ -415,7 +415,7 @@ async fn notify_human_of_finding(
         public_url: ctx.kernel.config.public_url.clone(),
     };
     let answer = ctx
-        .signed_write(move |txn, signed| {
+        .signed_write(move |txn, signed| -> Result<_, PeopleError> {
             let agent_id = signed.agent_id.to_string();
             let now = txn.now_ms();
             if let Some(key) = &filing.dedupe_key
@@ -478,32 +478,30 @@ async fn withdraw_finding(ctx: Ctx, input: WithdrawFinding) -> Result<Withdrawn,
             max: 200,
         });
     }
-    Ok(ctx
-        .signed_write(move |txn, signed| {
-            let agent_id = signed.agent_id.to_string();
-            // "Open" is every finding nobody has decided on yet: unclaimed, or waiting in an Inbox.
-            let changed =
-                store::withdraw_finding(txn.conn(), &finding_id, &agent_id, txn.now_ms())?;
-            if changed == 0 {
-                return Err(PeopleError::NoOpenFinding.into());
-            }
-            let finding = events::FindingRef {
-                finding_id: finding_id.clone(),
-                agent_id: agent_id.clone(),
-            };
-            let event = txn.record(
-                signed.actor(),
-                agent_id.clone(),
-                &events::FindingWithdrawn(finding),
-            )?;
-            Ok(Withdrawn {
-                finding_id,
-                status: "withdrawn",
-                reason,
-                event_seq: event.seq,
-            })
+    ctx.signed_write(move |txn, signed| -> Result<_, PeopleError> {
+        let agent_id = signed.agent_id.to_string();
+        // "Open" is every finding nobody has decided on yet: unclaimed, or waiting in an Inbox.
+        let changed = store::withdraw_finding(txn.conn(), &finding_id, &agent_id, txn.now_ms())?;
+        if changed == 0 {
+            return Err(PeopleError::NoOpenFinding);
+        }
+        let finding = events::FindingRef {
+            finding_id: finding_id.clone(),
+            agent_id: agent_id.clone(),
+        };
+        let event = txn.record(
+            signed.actor(),
+            agent_id.clone(),
+            &events::FindingWithdrawn(finding),
+        )?;
+        Ok(Withdrawn {
+            finding_id,
+            status: "withdrawn",
+            reason,
+            event_seq: event.seq,
         })
-        .await?)
+    })
+    .await
 }
 
 /// A signed-in person adopts the open finding of `code` (dashes and case ignored): it moves to

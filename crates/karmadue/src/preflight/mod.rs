@@ -264,7 +264,9 @@ async fn issue_receipt(
 ) -> Result<Receipt, PreflightError> {
     let receipt_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdr_");
     let hub = ctx.kernel.clone();
-    let issue = move |txn: &mut kd_core::store::WriteTxn<'_>, agent_id: Option<String>| {
+    let issue = move |txn: &mut kd_core::store::WriteTxn<'_>,
+                      agent_id: Option<String>|
+          -> Result<Receipt, PreflightError> {
         let receipt = Receipt::issue(
             &hub.passport_key,
             receipt_id,
@@ -276,14 +278,13 @@ async fn issue_receipt(
         receipt.store(txn.conn())?;
         Ok(receipt)
     };
-    let receipt = match &ctx.caller {
+    match &ctx.caller {
         Caller::Agent(_) => {
             ctx.signed_write(move |txn, signed| issue(txn, Some(signed.agent_id.to_string())))
-                .await?
+                .await
         }
         Caller::Anonymous { .. } | Caller::Person { .. } => {
-            ctx.write(move |txn| issue(txn, None)).await?
+            ctx.write(move |txn| issue(txn, None)).await
         }
-    };
-    Ok(receipt)
+    }
 }

@@ -83,6 +83,8 @@ impl From<StandingError> for ToolError {
     }
 }
 
+kd_kernel::store_failures_are_internal!(StandingError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

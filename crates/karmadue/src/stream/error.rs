@@ -27,6 +27,8 @@ impl From<StreamError> for ToolError {
     }
 }
 
+kd_kernel::store_failures_are_internal!(StreamError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

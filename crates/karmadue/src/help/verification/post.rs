@@ -169,26 +169,26 @@ pub(super) async fn post_verification_ask(
     } = ask_request(&input, &ctx.kernel)?;
     let ask_id = random_id::<12>(ctx.kernel.random.as_ref(), "kdva_");
     let answer = ctx
-        .signed_write(move |txn, signed| {
+        .signed_write(move |txn, signed| -> Result<_, HelpError> {
             let requester_id = signed.agent_id.to_string();
             let now = txn.now_ms();
             let (posted, oldest): (i64, Option<i64>) = crate::help::store::asks_since(txn.conn(), &requester_id, now - DAY_MS)?;
             if posted >= MAX_ASKS_PER_DAY {
                 let retry_after_s =
                     (oldest.unwrap_or(now) + DAY_MS - now + 999).div_euclid(1000).max(1);
-                return Err(HelpError::AsksSpent { max: MAX_ASKS_PER_DAY, retry_after_s }.into());
+                return Err(HelpError::AsksSpent { max: MAX_ASKS_PER_DAY, retry_after_s });
             }
             let subject = find_agent(txn.conn(), &subject_ref, "subject_agent_id")?
                 .ok_or(HelpError::NoSuchSubject)?;
             if subject.status != "active" {
-                return Err(HelpError::SubjectRevoked.into());
+                return Err(HelpError::SubjectRevoked);
             }
             if subject.credential_id != passport_id {
-                return Err(HelpError::NotCurrentPassport { field: passport_field, current: subject.credential_id }.into());
+                return Err(HelpError::NotCurrentPassport { field: passport_field, current: subject.credential_id });
             }
             let existing: Option<String> = crate::help::store::unresolved_ask(txn.conn(), &requester_id, &subject.agent_id, &passport_id, stamp, txn.now_ms())?;
             if let Some(existing) = existing {
-                return Err(HelpError::AlreadyAsked(existing).into());
+                return Err(HelpError::AlreadyAsked(existing));
             }
             let now = txn.now_ms();
             crate::help::store::insert_ask(txn.conn(), &crate::help::store::NewAsk { ask_id: &ask_id, requester_id: &requester_id, subject_id: &subject.agent_id, passport_id: &passport_id, stamp, criteria: &criteria, reward_note: reward_note.as_deref(), deadline_ms, now })?;

@@ -340,7 +340,7 @@ async fn set_watchlist(ctx: Ctx, input: SetWatchlist) -> Result<WatchlistSaved, 
     // old list.
     let to_resolve = targets.clone();
     let resolved = ctx.read(move |conn| resolve_all(conn, &to_resolve)).await?;
-    let saved = ctx.signed_write(move |txn, signed| {
+    let saved = ctx.signed_write(move |txn, signed| -> Result<_, HelpError> {
         let agent_id = signed.agent_id.to_string();
         // What the daily check saw of a record stays when the record stays on the list, so
         // that re-saving a list never hides a change.
@@ -396,5 +396,5 @@ async fn set_watchlist(ctx: Ctx, input: SetWatchlist) -> Result<WatchlistSaved, 
             event_seq: event.seq,
         })
     });
-    Ok(saved.await?)
+    saved.await
 }
