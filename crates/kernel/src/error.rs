@@ -305,7 +305,8 @@ impl From<kd_core::db::DbError> for ToolError {
 /// `kd_core::db::DbError` or `kd_core::store::StoreError` becomes the enum's `Kernel`
 /// variant holding `internal`, the failure kept as its `source()`. For an enum with a
 /// `Kernel(ToolError)` variant and no store variants of its own:
-/// `kd_kernel::store_failures_are_internal!(IdentityError);`.
+/// `kd_kernel::store_failures_are_internal!(IdentityError);`, or `(log HelpError)` for one
+/// that has its own `DbError` variant.
 #[macro_export]
 macro_rules! store_failures_are_internal {
     ($area:ty) => {
@@ -315,6 +316,10 @@ macro_rules! store_failures_are_internal {
             }
         }
 
+        $crate::store_failures_are_internal!(log $area);
+    };
+    // An enum with a `Store(DbError)` variant of its own: only the log's failures.
+    (log $area:ty) => {
         impl From<kd_core::store::StoreError> for $area {
             fn from(error: kd_core::store::StoreError) -> Self {
                 Self::Kernel($crate::error::ToolError::from(error))

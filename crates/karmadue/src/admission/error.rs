@@ -132,12 +132,7 @@ impl From<AdmissionError> for ToolError {
     }
 }
 
-impl From<kd_core::store::StoreError> for AdmissionError {
-    /// Appending to the log failed: `internal`, the store error kept as the `source()`.
-    fn from(error: kd_core::store::StoreError) -> Self {
-        Self::Kernel(ToolError::from(error))
-    }
-}
+kd_kernel::store_failures_are_internal!(log AdmissionError);
 
 #[cfg(test)]
 mod tests {

@@ -248,12 +248,7 @@ impl From<HelpError> for ToolError {
     }
 }
 
-impl From<kd_core::store::StoreError> for HelpError {
-    /// Appending to the log failed: `internal`, the store error kept as the `source()`.
-    fn from(error: kd_core::store::StoreError) -> Self {
-        Self::Kernel(ToolError::from(error))
-    }
-}
+kd_kernel::store_failures_are_internal!(log HelpError);
 
 #[cfg(test)]
 mod tests {
