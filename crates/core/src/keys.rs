@@ -186,7 +186,8 @@ pub fn load_seed(dir: &Path, name: &str) -> Result<Option<[u8; 32]>, KeyFileErro
 }
 
 /// [`load_seed`], or, when the file does not exist, a secret from `seed_source` saved there
-/// first (created new, mode 0600, synced). The hub's server keys (DECISIONS 10) are kept so.
+/// first (created new, mode 0600, synced), the folder made or tightened to 0700 either way.
+/// The hub's server keys (DECISIONS 10) are kept so.
 ///
 /// # Errors
 /// [`KeyFileError`] when the file cannot be read, made or written, or is malformed.
@@ -195,15 +196,16 @@ pub fn load_or_create_seed(
     name: &str,
     seed_source: impl FnOnce() -> [u8; 32],
 ) -> Result<[u8; 32], KeyFileError> {
-    if let Some(seed) = load_seed(dir, name)? {
-        return Ok(seed);
-    }
     let path = dir.join(format!("{name}.key"));
     let io = |source| KeyFileError::Io {
         path: path.clone(),
         source,
     };
-    std::fs::create_dir_all(dir).map_err(io)?;
+    // Made, or tightened when an earlier version made it with the umask's mode.
+    crate::private_files::make_private_dir(dir).map_err(io)?;
+    if let Some(seed) = load_seed(dir, name)? {
+        return Ok(seed);
+    }
     let seed = seed_source();
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
@@ -277,6 +279,9 @@ mod tests {
                 .permissions()
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
+            // Issue 35: the keys folder is owner-only too (it was made with the umask's mode).
+            let folder = std::fs::metadata(dir.path()).unwrap().permissions().mode();
+            assert_eq!(folder & 0o777, 0o700);
         }
         let signature = first.sign_text("hello");
         assert!(again.verify_text("hello", &signature));

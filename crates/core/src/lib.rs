@@ -31,6 +31,7 @@ pub mod outbound;
 pub mod outbox;
 pub mod page;
 pub mod people;
+pub mod private_files;
 pub mod random;
 pub mod scanner;
 pub mod store;

@@ -44,6 +44,11 @@ pub enum StoreError {
     /// The writer thread is gone (the store is shutting down).
     #[error("the store is shutting down")]
     Closed,
+    /// The writer dropped the job unrun: its batch could not begin (the database refused the
+    /// write lock, for example SQLite's "database is locked", or the chain head could not be
+    /// read). Nothing of the job was written; the writer logged the database's error.
+    #[error("the write batch could not start (the database refused it); nothing was written")]
+    NotRun,
     /// A caller broke an invariant of the store (a bug, not bad input).
     #[error("invalid store use: {0}")]
     Invalid(String),
@@ -462,8 +467,8 @@ impl Store {
     /// itself failed.
     ///
     /// # Errors
-    /// [`StoreError::Closed`] when the writer is gone; [`StoreError::Task`] when the commit
-    /// failed.
+    /// [`StoreError::Closed`] when the writer is gone; [`StoreError::NotRun`] when its batch
+    /// could not begin (nothing written); [`StoreError::Task`] when the commit failed.
     pub async fn write<T, E, F>(&self, write: F) -> Result<Result<T, E>, StoreError>
     where
         F: FnOnce(&mut WriteTxn<'_>) -> Result<T, E> + Send + 'static,
@@ -490,8 +495,16 @@ impl Store {
         match done_receiver.await {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(message)) => Err(StoreError::Task(message)),
+            // Dropped unrun: by a batch that could not begin while the store is open, or by
+            // the writer ending (issue 35: both read "shutting down").
+            Err(_) if self.accepts_writes() => Err(StoreError::NotRun),
             Err(_) => Err(StoreError::Closed),
         }
+    }
+
+    /// Whether the store still takes write jobs (false once [`Store::close`] ran).
+    fn accepts_writes(&self) -> bool {
+        self.inner.jobs.lock().is_ok_and(|jobs| jobs.is_some())
     }
 
     /// Stops accepting writes; the writer thread ends after the jobs already queued.

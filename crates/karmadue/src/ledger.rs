@@ -169,7 +169,10 @@ fn write_ledger(dir: &Path, all: &[LogHead]) -> std::io::Result<(Vec<String>, Ve
         return Ok((written, differing));
     }
     let heads_dir = dir.join("heads");
-    std::fs::create_dir_all(&heads_dir)?;
+    // Owner-only, as everything the hub writes (docs/decisions.md 491); publishing the
+    // folder is the operator's part (DECISIONS 8), and git keeps no modes but the x bit.
+    crate::data_files::make_private_dir(dir)?;
+    crate::data_files::make_private_dir(&heads_dir)?;
     for head in all {
         let path = heads_dir.join(format!("{}.json", head.day));
         let text = head_file_text(head);
@@ -186,7 +189,7 @@ fn write_ledger(dir: &Path, all: &[LogHead]) -> std::io::Result<(Vec<String>, Ve
     }
     let verifier = dir.join("scripts").join("verify_head.py");
     if std::fs::read(&verifier).ok().as_deref() != Some(VERIFIER.as_bytes()) {
-        std::fs::create_dir_all(dir.join("scripts"))?;
+        crate::data_files::make_private_dir(&dir.join("scripts"))?;
         replace_file(&verifier, VERIFIER.as_bytes())?;
     }
     let readme = dir.join("README.md");
@@ -238,10 +241,11 @@ fn temporary_beside(path: &Path) -> PathBuf {
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
     file.write_all(bytes)?;
     file.sync_all()
 }

@@ -42,6 +42,10 @@ pub const CONTENT_TYPE_MAX: usize = 255;
 /// `Cache-Control` of a served file: it never changes.
 pub const CACHE_CONTROL: &str = "public, max-age=31536000, immutable";
 
+/// The `Content-Type` every stored file is served with: bytes to save, never a document a
+/// browser renders or runs beside the hub's pages (issue 35).
+pub const SERVED_TYPE: &str = "application/octet-stream";
+
 /// Where the file with this hash lives under `dir`.
 pub(crate) fn path_of(dir: &FilePath, hash: &str) -> PathBuf {
     dir.join(hash.get(..2).unwrap_or("00")).join(hash)
@@ -260,8 +264,9 @@ async fn discard_unrecorded(ronin: &Ronin, hash: &str) {
     }
 }
 
-/// Writes `bytes` at the file's address: to a temporary name beside it, synced, renamed
-/// (an existing file with this address holds the same bytes, and is kept).
+/// Writes `bytes` at the file's address: to a temporary name beside it (mode 0600, its
+/// folders 0700), synced, renamed (an existing file with this address holds the same bytes,
+/// and is kept).
 fn write_file(dir: &FilePath, hash: &str, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write as _;
     let path = path_of(dir, hash);
@@ -269,12 +274,18 @@ fn write_file(dir: &FilePath, hash: &str, bytes: &[u8]) -> std::io::Result<()> {
         return Ok(());
     }
     let folder = path.parent().unwrap_or(dir);
-    std::fs::create_dir_all(folder)?;
+    // Owner-only, as everything under the data folder (docs/decisions.md 491).
+    kd_core::private_files::make_private_dir(dir)?;
+    kd_core::private_files::make_private_dir(folder)?;
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.subsec_nanos());
     let temporary = folder.join(format!(".{hash}.{}.{nanos}.part", std::process::id()));
-    let mut file = std::fs::File::create(&temporary)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&temporary)?;
     let written = file
         .write_all(bytes)
         .and_then(|()| file.sync_all())
@@ -285,11 +296,13 @@ fn write_file(dir: &FilePath, hash: &str, bytes: &[u8]) -> std::io::Result<()> {
     written
 }
 
-/// `GET /api/v1/artifacts/<sha256>`: the file as uploaded, with its `Content-Type`, `ETag`
+/// `GET /api/v1/artifacts/<sha256>`: the file's bytes as uploaded, with `ETag`
 /// (`"<sha256>"`) and `Cache-Control: public, max-age=31536000, immutable`; 304 when
 /// `If-None-Match` names it; 404 `error: not found` for a hash the hub does not hold. The
-/// file is served sandboxed (`Content-Security-Policy: sandbox`, `nosniff`): it is a
-/// stranger's file, never a page of this hub.
+/// file is data, never a page of this hub: it is served as `application/octet-stream` with
+/// `Content-Disposition: attachment; filename="<sha256>"`, `nosniff` and a sandboxing CSP,
+/// whatever type it was declared with (the declared type stays on the task view's
+/// `artifact.type`; docs/decisions.md 490).
 pub async fn download(
     State(ronin): State<Ronin>,
     Path(hash): Path<String>,
@@ -303,11 +316,11 @@ pub async fn download(
         .store
         .read(move |conn| store::artifact(conn, &key).map_err(kd_core::store::StoreError::from))
         .await;
-    let artifact = match found {
-        Ok(Some(artifact)) => artifact,
+    match found {
+        Ok(Some(_)) => {}
         Ok(None) => return Refusal::not_found().into_response(),
         Err(error) => return Refusal::server(error).into_response(),
-    };
+    }
     let etag = format!("\"{hash}\"");
     let matches = headers
         .get(header::IF_NONE_MATCH)
@@ -340,7 +353,11 @@ pub async fn download(
             header::CONTENT_SECURITY_POLICY,
             "default-src 'none'; sandbox".to_owned(),
         ),
-        (header::CONTENT_TYPE, artifact.content_type),
+        (header::CONTENT_TYPE, SERVED_TYPE.to_owned()),
+        (
+            header::CONTENT_DISPOSITION,
+            format!("attachment; filename=\"{hash}\""),
+        ),
     ];
     for (name, value) in fixed {
         if let Ok(value) = HeaderValue::from_str(&value) {

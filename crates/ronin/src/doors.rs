@@ -161,8 +161,8 @@ fn file_doors(paths: &mut Map<String, Value>) {
     download.insert(
         "200".into(),
         json!({
-            "description": "The file as uploaded, with its Content-Type, ETag and Cache-Control: public, max-age=31536000, immutable.",
-            "content": { "*/*": { "schema": { "type": "string", "format": "binary" } } },
+            "description": "The file's bytes as uploaded, always as application/octet-stream with Content-Disposition: attachment (the declared type is the task view's artifact.type), with ETag and Cache-Control: public, max-age=31536000, immutable.",
+            "content": { "application/octet-stream": { "schema": { "type": "string", "format": "binary" } } },
         }),
     );
     download.insert(
@@ -208,6 +208,23 @@ fn page() -> [Value; 2] {
             "Rows to skip.",
         ),
     ]
+}
+
+/// The feed's parameters: `limit`, `offset`, then `since` and `until` (NIP-01's words).
+fn feed_parameters(page: &[Value; 2]) -> Vec<Value> {
+    let seconds = json!({ "type": "integer", "minimum": 0, "maximum": u32::MAX });
+    let mut parameters = page.to_vec();
+    parameters.push(query(
+        "since",
+        seconds.clone(),
+        "Only events whose created_at is at or after this, Unix seconds.",
+    ));
+    parameters.push(query(
+        "until",
+        seconds,
+        "Only events whose created_at is at or before this, Unix seconds.",
+    ));
+    parameters
 }
 
 /// The doors of the server, events, the feed and the agents.
@@ -259,8 +276,8 @@ fn key_doors(paths: &mut Map<String, Value>) {
         "get",
         read_op(
             "ronin_feed",
-            "Every stored event, newest first.",
-            &page,
+            "Every stored event, newest first; since and until keep the events whose created_at is within them (inclusive). Any other parameter is 400.",
+            &feed_parameters(&page),
             &[400],
         ),
     );

@@ -23,11 +23,17 @@ use std::collections::HashMap;
 use crate::nip98::Nip98Get;
 use crate::store::{self, Task};
 use crate::{Refusal, Ronin, answer};
+use kd_protocol::nostr::HTTP_AUTH_WINDOW_SECS;
 
 /// The most tasks one answer lists.
 pub const PAGE: usize = 20;
-/// How long a taken auth event id is remembered, in milliseconds (twice its 60 s window).
-pub const AUTH_KEEP_MS: i64 = 120_000;
+/// How long a taken auth event id is remembered, in milliseconds: past the last instant the
+/// event can still be accepted. An event is valid while the server's whole second is within
+/// [`HTTP_AUTH_WINDOW_SECS`] of its `created_at`, so one first seen at `t` (dated up to the
+/// window ahead, the second rounded down) stays valid until just before `t + 2 × window + 1 s`;
+/// the id is kept one second more than that (122 s for the 60 s window; issue 35: 120 s let
+/// an event replayed at +120.6 s through).
+pub const AUTH_KEEP_MS: i64 = (2 * HTTP_AUTH_WINDOW_SECS as i64 + 2) * 1000;
 
 /// Reads `since`: absent or empty is the start; else a cursor this door gave.
 pub(crate) fn since(query: &HashMap<String, String>) -> Result<i64, Refusal> {

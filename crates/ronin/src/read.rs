@@ -136,16 +136,21 @@ fn raw(body: String) -> Response {
     response
 }
 
-/// `GET /api/v1/feed?limit=&offset=`: every stored event, newest first.
+/// `GET /api/v1/feed?limit=&offset=&since=&until=`: every stored event, newest first (as
+/// the hub received them); `since` and `until` (whole Unix seconds, NIP-01's filter words)
+/// keep only the events whose signed `created_at` is at or after `since` and at or before
+/// `until`. Any other parameter is 400, as a bad `limit` is (issue 35: they were ignored).
 pub async fn feed(
     State(ronin): State<Ronin>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
-    let (limit, offset) = match page(&query) {
-        Ok(page) => page,
+    let read_query = known_only(&query, &FEED_PARAMETERS)
+        .and_then(|()| Ok((page(&query)?, time_bounds(&query)?)));
+    let ((limit, offset), bounds) = match read_query {
+        Ok(read_query) => read_query,
         Err(refusal) => return refusal.into_response(),
     };
-    let found = read(&ronin, move |conn| store::feed(conn, limit, offset)).await;
+    let found = read(&ronin, move |conn| store::feed(conn, limit, offset, bounds)).await;
     match found {
         Ok(texts) => raw(format!(
             "{{\"events\":[{}],\"limit\":{limit},\"offset\":{offset},\"ok\":true}}",
@@ -153,6 +158,49 @@ pub async fn feed(
         )),
         Err(refusal) => refusal.into_response(),
     }
+}
+
+/// The parameters `GET /api/v1/feed` reads.
+const FEED_PARAMETERS: [&str; 4] = ["limit", "offset", "since", "until"];
+
+/// Refuses a parameter outside `known` (400 naming it and the ones the door reads).
+fn known_only(query: &HashMap<String, String>, known: &[&str]) -> Result<(), Refusal> {
+    let mut unknown: Vec<&str> = query
+        .keys()
+        .map(String::as_str)
+        .filter(|name| !known.contains(name))
+        .collect();
+    unknown.sort_unstable();
+    match unknown.first() {
+        None => Ok(()),
+        Some(name) => Err(Refusal::invalid(format!(
+            "unknown parameter {name}: this door reads {}",
+            known.join(", ")
+        ))),
+    }
+}
+
+/// Reads `since` and `until` (each absent, or whole Unix seconds from 0 to 2^32 − 1, `since`
+/// not after `until`) as the inclusive `created_at` bounds of [`store::feed`].
+fn time_bounds(query: &HashMap<String, String>) -> Result<(i64, i64), Refusal> {
+    const LAST: i64 = u32::MAX as i64;
+    let bound = |name: &str, default: i64| match query.get(name) {
+        None => Ok(default),
+        Some(text) => text
+            .parse::<i64>()
+            .ok()
+            .filter(|value| (0..=LAST).contains(value))
+            .ok_or_else(|| {
+                Refusal::invalid(format!(
+                    "{name} must be whole Unix seconds from 0 to {LAST}"
+                ))
+            }),
+    };
+    let (since, until) = (bound("since", 0)?, bound("until", LAST)?);
+    if since > until {
+        return Err(Refusal::invalid("since must not be after until"));
+    }
+    Ok((since, until))
 }
 
 /// Reads `human`: absent, empty, `0` or `false` lists every agent; `1` or `true` only the

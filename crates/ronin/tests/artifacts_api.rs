@@ -119,13 +119,28 @@ async fn an_upload_is_kept_by_its_hash_and_served_immutable_and_a_duplicate_is_f
     assert_eq!(answer["scan"]["level"], "clean");
     // Content-addressed on disk: <dir>/<first two hex>/<sha256>.
     let on_disk = hub.ronin.artifacts_dir.join(&hash[..2]).join(&hash);
-    assert_eq!(std::fs::read(on_disk).unwrap(), body);
+    assert_eq!(std::fs::read(&on_disk).unwrap(), body);
+    #[cfg(unix)]
+    {
+        // Owner-only, the file and its folders (issue 35).
+        use std::os::unix::fs::PermissionsExt;
+        let mode =
+            |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&on_disk), 0o600);
+        assert_eq!(mode(on_disk.parent().unwrap()), 0o700);
+        assert_eq!(mode(&hub.ronin.artifacts_dir), 0o700);
+    }
     assert_eq!(hub.log_len(), log, "an upload is not an event");
 
     let (status, headers, bytes) = fetch(&hub, &hash, None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(bytes, body);
-    assert_eq!(headers["content-type"], "text/plain");
+    // Served as data whatever it was declared as; the declared type is the answer's `type`.
+    assert_eq!(headers["content-type"], "application/octet-stream");
+    assert_eq!(
+        headers["content-disposition"],
+        format!("attachment; filename=\"{hash}\"").as_str()
+    );
     assert_eq!(headers["etag"], format!("\"{hash}\"").as_str());
     assert_eq!(
         headers["cache-control"],
@@ -172,6 +187,50 @@ async fn an_upload_is_kept_by_its_hash_and_served_immutable_and_a_duplicate_is_f
 }
 
 /// POSTs and asserts the refusal, and that nothing was written: no log row, no file.
+/// Issue 35: a file declared as a script or a page is still served as bytes to save, so it
+/// never runs or renders on the hub's origin beside a page that holds a pasted key.
+#[tokio::test]
+async fn a_file_declared_as_a_script_or_a_page_is_served_as_an_attachment() {
+    let hub = common::hub();
+    for (nonce, declared, body) in [
+        (
+            "n-js-1",
+            "application/javascript",
+            &b"fetch('/steal?k='+localStorage.key)"[..],
+        ),
+        ("n-html-1", "text/html", &b"<script>alert(1)</script>"[..]),
+        (
+            "n-svg-1",
+            "image/svg+xml",
+            &b"<svg onload=alert(1)></svg>"[..],
+        ),
+    ] {
+        let header = auth(&ALICE, "POST", Some(&sha(body)), nonce);
+        let (status, answer) = post(&hub, &header, Some(declared), body.to_vec()).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        assert_eq!(
+            answer["type"], declared,
+            "the declared type is kept for the task view"
+        );
+        let hash = sha(body);
+        let (status, headers, bytes) = fetch(&hub, &hash, None).await;
+        assert_eq!((status, bytes.as_slice()), (StatusCode::OK, body));
+        assert_eq!(
+            headers["content-type"], "application/octet-stream",
+            "{declared}"
+        );
+        assert_eq!(
+            headers["content-disposition"],
+            format!("attachment; filename=\"{hash}\"").as_str()
+        );
+        assert_eq!(headers["x-content-type-options"], "nosniff");
+        assert_eq!(
+            headers["content-security-policy"],
+            "default-src 'none'; sandbox"
+        );
+    }
+}
+
 async fn refused(hub: &Hub, header: &str, body: Vec<u8>, status: StatusCode, error: &str) {
     let (log, files) = (hub.log_len(), files_on_disk(hub));
     let hash = sha(&body);

@@ -13,6 +13,7 @@ use common::{NOW_S, batch, signed, text};
 
 const ALICE: [u8; 32] = [0x11; 32];
 const BOB: [u8; 32] = [0x22; 32];
+const CAROL: [u8; 32] = [0x33; 32];
 
 fn profile(secret: &[u8; 32], name: &str) -> Event {
     signed(
@@ -488,4 +489,65 @@ async fn a_key_writes_60_events_a_minute_and_an_address_600() {
             .0,
         StatusCode::OK
     );
+}
+
+/// Issue 35: the feed reads `since` and `until` (NIP-01's inclusive `created_at` bounds) and
+/// refuses a parameter it does not read, instead of ignoring it.
+#[tokio::test]
+async fn the_feed_keeps_events_within_since_and_until_and_refuses_unknown_parameters() {
+    let hub = common::hub();
+    let mut ids = Vec::new();
+    for (secret, at) in [(&ALICE, NOW_S - 100), (&BOB, NOW_S - 50), (&CAROL, NOW_S)] {
+        let profile = signed(secret, at, 0, &[], json!({"name": "someone"}));
+        let (status, body) = hub.call("POST", "/api/v1/events", &text(&profile)).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        ids.push(profile.id);
+    }
+    let listed = |feed: &Value| -> Vec<String> {
+        feed["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|event| event["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let cases = [
+        (String::new(), vec![2, 1, 0]),
+        (format!("?since={}", NOW_S - 50), vec![2, 1]),
+        (format!("?until={}", NOW_S - 50), vec![1, 0]),
+        (format!("?since={0}&until={0}", NOW_S - 50), vec![1]),
+        (format!("?since={}&limit=1", NOW_S - 100), vec![2]),
+        (format!("?since={}", NOW_S + 1), vec![]),
+    ];
+    for (query, want) in cases {
+        let (status, feed) = hub.call("GET", &format!("/api/v1/feed{query}"), "").await;
+        assert_eq!(status, StatusCode::OK, "{query}: {feed}");
+        let want: Vec<String> = want.into_iter().map(|n| ids[n].clone()).collect();
+        assert_eq!(listed(&feed), want, "{query}");
+    }
+    for (query, error) in [
+        (
+            "?authors=abc",
+            "invalid: unknown parameter authors: this door reads limit, offset, since, until",
+        ),
+        (
+            "?since=yesterday",
+            "invalid: since must be whole Unix seconds from 0 to 4294967295",
+        ),
+        (
+            "?until=-1",
+            "invalid: until must be whole Unix seconds from 0 to 4294967295",
+        ),
+        (
+            "?since=20&until=10",
+            "invalid: since must not be after until",
+        ),
+    ] {
+        let (status, bad) = hub.call("GET", &format!("/api/v1/feed{query}"), "").await;
+        assert_eq!(
+            (status, bad["error"].as_str().unwrap()),
+            (StatusCode::BAD_REQUEST, error),
+            "{query}"
+        );
+    }
 }

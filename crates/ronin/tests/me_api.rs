@@ -110,3 +110,42 @@ async fn me_answers_a_key_s_new_tasks_once_per_auth_event() {
     );
     assert_ne!(body["cursor"], cursor.as_str());
 }
+
+/// Issue 35: an auth event dated a full window ahead is still valid 120.6 s after it was
+/// first used (the server's second rounds down), so its id is kept past that: the replay at
+/// +120.6 s is refused, and the id is forgotten only once the event has expired too.
+#[tokio::test]
+async fn an_auth_event_replayed_at_the_last_valid_instant_is_still_refused() {
+    let hub = common::hub();
+    let path = "/api/v1/me";
+    let url = format!("{PUBLIC_URL}{path}");
+    let header = nip98(&ALICE, &url, NOW_S + 60, "n-edge");
+    let (status, body) = hub.get_authorized(path, Some(&header)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    hub.clock.advance_ms(120_600);
+    let (status, again) = hub.get_authorized(path, Some(&header)).await;
+    assert_eq!(
+        (status, again["error"].as_str().unwrap()),
+        (
+            StatusCode::UNAUTHORIZED,
+            "unauthorized: this auth event was used already"
+        )
+    );
+    // A second later the event itself has expired: refused for its time, not replayed.
+    hub.clock.advance_ms(1_000);
+    let (status, late) = hub.get_authorized(path, Some(&header)).await;
+    assert_eq!(
+        (status, late["error"].as_str().unwrap()),
+        (
+            StatusCode::UNAUTHORIZED,
+            "unauthorized: the auth event's created_at must be within 60 s of server time"
+        )
+    );
+    // Another auth taken now drops ids older than the keep time; the edge event's id is
+    // forgotten only after it could no longer be accepted anyway.
+    let fresh = nip98(&ALICE, &url, NOW_S + 122, "n-fresh");
+    assert_eq!(
+        hub.get_authorized(path, Some(&fresh)).await.0,
+        StatusCode::OK
+    );
+}

@@ -249,3 +249,34 @@ fn verify_names_the_first_corrupted_row() {
         assert!(broken.reason.contains("row_hash"), "{}", broken.reason);
     }
 }
+
+/// Issue 35: a write whose batch cannot begin because another connection holds SQLite's
+/// write lock is `NotRun` ("nothing was written"), not `Closed` ("shutting down"), and the
+/// store writes again once the lock is gone. (SQLite's busy timeout makes this wait 10 s.)
+#[test]
+fn a_batch_that_cannot_begin_is_not_run_and_not_shutting_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = Location::Sqlite(dir.path().join("kd.sqlite"));
+    let store = open(&location, 1_000);
+    assert_eq!(append(&store, 1).1, 1);
+    let holder = Connection::open(&location).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let blocked = runtime().block_on(store.write(move |txn| -> Result<(), StoreError> {
+        txn.append(event("test.event", 2))?;
+        Ok(())
+    }));
+    assert!(matches!(blocked, Err(StoreError::NotRun)), "{blocked:?}");
+    assert_eq!(
+        StoreError::NotRun.to_string(),
+        "the write batch could not start (the database refused it); nothing was written"
+    );
+    holder.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(
+        append(&store, 3).1,
+        2,
+        "nothing of the blocked job was written"
+    );
+    store.close();
+    let closed = runtime().block_on(store.write(|_txn| -> Result<(), StoreError> { Ok(()) }));
+    assert!(matches!(closed, Err(StoreError::Closed)), "{closed:?}");
+}

@@ -106,11 +106,46 @@ pub fn redirect_refusal(uri: &str) -> Option<&'static str> {
     let Some(parts) = split(uri) else {
         return Some("A redirect URI is an absolute https URL, or http on localhost.");
     };
+    if !host_is_plain(uri, parts.host) {
+        return Some(
+            "A redirect URI's host is a DNS name (letters, digits, hyphens and dots) or an IP \
+             address.",
+        );
+    }
     match parts.scheme {
         "https" => None,
         "http" if loopback(parts.host) => None,
         "http" => Some("http redirect URIs are allowed only on localhost, 127.0.0.1 or [::1]."),
         _ => Some("A redirect URI is https, or http on localhost (no other scheme)."),
+    }
+}
+
+/// Whether the URL parser (WHATWG, the `url` crate) reads `uri` with the host `host` our
+/// own split found, and that host is an IP address or a DNS name of letters, digits and
+/// hyphens in dot-separated labels: the grammar of a CSP host source, so a registered URI
+/// can never carry `;` or other text into the consent page's `form-action` (issue 35: a
+/// host like `good.example;sandbox` got there).
+fn host_is_plain(uri: &str, host: &str) -> bool {
+    let Ok(parsed) = url::Url::parse(uri) else {
+        return false;
+    };
+    match parsed.host() {
+        Some(url::Host::Ipv4(_) | url::Host::Ipv6(_)) => parsed
+            .host_str()
+            .is_some_and(|seen| seen.eq_ignore_ascii_case(host)),
+        Some(url::Host::Domain(domain)) => {
+            domain.eq_ignore_ascii_case(host)
+                && domain.split('.').all(|label| {
+                    !label.is_empty()
+                        && label.len() <= 63
+                        && !label.starts_with('-')
+                        && !label.ends_with('-')
+                        && label
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                })
+        }
+        None => false,
     }
 }
 
@@ -171,6 +206,14 @@ mod tests {
             "myapp://cb",
             "https://user@example.com/cb",
             "",
+            // Issue 35: hosts that are not DNS names, whatever a lenient parser accepts.
+            "https://good.example;sandbox/cb",
+            "https://good.example;script-src%20*/cb",
+            "https://good.example,evil.example/cb",
+            "https://good_example.com/cb",
+            "https://-good.example/cb",
+            "https://good..example/cb",
+            "https://a.example\\@evil.example/cb",
         ] {
             assert!(redirect_refusal(bad).is_some(), "{bad}");
         }

@@ -124,6 +124,23 @@ fn the_day_s_head_signs_the_latest_event_is_served_twice_and_written_once() {
         ledger::VERIFIER
     );
     assert!(ledger.join("README.md").exists());
+    #[cfg(unix)]
+    {
+        // Owner-only, files and folders (issue 35; docs/decisions.md 491).
+        use std::os::unix::fs::PermissionsExt;
+        let mode =
+            |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        for folder in [ledger.clone(), ledger.join("heads"), ledger.join("scripts")] {
+            assert_eq!(mode(&folder), 0o700, "{}", folder.display());
+        }
+        for file in [
+            ledger.join("scripts/verify_head.py"),
+            ledger.join("README.md"),
+            head_file(&app, "2026-10-12"),
+        ] {
+            assert_eq!(mode(&file), 0o600, "{}", file.display());
+        }
+    }
 
     // One anchor per day: more events the same day leave the day's head as it was.
     app.register("Second Heads Writer");

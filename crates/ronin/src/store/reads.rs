@@ -8,13 +8,23 @@ fn parse(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
-/// The stored events' texts, newest first (`GET /api/v1/feed`).
-pub(crate) fn feed(conn: &Connection, limit: i64, offset: i64) -> Result<Vec<String>> {
+/// The stored events' texts, newest first (`GET /api/v1/feed`), those whose `created_at`
+/// is within the inclusive `(since, until)` bounds, Unix seconds.
+pub(crate) fn feed(
+    conn: &Connection,
+    limit: i64,
+    offset: i64,
+    (since, until): (i64, i64),
+) -> Result<Vec<String>> {
     let mut statement = conn.prepare_cached(
-        "SELECT event_json FROM ronin_events ORDER BY log_seq DESC
+        "SELECT event_json FROM ronin_events
+         WHERE created_at >= ?3 AND created_at <= ?4
+         ORDER BY log_seq DESC
          LIMIT CAST(?1 AS BIGINT) OFFSET ?2",
     )?;
-    let rows = statement.query_map(params![limit, offset], |row| row.get::<String>(0))?;
+    let rows = statement.query_map(params![limit, offset, since, until], |row| {
+        row.get::<String>(0)
+    })?;
     rows.collect()
 }
 

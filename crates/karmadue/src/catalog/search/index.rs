@@ -200,7 +200,9 @@ impl SearchIndex {
         conn: &Connection,
         head: &Head,
     ) -> Result<(Live, Freshness), ToolError> {
-        std::fs::create_dir_all(dir).map_err(ToolError::internal_from)?;
+        // 0700: tantivy makes its files with the umask's mode, unreachable behind this folder
+        // (docs/decisions.md 491).
+        crate::data_files::make_private_dir(dir).map_err(ToolError::internal_from)?;
         let (schema, fields) = Fields::schema();
         if let Ok(index) = Index::open_in_dir(dir) {
             if index.schema() == schema {
@@ -239,7 +241,7 @@ fn clear_dir(dir: &Path) -> Result<(), ToolError> {
     if dir.exists() {
         std::fs::remove_dir_all(dir).map_err(ToolError::internal_from)?;
     }
-    std::fs::create_dir_all(dir).map_err(ToolError::internal_from)
+    crate::data_files::make_private_dir(dir).map_err(ToolError::internal_from)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> Result<MutexGuard<'_, T>, ToolError> {
