@@ -8,6 +8,7 @@ use crate::app::{Agent, TestApp};
 use crate::preflight::db;
 
 mod disputes;
+mod page;
 mod requests;
 
 fn ok(reply: &Value) -> Value {
