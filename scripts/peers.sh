@@ -469,6 +469,7 @@ if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN"
     say "Peers against the plain hub ($PLAIN_URL)"
     run_peer "ts_sdk_client.mjs (system node $(node --version))" node "$PEERS/ts_sdk_client.mjs"
     run_peer "python_mcp_client.py" "$PYTHON" "$PEERS/python_mcp_client.py"
+    run_peer "python_jobs_client.py (mcp SDK: quote, job, cancel, spend_cap, dispute)" "$PYTHON" "$PEERS/python_jobs_client.py"
     run_peer "python_crypto_client.py" "$PYTHON" "$PEERS/python_crypto_client.py"
     run_peer "python_receipts_client.py" "$PYTHON" "$PEERS/python_receipts_client.py"
     run_peer "python_tlog_client.py (RFC 6962, C2SP, by hand)" "$PYTHON" "$PEERS/python_tlog_client.py"
@@ -486,6 +487,9 @@ if [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN" = false ] && [ "$ONLY_CONFORMA
     # Its own hubs (one per scenario), mail through the sink.
     KD_HUB_BIN=$HUB_BIN KD_SMTP_PORT=$SMTP_PORT KD_SMTP_DIR="$WORK/mail" KD_CHROMIUM=$CHROMIUM \
         KD_PYTHON=$PYTHON run_peer "browser.mjs (chromium, smtp sink, python oauth)" node "$PEERS/browser.mjs"
+    # Jobs: its own hub; two people (narrow and wide screens) and an agent (decision 468).
+    KD_HUB_BIN=$HUB_BIN KD_SMTP_PORT=$SMTP_PORT KD_SMTP_DIR="$WORK/mail" KD_CHROMIUM=$CHROMIUM \
+        run_peer "browser_jobs.mjs (chromium, jobs page)" node "$PEERS/browser_jobs.mjs"
 fi
 if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_RONIN" = false ] && [ "$ONLY_CONFORMANCE" = false ]; then
     # A hub of its own: schemathesis registers agents, posts events and spends the limits.

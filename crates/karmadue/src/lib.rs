@@ -19,6 +19,7 @@ pub mod help;
 pub mod http;
 pub mod hub;
 pub mod identity;
+pub mod jobs;
 pub mod kinds;
 pub mod ledger;
 pub mod outcomes;

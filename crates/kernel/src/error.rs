@@ -70,6 +70,10 @@ pub enum ErrorCode {
     VisaMismatch,
     /// An `x-kd-visa` whose scopes do not name the tool's scope.
     VisaScope,
+    /// A priced action over the caller's USD spend cap: its owner's grant per action or per
+    /// day (a connected app's is always $0). Amounts are records; no money moves (DECISIONS 6;
+    /// docs/decisions.md 461).
+    SpendCap,
     /// Something failed inside the hub; the request id is all the caller gets.
     Internal,
 }
@@ -104,6 +108,7 @@ impl ErrorCode {
             Self::VisaExpired => "visa_expired",
             Self::VisaMismatch => "visa_mismatch",
             Self::VisaScope => "visa_scope",
+            Self::SpendCap => "spend_cap",
             Self::Internal => "internal",
         }
     }
@@ -111,7 +116,7 @@ impl ErrorCode {
     /// The REST status (spec "Errors": 400 validation and other refusals; 401 the signature
     /// refusals and identity_required; 403 forbidden and agent_mismatch; 404 not_found; 409
     /// label_reserved; 429 rate_limited; 500 internal). stamp_required is a permission refusal like
-    /// forbidden (403), and so are the visa codes. The receipt codes of report_outcome
+    /// forbidden (403), and so are the visa codes and spend_cap. The receipt codes of report_outcome
     /// follow the same table: receipt_not_found is a not-found (404); receipt_invalid,
     /// receipt_mismatch, receipt_expired and already_reported are "other refusals" (400).
     pub fn http_status(self) -> u16 {
@@ -137,7 +142,8 @@ impl ErrorCode {
             | Self::VisaInvalid
             | Self::VisaExpired
             | Self::VisaMismatch
-            | Self::VisaScope => 403,
+            | Self::VisaScope
+            | Self::SpendCap => 403,
             Self::NotFound | Self::ReceiptNotFound => 404,
             Self::LabelReserved => 409,
             Self::RateLimited => 429,

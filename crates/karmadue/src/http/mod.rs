@@ -230,6 +230,9 @@ fn person_routes(router: Listed) -> Listed {
             pages::standards::STANDARDS_PATH,
             get(pages::standards::standards_page),
         )
+        .route(pages::jobs::JOBS_PATH, get(pages::jobs::jobs_page))
+        .route("/you/jobs/take", post(pages::jobs::jobs_take))
+        .route("/you/jobs/complete", post(pages::jobs::jobs_complete))
         .route("/verify-help/accept", post(verify_help::verify_help_accept))
         .route("/verify-help/submit", post(verify_help::verify_help_submit))
         .route(

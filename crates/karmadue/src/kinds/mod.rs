@@ -9,7 +9,7 @@
 
 use kd_core::eventlog::EventPayload;
 
-use crate::{catalog, forum, help, identity, people, standing};
+use crate::{catalog, forum, help, identity, jobs, people, standing};
 
 macro_rules! kinds {
     ($($ty:ty),* $(,)?) => {
@@ -87,6 +87,12 @@ kinds![
     help::events::VerificationResolved,
     help::events::WatchlistSet,
     help::events::WatchlistAlerted,
+    // jobs
+    jobs::events::JobRequested,
+    jobs::events::JobCancelled,
+    jobs::events::JobTaken,
+    jobs::events::JobDone,
+    jobs::events::DisputeOpened,
     // Ronin
     kd_ronin::events::RoninEventAccepted,
     kd_ronin::bench::BenchScored,

@@ -327,6 +327,14 @@ pub const NOT_REBUILT: &[(&str, &str)] = &[
         "the criteria and reward note are kept as SHA-256 / a flag in verification.asked",
     ),
     (
+        "jobs",
+        "a job's title and detail are kept as SHA-256 in job.requested",
+    ),
+    (
+        "disputes",
+        "a dispute's reason and details are kept as SHA-256 in dispute.opened",
+    ),
+    (
         "forum_threads",
         "the title is not in forum.thread_created (only the text's SHA-256)",
     ),

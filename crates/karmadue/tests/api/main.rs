@@ -15,6 +15,7 @@ mod forum_pages;
 mod heads;
 mod help;
 mod identity;
+mod jobs;
 mod layers;
 mod linkdbots;
 mod linkdbots_pages;

@@ -103,7 +103,13 @@ fn the_connector_offers_what_it_offered() {
     // The lists the connector kept by name, now derived from the declarations.
     assert_eq!(
         names(|tool| tool.policy.connector == Connector::EveryConnection),
-        ["get_history", "notify_human_of_finding", "withdraw_finding"]
+        [
+            "get_history",
+            "notify_human_of_finding",
+            "withdraw_finding",
+            // Quotes for connected apps; committing is refused with spend_cap (decision 463).
+            "request_verification"
+        ]
     );
     assert_eq!(
         names(|tool| tool.hints.read_only && tool.policy.connector == Connector::Never),

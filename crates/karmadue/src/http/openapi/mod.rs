@@ -35,7 +35,7 @@ pub fn tool_path(name: &str) -> String {
 pub use not_rest::NOT_REST;
 
 /// Every error code (the `match` below fails to build when a code is added and not listed).
-const CODES: [ErrorCode; 27] = [
+const CODES: [ErrorCode; 28] = [
     ErrorCode::Validation,
     ErrorCode::SignatureRequired,
     ErrorCode::StaleSignature,
@@ -62,6 +62,7 @@ const CODES: [ErrorCode; 27] = [
     ErrorCode::VisaExpired,
     ErrorCode::VisaMismatch,
     ErrorCode::VisaScope,
+    ErrorCode::SpendCap,
     ErrorCode::Internal,
 ];
 
@@ -94,7 +95,8 @@ const fn code_index(code: ErrorCode) -> usize {
         ErrorCode::VisaExpired => 23,
         ErrorCode::VisaMismatch => 24,
         ErrorCode::VisaScope => 25,
-        ErrorCode::Internal => 26,
+        ErrorCode::SpendCap => 26,
+        ErrorCode::Internal => 27,
     }
 }
 

@@ -94,6 +94,9 @@ pub const NOT_REST: &[(&str, &str)] = &[
     (verify_help::VERIFY_HELP_PATH, "HTML form"),
     ("/verify-help/accept", "HTML form"),
     ("/verify-help/submit", "HTML form"),
+    (crate::http::pages::jobs::JOBS_PATH, "HTML form"),
+    ("/you/jobs/take", "HTML form"),
+    ("/you/jobs/complete", "HTML form"),
     (
         crate::http::pages::standards::STANDARDS_PATH,
         "HTML: the stamps a passport can carry",

@@ -32,6 +32,7 @@ const SIGNED_IN_NAV: &[(&str, &str)] = &[
     ("/inbox", "Inbox"),
     ("/connect", "Connect your agent"),
     ("/verify-help", "Verification help"),
+    ("/you/jobs", "Jobs"),
 ];
 
 /// The people's app's links for a visitor who is not signed in.

@@ -9,7 +9,7 @@
 //!   `/forum/confirm`), which call the forum's tools.
 //! - The people's app: [`account`] (`/signup`, `/signin`, `/signout`, `/connect`), [`you`]
 //!   (`/you` and its forms), [`consent`] (`/oauth/consent`), [`inbox`] (`/inbox`,
-//!   `/findings/adopt`), [`verify_help`] (`/verify-help`). The rules live in
+//!   `/findings/adopt`), [`verify_help`] (`/verify-help`), [`jobs`] (`/you/jobs`). The rules live in
 //!   [`crate::people`] and [`crate::help::verification`]; these handlers read the form, call one
 //!   function and present the result. [`linkdbots`]: the Linkdbots dashboard, HTML
 //!   (`/linkdbots/dashboard/connect`, `/queue`, `/agents`, `/host-keys`, `/teams`, the claim
@@ -27,6 +27,7 @@ pub mod forum;
 pub mod forum_forms;
 pub mod home;
 pub mod inbox;
+pub mod jobs;
 pub mod layout;
 pub mod linkdbots;
 pub mod linkdbots_categories;

@@ -13,6 +13,7 @@ mod cimd;
 mod cimd_tls;
 mod flow;
 mod hardening;
+mod jobs;
 mod permission;
 mod surface;
 mod tokens;
