@@ -1,7 +1,8 @@
 //! The registry: every tool this hub serves, in the order `tools/list` shows them.
 
 use crate::{
-    admission, catalog, findings, forum, help, identity, outcomes, people, preflight, stream, views,
+    admission, catalog, findings, forum, help, identity, outcomes, people, preflight, signals,
+    stream, views,
 };
 use kd_kernel::registry::Tool;
 
@@ -43,6 +44,9 @@ pub static ALL: &[&Tool] = &[
     &help::verification::ACCEPT_VERIFICATION_ASK,
     &help::verification::SUBMIT_VERIFICATION,
     &help::verification::RESOLVE_VERIFICATION,
+    &signals::ATTEST_PEER,
+    &signals::SUBMIT_PEER_REVIEW,
+    &signals::RECORD_OUTCOME,
     &admission::START_ADMISSION_TEST,
     &admission::SUBMIT_ADMISSION_TEST,
     &admission::PUBLISH_ASK,

@@ -43,6 +43,8 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0029_ronin_bench.sql"),
     include_str!("../../migrations/0030_ronin_outbound.sql"),
     include_str!("../../migrations/0031_oauth_cimd.sql"),
+    // 0032 and 0033 (the marketplace and jobs, built in parallel) go before this one when merged.
+    include_str!("../../migrations/0034_signals.sql"),
 ];
 
 /// The schema version this binary writes: the number of [`MIGRATIONS`].

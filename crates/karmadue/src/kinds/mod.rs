@@ -9,7 +9,7 @@
 
 use kd_core::eventlog::EventPayload;
 
-use crate::{catalog, forum, help, identity, people, standing};
+use crate::{catalog, forum, help, identity, people, signals, standing};
 
 macro_rules! kinds {
     ($($ty:ty),* $(,)?) => {
@@ -87,6 +87,8 @@ kinds![
     help::events::VerificationResolved,
     help::events::WatchlistSet,
     help::events::WatchlistAlerted,
+    // peer signals
+    signals::events::SignalRecorded,
     // Ronin
     kd_ronin::events::RoninEventAccepted,
     kd_ronin::bench::BenchScored,

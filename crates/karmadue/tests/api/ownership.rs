@@ -57,6 +57,7 @@ pub(crate) const OWNERS: &[(&str, &[&str])] = &[
             "watchlist_items",
         ],
     ),
+    ("signals", &["peer_signals"]),
     (
         "forum",
         &[
@@ -308,6 +309,7 @@ fn each_store_names_only_its_own_tables_or_a_named_read_model() {
         "outcomes",
         "admission",
         "help",
+        "signals",
         "forum",
         "ledger",
     ] {
