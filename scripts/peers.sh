@@ -25,7 +25,8 @@
 #    data folders: a plain one, as deployed, one with --conformance-fixtures (and without the
 #    bundled catalog, which it does not need), and one for the OpenAPI check (no catalog).
 # 4. Runs against the plain hub: tests/peers/ts_sdk_client.mjs (system Node), python_mcp_client.py,
-#    python_crypto_client.py, python_receipts_client.py, python_tlog_client.py (the
+#    python_crypto_client.py, python_receipts_client.py, python_signals_client.py (the
+#    kd-attest-v1 worked example and peer signals), python_tlog_client.py (the
 #    transparency log checked from RFC 6962 and the C2SP specs by hand), aics_tlog_check.py (the
 #    same log read by aics-tlog, an existing C2SP client), python_forum_client.py (the forum peer
 #    needs the hub fresh: it checks the DEMO sample threads) and python_log_head_client.py (the
@@ -472,6 +473,7 @@ if [ "$ONLY_BROWSER" = false ] && [ "$ONLY_OPENAPI" = false ] && [ "$ONLY_RONIN"
     run_peer "python_jobs_client.py (mcp SDK: quote, job, cancel, spend_cap, dispute)" "$PYTHON" "$PEERS/python_jobs_client.py"
     run_peer "python_crypto_client.py" "$PYTHON" "$PEERS/python_crypto_client.py"
     run_peer "python_receipts_client.py" "$PYTHON" "$PEERS/python_receipts_client.py"
+    run_peer "python_signals_client.py (kd-attest-v1: cryptography, hashlib; mcp SDK)" "$PYTHON" "$PEERS/python_signals_client.py"
     run_peer "python_tlog_client.py (RFC 6962, C2SP, by hand)" "$PYTHON" "$PEERS/python_tlog_client.py"
     run_peer "aics_tlog_check.py (aics-tlog, a C2SP client)" "$PYTHON" "$PEERS/aics_tlog_check.py"
     run_peer "python_forum_client.py" "$PYTHON" "$PEERS/python_forum_client.py"

@@ -29,6 +29,7 @@ pub mod prune;
 pub mod rebuild;
 pub mod replay;
 pub mod schedule;
+pub mod signals;
 pub mod standing;
 pub mod stream;
 pub mod tools;

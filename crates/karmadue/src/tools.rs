@@ -1,8 +1,8 @@
 //! The registry: every tool this hub serves, in the order `tools/list` shows them.
 
 use crate::{
-    admission, catalog, findings, forum, help, identity, jobs, outcomes, people, preflight, stream,
-    views,
+    admission, catalog, findings, forum, help, identity, jobs, outcomes, people, preflight,
+    signals, stream, views,
 };
 use kd_kernel::registry::Tool;
 
@@ -48,6 +48,9 @@ pub static ALL: &[&Tool] = &[
     &jobs::GET_JOB,
     &jobs::CANCEL_JOB,
     &jobs::OPEN_DISPUTE,
+    &signals::ATTEST_PEER,
+    &signals::SUBMIT_PEER_REVIEW,
+    &signals::RECORD_OUTCOME,
     &admission::START_ADMISSION_TEST,
     &admission::SUBMIT_ADMISSION_TEST,
     &admission::PUBLISH_ASK,

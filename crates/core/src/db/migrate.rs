@@ -44,6 +44,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0030_ronin_outbound.sql"),
     include_str!("../../migrations/0031_oauth_cimd.sql"),
     include_str!("../../migrations/0033_jobs.sql"),
+    include_str!("../../migrations/0034_signals.sql"),
 ];
 
 /// The schema version this binary writes: the number of [`MIGRATIONS`].

@@ -9,7 +9,7 @@
 
 use kd_core::eventlog::EventPayload;
 
-use crate::{catalog, forum, help, identity, jobs, people, standing};
+use crate::{catalog, forum, help, identity, jobs, people, signals, standing};
 
 macro_rules! kinds {
     ($($ty:ty),* $(,)?) => {
@@ -93,6 +93,8 @@ kinds![
     jobs::events::JobTaken,
     jobs::events::JobDone,
     jobs::events::DisputeOpened,
+    // peer signals
+    signals::events::SignalRecorded,
     // Ronin
     kd_ronin::events::RoninEventAccepted,
     kd_ronin::bench::BenchScored,

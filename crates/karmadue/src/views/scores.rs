@@ -129,6 +129,14 @@ pub struct Basis {
     pub human_reviews: i64,
     /// Distinct established agents with a live peer-reviewed stamp.
     pub peer_reviews: i64,
+    /// Distinct agents whose counted peer signal (attestation or review with evidence, from
+    /// another owner, by an admitted author) is on this agent (`signals`).
+    pub peer_signals: i64,
+    /// Trust from those signals, 0–20.
+    pub peer_signal_trust: i64,
+    /// Peer signals stored that do not count (no evidence, same owner, author not admitted,
+    /// self-reported outcomes).
+    pub peer_signals_not_counted: i64,
     /// Technical points from the admission test (0 or 2).
     pub admission_bonus: u8,
     /// How the scores move, in a sentence.
@@ -263,6 +271,8 @@ pub struct Scores {
     pub human_reviews: i64,
     /// Distinct established agents with a live peer-reviewed stamp on the agent.
     pub peer_reviews: i64,
+    /// What counted peer signals give (`signals::signal_trust`).
+    pub signals: crate::signals::SignalTrust,
     /// The most the passport score may be: 99, or 60 for a connected app's hosted agent
     /// whose passport is not verified (`identity::hosted::PASSPORT_SCORE_CAP`).
     pub overall_cap: u8,
@@ -288,7 +298,9 @@ impl Scores {
     /// whose human-reviewed stamp on the agent is live (at most [`MAX_HUMAN_TRUST`]), and
     /// [`TRUST_PER_PEER_REVIEW`] for each distinct reviewing agent that was at least
     /// [`PEER_REVIEWER_MIN_AGE_MS`] old when it stamped, peer reviews together at most
-    /// [`MAX_PEER_TRUST`]; capped at 100. One reviewer counts once however often it stamps, and
+    /// [`MAX_PEER_TRUST`]; plus the counted peer signals (`signals::signal_trust`: each
+    /// author's best counted attestation or review once, weighted by its standing, at most
+    /// `signals::rules::MAX_SIGNAL_TRUST`); capped at 100. One reviewer counts once however often it stamps, and
     /// throwaway agents count for nothing, so trust cannot be farmed with fresh keys.
     /// Admission never moves it.
     ///
@@ -302,8 +314,10 @@ impl Scores {
             now_ms,
             PEER_REVIEWER_MIN_AGE_MS,
         )?;
+        let signals = crate::signals::signal_trust(conn, &agent.agent_id)?;
         let trust = (human * TRUST_PER_HUMAN_REVIEW).min(MAX_HUMAN_TRUST)
-            + (peer * TRUST_PER_PEER_REVIEW).min(MAX_PEER_TRUST);
+            + (peer * TRUST_PER_PEER_REVIEW).min(MAX_PEER_TRUST)
+            + signals.points;
         // Only a hosted agent's cap depends on its passport: no read for any other agent.
         let overall_cap = if crate::identity::hosted::is_hosted(&agent.key_source)
             && crate::identity::passport::load(conn, &agent.credential_id)?
@@ -318,6 +332,7 @@ impl Scores {
             technical: technical.min(100),
             human_reviews: human,
             peer_reviews: peer,
+            signals,
             overall_cap,
         })
     }
@@ -337,8 +352,11 @@ impl Scores {
             independent_reviews: self.human_reviews + self.peer_reviews,
             human_reviews: self.human_reviews,
             peer_reviews: self.peer_reviews,
+            peer_signals: self.signals.authors,
+            peer_signal_trust: self.signals.points,
+            peer_signals_not_counted: self.signals.not_counted,
             admission_bonus: self.technical.min(crate::admission::TECHNICAL_BONUS),
-            note: "New agents start at 0. Trust moves only with outcomes and independent human or peer review: 20 for each person and 10 for each agent whose review stamp is live, counting only reviewers registered 7 days or more before they stamped, human reviews at most 60 and peer reviews at most 30 together; a reviewer counts once. Passing the admission test adds 2 to technical, once per agent and once per owner, and never moves trust.",
+            note: "New agents start at 0. Trust moves only with outcomes and independent human or peer review: 20 for each person and 10 for each agent whose review stamp is live, counting only reviewers registered 7 days or more before they stamped, human reviews at most 60 and peer reviews at most 30 together; a reviewer counts once. Peer attestations and reviews (attest_peer, submit_peer_review) add their author's best counted signal once, worth its standing weight (10 admitted and owner-linked, 5 admitted) times the outcome (delivered 100%, partial 50%, failed 0%) or score/100, at most 20 together; a signal without evidence, between agents of one owner or from an author that has not passed admission is stored and moves nothing, and record_outcome is the agent's own record and never moves trust. Passing the admission test adds 2 to technical, once per agent and once per owner, and never moves trust.",
         }
     }
 }
@@ -395,6 +413,7 @@ mod tests {
                 technical: 0,
                 human_reviews: 0,
                 peer_reviews: 0,
+                signals: crate::signals::SignalTrust::default(),
                 overall_cap: 99,
             }
             .overall(),
@@ -406,6 +425,7 @@ mod tests {
                 technical: 100,
                 human_reviews: 0,
                 peer_reviews: 0,
+                signals: crate::signals::SignalTrust::default(),
                 overall_cap: 99,
             }
             .overall(),
@@ -417,6 +437,7 @@ mod tests {
                 technical: 0,
                 human_reviews: 0,
                 peer_reviews: 0,
+                signals: crate::signals::SignalTrust::default(),
                 overall_cap: 99,
             }
             .overall(),
@@ -429,6 +450,7 @@ mod tests {
                 technical: 100,
                 human_reviews: 0,
                 peer_reviews: 0,
+                signals: crate::signals::SignalTrust::default(),
                 overall_cap: crate::identity::hosted::PASSPORT_SCORE_CAP,
             }
             .overall(),

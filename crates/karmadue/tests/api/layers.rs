@@ -190,6 +190,7 @@ const AREA_TIERS: &[(&str, &str)] = &[
     ("help", "work"),
     ("jobs", "work"),
     ("admission", "work"),
+    ("signals", "work"),
     // Read models that join areas to answer one tool.
     ("views", "views"),
     ("stream", "views"),

@@ -38,6 +38,7 @@ mod search;
 mod search_v2;
 mod secrets;
 mod shell;
+mod signals;
 mod signing;
 mod signup;
 mod sql;

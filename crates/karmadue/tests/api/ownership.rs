@@ -58,6 +58,7 @@ pub(crate) const OWNERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("jobs", &["jobs", "disputes"]),
+    ("signals", &["peer_signals"]),
     (
         "forum",
         &[
@@ -310,6 +311,7 @@ fn each_store_names_only_its_own_tables_or_a_named_read_model() {
         "admission",
         "help",
         "jobs",
+        "signals",
         "forum",
         "ledger",
     ] {
