@@ -19,6 +19,7 @@ use crate::jobs::RESULTS;
 use crate::jobs::output::JobView;
 use crate::jobs::people::{self, JobsPage};
 use crate::jobs::price;
+use kd_kernel::error::ToolError;
 
 /// The jobs page's path.
 pub const JOBS_PATH: &str = "/you/jobs";
@@ -153,17 +154,17 @@ async fn jobs_response(
     prefill: Option<&Fields>,
 ) -> Response {
     let person_id = signed.person.person_id.clone();
-    let (status, body) = match hub
+    let read = hub
         .store
         .read(move |conn| people::page(conn, &person_id))
-        .await
-    {
-        Ok(page) => (status, jobs_body(signed, &page, message, prefill)),
-        Err(error) => {
+        .await;
+    let (status, body) = read.map_or_else(
+        |error| {
             let (status, text) = tool_refusal(&error, "jobs");
             (status, html! { p.error { (text) } })
-        }
-    };
+        },
+        |page| (status, jobs_body(signed, &page, message, prefill)),
+    );
     app_page(status, "Jobs", true, &body)
 }
 
@@ -173,37 +174,42 @@ pub async fn jobs_page(State(hub): State<Arc<Hub>>, signed: SignedIn) -> Respons
     jobs_response(&hub, &signed, StatusCode::OK, None, None).await
 }
 
+/// A form's outcome: back to the page when `done`, or the page again with the refusal's status
+/// and sentence (and the form as filled in when `keep`); a refusal changed nothing.
+async fn after_form(
+    hub: &Hub,
+    posted: &SignedInForm,
+    done: Result<JobView, ToolError>,
+    keep: bool,
+) -> Response {
+    let Err(error) = done else {
+        return redirect(JOBS_PATH);
+    };
+    let (status, text) = tool_refusal(&error, "jobs");
+    let prefill = keep.then_some(&posted.form);
+    jobs_response(hub, &posted.signed, status, Some(&text), prefill).await
+}
+
 /// `POST /you/jobs/take` (`csrf`, `job_id`): takes an open job ([`people::take_as_person`]);
 /// a refusal re-shows the page with its message and nothing changed.
 pub async fn jobs_take(State(hub): State<Arc<Hub>>, posted: SignedInForm) -> Response {
-    let SignedInForm { signed, form } = posted;
-    match people::take_as_person(&hub, &signed.person.person_id, form.get("job_id")).await {
-        Ok(_) => redirect(JOBS_PATH),
-        Err(error) => {
-            let (status, text) = tool_refusal(&error, "jobs");
-            jobs_response(&hub, &signed, status, Some(&text), None).await
-        }
-    }
+    let person_id = &posted.signed.person.person_id;
+    let done = people::take_as_person(&hub, person_id, posted.form.get("job_id")).await;
+    after_form(&hub, &posted, done, false).await
 }
 
 /// `POST /you/jobs/complete` (`csrf`, `job_id`, `result`, `evidence_ref`): submits the result
 /// of a job the person took ([`people::complete_as_person`]); a refusal re-shows the page with
 /// its message and the form as filled in, and nothing changed.
 pub async fn jobs_complete(State(hub): State<Arc<Hub>>, posted: SignedInForm) -> Response {
-    let SignedInForm { signed, form } = posted;
-    match people::complete_as_person(
+    let form = &posted.form;
+    let done = people::complete_as_person(
         &hub,
-        &signed.person.person_id,
+        &posted.signed.person.person_id,
         form.get("job_id"),
         form.get("result"),
         form.get("evidence_ref"),
     )
-    .await
-    {
-        Ok(_) => redirect(JOBS_PATH),
-        Err(error) => {
-            let (status, text) = tool_refusal(&error, "jobs");
-            jobs_response(&hub, &signed, status, Some(&text), Some(&form)).await
-        }
-    }
+    .await;
+    after_form(&hub, &posted, done, true).await
 }
