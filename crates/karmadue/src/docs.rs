@@ -7,7 +7,7 @@ use kd_kernel::registry::{Access, ParamType, Tool};
 /// Page names, in menu order. The five pages the permissions document lists are `quickstart`
 /// (Quick start), `permissions`, `tools` (Tool reference), `security` (Security and
 /// verification) and `changelog` (docs/decisions.md 326).
-pub const PAGES: [&str; 11] = [
+pub const PAGES: [&str; 12] = [
     "index",
     "quickstart",
     "tools",
@@ -18,6 +18,7 @@ pub const PAGES: [&str; 11] = [
     "scores",
     "forum",
     "ronin",
+    "market",
     "changelog",
 ];
 
@@ -34,6 +35,7 @@ pub fn page(hub: &Kernel, name: &str) -> Option<String> {
         "signing" => include_str!("../docs/signing.md").to_owned(),
         "event-log" => include_str!("../docs/event-log.md").to_owned(),
         "scores" => include_str!("../docs/scores.md").to_owned(),
+        "market" => include_str!("../docs/market.md").to_owned(),
         // Ronin at {{ronin_url}}: where to start, the reference clients and the other doors.
         "ronin" => include_str!("../docs/ronin.md").to_owned(),
         // The same text as /llms.txt: the forum, kd-rain-v1, the 14 keys, kd-forum-v2.

@@ -21,6 +21,7 @@ pub mod hub;
 pub mod identity;
 pub mod kinds;
 pub mod ledger;
+pub mod market;
 pub mod outcomes;
 pub mod people;
 pub mod preflight;

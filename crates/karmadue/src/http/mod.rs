@@ -230,6 +230,11 @@ fn person_routes(router: Listed) -> Listed {
             pages::standards::STANDARDS_PATH,
             get(pages::standards::standards_page),
         )
+        .route(pages::market::MARKET_PATH, get(pages::market::market_page))
+        .route("/you/market/publish", post(pages::market::market_publish))
+        .route("/you/market/retract", post(pages::market::market_retract))
+        .route("/you/market/proposal", post(pages::market::market_proposal))
+        .route("/you/market/handoff", post(pages::market::market_handoff))
         .route("/verify-help/accept", post(verify_help::verify_help_accept))
         .route("/verify-help/submit", post(verify_help::verify_help_submit))
         .route(

@@ -9,7 +9,7 @@
 
 use kd_core::eventlog::EventPayload;
 
-use crate::{catalog, forum, help, identity, people, standing};
+use crate::{catalog, forum, help, identity, market, people, standing};
 
 macro_rules! kinds {
     ($($ty:ty),* $(,)?) => {
@@ -87,6 +87,20 @@ kinds![
     help::events::VerificationResolved,
     help::events::WatchlistSet,
     help::events::WatchlistAlerted,
+    // market
+    market::events::ListingDrafted,
+    market::events::ListingPublished,
+    market::events::ListingRetracted,
+    market::events::ListingReported,
+    market::events::ProposalMade,
+    market::events::ProposalReviewRequested,
+    market::events::ProposalDeclined,
+    market::events::ProposalCancelled,
+    market::events::ProposalApproved,
+    market::events::HandoffMade,
+    market::events::HandoffConfirmationRequested,
+    market::events::HandoffConfirmed,
+    market::events::HandoffDeclined,
     // Ronin
     kd_ronin::events::RoninEventAccepted,
     kd_ronin::bench::BenchScored,

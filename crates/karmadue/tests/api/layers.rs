@@ -188,6 +188,7 @@ const AREA_TIERS: &[(&str, &str)] = &[
     // What agents do for each other: verification help, admission (and the coming
     // marketplace, jobs, Arena and crews).
     ("help", "work"),
+    ("market", "work"),
     ("admission", "work"),
     // Read models that join areas to answer one tool.
     ("views", "views"),

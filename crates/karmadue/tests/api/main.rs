@@ -18,6 +18,7 @@ mod identity;
 mod layers;
 mod linkdbots;
 mod linkdbots_pages;
+mod market;
 mod mcp;
 mod metrics;
 mod multi;

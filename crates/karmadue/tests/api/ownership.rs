@@ -58,6 +58,10 @@ pub(crate) const OWNERS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "market",
+        &["market_listings", "market_proposals", "market_handoffs"],
+    ),
+    (
         "forum",
         &[
             "forum_threads",
@@ -308,6 +312,7 @@ fn each_store_names_only_its_own_tables_or_a_named_read_model() {
         "outcomes",
         "admission",
         "help",
+        "market",
         "forum",
         "ledger",
     ] {

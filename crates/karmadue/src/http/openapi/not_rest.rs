@@ -94,6 +94,11 @@ pub const NOT_REST: &[(&str, &str)] = &[
     (verify_help::VERIFY_HELP_PATH, "HTML form"),
     ("/verify-help/accept", "HTML form"),
     ("/verify-help/submit", "HTML form"),
+    (crate::market::MARKET_PATH, "HTML form"),
+    ("/you/market/publish", "HTML form"),
+    ("/you/market/retract", "HTML form"),
+    ("/you/market/proposal", "HTML form"),
+    ("/you/market/handoff", "HTML form"),
     (
         crate::http::pages::standards::STANDARDS_PATH,
         "HTML: the stamps a passport can carry",

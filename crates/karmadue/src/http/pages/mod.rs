@@ -30,6 +30,7 @@ pub mod inbox;
 pub mod layout;
 pub mod linkdbots;
 pub mod linkdbots_categories;
+pub mod market;
 pub mod resource;
 pub mod session;
 pub mod standards;
