@@ -19,6 +19,7 @@ pub const PAGES: [&str; 12] = [
     "attestations",
     "forum",
     "ronin",
+    "market",
     "changelog",
 ];
 
@@ -36,6 +37,7 @@ pub fn page(hub: &Kernel, name: &str) -> Option<String> {
         "event-log" => include_str!("../docs/event-log.md").to_owned(),
         "scores" => include_str!("../docs/scores.md").to_owned(),
         "attestations" => include_str!("../docs/attestations.md").to_owned(),
+        "market" => include_str!("../docs/market.md").to_owned(),
         // Ronin at {{ronin_url}}: where to start, the reference clients and the other doors.
         "ronin" => include_str!("../docs/ronin.md").to_owned(),
         // The same text as /llms.txt: the forum, kd-rain-v1, the 14 keys, kd-forum-v2.

@@ -22,6 +22,7 @@ pub mod identity;
 pub mod jobs;
 pub mod kinds;
 pub mod ledger;
+pub mod market;
 pub mod outcomes;
 pub mod people;
 pub mod preflight;

@@ -1,8 +1,8 @@
 //! The registry: every tool this hub serves, in the order `tools/list` shows them.
 
 use crate::{
-    admission, catalog, findings, forum, help, identity, jobs, outcomes, people, preflight,
-    signals, stream, views,
+    admission, catalog, findings, forum, help, identity, jobs, market, outcomes, people,
+    preflight, signals, stream, views,
 };
 use kd_kernel::registry::Tool;
 
@@ -30,7 +30,7 @@ pub static ALL: &[&Tool] = &[
     &findings::LOOKUP_FINDINGS,
     &preflight::CHECK_BEFORE_ACTING,
     &outcomes::REPORT_OUTCOME,
-    &catalog::register::REPORT_CONTENT,
+    &market::REPORT_CONTENT,
     &catalog::register::REGISTER_RESOURCE,
     &people::CONNECT_WITH_CODE,
     &people::REQUEST_CLAIM,
@@ -57,6 +57,13 @@ pub static ALL: &[&Tool] = &[
     &people::agent_tools::INVITE_AGENT,
     &people::agent_tools::OFFER_CAPABILITY,
     &people::agent_tools::UPDATE_PREFERENCES,
+    &market::POST_LISTING,
+    &market::SEARCH_MATCHES,
+    &market::PROPOSE_TERMS,
+    &market::GET_PROPOSAL,
+    &market::RESPOND_TO_PROPOSAL,
+    &market::HANDOFF_TASK,
+    &market::CONFIRM_HANDOFF,
     &forum::LIST_TOPICS,
     &forum::LIST_THREADS,
     &forum::GET_THREAD,
@@ -64,7 +71,7 @@ pub static ALL: &[&Tool] = &[
     &forum::write::REPLY,
     &forum::write::MARK_ACCEPTED,
     &forum::write::REPORT_POST,
-    &forum::write::RETRACT_POST,
+    &market::RETRACT_POST,
     &stream::READ_STREAM,
     &views::SEARCH,
     &views::FETCH,

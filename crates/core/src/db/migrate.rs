@@ -43,6 +43,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0029_ronin_bench.sql"),
     include_str!("../../migrations/0030_ronin_outbound.sql"),
     include_str!("../../migrations/0031_oauth_cimd.sql"),
+    include_str!("../../migrations/0032_market.sql"),
     include_str!("../../migrations/0033_jobs.sql"),
     include_str!("../../migrations/0034_signals.sql"),
 ];

@@ -62,14 +62,20 @@ fn operator_caps(
     operator: &str,
     now: i64,
 ) -> Result<(i64, i64), AdmissionError> {
-    let (open, first_expiry) = store::open_asks(conn, operator, now)?;
+    let (open_asks, first_expiry) = store::open_asks(conn, operator, now)?;
+    // Pooled with the operator's listings (spec "Operator accounts pool ask and listing caps").
+    let open = open_asks + crate::market::store::open_listings(conn, operator)?;
     if open >= OPEN_ASKS_PER_OPERATOR {
         let retry_after_s = (first_expiry.unwrap_or(now) - now + 999)
             .div_euclid(1000)
             .max(1);
         return Err(AdmissionError::OpenAsksFull { retry_after_s });
     }
-    let (today, oldest) = store::asks_since(conn, operator, now - DAY_MS)?;
+    let (asks, oldest_ask) = store::asks_since(conn, operator, now - DAY_MS)?;
+    let (listings, oldest_listing) =
+        crate::market::store::listings_since(conn, operator, now - DAY_MS)?;
+    let today = asks + listings;
+    let oldest = [oldest_ask, oldest_listing].into_iter().flatten().min();
     if today >= ASKS_PER_OPERATOR_PER_DAY {
         return Err(AdmissionError::AsksPerDayFull {
             retry_after_s: retry_after_s(oldest, now),

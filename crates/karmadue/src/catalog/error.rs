@@ -63,10 +63,10 @@ pub enum CatalogError {
     )]
     TypeShape,
     /// report_content without a target (`target`; `validation`).
-    #[error("target is required: an object with resource_id")]
+    #[error("target is required: an object with resource_id or listing_id")]
     TargetRequired,
     /// report_content's target has another key (`target.<key>`; `validation`).
-    #[error("target takes resource_id only")]
+    #[error("target takes resource_id or listing_id")]
     TargetKey(String),
     /// report_content's target.resource_id is not a `kd:res:` id (`target.resource_id`;
     /// `validation`).

@@ -41,7 +41,8 @@ pub const MAX_REASON_CHARS: usize = 200;
 pub const MAX_DETAILS_CHARS: usize = 2000;
 /// Content reports a reporter (a signed agent, or an IP address) may file in a rolling hour.
 pub const CONTENT_REPORTS_PER_HOUR: usize = 10;
-const HOUR_MS: i64 = 3600 * 1000;
+/// An hour, in milliseconds (the content reports' window).
+pub const HOUR_MS: i64 = 3600 * 1000;
 
 /// `register_resource`.
 pub static REGISTER_RESOURCE: Tool = Tool {
@@ -70,29 +71,16 @@ struct RegisterResource {
     r#type: Option<String>,
 }
 
-/// `report_content`.
-pub static REPORT_CONTENT: Tool = Tool {
-    name: "report_content",
-    title: "Report a resource",
-    description: "Report a resource or listing. Anyone may report; a signed report (x-karmadue-agent and kd-mcp-v1 headers) names the reporting agent. A reviewer reads reports; nothing on the record changes until then.",
-    access: Access::Read,
-    hints: Hints::WRITE,
-    untrusted: &[Lift::rows("", "report_id", &["reason", "details"])],
-    arguments: Arguments::Typed(kd_kernel::input!(ReportContent)),
-    policy: ToolPolicy::write(Connector::Never),
-    handler: kd_kernel::typed!(REPORT_CONTENT, report_content),
-};
-
-/// report_content's arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct ReportContent {
+/// report_content's arguments for a resource (the tool is declared by the marketplace,
+/// `market::REPORT_CONTENT`, which hands a resource here and keeps a listing).
+#[derive(Debug)]
+pub struct ReportContent {
     /// Object with resource_id.
-    target: Option<Map<String, Value>>,
+    pub target: Option<Map<String, Value>>,
     /// Why you are reporting it.
-    reason: Option<String>,
+    pub reason: Option<String>,
     /// What a reviewer should know.
-    details: Option<String>,
+    pub details: Option<String>,
 }
 
 /// The identity a locator gives a registered resource: (resource id, stored locator, owner,
@@ -156,7 +144,7 @@ pub fn identity(locator: &str) -> Result<(String, String, String, Vec<String>), 
 ///
 /// # Errors
 /// `validation` naming `name`.
-fn bounded_text(
+pub fn bounded_text(
     text: Option<&str>,
     name: &'static str,
     max: usize,
@@ -407,7 +395,10 @@ fn store_content_report(
 /// `validation` naming the target, `reason` or `details`; `not_found` naming
 /// `target.resource_id`; `rate_limited` past [`CONTENT_REPORTS_PER_HOUR`]; `internal` when the
 /// store fails.
-async fn report_content(ctx: Ctx, input: ReportContent) -> Result<ContentReported, CatalogError> {
+pub async fn report_content(
+    ctx: Ctx,
+    input: ReportContent,
+) -> Result<ContentReported, CatalogError> {
     let resource_id = content_target(input.target.as_ref())?;
     let reason = bounded_text(input.reason.text(), "reason", MAX_REASON_CHARS)?
         .ok_or(CatalogError::ReasonRequired)?;

@@ -57,6 +57,12 @@ pub use index::{Analyzers, Fields, Freshness, Live, Record, SearchIndex, Signals
 pub use plan::{Category, MAX_NEED_CHARS, Plan};
 pub use rank::{Hit, Placement, Ranked, Ranking, Scored, TopRanked};
 
+/// Whether `word` (lowercased) is one of the planner's common words that carry no need (the
+/// marketplace's matching drops them too).
+pub fn is_stopword(word: &str) -> bool {
+    words::STOPWORDS.contains(&word)
+}
+
 use super::model;
 use super::output::{Discovered, Related, SearchResult};
 use super::{CatalogError, INCLUDE_DEMO_DOC, resource_view};

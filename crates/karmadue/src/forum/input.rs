@@ -54,14 +54,6 @@ pub struct Reply {
     pub passport_agent_id: Option<String>,
 }
 
-/// retract_post's arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RetractPost {
-    /// Forum post id or listing id.
-    pub post_id: String,
-}
-
 /// report_post's arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

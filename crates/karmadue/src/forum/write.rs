@@ -62,7 +62,7 @@ const DAY_MS: i64 = 86_400_000;
 pub use super::accept::MARK_ACCEPTED;
 pub use super::demo::seed_demo;
 use super::error::ForumError;
-use super::input::{CreateThread, Reply, ReportPost, RetractPost};
+use super::input::{CreateThread, Reply, ReportPost};
 use super::output::{PostRecorded, Replied, Reported, Retracted, ThreadCreated, VerifierJob};
 use super::text::{bounded_title, post_text};
 
@@ -96,21 +96,6 @@ pub static REPLY: Tool = Tool {
     policy: ToolPolicy::write(Connector::Scope(crate::connector::SCOPE_LISTINGS))
         .unlocked_at(Tier::AdmissionPassed, 4),
     handler: kd_kernel::typed!(REPLY, reply),
-};
-
-/// `retract_post`.
-pub static RETRACT_POST: Tool = Tool {
-    name: "retract_post",
-    title: "Retract your forum post",
-    description: "Hide this agent's own forum post, or cancel its own listing. Pass a thread id, or the thread's opening post id, to hide the whole thread (title included). The call is signed. Rows are not deleted. Retracted posts do not count against the newcomer allowance.",
-    access: Access::Signed,
-    hints: Hints::DESTRUCTIVE,
-    untrusted: &[],
-    arguments: Arguments::Typed(
-        kd_kernel::input!(RetractPost).agent_id(kd_kernel::AgentIdParam::Required),
-    ),
-    policy: ToolPolicy::write(Connector::Scope(crate::connector::SCOPE_LISTINGS)),
-    handler: kd_kernel::typed!(RETRACT_POST, retract_post),
 };
 
 /// `report_post`.
@@ -463,8 +448,13 @@ async fn reply(ctx: Ctx, input: Reply) -> Result<Replied, ForumError> {
     Ok(replied)
 }
 
-async fn retract_post(ctx: Ctx, input: RetractPost) -> Result<Retracted, ForumError> {
-    let reference = input.post_id.required_text("post_id")?.to_owned();
+/// retract_post for a forum thread or post (the tool is declared by the marketplace,
+/// `market::RETRACT_POST`, which keeps a listing id and hands every other id here unchanged).
+///
+/// # Errors
+/// `validation` naming `post_id`; `not_found` when nothing of the caller's has the id.
+pub async fn retract_post(ctx: Ctx, post_id: &str) -> Result<Retracted, ForumError> {
+    let reference = post_id.required_text("post_id")?.to_owned();
     let retracted = ctx
         .signed_write(move |txn, signed| -> Result<_, ForumError> {
             retract(

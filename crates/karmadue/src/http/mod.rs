@@ -233,6 +233,11 @@ fn person_routes(router: Listed) -> Listed {
         .route(pages::jobs::JOBS_PATH, get(pages::jobs::jobs_page))
         .route("/you/jobs/take", post(pages::jobs::jobs_take))
         .route("/you/jobs/complete", post(pages::jobs::jobs_complete))
+        .route(pages::market::MARKET_PATH, get(pages::market::market_page))
+        .route("/you/market/publish", post(pages::market::market_publish))
+        .route("/you/market/retract", post(pages::market::market_retract))
+        .route("/you/market/proposal", post(pages::market::market_proposal))
+        .route("/you/market/handoff", post(pages::market::market_handoff))
         .route("/verify-help/accept", post(verify_help::verify_help_accept))
         .route("/verify-help/submit", post(verify_help::verify_help_submit))
         .route(

@@ -9,7 +9,7 @@
 
 use kd_core::eventlog::EventPayload;
 
-use crate::{catalog, forum, help, identity, jobs, people, signals, standing};
+use crate::{catalog, forum, help, identity, jobs, market, people, signals, standing};
 
 macro_rules! kinds {
     ($($ty:ty),* $(,)?) => {
@@ -95,6 +95,20 @@ kinds![
     jobs::events::DisputeOpened,
     // peer signals
     signals::events::SignalRecorded,
+    // market
+    market::events::ListingDrafted,
+    market::events::ListingPublished,
+    market::events::ListingRetracted,
+    market::events::ListingReported,
+    market::events::ProposalMade,
+    market::events::ProposalReviewRequested,
+    market::events::ProposalDeclined,
+    market::events::ProposalCancelled,
+    market::events::ProposalApproved,
+    market::events::HandoffMade,
+    market::events::HandoffConfirmationRequested,
+    market::events::HandoffConfirmed,
+    market::events::HandoffDeclined,
     // Ronin
     kd_ronin::events::RoninEventAccepted,
     kd_ronin::bench::BenchScored,

@@ -33,6 +33,72 @@ pub struct Projection {
 /// The tables the rebuild fills from the log and compares with the live ones.
 pub const REBUILT: &[Projection] = &[
     Projection {
+        table: "market_listings",
+        key: &["listing_id"],
+        // title, description and area are not in the log (text_sha256 is).
+        columns: &[
+            "listing_id",
+            "agent_id",
+            "owner_id",
+            "operator",
+            "kind",
+            "category",
+            "points",
+            "title_sha256",
+            "text_sha256",
+            "status",
+            "created_ms",
+            "published_ms",
+            "published_by",
+            "retracted_ms",
+            "reports",
+            "event_seq",
+        ],
+    },
+    Projection {
+        table: "market_proposals",
+        key: &["proposal_id"],
+        // The terms are not in the log (their exact hash is).
+        columns: &[
+            "proposal_id",
+            "listing_id",
+            "proposer_id",
+            "proposer_owner",
+            "counterparty_id",
+            "counterparty_owner",
+            "terms_hash",
+            "status",
+            "proposer_approved_ms",
+            "counterparty_approved_ms",
+            "review_requested_ms",
+            "decided_ms",
+            "decided_by",
+            "created_ms",
+            "event_seq",
+        ],
+    },
+    Projection {
+        table: "market_handoffs",
+        key: &["handoff_id"],
+        // The payload is not in the log (its SHA-256 is).
+        columns: &[
+            "handoff_id",
+            "from_agent",
+            "to_agent",
+            "to_owner",
+            "proposal_id",
+            "circle",
+            "kind",
+            "payload_sha256",
+            "status",
+            "requested_ms",
+            "decided_ms",
+            "decided_by",
+            "created_ms",
+            "event_seq",
+        ],
+    },
+    Projection {
         table: "agents",
         key: &["agent_id"],
         columns: &[
@@ -510,6 +576,7 @@ pub const REPLAYS: &[&dyn Replay] = &[
     &crate::outcomes::replay::OutcomesReplay,
     &crate::help::replay::HelpReplay,
     &crate::signals::replay::SignalsReplay,
+    &crate::market::replay::MarketReplay,
     &crate::forum::replay::ForumReplay,
 ];
 

@@ -189,6 +189,7 @@ const AREA_TIERS: &[(&str, &str)] = &[
     // marketplace, jobs, Arena and crews).
     ("help", "work"),
     ("jobs", "work"),
+    ("market", "work"),
     ("admission", "work"),
     ("signals", "work"),
     // Read models that join areas to answer one tool.

@@ -19,6 +19,7 @@ mod jobs;
 mod layers;
 mod linkdbots;
 mod linkdbots_pages;
+mod market;
 mod mcp;
 mod metrics;
 mod multi;

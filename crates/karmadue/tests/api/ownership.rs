@@ -60,6 +60,10 @@ pub(crate) const OWNERS: &[(&str, &[&str])] = &[
     ("jobs", &["jobs", "disputes"]),
     ("signals", &["peer_signals"]),
     (
+        "market",
+        &["market_listings", "market_proposals", "market_handoffs"],
+    ),
+    (
         "forum",
         &[
             "forum_threads",
@@ -312,6 +316,7 @@ fn each_store_names_only_its_own_tables_or_a_named_read_model() {
         "help",
         "jobs",
         "signals",
+        "market",
         "forum",
         "ledger",
     ] {

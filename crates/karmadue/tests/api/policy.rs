@@ -123,6 +123,7 @@ fn the_connector_offers_what_it_offered() {
         names(|tool| tool.policy.connector == Connector::Scope(SCOPE_LISTINGS)),
         [
             "publish_ask",
+            "post_listing",
             "create_thread",
             "reply",
             "mark_accepted",

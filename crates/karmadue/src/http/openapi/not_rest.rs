@@ -97,6 +97,11 @@ pub const NOT_REST: &[(&str, &str)] = &[
     (crate::http::pages::jobs::JOBS_PATH, "HTML form"),
     ("/you/jobs/take", "HTML form"),
     ("/you/jobs/complete", "HTML form"),
+    (crate::market::MARKET_PATH, "HTML form"),
+    ("/you/market/publish", "HTML form"),
+    ("/you/market/retract", "HTML form"),
+    ("/you/market/proposal", "HTML form"),
+    ("/you/market/handoff", "HTML form"),
     (
         crate::http::pages::standards::STANDARDS_PATH,
         "HTML: the stamps a passport can carry",

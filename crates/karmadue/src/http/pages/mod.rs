@@ -31,6 +31,7 @@ pub mod jobs;
 pub mod layout;
 pub mod linkdbots;
 pub mod linkdbots_categories;
+pub mod market;
 pub mod resource;
 pub mod session;
 pub mod standards;

@@ -178,6 +178,7 @@ async fn you_body(
         (agents_table(&csrf, &overview.agents))
         (offers_section(&csrf, &offers))
         (preferences_section(&preferences))
+        p { a href=(super::market::MARKET_PATH) { "Marketplace" } " (your agents' listings to publish, deals to approve, handoffs to confirm)." }
         p { a href=(super::connected_apps::APPS_PATH) { "Connected apps" } " (Claude, ChatGPT and other apps connected over OAuth)." }
         (signout_form(session))
     })
