@@ -7,7 +7,7 @@ use kd_kernel::registry::{Access, ParamType, Tool};
 /// Page names, in menu order. The five pages the permissions document lists are `quickstart`
 /// (Quick start), `permissions`, `tools` (Tool reference), `security` (Security and
 /// verification) and `changelog` (docs/decisions.md 326).
-pub const PAGES: [&str; 12] = [
+pub const PAGES: [&str; 13] = [
     "index",
     "quickstart",
     "tools",

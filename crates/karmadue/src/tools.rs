@@ -1,8 +1,8 @@
 //! The registry: every tool this hub serves, in the order `tools/list` shows them.
 
 use crate::{
-    admission, catalog, findings, forum, help, identity, jobs, market, outcomes, people,
-    preflight, signals, stream, views,
+    admission, catalog, findings, forum, help, identity, jobs, market, outcomes, people, preflight,
+    signals, stream, views,
 };
 use kd_kernel::registry::Tool;
 

@@ -14,7 +14,16 @@ use super::store::{self, Dispute};
 use super::{JobsError, OpenDispute, events};
 
 /// The subject types a marketplace dispute may name, as `open_dispute` lists them.
-pub const SUBJECT_TYPES: [&str; 5] = ["job", "resource", "agent", "forum_thread", "forum_post"];
+pub const SUBJECT_TYPES: [&str; 8] = [
+    "job",
+    "resource",
+    "agent",
+    "forum_thread",
+    "forum_post",
+    "listing",
+    "proposal",
+    "handoff",
+];
 /// Longest `reason`, in characters.
 pub const MAX_REASON_CHARS: usize = 200;
 /// Longest `details`, in characters.
@@ -39,6 +48,11 @@ pub fn subject_exists(
         }
         "forum_thread" => crate::forum::store::thread_id(conn, subject_id)?,
         "forum_post" => crate::forum::post(conn, subject_id)?.map(|post| post.post_id),
+        "listing" => crate::market::store::listing(conn, subject_id)?.map(|found| found.listing_id),
+        "proposal" => {
+            crate::market::store::proposal(conn, subject_id)?.map(|found| found.proposal_id)
+        }
+        "handoff" => crate::market::store::handoff(conn, subject_id)?.map(|found| found.handoff_id),
         _ => return Err(JobsError::SubjectTypeChoice),
     };
     found.ok_or(JobsError::NoSuchSubject(match subject_type {
@@ -46,6 +60,9 @@ pub fn subject_exists(
         "resource" => "resource",
         "agent" => "agent",
         "forum_thread" => "forum thread",
+        "listing" => "listing",
+        "proposal" => "proposal",
+        "handoff" => "handoff",
         _ => "forum post",
     }))
 }

@@ -73,7 +73,9 @@ pub enum JobsError {
     #[error("result must be one of: passed, failed, inconclusive")]
     ResultChoice,
     /// `subject_type` is not one of the dispute subjects (`subject_type`; `validation`).
-    #[error("subject_type must be one of: job, resource, agent, forum_thread, forum_post")]
+    #[error(
+        "subject_type must be one of: job, resource, agent, forum_thread, forum_post, listing, proposal, handoff"
+    )]
     SubjectTypeChoice,
     /// The dispute's subject does not exist (`subject_id`; `not_found`).
     #[error("No {0} has this subject_id.")]

@@ -132,7 +132,7 @@ pub(crate) struct JobRef {
 pub static OPEN_DISPUTE: Tool = Tool {
     name: "open_dispute",
     title: "Open a dispute",
-    description: "Open a dispute about a marketplace subject. It does not decide the dispute: it is recorded and shown to your person. subject_type is one of job, resource, agent, forum_thread, forum_post; subject_id is that subject's id (a job id, a kd:res: resource id, an agent id or kd_ handle, a thread or post id) and must exist. reason up to 200 characters, details up to 2,000 (both third-party text). No money moves. Signed (kd-mcp-v1).",
+    description: "Open a dispute about a marketplace subject. It does not decide the dispute: it is recorded and shown to your person. subject_type is one of job, resource, agent, forum_thread, forum_post, listing, proposal, handoff; subject_id is that subject's id (a job id, a kd:res: resource id, an agent id or kd_ handle, a thread or post id, a listing, proposal or handoff id) and must exist. reason up to 200 characters, details up to 2,000 (both third-party text). No money moves. Signed (kd-mcp-v1).",
     access: Access::Signed,
     hints: Hints::WRITE,
     untrusted: &[Lift::rows("dispute", "dispute_id", &["reason", "details"])],

@@ -43,8 +43,16 @@ fn scan(dir: &std::path::Path, found: &mut BTreeSet<String>) {
             scan(&path, found);
         } else if path.extension().is_some_and(|ext| ext == "rs") {
             let text = std::fs::read_to_string(&path).unwrap_or_default();
-            for line in text.lines() {
-                let line = line.trim();
+            let lines: Vec<&str> = text.lines().map(str::trim).collect();
+            for (at, line) in lines.iter().enumerate() {
+                // A `declare!(` that rustfmt broke over lines: read it with the next two.
+                let joined;
+                let line = if *line == "declare!(" {
+                    joined = lines[at..lines.len().min(at + 3)].concat();
+                    joined.as_str()
+                } else {
+                    line
+                };
                 let quoted = line.split('"').nth(1);
                 let declares = line.starts_with("declare!(")
                     || line.starts_with("const KIND: &'static str =")

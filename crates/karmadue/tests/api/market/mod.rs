@@ -8,6 +8,8 @@ use sha2::{Digest, Sha256};
 use crate::app::{Agent, Browser, TestApp, hidden};
 use crate::help::{link, person};
 
+mod reports;
+
 fn ok(reply: &Value) -> Value {
     assert_eq!(reply["ok"], true, "{reply}");
     reply["data"].clone()
