@@ -36,6 +36,10 @@ pub const MAX_DEPTH: usize = 64;
 /// 131,072-digit integer; the cap refuses such amplification before any digit is written.
 pub const MAX_NUMBER_CHARS: usize = 100;
 
+/// The prefix of the object keys serde_json reserves for itself (`$serde_json::private::Number`,
+/// `$serde_json::private::RawValue`): refused as [`CanonicalError::ReservedKey`] at any depth.
+pub const RESERVED_KEY_PREFIX: &str = "$serde_json::private::";
+
 /// Prints `raw`, a JSON text, exactly as PostgreSQL 15 prints `raw::jsonb::text` (spec "Signing
 /// a write (kd-mcp-v1)"; DECISIONS 11).
 ///
@@ -54,8 +58,8 @@ pub const MAX_NUMBER_CHARS: usize = 100;
 ///
 /// A [`CanonicalError`] for text PostgreSQL refuses (syntax, raw control characters, invalid
 /// escapes, `\u0000`, lone surrogates, numbers out of numeric range) and for what kd-mcp-v1
-/// refuses on top: repeated keys, numbers printing longer than [`MAX_NUMBER_CHARS`] characters
-/// and nesting deeper than [`MAX_DEPTH`]. [`CanonicalError::field`] names the top-level key.
+/// refuses on top: repeated keys, keys serde_json reserves ([`RESERVED_KEY_PREFIX`]), numbers
+/// printing longer than [`MAX_NUMBER_CHARS`] characters and nesting deeper than [`MAX_DEPTH`]. [`CanonicalError::field`] names the top-level key.
 pub fn canonical_text(raw: &str) -> Result<String, CanonicalError> {
     let mut parser = Parser {
         text: raw,
@@ -237,6 +241,14 @@ impl<'a> Parser<'a> {
             let key = pair[0].0.to_string();
             let field = root.then(|| key.clone());
             return Err(CanonicalError::RepeatedKey { key, field });
+        }
+        if let Some((key, _)) = members
+            .iter()
+            .find(|(key, _)| key.starts_with(RESERVED_KEY_PREFIX))
+        {
+            let key = key.to_string();
+            let field = root.then(|| key.clone());
+            return Err(CanonicalError::ReservedKey { key, field });
         }
         Ok(Node::Object(members))
     }

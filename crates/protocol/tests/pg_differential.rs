@@ -189,6 +189,7 @@ fn judge(client: &mut Client, doc: &str, single_problem: bool) -> Judged {
                 matches!(
                     error,
                     CanonicalError::RepeatedKey { .. }
+                        | CanonicalError::ReservedKey { .. }
                         | CanonicalError::NumberTooLong { .. }
                         | CanonicalError::TooDeep { .. }
                 ),

@@ -68,6 +68,17 @@ pub enum CanonicalError {
         /// Top-level key whose value holds the object, or the key itself at top level.
         field: Option<String>,
     },
+    /// An object key serde_json reserves for itself (it starts with `$serde_json::private::`):
+    /// with `arbitrary_precision` and `raw_value`, `{"$serde_json::private::Number": "1"}`
+    /// reads as the number 1, so a handler would act on a value other than the one the
+    /// signature covered. Refused like a repeated key (docs/decisions.md 496).
+    #[error("reserved key {}", quoted(key))]
+    ReservedKey {
+        /// The key, unescaped.
+        key: String,
+        /// Top-level key whose value holds the object, or the key itself at top level.
+        field: Option<String>,
+    },
     /// A number whose PostgreSQL form would be longer than [`MAX_NUMBER_CHARS`] characters
     /// (DECISIONS 11). This also covers everything PostgreSQL refuses as out of range for
     /// nonzero numbers (`1e131072`, `1e-16384`).
@@ -107,6 +118,7 @@ macro_rules! with_field {
             | CanonicalError::NulCharacter { $field, .. }
             | CanonicalError::LoneSurrogate { $field, .. }
             | CanonicalError::RepeatedKey { $field, .. }
+            | CanonicalError::ReservedKey { $field, .. }
             | CanonicalError::NumberTooLong { $field, .. }
             | CanonicalError::NumberOutOfRange { $field, .. }
             | CanonicalError::TooDeep { $field, .. } => $body,

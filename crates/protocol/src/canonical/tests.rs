@@ -73,3 +73,44 @@ fn escapes_match_escape_json() {
     );
     assert_eq!(canon(r#""\ud83d\ude00\u00e9""#), "\"😀é\"");
 }
+
+/// Found by the canonical_text fuzz target: serde_json reads `{"$serde_json::private::Number":
+/// "1"}` as the number 1 (arbitrary_precision) and a `$serde_json::private::RawValue` key as raw
+/// text, so a handler would act on a value the signed text does not show. Such keys are refused
+/// at any depth, naming the top-level field (docs/decisions.md 496).
+#[test]
+fn serde_json_s_reserved_keys_are_refused_naming_the_field() {
+    for (raw, key, field) in [
+        (
+            r#"{"$serde_json::private::Number": "1"}"#,
+            "$serde_json::private::Number",
+            "$serde_json::private::Number",
+        ),
+        (
+            r#"{"terms": {"$serde_json::private::RawValue": {"a": true}}}"#,
+            "$serde_json::private::RawValue",
+            "terms",
+        ),
+        (
+            r#"{"a": [{"$serde_json::private::Other": 1}]}"#,
+            "$serde_json::private::Other",
+            "a",
+        ),
+    ] {
+        let refused = canonical_text(raw).unwrap_err();
+        assert_eq!(
+            refused,
+            CanonicalError::ReservedKey {
+                key: key.to_owned(),
+                field: Some(field.to_owned())
+            },
+            "{raw}"
+        );
+        assert_eq!(refused.field(), Some(field), "{raw}");
+    }
+    // The prefix alone inside a longer key that does not start with it is an ordinary key.
+    assert_eq!(
+        canon(r#"{"x$serde_json::private::Number": 1}"#),
+        r#"{"x$serde_json::private::Number": 1}"#
+    );
+}
