@@ -329,6 +329,34 @@ fn content_target(target: Option<&Map<String, Value>>) -> Result<String, Catalog
     Ok(id.to_owned())
 }
 
+/// Stores one content report for a reviewer, a catalog record's or (from the marketplace) a
+/// listing's, after the reporter's hourly limit: [`CONTENT_REPORTS_PER_HOUR`] per agent, or per
+/// address when unsigned, counted at `report.now`.
+///
+/// # Errors
+/// `rate_limited` with `retry_after_s` past the limit; `internal` when the store fails.
+pub fn file_content_report(
+    txn: &mut WriteTxn<'_>,
+    report: &super::store::NewContentReport<'_>,
+) -> Result<(), ToolError> {
+    let times = super::store::content_report_times(
+        txn.conn(),
+        report.agent_id,
+        report.ip.unwrap_or_default(),
+        report.now - HOUR_MS,
+    )?;
+    if times.len() >= CONTENT_REPORTS_PER_HOUR {
+        let leaving = times[times.len() - CONTENT_REPORTS_PER_HOUR];
+        let retry_after_s = (leaving + HOUR_MS - report.now + 999).div_euclid(1000);
+        return Err(CatalogError::ReportsSpent {
+            retry_after_s: retry_after_s.max(1),
+        }
+        .into());
+    }
+    super::store::insert_content_report(txn.conn(), report)?;
+    Ok(())
+}
+
 /// Stores a content report and its event, refusing past the hourly limit of `reporter`.
 fn store_content_report(
     txn: &mut WriteTxn<'_>,
@@ -340,22 +368,8 @@ fn store_content_report(
     if model::load_resource(txn.conn(), &report.resource_id)?.is_none() {
         return Err(CatalogError::NoSuchResource("target.resource_id").into());
     }
-    let times = super::store::content_report_times(
-        txn.conn(),
-        agent_id.as_deref(),
-        ip.as_deref().unwrap_or_default(),
-        now - HOUR_MS,
-    )?;
-    if times.len() >= CONTENT_REPORTS_PER_HOUR {
-        let leaving = times[times.len() - CONTENT_REPORTS_PER_HOUR];
-        let retry_after_s = (leaving + HOUR_MS - now + 999).div_euclid(1000);
-        return Err(CatalogError::ReportsSpent {
-            retry_after_s: retry_after_s.max(1),
-        }
-        .into());
-    }
-    super::store::insert_content_report(
-        txn.conn(),
+    file_content_report(
+        txn,
         &super::store::NewContentReport {
             report_id: &report.report_id,
             resource_id: &report.resource_id,

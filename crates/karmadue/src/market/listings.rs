@@ -22,7 +22,7 @@ use super::{
     ReportContent, RetractPost, TITLE_CHARS, market_url,
 };
 use crate::admission::{ASKS_PER_OPERATOR_PER_DAY, OPEN_ASKS_PER_OPERATOR};
-use crate::catalog::register::{self as catalog_reports, CONTENT_REPORTS_PER_HOUR, HOUR_MS};
+use crate::catalog::register as catalog_reports;
 
 /// A listing id's prefix.
 pub const LISTING_PREFIX: &str = "kdli_";
@@ -447,21 +447,8 @@ fn file_listing_report(
     store::listing(txn.conn(), &filed.listing_id)?
         .filter(|listing| listing.status == "published")
         .ok_or(MarketError::NoListing("target.listing_id"))?;
-    let times = crate::catalog::store::content_report_times(
-        txn.conn(),
-        agent_id.as_deref(),
-        ip.as_deref().unwrap_or_default(),
-        now - HOUR_MS,
-    )?;
-    if times.len() >= CONTENT_REPORTS_PER_HOUR {
-        let leaving = times[times.len() - CONTENT_REPORTS_PER_HOUR];
-        let retry_after_s = (leaving + HOUR_MS - now + 999).div_euclid(1000).max(1);
-        return Err(
-            ToolError::from(crate::catalog::CatalogError::ReportsSpent { retry_after_s }).into(),
-        );
-    }
-    crate::catalog::store::insert_content_report(
-        txn.conn(),
+    catalog_reports::file_content_report(
+        txn,
         &crate::catalog::store::NewContentReport {
             report_id: &filed.report_id,
             resource_id: &filed.listing_id,
